@@ -1,0 +1,45 @@
+# The two commands of the README:
+#   make demo    set up, build, run examples/saxpy.py
+#   make check   set up, build, run every test suite (lit, GoogleTest, pytest)
+PYTHON    := /usr/bin/python3
+BUILD     := build
+LIT       := /usr/lib/llvm-19/build/utils/lit/lit.py
+CMAKE_ARGS := -G Ninja -DPython3_EXECUTABLE=$(PYTHON) -DCMAKE_BUILD_TYPE=Release
+
+.PHONY: all setup build demo check check-lit check-gtest check-pytest clean
+
+all: build
+
+setup:
+	@bash utils/setup.sh
+
+build: setup
+	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD)
+
+demo: build
+	@PYTHONPATH=$(BUILD)/python $(PYTHON) examples/saxpy.py
+
+# Every suite runs even when an earlier one fails; the exit status is non-zero
+# if any failed. pytest runs last so that its summary closes the output.
+check: build
+	@status=0; \
+	echo "== lit (test/lit)"; \
+	TIDAL_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) $(LIT) -s test/lit || status=1; \
+	echo "== GoogleTest (tidal_runtime_tests)"; \
+	$(BUILD)/bin/tidal_runtime_tests --gtest_brief=1 || status=1; \
+	echo "== pytest (test/python)"; \
+	PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
+	exit $$status
+
+check-lit: build
+	@TIDAL_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) $(LIT) -sv test/lit
+
+check-gtest: build
+	@$(BUILD)/bin/tidal_runtime_tests
+
+check-pytest: build
+	@PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -v -p no:cacheprovider test/python
+
+clean:
+	rm -rf $(BUILD)

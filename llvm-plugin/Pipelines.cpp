@@ -1,0 +1,131 @@
+// The named pipelines of TidalPasses as pass lists (PassClasses.h), and the
+// in-process runNVPTXPipeline / runHostPipeline of tidal/Passes.h, which run
+// the same lists with a PassBuilder that knows the target.
+
+#include "Markers.h"
+#include "PassClasses.h"
+
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+#include "llvm/Transforms/Scalar/InferAddressSpaces.h"
+
+using namespace llvm;
+
+namespace tidal {
+
+void addLowerNVPTXPasses(ModulePassManager &MPM, const NVPTXOptions &Options) {
+  MPM.addPass(LowerSpecialRegistersPass());
+  MPM.addPass(AnnotateKernelsPass(Options));
+  // Flat address space 0 given explicitly: under opt the module may have
+  // had no triple when the target's TTI was chosen.
+  MPM.addPass(createModuleToFunctionPassAdaptor(
+      InferAddressSpacesPass(/*AddressSpace=*/0)));
+  MPM.addPass(VerifyMarkersPass());
+}
+
+void addNVPTXPipeline(PassBuilder &PB, ModulePassManager &MPM,
+                      const NVPTXOptions &Options) {
+  addLowerNVPTXPasses(MPM, Options);
+  MPM.addPass(InternalizePass([](const GlobalValue &GV) {
+    const auto *F = dyn_cast<Function>(&GV);
+    return !F || isKernel(*F);
+  }));
+  MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
+}
+
+void addLowerHostPasses(ModulePassManager &MPM) {
+  MPM.addPass(LowerHostPass());
+  MPM.addPass(VerifyMarkersPass());
+}
+
+void addHostPipeline(PassBuilder &PB, ModulePassManager &MPM) {
+  addLowerHostPasses(MPM);
+  MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
+}
+
+namespace {
+
+// For the lifetime of the object, DS_Error diagnostics of `Context` are
+// appended to `Errors` (one per line) instead of ending the process; the
+// others go to the handler that was there before, which is put back after.
+class ErrorCollector {
+  LLVMContext &Context;
+  std::string &Errors;
+  std::unique_ptr<DiagnosticHandler> Previous;
+  bool Failed = false;
+
+  // The handler installed in Context (owned by it); forwards to us.
+  struct Forwarder : DiagnosticHandler {
+    ErrorCollector &Collector;
+    explicit Forwarder(ErrorCollector &Collector) : Collector(Collector) {}
+    bool handleDiagnostics(const DiagnosticInfo &Info) override {
+      return Collector.handle(Info);
+    }
+  };
+
+  bool handle(const DiagnosticInfo &Info) {
+    if (Info.getSeverity() != DS_Error)
+      return Previous && Previous->handleDiagnostics(Info);
+    Failed = true;
+    raw_string_ostream Stream(Errors);
+    if (!Errors.empty())
+      Stream << "\n";
+    DiagnosticPrinterRawOStream Printer(Stream);
+    Info.print(Printer);
+    return true;
+  }
+
+public:
+  ErrorCollector(LLVMContext &Context, std::string &Errors)
+      : Context(Context), Errors(Errors),
+        Previous(Context.getDiagnosticHandler()) {
+    Context.setDiagnosticHandler(std::make_unique<Forwarder>(*this));
+  }
+  ~ErrorCollector() { Context.setDiagnosticHandler(std::move(Previous)); }
+  bool failed() const { return Failed; }
+};
+
+bool runPipeline(Module &M, TargetMachine &TM, std::string &Error,
+                 function_ref<void(PassBuilder &, ModulePassManager &)> Add) {
+  M.setTargetTriple(TM.getTargetTriple().str());
+  M.setDataLayout(TM.createDataLayout());
+
+  LoopAnalysisManager LAM;
+  FunctionAnalysisManager FAM;
+  CGSCCAnalysisManager CGAM;
+  ModuleAnalysisManager MAM;
+  PassBuilder PB(&TM);
+  registerTidalPasses(PB);
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+
+  ModulePassManager MPM;
+  Add(PB, MPM);
+  ErrorCollector Errors(M.getContext(), Error);
+  MPM.run(M, MAM);
+  return !Errors.failed();
+}
+
+} // namespace
+
+bool runNVPTXPipeline(Module &M, TargetMachine &TM, const NVPTXOptions &Options,
+                      std::string &Error) {
+  return runPipeline(M, TM, Error, [&](PassBuilder &PB, ModulePassManager &MPM) {
+    addNVPTXPipeline(PB, MPM, Options);
+  });
+}
+
+bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error) {
+  return runPipeline(M, TM, Error, addHostPipeline);
+}
+
+} // namespace tidal

@@ -1,0 +1,97 @@
+#include "Compiler.h"
+
+#include "tidal/Passes.h"
+#include "tidal/runtime/CpuTarget.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+namespace {
+constexpr const char *NVPTXTriple = "nvptx64-nvidia-cuda";
+
+// One TargetMachine per architecture, made on first use. Callers hold the
+// GIL, which serialises compiles; the mutex covers callers that don't.
+std::mutex MachinesMutex;
+
+TargetMachine &nvptxMachine(unsigned SM) {
+  static std::map<unsigned, std::unique_ptr<TargetMachine>> Machines;
+  std::lock_guard<std::mutex> Lock(MachinesMutex);
+  auto &Slot = Machines[SM];
+  if (Slot)
+    return *Slot;
+  static std::once_flag Init;
+  std::call_once(Init, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  std::string Error;
+  const Target *T = TargetRegistry::lookupTarget(NVPTXTriple, Error);
+  if (!T)
+    throw std::runtime_error("the NVPTX target is not available in this LLVM: " + Error);
+  // PTX 7.8 is what LLVM 19 emits for sm_90; older sm keep their default.
+  std::string CPU = "sm_" + std::to_string(SM);
+  Slot.reset(T->createTargetMachine(NVPTXTriple, CPU, "", TargetOptions(), std::nullopt,
+                                    std::nullopt, CodeGenOptLevel::Aggressive));
+  if (!Slot)
+    throw std::runtime_error("cannot create an NVPTX target machine for " + CPU);
+  return *Slot;
+}
+
+TargetMachine &hostMachine() {
+  static std::unique_ptr<TargetMachine> Machine = runtime::createHostTargetMachine();
+  return *Machine;
+}
+} // namespace
+
+std::string moduleText(const Module &M) {
+  std::string Text;
+  raw_string_ostream OS(Text);
+  M.print(OS, nullptr);
+  return OS.str();
+}
+
+void lowerForNVPTX(Module &M, unsigned SM) {
+  TargetMachine &TM = nvptxMachine(SM);
+  NVPTXOptions Options;
+  Options.SM = SM;
+  std::string Error;
+  if (!runNVPTXPipeline(M, TM, Options, Error))
+    throw std::runtime_error("lowering for NVPTX failed: " + Error);
+}
+
+std::string emitPTX(Module &M, unsigned SM) {
+  TargetMachine &TM = nvptxMachine(SM);
+  M.setTargetTriple(NVPTXTriple);
+  M.setDataLayout(TM.createDataLayout());
+  SmallString<0> PTX;
+  raw_svector_ostream OS(PTX);
+  legacy::PassManager PM;
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::AssemblyFile))
+    throw std::runtime_error("the NVPTX backend cannot emit PTX for sm_" + std::to_string(SM));
+  PM.run(M);
+  return std::string(PTX.str());
+}
+
+void lowerForHost(Module &M) {
+  std::string Error;
+  if (!runHostPipeline(M, hostMachine(), Error))
+    throw std::runtime_error("lowering for the host failed: " + Error);
+}
+
+} // namespace tidal::frontend

@@ -1,0 +1,30 @@
+// From a kernel's marker IR to what each target runs, in-process: the
+// TidalPasses pipelines (linked statically) and the NVPTX backend.
+#ifndef TIDAL_FRONTEND_COMPILER_H
+#define TIDAL_FRONTEND_COMPILER_H
+
+#include <string>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace tidal::frontend {
+
+// sm_75 when nothing else is asked for: the oldest that CUDA 13's ptxas takes.
+constexpr unsigned DefaultSM = 75;
+
+std::string moduleText(const llvm::Module &M);
+
+// tidal-nvptx in place (lower, verify, internalise, O3) for sm_<SM>.
+// Throws std::runtime_error with the plugin's diagnostics.
+void lowerForNVPTX(llvm::Module &M, unsigned SM);
+// PTX of a module lowered by lowerForNVPTX.
+std::string emitPTX(llvm::Module &M, unsigned SM);
+
+// tidal-host in place (lower to block functions, O3 for this host).
+void lowerForHost(llvm::Module &M);
+
+} // namespace tidal::frontend
+
+#endif

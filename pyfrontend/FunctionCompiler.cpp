@@ -1,0 +1,1613 @@
+#include "FunctionCompiler.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/Transforms/Utils/PromoteMemToReg.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+// --- AST access ------------------------------------------------------------
+
+static PyRef field(PyObject *Node, const char *Name) {
+  return PyRef::check(PyObject_GetAttrString(Node, Name));
+}
+
+static std::string nodeKind(PyObject *Node) { return typeName(Node); }
+
+static std::vector<PyObject *> listItems(PyObject *List) {
+  std::vector<PyObject *> Items;
+  if (!List || !PyList_Check(List))
+    return Items;
+  for (Py_ssize_t I = 0; I < PyList_GET_SIZE(List); ++I)
+    Items.push_back(PyList_GET_ITEM(List, I));
+  return Items;
+}
+
+static std::string identifierField(PyObject *Node, const char *Name) {
+  return field(Node, Name).str();
+}
+
+// Friendly names of the constructs kernels reject, by AST node kind.
+static const std::map<std::string, std::string> &unsupportedConstructs() {
+  static const std::map<std::string, std::string> Names = {
+      {"With", "'with' statements"},
+      {"AsyncWith", "'async with' statements"},
+      {"Try", "'try' statements"},
+      {"TryStar", "'try' statements"},
+      {"Raise", "'raise' statements"},
+      {"FunctionDef", "nested function definitions"},
+      {"AsyncFunctionDef", "nested function definitions"},
+      {"ClassDef", "class definitions"},
+      {"Lambda", "lambda expressions"},
+      {"Yield", "generators ('yield')"},
+      {"YieldFrom", "generators ('yield from')"},
+      {"Await", "'await' expressions"},
+      {"GeneratorExp", "generator expressions"},
+      {"ListComp", "list comprehensions"},
+      {"SetComp", "set comprehensions"},
+      {"DictComp", "dict comprehensions"},
+      {"List", "lists"},
+      {"Dict", "dicts"},
+      {"Set", "sets"},
+      {"JoinedStr", "f-strings"},
+      {"Starred", "starred expressions"},
+      {"Global", "'global' statements"},
+      {"Nonlocal", "'nonlocal' statements"},
+      {"Delete", "'del' statements"},
+      {"Import", "imports"},
+      {"ImportFrom", "imports"},
+      {"Match", "'match' statements"},
+      {"NamedExpr", "assignment expressions (':=')"},
+      {"AnnAssign", "annotated assignments"},
+      {"AsyncFor", "'async for' loops"},
+      {"Slice", "slices"},
+  };
+  return Names;
+}
+
+// --- construction ------------------------------------------------------------
+
+// Reads the function's source lines and parses them (dedented) with `ast`.
+static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
+  PyRef Inspect = importModule("inspect");
+  PyRef Code = PyRef::borrow(Function).attr("__code__");
+  Source.File = Code.attr("co_filename").str();
+  PyRef LinesAndStart = PyRef::check(
+      PyObject_CallMethod(Inspect.get(), "getsourcelines", "O", Function));
+  PyObject *Lines = PyTuple_GetItem(LinesAndStart.get(), 0);
+  Source.FirstLine = static_cast<int>(
+      PyLong_AsLong(PyTuple_GetItem(LinesAndStart.get(), 1)));
+  Source.FirstLine = std::max(Source.FirstLine, 1);
+  for (PyObject *L : listItems(Lines))
+    Source.Lines.push_back(PyRef::borrow(L).str());
+
+  // 1. Find the common indentation, 2. strip it, 3. parse.
+  int Indent = -1;
+  for (const std::string &L : Source.Lines) {
+    size_t First = L.find_first_not_of(" \t");
+    if (First == std::string::npos || L[First] == '\n' || L[First] == '#')
+      continue;
+    Indent = Indent < 0 ? static_cast<int>(First) : std::min(Indent, static_cast<int>(First));
+  }
+  Source.Indent = std::max(Indent, 0);
+  std::string Text;
+  for (const std::string &L : Source.Lines)
+    Text += L.size() > static_cast<size_t>(Source.Indent) ? L.substr(Source.Indent)
+                                                          : std::string("\n");
+  PyRef Ast = importModule("ast");
+  PyRef Module = PyRef::check(
+      PyObject_CallMethod(Ast.get(), "parse", "s", Text.c_str()));
+  PyRef Body = Module.attr("body");
+  if (PyList_GET_SIZE(Body.get()) < 1)
+    throw CompileError("CompileError", "no function definition found in the source",
+                       {Source.File, Source.FirstLine, 1, 0, ""});
+  Tree = PyRef::borrow(PyList_GET_ITEM(Body.get(), 0));
+}
+
+std::vector<std::string> parameterNames(PyObject *Function) {
+  PyRef Code = PyRef::borrow(Function).attr("__code__");
+  long Count = Code.attr("co_argcount").asLong();
+  PyRef Names = Code.attr("co_varnames");
+  std::vector<std::string> Out;
+  for (long I = 0; I < Count; ++I)
+    Out.push_back(PyRef::borrow(PyTuple_GetItem(Names.get(), I)).str());
+  return Out;
+}
+
+FunctionCompiler::FunctionCompiler(PyObject *Fn, Module &M, const FrontendOptions &Options)
+    : Function(PyRef::borrow(Fn)), M(M), Ctx(M.getContext()), B(M.getContext()),
+      Options(Options) {
+  Globals = Function.attr("__globals__");
+  Builtins = importModule("builtins");
+  // Closure variables: co_freevars paired with __closure__ cells.
+  PyRef FreeVars = Function.attr("__code__").attr("co_freevars");
+  PyRef Cells = Function.attr("__closure__");
+  if (!Cells.isNone())
+    for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(FreeVars.get()); ++I) {
+      PyObject *Contents = PyCell_Get(PyTuple_GET_ITEM(Cells.get(), I));
+      if (!Contents) { // an empty cell: the name is not bound yet
+        PyErr_Clear();
+        continue;
+      }
+      Closure[PyRef::borrow(PyTuple_GET_ITEM(FreeVars.get(), I)).str()] =
+          PyRef::steal(Contents);
+    }
+  readSource(Fn, Source, Tree);
+  ParamNames = parameterNames(Fn);
+}
+
+// --- errors --------------------------------------------------------------------
+
+SourceLocation FunctionCompiler::locate(PyObject *Node) const {
+  SourceLocation L;
+  L.File = Source.File;
+  PyRef Line = Node ? PyRef::steal(PyObject_GetAttrString(Node, "lineno")) : PyRef();
+  if (!Line) {
+    PyErr_Clear();
+    L.Line = Source.FirstLine;
+    return L;
+  }
+  long Relative = PyLong_AsLong(Line.get());
+  L.Line = static_cast<int>(Relative) + Source.FirstLine - 1;
+  auto Column = [&](const char *Name) -> int {
+    PyObject *C = PyObject_GetAttrString(Node, Name);
+    if (!C || C == Py_None) {
+      PyErr_Clear();
+      Py_XDECREF(C);
+      return 0;
+    }
+    long V = PyLong_AsLong(C);
+    Py_DECREF(C);
+    return static_cast<int>(V) + Source.Indent + 1;
+  };
+  L.Column = Column("col_offset");
+  PyRef EndLine = PyRef::steal(PyObject_GetAttrString(Node, "end_lineno"));
+  PyErr_Clear();
+  if (EndLine && !EndLine.isNone() && PyLong_AsLong(EndLine.get()) == Relative)
+    L.EndColumn = Column("end_col_offset");
+  if (Relative >= 1 && static_cast<size_t>(Relative) <= Source.Lines.size())
+    L.SourceLine = Source.Lines[Relative - 1];
+  return L;
+}
+
+void FunctionCompiler::fail(const std::string &Kind, PyObject *Node,
+                            const std::string &Message) {
+  throw CompileError(Kind, Message, locate(Node));
+}
+
+// --- types ----------------------------------------------------------------------
+
+llvm::Type *FunctionCompiler::llvmType(Scalar S) const {
+  switch (S) {
+  case Scalar::Bool:
+    return llvm::Type::getInt1Ty(Ctx);
+  case Scalar::Float16:
+    return llvm::Type::getHalfTy(Ctx);
+  case Scalar::Float32:
+    return llvm::Type::getFloatTy(Ctx);
+  case Scalar::Float64:
+    return llvm::Type::getDoubleTy(Ctx);
+  default:
+    return llvm::Type::getIntNTy(Ctx, bitWidth(S));
+  }
+}
+
+llvm::Type *FunctionCompiler::llvmMemoryType(Scalar S) const {
+  return S == Scalar::Bool ? llvm::Type::getInt8Ty(Ctx) : llvmType(S);
+}
+
+std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) const {
+  std::vector<llvm::Type *> Parts;
+  switch (T.K) {
+  case frontend::Type::Kind::Scalar:
+    Parts.push_back(llvmType(T.Elem));
+    break;
+  case frontend::Type::Kind::Array:
+    Parts.push_back(PointerType::get(Ctx, 0));
+    for (unsigned I = 0; I < 2u * T.NDim; ++I)
+      Parts.push_back(llvm::Type::getInt64Ty(Ctx));
+    break;
+  case frontend::Type::Kind::Tuple:
+    for (const frontend::Type &E : T.Elements) {
+      std::vector<llvm::Type *> Sub = partTypes(E);
+      Parts.insert(Parts.end(), Sub.begin(), Sub.end());
+    }
+    break;
+  default:
+    break;
+  }
+  return Parts;
+}
+
+std::vector<unsigned> flattenedParameterSizes(const frontend::Type &T) {
+  std::vector<unsigned> Sizes;
+  switch (T.K) {
+  case frontend::Type::Kind::Scalar:
+    Sizes.push_back(byteSize(T.Elem));
+    break;
+  case frontend::Type::Kind::Array:
+    Sizes.assign(1 + 2u * T.NDim, 8);
+    break;
+  case frontend::Type::Kind::Tuple:
+    for (const frontend::Type &E : T.Elements) {
+      std::vector<unsigned> Sub = flattenedParameterSizes(E);
+      Sizes.insert(Sizes.end(), Sub.begin(), Sub.end());
+    }
+    break;
+  default:
+    break;
+  }
+  return Sizes;
+}
+
+CValue FunctionCompiler::makeScalar(Scalar S, Value *V) const {
+  CValue R(frontend::Type::scalar(S));
+  if (V)
+    R.Parts.push_back(V);
+  return R;
+}
+
+CValue FunctionCompiler::makeTuple(std::vector<CValue> Elements) const {
+  std::vector<frontend::Type> Types;
+  CValue R;
+  for (CValue &E : Elements) {
+    Types.push_back(E.T);
+    R.Parts.insert(R.Parts.end(), E.Parts.begin(), E.Parts.end());
+  }
+  R.T = frontend::Type::tuple(std::move(Types));
+  return R;
+}
+
+std::vector<CValue> FunctionCompiler::tupleElements(const CValue &V) const {
+  std::vector<CValue> Out;
+  size_t Offset = 0;
+  for (const frontend::Type &E : V.T.Elements) {
+    CValue Element(E);
+    size_t Count = partTypes(E).size();
+    if (Emitting)
+      Element.Parts.assign(V.Parts.begin() + Offset, V.Parts.begin() + Offset + Count);
+    Offset += Count;
+    Out.push_back(std::move(Element));
+  }
+  return Out;
+}
+
+// --- IR helpers -------------------------------------------------------------------
+
+Value *FunctionCompiler::markerI32(const std::string &Name) {
+  FunctionCallee Marker = M.getOrInsertFunction(
+      "tidal." + Name, FunctionType::get(llvm::Type::getInt32Ty(Ctx), false));
+  return B.CreateCall(Marker, {}, Name);
+}
+
+AllocaInst *FunctionCompiler::entryAlloca(llvm::Type *T, const std::string &Name) {
+  BasicBlock &Entry = F->getEntryBlock();
+  IRBuilder<> EntryBuilder(&Entry, Entry.getFirstInsertionPt());
+  return EntryBuilder.CreateAlloca(T, nullptr, Name);
+}
+
+void FunctionCompiler::startDeadBlock() {
+  B.SetInsertPoint(BasicBlock::Create(Ctx, "dead", F));
+}
+
+CValue FunctionCompiler::convert(const CValue &V, const frontend::Type &To, PyObject *Node) {
+  if (V.T == To)
+    return V;
+  if (V.T.isScalar() && To.isScalar()) {
+    CValue R(To);
+    if (!Emitting)
+      return R;
+    Value *X = V.scalar();
+    Scalar From = V.T.Elem, Target = To.Elem;
+    llvm::Type *T = llvmType(Target);
+    if (Target == Scalar::Bool) {
+      R.Parts.push_back(truth(V, Node));
+    } else if (From == Scalar::Bool) {
+      R.Parts.push_back(isFloat(Target) ? B.CreateUIToFP(X, T) : B.CreateZExt(X, T));
+    } else if (isInteger(From) && isInteger(Target)) {
+      R.Parts.push_back(B.CreateIntCast(X, T, isSigned(From)));
+    } else if (isInteger(From)) {
+      R.Parts.push_back(isSigned(From) ? B.CreateSIToFP(X, T) : B.CreateUIToFP(X, T));
+    } else if (isInteger(Target)) {
+      R.Parts.push_back(isSigned(Target) ? B.CreateFPToSI(X, T) : B.CreateFPToUI(X, T));
+    } else {
+      R.Parts.push_back(B.CreateFPCast(X, T));
+    }
+    return R;
+  }
+  if (V.T.isTuple() && To.isTuple() && V.T.Elements.size() == To.Elements.size()) {
+    std::vector<CValue> Elements = tupleElements(V);
+    for (size_t I = 0; I < Elements.size(); ++I)
+      Elements[I] = convert(Elements[I], To.Elements[I], Node);
+    return makeTuple(std::move(Elements));
+  }
+  if (V.T.isArray() && To.isArray() && V.T.Elem == To.Elem && V.T.NDim == To.NDim &&
+      (To.Lay == Layout::A || To.Lay == V.T.Lay) && (To.ReadOnly || !V.T.ReadOnly)) {
+    CValue R = V;
+    R.T = To;
+    return R;
+  }
+  typingError(Node, "cannot convert " + V.T.str() + " to " + To.str());
+}
+
+Value *FunctionCompiler::truth(const CValue &V, PyObject *Node) {
+  if (!V.T.isScalar())
+    typingError(Node, "cannot use a value of type " + V.T.str() + " as a condition");
+  if (!Emitting)
+    return nullptr;
+  Value *X = V.scalar();
+  if (V.T.Elem == Scalar::Bool)
+    return X;
+  if (isFloat(V.T.Elem)) // NaN is true, as in Python
+    return B.CreateFCmpUNE(X, ConstantFP::get(X->getType(), 0.0));
+  return B.CreateICmpNE(X, ConstantInt::get(X->getType(), 0));
+}
+
+int64_t FunctionCompiler::constantInt(const CValue &V, PyObject *Node, const std::string &What) {
+  if (!V.ConstInt)
+    typingError(Node, What + " must be a constant integer");
+  return *V.ConstInt;
+}
+
+// --- dispatch ---------------------------------------------------------------------
+
+const std::unordered_map<std::string, FunctionCompiler::ExprHandler> &
+FunctionCompiler::exprTable() {
+  static const std::unordered_map<std::string, ExprHandler> Table = {
+      {"Constant", &FunctionCompiler::visitConstant},
+      {"Name", &FunctionCompiler::visitName},
+      {"BinOp", &FunctionCompiler::visitBinOp},
+      {"UnaryOp", &FunctionCompiler::visitUnaryOp},
+      {"Compare", &FunctionCompiler::visitCompare},
+      {"BoolOp", &FunctionCompiler::visitBoolOp},
+      {"IfExp", &FunctionCompiler::visitIfExp},
+      {"Attribute", &FunctionCompiler::visitAttribute},
+      {"Subscript", &FunctionCompiler::visitSubscript},
+      {"Call", &FunctionCompiler::visitCall},
+      {"Tuple", &FunctionCompiler::visitTuple},
+  };
+  return Table;
+}
+
+const std::unordered_map<std::string, FunctionCompiler::StmtHandler> &
+FunctionCompiler::stmtTable() {
+  static const std::unordered_map<std::string, StmtHandler> Table = {
+      {"Assign", &FunctionCompiler::visitAssign},
+      {"AugAssign", &FunctionCompiler::visitAugAssign},
+      {"Expr", &FunctionCompiler::visitExpr},
+      {"If", &FunctionCompiler::visitIf},
+      {"While", &FunctionCompiler::visitWhile},
+      {"For", &FunctionCompiler::visitFor},
+      {"Break", &FunctionCompiler::visitBreak},
+      {"Continue", &FunctionCompiler::visitContinue},
+      {"Pass", &FunctionCompiler::visitPass},
+      {"Return", &FunctionCompiler::visitReturn},
+      {"Assert", &FunctionCompiler::visitAssert},
+  };
+  return Table;
+}
+
+CValue FunctionCompiler::expr(PyObject *Node) {
+  std::string Kind = nodeKind(Node);
+  auto It = exprTable().find(Kind);
+  if (It != exprTable().end())
+    return (this->*It->second)(Node);
+  auto Named = unsupportedConstructs().find(Kind);
+  unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
+                                                            : "'" + Kind + "' expressions") +
+                        " are not supported in kernels");
+}
+
+void FunctionCompiler::stmt(PyObject *Node) {
+  std::string Kind = nodeKind(Node);
+  auto It = stmtTable().find(Kind);
+  if (It != stmtTable().end())
+    return (this->*It->second)(Node);
+  auto Named = unsupportedConstructs().find(Kind);
+  unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
+                                                            : "'" + Kind + "' statements") +
+                        " are not supported in kernels");
+}
+
+void FunctionCompiler::body(PyObject *List) {
+  for (PyObject *S : listItems(List))
+    stmt(S);
+}
+
+// --- the kernel ---------------------------------------------------------------------
+
+void FunctionCompiler::collectAssignedNames(PyObject *List) {
+  // Walk every node below with ast.walk and record Name targets in Store context.
+  PyRef Ast = importModule("ast");
+  PyRef StoreType = Ast.attr("Store");
+  for (PyObject *S : listItems(List)) {
+    PyRef Walk = PyRef::check(PyObject_CallMethod(Ast.get(), "walk", "O", S));
+    PyRef Iter = PyRef::check(PyObject_GetIter(Walk.get()));
+    while (PyRef N = PyRef::steal(PyIter_Next(Iter.get()))) {
+      if (nodeKind(N.get()) != "Name")
+        continue;
+      PyRef CtxNode = N.attr("ctx");
+      if (PyObject_IsInstance(CtxNode.get(), StoreType.get()) == 1)
+        AssignedNames.insert(N.attr("id").str());
+    }
+    if (PyErr_Occurred())
+      throw PythonErrorSet();
+  }
+}
+
+Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type> &ArgTypes) {
+  std::string Name = identifierField(Tree.get(), "name");
+  if (nodeKind(Tree.get()) != "FunctionDef")
+    unsupported(Tree.get(), "only plain functions can be kernels");
+  PyRef Args = field(Tree.get(), "args");
+  for (const char *Unsupported : {"vararg", "kwarg"})
+    if (!field(Args.get(), Unsupported).isNone())
+      unsupported(Tree.get(), "kernels cannot take *args or **kwargs");
+  if (ParamNames.size() != ArgTypes.size())
+    throw CompileError("TypingError",
+                       "kernel '" + Name + "' takes " + std::to_string(ParamNames.size()) +
+                           " arguments but the signature has " +
+                           std::to_string(ArgTypes.size()),
+                       locate(Tree.get()));
+  PyRef Body = field(Tree.get(), "body");
+  AssignedNames.insert(ParamNames.begin(), ParamNames.end());
+  collectAssignedNames(Body.get());
+
+  // 1. Type to a fixed point: variables' types only widen, so this ends.
+  auto SeedParameters = [&] {
+    for (size_t I = 0; I < ParamNames.size(); ++I)
+      Variables[ParamNames[I]].T = ArgTypes[I];
+  };
+  SeedParameters();
+  Emitting = false;
+  constexpr int MaxTypingRounds = 32;
+  for (int Round = 0;; ++Round) {
+    TypesChanged = false;
+    body(Body.get());
+    if (!TypesChanged)
+      break;
+    if (Round == MaxTypingRounds)
+      throw CompileError("TypingError", "the types of the variables do not settle",
+                         locate(Tree.get()));
+  }
+
+  // 2. Emit: the kernel's flattened parameters, one alloca per variable part.
+  std::vector<llvm::Type *> Params;
+  for (const frontend::Type &T : ArgTypes)
+    for (llvm::Type *P : partTypes(T))
+      Params.push_back(P->isIntegerTy(1) ? llvm::Type::getInt8Ty(Ctx) : P);
+  F = llvm::Function::Create(FunctionType::get(llvm::Type::getVoidTy(Ctx), Params, false),
+                             GlobalValue::ExternalLinkage, Name, M);
+  B.SetInsertPoint(BasicBlock::Create(Ctx, "entry", F));
+  Emitting = true;
+  for (auto &[VarName, Var] : Variables) {
+    if (Var.T.isUndefined() || Var.T.isPyObject())
+      continue;
+    std::vector<llvm::Type *> Parts = partTypes(Var.T);
+    for (size_t I = 0; I < Parts.size(); ++I)
+      Var.Slots.push_back(entryAlloca(
+          Parts[I], VarName + (Parts.size() > 1 ? "." + std::to_string(I) : "") + ".addr"));
+  }
+  unsigned ArgIndex = 0;
+  for (size_t I = 0; I < ParamNames.size(); ++I) {
+    CValue V(ArgTypes[I]);
+    std::vector<llvm::Type *> Parts = partTypes(ArgTypes[I]);
+    for (size_t P = 0; P < Parts.size(); ++P) {
+      Argument *A = F->getArg(ArgIndex++);
+      std::string PartName = ParamNames[I];
+      if (ArgTypes[I].isArray() && P > 0) {
+        unsigned Dim = (P - 1) % ArgTypes[I].NDim;
+        PartName += (P <= ArgTypes[I].NDim ? ".shape." : ".stride.") + std::to_string(Dim);
+      } else if (Parts.size() > 1 && !ArgTypes[I].isArray()) {
+        PartName += "." + std::to_string(P);
+      }
+      A->setName(PartName);
+      V.Parts.push_back(Parts[P]->isIntegerTy(1) ? B.CreateTrunc(A, Parts[P]) : A);
+    }
+    storeVariable(ParamNames[I], V, Tree.get());
+  }
+  body(Body.get());
+  if (!B.GetInsertBlock()->getTerminator())
+    B.CreateRetVoid();
+
+  // Mark it a kernel for the plugin (docs/markers.md).
+  NamedMDNode *Kernels = M.getOrInsertNamedMetadata("tidal.kernels");
+  Kernels->addOperand(MDNode::get(Ctx, {ValueAsMetadata::get(F)}));
+
+  // Variables live in allocas while emitting; promote them to SSA values so
+  // that the marker IR reads like hand-written IR.
+  std::vector<AllocaInst *> Allocas;
+  for (Instruction &I : F->getEntryBlock())
+    if (auto *A = dyn_cast<AllocaInst>(&I); A && isAllocaPromotable(A))
+      Allocas.push_back(A);
+  DominatorTree DT(*F);
+  PromoteMemToReg(Allocas, DT);
+
+  std::string Problems;
+  raw_string_ostream OS(Problems);
+  if (verifyFunction(*F, &OS))
+    throw CompileError("CompileError",
+                       "internal error: tidal emitted invalid IR for '" + Name + "': " + OS.str(),
+                       locate(Tree.get()));
+  return F;
+}
+
+// --- variables ---------------------------------------------------------------------
+
+void FunctionCompiler::storeVariable(const std::string &Name, const CValue &V, PyObject *Node) {
+  Variable &Var = Variables[Name];
+  if (!Emitting) {
+    if (V.T.isUndefined())
+      return;
+    if (V.T.isPyObject() && !Var.T.isUndefined() && Var.T != V.T)
+      typingError(Node, "variable '" + Name + "' is bound to different compile-time objects");
+    frontend::Type Unified;
+    if (!unify(Var.T, V.T, Unified))
+      typingError(Node, "variable '" + Name + "' has type " + Var.T.str() +
+                            " and cannot also hold a value of type " + V.T.str() +
+                            ": a variable keeps one type in a kernel");
+    if (Unified != Var.T) {
+      Var.T = Unified;
+      TypesChanged = true;
+    }
+    return;
+  }
+  if (Var.T.isPyObject())
+    return;
+  CValue Converted = convert(V, Var.T, Node);
+  for (size_t I = 0; I < Var.Slots.size(); ++I)
+    B.CreateStore(Converted.Parts[I], Var.Slots[I]);
+}
+
+CValue FunctionCompiler::loadVariable(const std::string &Name, PyObject *Node) {
+  Variable &Var = Variables[Name];
+  if (Var.T.isUndefined()) {
+    if (!Emitting)
+      return CValue(); // typed in a later round
+    typingError(Node, "local variable '" + Name + "' is used before it is assigned");
+  }
+  CValue V(Var.T);
+  if (Var.T.isPyObject())
+    return V;
+  if (Emitting) {
+    std::vector<llvm::Type *> Parts = partTypes(Var.T);
+    for (size_t I = 0; I < Parts.size(); ++I)
+      V.Parts.push_back(B.CreateLoad(Parts[I], Var.Slots[I], Name));
+  }
+  return V;
+}
+
+// --- expressions -------------------------------------------------------------------
+
+CValue FunctionCompiler::visitConstant(PyObject *Node) {
+  PyRef Value = field(Node, "value");
+  PyObject *O = Value.get();
+  if (PyBool_Check(O)) {
+    CValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
+    R.ConstInt = O == Py_True;
+    return R;
+  }
+  if (PyLong_Check(O)) {
+    int Overflow = 0;
+    long long V = PyLong_AsLongLongAndOverflow(O, &Overflow);
+    if (Overflow)
+      typingError(Node, "integer literal does not fit in int64");
+    CValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
+    R.ConstInt = V;
+    return R;
+  }
+  if (PyFloat_Check(O))
+    return makeScalar(Scalar::Float64,
+                      Emitting ? ConstantFP::get(llvm::Type::getDoubleTy(Ctx), PyFloat_AS_DOUBLE(O))
+                               : nullptr);
+  if (O == Py_None)
+    return CValue(frontend::Type::none());
+  if (PyUnicode_Check(O))
+    unsupported(Node, "strings are not supported in kernels outside print()");
+  unsupported(Node, "constants of type '" + typeName(O) + "' are not supported in kernels");
+}
+
+CValue FunctionCompiler::visitName(PyObject *Node) {
+  std::string Name = identifierField(Node, "id");
+  if (AssignedNames.count(Name))
+    return loadVariable(Name, Node);
+  return resolveGlobal(Name, Node);
+}
+
+CValue FunctionCompiler::resolveGlobal(const std::string &Name, PyObject *Node) {
+  auto Cell = Closure.find(Name);
+  if (Cell != Closure.end())
+    return freezePyObject(Cell->second.get(), Node, "closure variable '" + Name + "'");
+  PyObject *G = PyDict_GetItemString(Globals.get(), Name.c_str()); // borrowed
+  if (G)
+    return freezePyObject(G, Node, "global '" + Name + "'");
+  PyRef Builtin = Builtins.attrOrNull(Name.c_str());
+  if (Builtin)
+    return freezePyObject(Builtin.get(), Node, "builtin '" + Name + "'");
+  typingError(Node, "name '" + Name + "' is not defined");
+}
+
+// Globals and closure values are frozen into the code at compile time, as
+// Numba does: numbers become constants, everything else stays a
+// compile-time object that attributes and calls are resolved against.
+CValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::string &What) {
+  if (PyBool_Check(O)) {
+    CValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
+    R.ConstInt = O == Py_True;
+    return R;
+  }
+  if (PyLong_Check(O)) {
+    int Overflow = 0;
+    long long V = PyLong_AsLongLongAndOverflow(O, &Overflow);
+    if (Overflow)
+      typingError(Node, What + " does not fit in int64");
+    CValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
+    R.ConstInt = V;
+    return R;
+  }
+  if (PyFloat_Check(O))
+    return makeScalar(Scalar::Float64,
+                      Emitting ? ConstantFP::get(llvm::Type::getDoubleTy(Ctx), PyFloat_AS_DOUBLE(O))
+                               : nullptr);
+  if (PyTuple_Check(O)) {
+    std::vector<CValue> Elements;
+    for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)
+      Elements.push_back(freezePyObject(PyTuple_GET_ITEM(O, I), Node, What));
+    return makeTuple(std::move(Elements));
+  }
+  // NumPy scalars (numpy.float32(2.5)): their dtype's value.
+  PyRef DType = PyRef::borrow(O).attrOrNull("dtype");
+  PyRef Item = PyRef::borrow(O).attrOrNull("item");
+  if (DType && Item && !PyType_Check(O) && PyObject_HasAttrString(O, "shape")) {
+    PyRef Shape = PyRef::borrow(O).attr("shape");
+    if (PyTuple_Check(Shape.get()) && PyTuple_GET_SIZE(Shape.get()) == 0) {
+      Scalar S;
+      if (!scalarFromName(DType.attr("name").str(), S))
+        unsupported(Node, What + " has an unsupported dtype " + DType.attr("name").str());
+      PyRef Py = PyRef::check(PyObject_CallNoArgs(Item.get()));
+      CValue V = freezePyObject(Py.get(), Node, What);
+      return convert(V, frontend::Type::scalar(S), Node);
+    }
+  }
+  if (PyModule_Check(O) || PyCallable_Check(O) || PyObject_HasAttrString(O, "__tidal_intrinsic__"))
+    return CValue(frontend::Type::pyObject(O));
+  unsupported(Node, "cannot use " + What + " of type '" + typeName(O) +
+                        "' in a kernel: only numbers, tuples of numbers, modules and "
+                        "functions known to tidal are");
+}
+
+static std::string intrinsicName(PyObject *O) {
+  PyObject *N = PyObject_GetAttrString(O, "__tidal_intrinsic__");
+  if (!N) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string Name = PyUnicode_Check(N) ? PyUnicode_AsUTF8(N) : "";
+  Py_DECREF(N);
+  return Name;
+}
+
+CValue FunctionCompiler::visitAttribute(PyObject *Node) {
+  std::string Attr = identifierField(Node, "attr");
+  PyRef ValueNode = field(Node, "value");
+  CValue Base = expr(ValueNode.get());
+  if (Base.T.isUndefined())
+    return CValue();
+  if (Base.T.isPyObject())
+    return attributeOfObject(Base, Attr, Node);
+  if (Base.T.isArray()) {
+    unsigned N = Base.T.NDim;
+    auto Dims = [&](unsigned First) {
+      std::vector<CValue> Out;
+      for (unsigned I = 0; I < N; ++I)
+        Out.push_back(makeScalar(Scalar::Int64, Emitting ? Base.Parts[First + I] : nullptr));
+      return makeTuple(std::move(Out));
+    };
+    if (Attr == "shape")
+      return Dims(1);
+    if (Attr == "strides")
+      return Dims(1 + N);
+    if (Attr == "ndim") {
+      CValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(N) : nullptr);
+      R.ConstInt = N;
+      return R;
+    }
+    if (Attr == "size") {
+      Value *Size = Emitting ? B.getInt64(1) : nullptr;
+      if (Emitting)
+        for (unsigned I = 0; I < N; ++I)
+          Size = I == 0 ? Base.Parts[1] : B.CreateMul(Size, Base.Parts[1 + I], "size");
+      return makeScalar(Scalar::Int64, Size);
+    }
+    typingError(Node, "unknown attribute '" + Attr + "' of " + Base.T.str());
+  }
+  typingError(Node, "unknown attribute '" + Attr + "' of " + Base.T.str());
+}
+
+CValue FunctionCompiler::attributeOfObject(const CValue &Base, const std::string &Attr,
+                                           PyObject *Node) {
+  PyObject *O = static_cast<PyObject *>(Base.T.Object);
+  std::string Intrinsic = intrinsicName(O);
+  CValue Out;
+  if (!Intrinsic.empty() && attributeIntrinsic(*this, Intrinsic, Attr, Node, Out))
+    return Out;
+  PyRef Value = PyRef::borrow(O).attrOrNull(Attr.c_str());
+  if (!Value) {
+    std::string Owner = PyModule_Check(O) ? "module '" + std::string(PyModule_GetName(O)) + "'"
+                                          : "'" + typeName(O) + "' object";
+    typingError(Node, Owner + " has no attribute '" + Attr + "'");
+  }
+  return freezePyObject(Value.get(), Node, "attribute '" + Attr + "'");
+}
+
+CValue FunctionCompiler::visitTuple(PyObject *Node) {
+  std::vector<CValue> Elements;
+  bool Undefined = false;
+  for (PyObject *E : listItems(field(Node, "elts").get())) {
+    Elements.push_back(expr(E));
+    Undefined |= Elements.back().T.isUndefined();
+  }
+  return Undefined ? CValue() : makeTuple(std::move(Elements));
+}
+
+// --- arithmetic --------------------------------------------------------------------
+
+static std::string operatorKind(PyObject *OpNode) { return nodeKind(OpNode); }
+
+static const char *operatorSymbol(const std::string &Op) {
+  static const std::map<std::string, const char *> Symbols = {
+      {"Add", "+"},   {"Sub", "-"},       {"Mult", "*"},  {"Div", "/"},    {"FloorDiv", "//"},
+      {"Mod", "%"},   {"Pow", "**"},      {"LShift", "<<"}, {"RShift", ">>"}, {"BitOr", "|"},
+      {"BitXor", "^"}, {"BitAnd", "&"},   {"MatMult", "@"}, {"Eq", "=="},   {"NotEq", "!="},
+      {"Lt", "<"},    {"LtE", "<="},      {"Gt", ">"},    {"GtE", ">="},   {"Is", "is"},
+      {"IsNot", "is not"}, {"In", "in"},  {"NotIn", "not in"}};
+  auto It = Symbols.find(Op);
+  return It == Symbols.end() ? "?" : It->second;
+}
+
+CValue FunctionCompiler::visitBinOp(PyObject *Node) {
+  CValue L = expr(field(Node, "left").get());
+  CValue R = expr(field(Node, "right").get());
+  return binaryOp(operatorKind(field(Node, "op").get()), L, R, Node);
+}
+
+CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const CValue &R,
+                                  PyObject *Node) {
+  if (L.T.isUndefined() || R.T.isUndefined())
+    return CValue();
+  if (!L.T.isScalar() || !R.T.isScalar())
+    typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
+                          ": " + L.T.str() + " and " + R.T.str());
+  Scalar Common = promoteArithmetic(L.T.Elem, R.T.Elem);
+  bool Bitwise = Op == "BitAnd" || Op == "BitOr" || Op == "BitXor";
+  bool Shift = Op == "LShift" || Op == "RShift";
+  if ((Bitwise || Shift) && isFloat(Common))
+    typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
+                          ": " + L.T.str() + " and " + R.T.str() +
+                          ": bitwise operators need integers");
+  if (Bitwise && L.T.isBool() && R.T.isBool())
+    Common = Scalar::Bool;
+  Scalar Result = Common;
+  if (Op == "Div" && !isFloat(Common))
+    Result = Common = Scalar::Float64; // int / int is true division
+  if (Op == "MatMult")
+    unsupported(Node, "the '@' operator is not supported on scalars");
+
+  // Constant folding of integer + - * keeps indices like a[-1] constant.
+  std::optional<int64_t> Folded;
+  if (L.ConstInt && R.ConstInt && isInteger(Common)) {
+    int64_t A = *L.ConstInt, C = *R.ConstInt;
+    if (Op == "Add")
+      Folded = static_cast<int64_t>(static_cast<uint64_t>(A) + static_cast<uint64_t>(C));
+    else if (Op == "Sub")
+      Folded = static_cast<int64_t>(static_cast<uint64_t>(A) - static_cast<uint64_t>(C));
+    else if (Op == "Mult")
+      Folded = static_cast<int64_t>(static_cast<uint64_t>(A) * static_cast<uint64_t>(C));
+  }
+  if (!Emitting) {
+    CValue Out(frontend::Type::scalar(Result));
+    Out.ConstInt = Folded;
+    return Out;
+  }
+  frontend::Type CT = frontend::Type::scalar(Common);
+  CValue A = convert(L, CT, Node), C = convert(R, CT, Node);
+  Value *X = A.scalar(), *Y = C.scalar();
+  bool Float = isFloat(Common), Signed = isSigned(Common);
+  Value *V = nullptr;
+  if (Op == "Add")
+    V = Float ? B.CreateFAdd(X, Y) : B.CreateAdd(X, Y);
+  else if (Op == "Sub")
+    V = Float ? B.CreateFSub(X, Y) : B.CreateSub(X, Y);
+  else if (Op == "Mult")
+    V = Float ? B.CreateFMul(X, Y) : B.CreateMul(X, Y);
+  else if (Op == "Div")
+    V = B.CreateFDiv(X, Y);
+  else if (Op == "FloorDiv" || Op == "Mod") {
+    if (!Float)
+      return integerDivide(Op == "FloorDiv", A, C);
+    // Python: a // b == floor(a / b); a % b has the sign of b.
+    if (Op == "FloorDiv") {
+      V = B.CreateUnaryIntrinsic(Intrinsic::floor, B.CreateFDiv(X, Y));
+    } else {
+      Value *Rem = B.CreateFRem(X, Y);
+      Value *Zero = ConstantFP::get(X->getType(), 0.0);
+      Value *NeedsFix = B.CreateAnd(B.CreateFCmpONE(Rem, Zero),
+                                    B.CreateXor(B.CreateFCmpOLT(Rem, Zero), B.CreateFCmpOLT(Y, Zero)));
+      V = B.CreateSelect(NeedsFix, B.CreateFAdd(Rem, Y), Rem);
+    }
+  } else if (Op == "Pow") {
+    if (!Float)
+      return integerPower(A, C);
+    V = B.CreateBinaryIntrinsic(Intrinsic::pow, X, Y);
+  } else if (Op == "BitAnd")
+    V = B.CreateAnd(X, Y);
+  else if (Op == "BitOr")
+    V = B.CreateOr(X, Y);
+  else if (Op == "BitXor")
+    V = B.CreateXor(X, Y);
+  else if (Shift) {
+    // Shifting by the width or more gives 0 (or the sign) instead of poison.
+    unsigned Bits = bitWidth(Common);
+    Value *Limit = ConstantInt::get(Y->getType(), Bits - 1);
+    Value *Amount = B.CreateSelect(B.CreateICmpUGT(Y, Limit), Limit, Y);
+    if (Op == "LShift") {
+      V = B.CreateShl(X, Amount);
+      V = B.CreateSelect(B.CreateICmpUGT(Y, Limit), ConstantInt::get(X->getType(), 0), V);
+    } else {
+      V = Signed ? B.CreateAShr(X, Amount) : B.CreateLShr(X, Amount);
+      if (!Signed)
+        V = B.CreateSelect(B.CreateICmpUGT(Y, Limit), ConstantInt::get(X->getType(), 0), V);
+    }
+  } else
+    unsupported(Node, std::string("operator ") + operatorSymbol(Op) + " is not supported");
+  CValue Out = makeScalar(Result, V);
+  Out.ConstInt = Folded;
+  return Out;
+}
+
+// Python's floor division and modulo on integers, with NumPy's error model
+// (division by zero gives 0) and no trap on INT_MIN // -1.
+CValue FunctionCompiler::integerDivide(bool Floor, const CValue &L, const CValue &R) {
+  Value *X = L.scalar(), *Y = R.scalar();
+  llvm::Type *T = X->getType();
+  Value *Zero = ConstantInt::get(T, 0), *One = ConstantInt::get(T, 1);
+  Value *DivByZero = B.CreateICmpEQ(Y, Zero);
+  Value *Result;
+  if (!isSigned(L.T.Elem)) {
+    Value *SafeY = B.CreateSelect(DivByZero, One, Y);
+    Result = Floor ? B.CreateUDiv(X, SafeY) : B.CreateURem(X, SafeY);
+  } else {
+    Value *MinusOne = ConstantInt::getSigned(T, -1);
+    Value *ByMinusOne = B.CreateICmpEQ(Y, MinusOne);
+    Value *SafeY = B.CreateSelect(B.CreateOr(DivByZero, ByMinusOne), One, Y);
+    Value *Quotient = B.CreateSDiv(X, SafeY);
+    Value *Remainder = B.CreateSRem(X, SafeY);
+    // Round toward negative infinity when the signs differ and it's inexact.
+    Value *Inexact = B.CreateICmpNE(Remainder, Zero);
+    Value *SignsDiffer = B.CreateICmpSLT(B.CreateXor(Remainder, SafeY), Zero);
+    Value *Fix = B.CreateAnd(Inexact, SignsDiffer);
+    if (Floor) {
+      Result = B.CreateSelect(Fix, B.CreateSub(Quotient, One), Quotient);
+      Result = B.CreateSelect(ByMinusOne, B.CreateSub(Zero, X), Result);
+    } else {
+      Result = B.CreateSelect(Fix, B.CreateAdd(Remainder, SafeY), Remainder);
+      Result = B.CreateSelect(ByMinusOne, Zero, Result);
+    }
+  }
+  return makeScalar(L.T.Elem, B.CreateSelect(DivByZero, Zero, Result));
+}
+
+// Integer power by repeated squaring, emitted inline as a loop; a negative
+// exponent gives 0 unless the base is 1 or -1 (integer result of 1/b**n).
+CValue FunctionCompiler::integerPower(const CValue &Base, const CValue &Exponent) {
+  Value *X = Base.scalar(), *N = Exponent.scalar();
+  llvm::Type *T = X->getType();
+  BasicBlock *Before = B.GetInsertBlock();
+  BasicBlock *Loop = BasicBlock::Create(Ctx, "ipow.loop", F);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "ipow.done", F);
+  Value *Negative = isSigned(Exponent.T.Elem) ? B.CreateICmpSLT(N, ConstantInt::get(T, 0))
+                                              : B.getFalse();
+  Value *AbsN = B.CreateSelect(Negative, B.CreateSub(ConstantInt::get(T, 0), N), N);
+  Before = B.GetInsertBlock();
+  B.CreateCondBr(B.CreateICmpEQ(N, ConstantInt::get(T, 0)), Done, Loop);
+  B.SetInsertPoint(Loop);
+  PHINode *Acc = B.CreatePHI(T, 2), *Sq = B.CreatePHI(T, 2), *E = B.CreatePHI(T, 2);
+  Acc->addIncoming(ConstantInt::get(T, 1), Before);
+  Sq->addIncoming(X, Before);
+  E->addIncoming(AbsN, Before);
+  Value *Odd = B.CreateTrunc(E, B.getInt1Ty());
+  Value *NextAcc = B.CreateSelect(Odd, B.CreateMul(Acc, Sq), Acc);
+  Value *NextE = B.CreateLShr(E, 1);
+  Value *NextSq = B.CreateMul(Sq, Sq);
+  Acc->addIncoming(NextAcc, Loop);
+  Sq->addIncoming(NextSq, Loop);
+  E->addIncoming(NextE, Loop);
+  B.CreateCondBr(B.CreateICmpEQ(NextE, ConstantInt::get(T, 0)), Done, Loop);
+  B.SetInsertPoint(Done);
+  PHINode *Result = B.CreatePHI(T, 2);
+  Result->addIncoming(ConstantInt::get(T, 1), Before);
+  Result->addIncoming(NextAcc, Loop);
+  // 1/x**n in integers: 1 for x == 1, +-1 for x == -1, else 0.
+  Value *IsOne = B.CreateICmpEQ(X, ConstantInt::get(T, 1));
+  Value *IsMinusOne = B.CreateICmpEQ(X, ConstantInt::getSigned(T, -1));
+  Value *NegativeResult =
+      B.CreateSelect(IsOne, ConstantInt::get(T, 1),
+                     B.CreateSelect(IsMinusOne, Result, ConstantInt::get(T, 0)));
+  return makeScalar(Base.T.Elem, B.CreateSelect(Negative, NegativeResult, Result));
+}
+
+CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
+  std::string Op = operatorKind(field(Node, "op").get());
+  CValue V = expr(field(Node, "operand").get());
+  if (V.T.isUndefined())
+    return CValue();
+  if (Op == "Not") {
+    Value *T = truth(V, Node);
+    return makeScalar(Scalar::Bool, Emitting ? B.CreateNot(T) : nullptr);
+  }
+  if (!V.T.isScalar())
+    typingError(Node, "bad operand type for unary operator: " + V.T.str());
+  // Numba widens small integers (and bools) as for binary arithmetic.
+  Scalar S = isFloat(V.T.Elem) ? V.T.Elem : promoteArithmetic(V.T.Elem, V.T.Elem);
+  if (Op == "Invert" && isFloat(S))
+    typingError(Node, "bad operand type for unary ~: " + V.T.str());
+  if (Op == "Invert" && V.T.isBool())
+    S = Scalar::Bool;
+  std::optional<int64_t> Folded;
+  if (V.ConstInt && Op == "USub")
+    Folded = static_cast<int64_t>(0 - static_cast<uint64_t>(*V.ConstInt));
+  else if (V.ConstInt && Op == "UAdd")
+    Folded = V.ConstInt;
+  if (!Emitting) {
+    CValue Out(frontend::Type::scalar(S));
+    Out.ConstInt = Folded;
+    return Out;
+  }
+  CValue X = convert(V, frontend::Type::scalar(S), Node);
+  Value *R = X.scalar();
+  if (Op == "USub")
+    R = isFloat(S) ? B.CreateFNeg(R) : B.CreateNeg(R);
+  else if (Op == "Invert")
+    R = B.CreateNot(R);
+  CValue Out = makeScalar(S, R);
+  Out.ConstInt = Folded;
+  return Out;
+}
+
+CValue FunctionCompiler::compareOp(const std::string &Op, const CValue &L, const CValue &R,
+                                   PyObject *Node) {
+  if (L.T.isUndefined() || R.T.isUndefined())
+    return CValue();
+  if (!L.T.isScalar() || !R.T.isScalar())
+    typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
+                          ": " + L.T.str() + " and " + R.T.str());
+  if (Op == "Is" || Op == "IsNot" || Op == "In" || Op == "NotIn")
+    unsupported(Node, std::string("the '") + operatorSymbol(Op) +
+                          "' operator is not supported on numbers");
+  if (!Emitting)
+    return makeScalar(Scalar::Bool, nullptr);
+  // Compare in the common type: mixed signed/unsigned compares as Numba does.
+  Scalar Common = (L.T.isBool() && R.T.isBool()) ? Scalar::Int64
+                                                 : promoteArithmetic(L.T.Elem, R.T.Elem);
+  frontend::Type CT = frontend::Type::scalar(Common);
+  Value *X = convert(L, CT, Node).scalar(), *Y = convert(R, CT, Node).scalar();
+  CmpInst::Predicate P;
+  bool Float = isFloat(Common), Signed = isSigned(Common);
+  if (Op == "Eq")
+    P = Float ? CmpInst::FCMP_OEQ : CmpInst::ICMP_EQ;
+  else if (Op == "NotEq")
+    P = Float ? CmpInst::FCMP_UNE : CmpInst::ICMP_NE;
+  else if (Op == "Lt")
+    P = Float ? CmpInst::FCMP_OLT : Signed ? CmpInst::ICMP_SLT : CmpInst::ICMP_ULT;
+  else if (Op == "LtE")
+    P = Float ? CmpInst::FCMP_OLE : Signed ? CmpInst::ICMP_SLE : CmpInst::ICMP_ULE;
+  else if (Op == "Gt")
+    P = Float ? CmpInst::FCMP_OGT : Signed ? CmpInst::ICMP_SGT : CmpInst::ICMP_UGT;
+  else
+    P = Float ? CmpInst::FCMP_OGE : Signed ? CmpInst::ICMP_SGE : CmpInst::ICMP_UGE;
+  return makeScalar(Scalar::Bool, Float ? B.CreateFCmp(P, X, Y) : B.CreateICmp(P, X, Y));
+}
+
+CValue FunctionCompiler::visitCompare(PyObject *Node) {
+  // a < b < c is (a < b) and (b < c), with b evaluated once.
+  CValue Left = expr(field(Node, "left").get());
+  std::vector<PyObject *> Ops = listItems(field(Node, "ops").get());
+  std::vector<PyObject *> Rights = listItems(field(Node, "comparators").get());
+  if (Ops.size() == 1)
+    return compareOp(operatorKind(Ops[0]), Left, expr(Rights[0]), Node);
+  if (!Emitting) {
+    CValue Out = makeScalar(Scalar::Bool, nullptr);
+    for (size_t I = 0; I < Ops.size(); ++I) {
+      CValue Right = expr(Rights[I]);
+      if (compareOp(operatorKind(Ops[I]), Left, Right, Node).T.isUndefined())
+        Out = CValue();
+      Left = Right;
+    }
+    return Out;
+  }
+  BasicBlock *Done = BasicBlock::Create(Ctx, "cmp.done", F);
+  std::vector<std::pair<Value *, BasicBlock *>> Incoming;
+  for (size_t I = 0; I < Ops.size(); ++I) {
+    CValue Right = expr(Rights[I]);
+    Value *C = compareOp(operatorKind(Ops[I]), Left, Right, Node).scalar();
+    Incoming.push_back({C, B.GetInsertBlock()});
+    if (I + 1 < Ops.size()) {
+      BasicBlock *Next = BasicBlock::Create(Ctx, "cmp.next", F);
+      B.CreateCondBr(C, Next, Done);
+      B.SetInsertPoint(Next);
+    } else {
+      B.CreateBr(Done);
+    }
+    Left = Right;
+  }
+  B.SetInsertPoint(Done);
+  PHINode *Phi = B.CreatePHI(B.getInt1Ty(), Incoming.size());
+  for (auto &[V, BB] : Incoming)
+    Phi->addIncoming(V, BB);
+  return makeScalar(Scalar::Bool, Phi);
+}
+
+CValue FunctionCompiler::visitBoolOp(PyObject *Node) {
+  bool IsAnd = operatorKind(field(Node, "op").get()) == "And";
+  std::vector<PyObject *> Operands = listItems(field(Node, "values").get());
+  // The result is one of the operands (Python semantics): their unified type.
+  if (!Emitting) {
+    frontend::Type T;
+    for (PyObject *O : Operands) {
+      CValue V = expr(O);
+      if (V.T.isUndefined())
+        return CValue();
+      truth(V, O);
+      if (!unify(T, V.T, T))
+        typingError(Node, "the operands of '" + std::string(IsAnd ? "and" : "or") +
+                              "' have types that cannot unify");
+    }
+    return CValue(T);
+  }
+  frontend::Type ResultType;
+  {
+    // Types are settled: compute the unified type without emitting.
+    Emitting = false;
+    for (PyObject *O : Operands)
+      unify(ResultType, expr(O).T, ResultType);
+    Emitting = true;
+  }
+  BasicBlock *Done = BasicBlock::Create(Ctx, IsAnd ? "and.done" : "or.done", F);
+  std::vector<std::pair<Value *, BasicBlock *>> Incoming;
+  for (size_t I = 0; I < Operands.size(); ++I) {
+    CValue V = expr(Operands[I]);
+    Value *Converted = convert(V, ResultType, Operands[I]).scalar();
+    if (I + 1 == Operands.size()) {
+      Incoming.push_back({Converted, B.GetInsertBlock()});
+      B.CreateBr(Done);
+      break;
+    }
+    Value *T = truth(V, Operands[I]);
+    Incoming.push_back({Converted, B.GetInsertBlock()});
+    BasicBlock *Next = BasicBlock::Create(Ctx, IsAnd ? "and.next" : "or.next", F);
+    if (IsAnd)
+      B.CreateCondBr(T, Next, Done);
+    else
+      B.CreateCondBr(T, Done, Next);
+    B.SetInsertPoint(Next);
+  }
+  B.SetInsertPoint(Done);
+  PHINode *Phi = B.CreatePHI(llvmType(ResultType.Elem), Incoming.size());
+  for (auto &[V, BB] : Incoming)
+    Phi->addIncoming(V, BB);
+  return makeScalar(ResultType.Elem, Phi);
+}
+
+CValue FunctionCompiler::visitIfExp(PyObject *Node) {
+  PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
+  if (!Emitting) {
+    CValue C = expr(Test.get());
+    if (!C.T.isUndefined())
+      truth(C, Test.get());
+    CValue L = expr(Body.get()), R = expr(Else.get());
+    if (L.T.isUndefined() || R.T.isUndefined())
+      return CValue();
+    frontend::Type T;
+    if (!unify(L.T, R.T, T))
+      typingError(Node, "the two branches of the conditional expression have types " +
+                            L.T.str() + " and " + R.T.str() + ", which cannot unify");
+    return CValue(T);
+  }
+  frontend::Type ResultType;
+  Emitting = false;
+  unify(expr(Body.get()).T, expr(Else.get()).T, ResultType);
+  Emitting = true;
+  Value *C = truth(expr(Test.get()), Test.get());
+  BasicBlock *Then = BasicBlock::Create(Ctx, "ifexp.then", F);
+  BasicBlock *Otherwise = BasicBlock::Create(Ctx, "ifexp.else", F);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "ifexp.done", F);
+  B.CreateCondBr(C, Then, Otherwise);
+  B.SetInsertPoint(Then);
+  CValue L = convert(expr(Body.get()), ResultType, Body.get());
+  BasicBlock *ThenEnd = B.GetInsertBlock();
+  B.CreateBr(Done);
+  B.SetInsertPoint(Otherwise);
+  CValue R = convert(expr(Else.get()), ResultType, Else.get());
+  BasicBlock *ElseEnd = B.GetInsertBlock();
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+  CValue Out(ResultType);
+  for (size_t I = 0; I < L.Parts.size(); ++I) {
+    PHINode *Phi = B.CreatePHI(L.Parts[I]->getType(), 2);
+    Phi->addIncoming(L.Parts[I], ThenEnd);
+    Phi->addIncoming(R.Parts[I], ElseEnd);
+    Out.Parts.push_back(Phi);
+  }
+  return Out;
+}
+
+// --- arrays ------------------------------------------------------------------------
+
+// The address of an element: a[i, j] with C or F layout computes the linear
+// index from the shape (so the innermost stride is known to LLVM); layout A
+// uses the byte strides. Negative indices wrap once, as in Numba.
+Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode,
+                                        const CValue &Index) {
+  const frontend::Type &AT = Array.T;
+  std::vector<CValue> Indices = Index.T.isTuple() ? tupleElements(Index)
+                                                  : std::vector<CValue>{Index};
+  if (Indices.size() != AT.NDim)
+    typingError(IndexNode, "cannot index " + AT.str() + " with " +
+                               std::to_string(Indices.size()) + " indices: it has " +
+                               std::to_string(AT.NDim) + " dimensions (slicing comes later)");
+  for (const CValue &I : Indices)
+    if (!I.T.isScalar() || !isInteger(I.T.Elem))
+      typingError(IndexNode, "cannot index " + AT.str() + " with " + I.T.str() +
+                                 ": array indices must be integers");
+  if (!Emitting)
+    return nullptr;
+  unsigned N = AT.NDim;
+  std::vector<Value *> Idx;
+  for (unsigned D = 0; D < N; ++D) {
+    const CValue &I = Indices[D];
+    Value *Extent = Array.Parts[1 + D];
+    if (I.ConstInt) {
+      int64_t C = *I.ConstInt;
+      Idx.push_back(C < 0 ? B.CreateAdd(Extent, B.getInt64(C)) : B.getInt64(C));
+      continue;
+    }
+    Value *V = B.CreateIntCast(I.scalar(), B.getInt64Ty(), isSigned(I.T.Elem));
+    if (isSigned(I.T.Elem))
+      V = B.CreateSelect(B.CreateICmpSLT(V, B.getInt64(0)), B.CreateAdd(V, Extent), V);
+    Idx.push_back(V);
+  }
+  llvm::Type *ElemTy = llvmMemoryType(AT.Elem);
+  Value *Data = Array.Parts[0];
+  if (AT.Lay == Layout::A || N == 0) {
+    Value *Offset = B.getInt64(0);
+    for (unsigned D = 0; D < N; ++D)
+      Offset = B.CreateAdd(Offset, B.CreateMul(Idx[D], Array.Parts[1 + N + D]));
+    return B.CreateGEP(B.getInt8Ty(), Data, Offset, "elem.addr");
+  }
+  Value *Linear = nullptr;
+  for (unsigned K = 0; K < N; ++K) {
+    unsigned D = AT.Lay == Layout::C ? K : N - 1 - K; // slowest to fastest
+    Linear = Linear ? B.CreateAdd(B.CreateMul(Linear, Array.Parts[1 + D]), Idx[D]) : Idx[D];
+  }
+  return B.CreateInBoundsGEP(ElemTy, Data, Linear, "elem.addr");
+}
+
+CValue FunctionCompiler::visitSubscript(PyObject *Node) {
+  PyRef ValueNode = field(Node, "value"), SliceNode = field(Node, "slice");
+  CValue Base = expr(ValueNode.get());
+  if (nodeKind(SliceNode.get()) == "Slice")
+    unsupported(SliceNode.get(), "slicing arrays inside kernels is not supported yet");
+  CValue Index = expr(SliceNode.get());
+  if (Base.T.isUndefined() || Index.T.isUndefined())
+    return CValue();
+  if (Base.T.isTuple()) {
+    if (!Index.ConstInt)
+      typingError(SliceNode.get(), "tuples can only be indexed by constant integers");
+    int64_t I = *Index.ConstInt, Size = static_cast<int64_t>(Base.T.Elements.size());
+    if (I < -Size || I >= Size)
+      typingError(SliceNode.get(), "tuple index " + std::to_string(I) +
+                                       " out of range for " + Base.T.str());
+    return tupleElements(Base)[I < 0 ? I + Size : I];
+  }
+  if (!Base.T.isArray())
+    typingError(Node, "cannot index a value of type " + Base.T.str());
+  Value *Ptr = elementPointer(Base, SliceNode.get(), Index);
+  if (!Emitting)
+    return makeScalar(Base.T.Elem, nullptr);
+  llvm::Type *MemTy = llvmMemoryType(Base.T.Elem);
+  LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(byteSize(Base.T.Elem)));
+  Value *V = Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
+  return makeScalar(Base.T.Elem, V);
+}
+
+// --- calls -------------------------------------------------------------------------
+
+CValue FunctionCompiler::visitCall(PyObject *Node) {
+  PyRef FuncNode = field(Node, "func");
+  if (PyList_GET_SIZE(field(Node, "keywords").get()) > 0)
+    unsupported(Node, "keyword arguments are not supported in kernel calls");
+  CValue Callee = expr(FuncNode.get());
+  std::vector<PyObject *> ArgNodes = listItems(field(Node, "args").get());
+  std::vector<CValue> Args;
+  bool Undefined = Callee.T.isUndefined();
+  for (PyObject *A : ArgNodes) {
+    if (nodeKind(A) == "Starred")
+      unsupported(A, "starred arguments are not supported in kernel calls");
+    Args.push_back(expr(A));
+    Undefined |= Args.back().T.isUndefined();
+  }
+  if (Undefined)
+    return CValue();
+  if (!Callee.T.isPyObject())
+    typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
+  return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes);
+}
+
+CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<CValue> &Args,
+                                    const std::vector<PyObject *> &ArgNodes) {
+  std::string Name = intrinsicName(Callee);
+  if (Name.empty() && PyCFunction_Check(Callee)) {
+    // builtins: len, min, ... are intrinsics under their own name.
+    PyRef BuiltinName = PyRef::borrow(Callee).attr("__name__");
+    PyRef Same = Builtins.attrOrNull(BuiltinName.str().c_str());
+    if (Same.get() == Callee)
+      Name = "builtins." + BuiltinName.str();
+  }
+  if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
+    Name = "builtins.range";
+  if (Name.empty() && PyType_Check(Callee)) {
+    // int, float, bool as casts; NumPy scalar types (numpy.float32) too.
+    PyTypeObject *T = reinterpret_cast<PyTypeObject *>(Callee);
+    if (T == &PyLong_Type)
+      Name = "builtins.int";
+    else if (T == &PyFloat_Type)
+      Name = "builtins.float";
+    else if (T == &PyBool_Type)
+      Name = "builtins.bool";
+    else if (PyObject_HasAttrString(Callee, "__module__")) {
+      PyRef Module = PyRef::borrow(Callee).attr("__module__");
+      Scalar S;
+      std::string TypeName = T->tp_name;
+      TypeName = TypeName.substr(TypeName.rfind('.') + 1);
+      if (Module.str() == "numpy" && scalarFromName(TypeName, S))
+        Name = std::string("cast.") + scalarName(S);
+    }
+  }
+  if (IntrinsicHandler H = findCallIntrinsic(Name)) {
+    IntrinsicCall Call{*this, Node, Args, ArgNodes};
+    return H(Call);
+  }
+  std::string Shown = Name;
+  if (Shown.empty()) {
+    PyRef QualName = PyRef::borrow(Callee).attrOrNull("__qualname__");
+    Shown = QualName ? QualName.str() : typeName(Callee);
+  }
+  unsupported(Node, "call to unsupported function '" + Shown + "' in a kernel");
+}
+
+// --- statements --------------------------------------------------------------------
+
+void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *ValueNode) {
+  std::string Kind = nodeKind(Target);
+  if (Kind == "Name")
+    return storeVariable(identifierField(Target, "id"), V, Target);
+  if (Kind == "Tuple" || Kind == "List") {
+    std::vector<PyObject *> Targets = listItems(field(Target, "elts").get());
+    if (V.T.isUndefined()) {
+      for (PyObject *T : Targets)
+        assignTo(T, CValue(), ValueNode);
+      return;
+    }
+    if (!V.T.isTuple())
+      typingError(ValueNode, "cannot unpack a value of type " + V.T.str());
+    if (V.T.Elements.size() != Targets.size())
+      typingError(ValueNode, "cannot unpack " + V.T.str() + " into " +
+                                 std::to_string(Targets.size()) + " targets");
+    std::vector<CValue> Elements = tupleElements(V);
+    for (size_t I = 0; I < Targets.size(); ++I)
+      assignTo(Targets[I], Elements[I], ValueNode);
+    return;
+  }
+  if (Kind == "Subscript") {
+    CValue Base = expr(field(Target, "value").get());
+    PyRef SliceNode = field(Target, "slice");
+    if (nodeKind(SliceNode.get()) == "Slice")
+      unsupported(SliceNode.get(), "assigning to array slices is not supported yet");
+    CValue Index = expr(SliceNode.get());
+    if (Base.T.isUndefined() || Index.T.isUndefined() || V.T.isUndefined())
+      return;
+    if (Base.T.isTuple())
+      typingError(Target, "tuples are immutable: cannot assign to an element");
+    if (!Base.T.isArray())
+      typingError(Target, "cannot assign to an element of a value of type " + Base.T.str());
+    if (Base.T.ReadOnly)
+      typingError(Target, "cannot write to a read-only array (" + Base.T.str() + ")");
+    if (!V.T.isScalar())
+      typingError(ValueNode, "cannot store a value of type " + V.T.str() +
+                                 " into an element of " + Base.T.str());
+    Value *Ptr = elementPointer(Base, SliceNode.get(), Index);
+    if (!Emitting)
+      return;
+    Value *X = convert(V, frontend::Type::scalar(Base.T.Elem), ValueNode).scalar();
+    if (Base.T.Elem == Scalar::Bool)
+      X = B.CreateZExt(X, B.getInt8Ty());
+    B.CreateAlignedStore(X, Ptr, Align(byteSize(Base.T.Elem)));
+    return;
+  }
+  if (Kind == "Attribute")
+    unsupported(Target, "assigning to attributes is not supported in kernels");
+  unsupported(Target, "cannot assign to this target in a kernel");
+}
+
+void FunctionCompiler::visitAssign(PyObject *Node) {
+  CValue V = expr(field(Node, "value").get());
+  PyRef ValueNode = field(Node, "value");
+  for (PyObject *Target : listItems(field(Node, "targets").get()))
+    assignTo(Target, V, ValueNode.get());
+}
+
+void FunctionCompiler::visitAugAssign(PyObject *Node) {
+  PyRef Target = field(Node, "target");
+  PyRef ValueNode = field(Node, "value");
+  std::string Op = operatorKind(field(Node, "op").get());
+  std::string Kind = nodeKind(Target.get());
+  if (Kind == "Name") {
+    std::string Name = identifierField(Target.get(), "id");
+    CValue Current = loadVariable(Name, Target.get());
+    CValue Result = binaryOp(Op, Current, expr(ValueNode.get()), Node);
+    return storeVariable(Name, Result, Node);
+  }
+  if (Kind == "Subscript") {
+    // a[i] op= v: the index is evaluated once.
+    CValue Base = expr(field(Target.get(), "value").get());
+    PyRef SliceNode = field(Target.get(), "slice");
+    CValue Index = expr(SliceNode.get());
+    CValue Operand = expr(ValueNode.get());
+    if (Base.T.isUndefined() || Index.T.isUndefined() || Operand.T.isUndefined())
+      return;
+    if (!Base.T.isArray())
+      typingError(Target.get(), "cannot assign to an element of a value of type " + Base.T.str());
+    if (Base.T.ReadOnly)
+      typingError(Target.get(), "cannot write to a read-only array (" + Base.T.str() + ")");
+    Value *Ptr = elementPointer(Base, SliceNode.get(), Index);
+    CValue Old = makeScalar(Base.T.Elem, nullptr);
+    if (Emitting) {
+      Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Elem), Ptr, Align(byteSize(Base.T.Elem)));
+      Old.Parts.push_back(Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
+    }
+    CValue Result = binaryOp(Op, Old, Operand, Node);
+    if (!Emitting)
+      return;
+    Value *X = convert(Result, frontend::Type::scalar(Base.T.Elem), Node).scalar();
+    if (Base.T.Elem == Scalar::Bool)
+      X = B.CreateZExt(X, B.getInt8Ty());
+    B.CreateAlignedStore(X, Ptr, Align(byteSize(Base.T.Elem)));
+    return;
+  }
+  unsupported(Target.get(), "cannot use this target of an augmented assignment in a kernel");
+}
+
+void FunctionCompiler::visitExpr(PyObject *Node) {
+  PyRef Value = field(Node, "value");
+  // Docstrings and other bare constants do nothing.
+  if (nodeKind(Value.get()) == "Constant")
+    return;
+  expr(Value.get());
+}
+
+void FunctionCompiler::visitPass(PyObject *) {}
+
+void FunctionCompiler::visitIf(PyObject *Node) {
+  PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
+  CValue C = expr(Test.get());
+  if (!Emitting) {
+    if (!C.T.isUndefined())
+      truth(C, Test.get());
+    body(Body.get());
+    body(Else.get());
+    return;
+  }
+  Value *Cond = truth(C, Test.get());
+  BasicBlock *Then = BasicBlock::Create(Ctx, "if.then", F);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "if.end", F);
+  bool HasElse = PyList_GET_SIZE(Else.get()) > 0;
+  BasicBlock *Otherwise = HasElse ? BasicBlock::Create(Ctx, "if.else", F) : Done;
+  B.CreateCondBr(Cond, Then, Otherwise);
+  B.SetInsertPoint(Then);
+  body(Body.get());
+  if (!B.GetInsertBlock()->getTerminator())
+    B.CreateBr(Done);
+  if (HasElse) {
+    B.SetInsertPoint(Otherwise);
+    body(Else.get());
+    if (!B.GetInsertBlock()->getTerminator())
+      B.CreateBr(Done);
+  }
+  B.SetInsertPoint(Done);
+}
+
+void FunctionCompiler::visitWhile(PyObject *Node) {
+  PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
+  if (PyList_GET_SIZE(Else.get()) > 0)
+    unsupported(Node, "'while ... else' is not supported in kernels");
+  if (!Emitting) {
+    CValue C = expr(Test.get());
+    if (!C.T.isUndefined())
+      truth(C, Test.get());
+    body(Body.get());
+    return;
+  }
+  BasicBlock *Header = BasicBlock::Create(Ctx, "while.cond", F);
+  BasicBlock *Loop = BasicBlock::Create(Ctx, "while.body", F);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "while.end", F);
+  B.CreateBr(Header);
+  B.SetInsertPoint(Header);
+  B.CreateCondBr(truth(expr(Test.get()), Test.get()), Loop, Done);
+  B.SetInsertPoint(Loop);
+  Loops.push_back({Header, Done});
+  body(Body.get());
+  Loops.pop_back();
+  if (!B.GetInsertBlock()->getTerminator())
+    B.CreateBr(Header);
+  B.SetInsertPoint(Done);
+}
+
+void FunctionCompiler::visitFor(PyObject *Node) {
+  PyRef Target = field(Node, "target"), Iter = field(Node, "iter");
+  PyRef Body = field(Node, "body"), Else = field(Node, "orelse");
+  if (PyList_GET_SIZE(Else.get()) > 0)
+    unsupported(Node, "'for ... else' is not supported in kernels");
+  // Only range(...): its callee must resolve to the builtin range.
+  bool IsRange = false;
+  if (nodeKind(Iter.get()) == "Call") {
+    bool Was = Emitting;
+    Emitting = false;
+    CValue Callee = expr(field(Iter.get(), "func").get());
+    Emitting = Was;
+    IsRange = Callee.T.isPyObject() &&
+              static_cast<PyObject *>(Callee.T.Object) ==
+                  reinterpret_cast<PyObject *>(&PyRange_Type);
+  }
+  if (!IsRange)
+    unsupported(Iter.get(), "for loops in kernels can only iterate over range(...)");
+  if (nodeKind(Target.get()) != "Name")
+    unsupported(Target.get(), "the target of a for loop over range() must be a name");
+  std::vector<PyObject *> ArgNodes = listItems(field(Iter.get(), "args").get());
+  if (ArgNodes.empty() || ArgNodes.size() > 3)
+    typingError(Iter.get(), "range expected 1 to 3 arguments, got " +
+                                std::to_string(ArgNodes.size()));
+  std::vector<CValue> Args;
+  for (PyObject *A : ArgNodes) {
+    Args.push_back(expr(A));
+    if (!Args.back().T.isUndefined() && !Args.back().T.isIntegerScalar() &&
+        !Args.back().T.isBool())
+      typingError(A, "range() arguments must be integers, not " + Args.back().T.str());
+  }
+  std::string Name = identifierField(Target.get(), "id");
+  // The counter's type, as Numba's range typing: int32 when every argument
+  // fits, uint64 if one is uint64, int64 otherwise.
+  Scalar Counter = Scalar::Int32;
+  for (const CValue &A : Args) {
+    if (A.T.isUndefined())
+      continue;
+    Scalar S = A.T.Elem;
+    if (S == Scalar::UInt64)
+      Counter = Counter == Scalar::Int64 ? Scalar::Int64 : Scalar::UInt64;
+    else if (!(S == Scalar::Bool || S == Scalar::Int8 || S == Scalar::Int16 ||
+               S == Scalar::Int32 || S == Scalar::UInt8 || S == Scalar::UInt16))
+      Counter = Scalar::Int64;
+  }
+  frontend::Type CT = frontend::Type::scalar(Counter);
+  if (!Emitting) {
+    storeVariable(Name, CValue(CT), Target.get());
+    body(Body.get());
+    return;
+  }
+  std::optional<int64_t> ConstStep = Args.size() == 3 ? Args[2].ConstInt : std::optional<int64_t>(1);
+  if (ConstStep && *ConstStep == 0)
+    typingError(ArgNodes[2], "range() step must not be zero");
+  Value *Start = Args.size() >= 2 ? convert(Args[0], CT, ArgNodes[0]).scalar()
+                                  : ConstantInt::get(llvmType(Counter), 0);
+  Value *Stop = convert(Args.size() >= 2 ? Args[1] : Args[0], CT,
+                        ArgNodes[Args.size() >= 2 ? 1 : 0]).scalar();
+  Value *Step = Args.size() == 3 ? convert(Args[2], CT, ArgNodes[2]).scalar()
+                                 : ConstantInt::get(llvmType(Counter), 1);
+  bool Signed = isSigned(Counter);
+  AllocaInst *Index = entryAlloca(llvmType(Counter), Name + ".next");
+  B.CreateStore(Start, Index);
+  BasicBlock *Header = BasicBlock::Create(Ctx, "for.cond", F);
+  BasicBlock *Loop = BasicBlock::Create(Ctx, "for.body", F);
+  BasicBlock *Latch = BasicBlock::Create(Ctx, "for.inc", F);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "for.end", F);
+  B.CreateBr(Header);
+  B.SetInsertPoint(Header);
+  Value *I = B.CreateLoad(llvmType(Counter), Index, Name);
+  Value *Continue;
+  auto Less = [&](Value *A, Value *C) { return Signed ? B.CreateICmpSLT(A, C) : B.CreateICmpULT(A, C); };
+  if (ConstStep)
+    Continue = *ConstStep > 0 ? Less(I, Stop) : B.CreateICmpSGT(I, Stop);
+  else
+    Continue = B.CreateSelect(B.CreateICmpSGT(Step, ConstantInt::get(Step->getType(), 0)),
+                              Less(I, Stop), B.CreateICmpSGT(I, Stop));
+  B.CreateCondBr(Continue, Loop, Done);
+  B.SetInsertPoint(Loop);
+  storeVariable(Name, makeScalar(Counter, I), Target.get());
+  Loops.push_back({Latch, Done});
+  body(Body.get());
+  Loops.pop_back();
+  if (!B.GetInsertBlock()->getTerminator())
+    B.CreateBr(Latch);
+  B.SetInsertPoint(Latch);
+  B.CreateStore(B.CreateAdd(B.CreateLoad(llvmType(Counter), Index), Step), Index);
+  B.CreateBr(Header);
+  B.SetInsertPoint(Done);
+}
+
+void FunctionCompiler::visitBreak(PyObject *Node) {
+  if (!Emitting)
+    return;
+  if (Loops.empty())
+    typingError(Node, "'break' outside a loop");
+  B.CreateBr(Loops.back().Break);
+  startDeadBlock();
+}
+
+void FunctionCompiler::visitContinue(PyObject *Node) {
+  if (!Emitting)
+    return;
+  if (Loops.empty())
+    typingError(Node, "'continue' outside a loop");
+  B.CreateBr(Loops.back().Continue);
+  startDeadBlock();
+}
+
+void FunctionCompiler::visitReturn(PyObject *Node) {
+  PyRef Value = field(Node, "value");
+  if (!Value.isNone()) {
+    CValue V = expr(Value.get());
+    if (!V.T.isUndefined() && V.T.K != frontend::Type::Kind::None)
+      typingError(Node, "a kernel cannot return a value (it returns " + V.T.str() +
+                            "); write results into an array argument");
+  }
+  if (!Emitting)
+    return;
+  B.CreateRetVoid();
+  startDeadBlock();
+}
+
+void FunctionCompiler::visitAssert(PyObject *Node) {
+  // Compiled out unless debug=True, as in Numba; checked kernels come with
+  // the debug mode of the cpu target.
+  if (!Options.Debug)
+    return;
+  unsupported(Node, "assert with debug=True is not supported yet");
+}
+
+// --- entry point ---------------------------------------------------------------
+
+KernelModule emitKernel(PyObject *Function, const std::vector<frontend::Type> &ArgTypes,
+                        const FrontendOptions &Options) {
+  KernelModule Out;
+  Out.Context = std::make_unique<LLVMContext>();
+  PyRef Name = PyRef::borrow(Function).attr("__name__");
+  PyRef ModuleName = PyRef::borrow(Function).attrOrNull("__module__");
+  Out.Module = std::make_unique<llvm::Module>(
+      ModuleName && !ModuleName.isNone() ? ModuleName.str() : Name.str(), *Out.Context);
+  FunctionCompiler Compiler(Function, *Out.Module, Options);
+  llvm::Function *F = Compiler.compileKernel(ArgTypes);
+  Out.KernelName = F->getName().str();
+  Out.ParamTypes = ArgTypes;
+  Out.SourceFile = PyRef::borrow(Function).attr("__code__").attr("co_filename").str();
+  Out.Module->setSourceFileName(Out.SourceFile);
+  return Out;
+}
+
+} // namespace tidal::frontend

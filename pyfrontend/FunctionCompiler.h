@@ -1,0 +1,186 @@
+// FunctionCompiler: one Python function → one LLVM function of marker IR.
+//
+// It walks the AST twice with the same code: first in typing mode (no IR),
+// repeated until every local variable's type is stable (types unify across
+// branches and loop iterations), then once in emitting mode. Each AST node
+// kind has one handler in a dispatch table (FunctionCompiler.cpp); CUDA and
+// builtin functions are a second table (Intrinsics.cpp).
+#ifndef TIDAL_FRONTEND_FUNCTIONCOMPILER_H
+#define TIDAL_FRONTEND_FUNCTIONCOMPILER_H
+
+#include "CompileError.h"
+#include "Frontend.h"
+#include "PyRef.h"
+#include "Types.h"
+
+#include "llvm/IR/IRBuilder.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+namespace tidal::frontend {
+
+// A value during compilation: its type, and in emitting mode its LLVM parts
+// (a scalar is one part; an array is data, shape..., strides...; a tuple is
+// the parts of its elements in order). Compile-time Python objects have no
+// parts.
+struct CValue {
+  Type T;
+  std::vector<llvm::Value *> Parts;
+  std::optional<int64_t> ConstInt; // known integer value (literals, folded)
+
+  CValue() = default;
+  explicit CValue(Type T) : T(std::move(T)) {}
+  llvm::Value *scalar() const { return Parts.empty() ? nullptr : Parts[0]; }
+};
+
+// Where a Python function came from: file, and its lines for error carets.
+struct SourceInfo {
+  std::string File;
+  int FirstLine = 1;  // line in File of the first line of the parsed source
+  int Indent = 0;     // columns removed from every line before parsing
+  std::vector<std::string> Lines; // the function's lines as in File
+};
+
+class FunctionCompiler {
+public:
+  FunctionCompiler(PyObject *Function, llvm::Module &M, const FrontendOptions &Options);
+
+  // Types and emits the kernel; returns the LLVM function.
+  llvm::Function *compileKernel(const std::vector<Type> &ArgTypes);
+
+  // --- the API that intrinsic handlers use (Intrinsics.cpp) -------------
+  bool emitting() const { return Emitting; }
+  llvm::IRBuilder<> &builder() { return B; }
+  llvm::LLVMContext &context() { return Ctx; }
+  llvm::Module &module() { return M; }
+  // i32 @tidal.<Name>() marker call (declared on first use).
+  llvm::Value *markerI32(const std::string &Name);
+  CValue convert(const CValue &V, const Type &To, PyObject *Node);
+  CValue makeScalar(Scalar S, llvm::Value *V) const;
+  CValue makeTuple(std::vector<CValue> Elements) const;
+  llvm::Value *truth(const CValue &V, PyObject *Node);
+  // A compile-time integer argument (cuda.grid(ndim)); throws a TypingError
+  // at Node saying what was expected.
+  int64_t constantInt(const CValue &V, PyObject *Node, const std::string &What);
+
+  [[noreturn]] void fail(const std::string &Kind, PyObject *Node, const std::string &Message);
+  [[noreturn]] void typingError(PyObject *Node, const std::string &Message) {
+    fail("TypingError", Node, Message);
+  }
+  [[noreturn]] void unsupported(PyObject *Node, const std::string &Message) {
+    fail("UnsupportedError", Node, Message);
+  }
+
+  llvm::Type *llvmType(Scalar S) const;       // in registers (bool: i1)
+  llvm::Type *llvmMemoryType(Scalar S) const; // in memory and params (bool: i8)
+
+private:
+  // One handler per AST node kind.
+  using ExprHandler = CValue (FunctionCompiler::*)(PyObject *);
+  using StmtHandler = void (FunctionCompiler::*)(PyObject *);
+  static const std::unordered_map<std::string, ExprHandler> &exprTable();
+  static const std::unordered_map<std::string, StmtHandler> &stmtTable();
+
+  CValue expr(PyObject *Node);
+  void stmt(PyObject *Node);
+  void body(PyObject *List);
+
+  // expressions
+  CValue visitConstant(PyObject *Node);
+  CValue visitName(PyObject *Node);
+  CValue visitBinOp(PyObject *Node);
+  CValue visitUnaryOp(PyObject *Node);
+  CValue visitCompare(PyObject *Node);
+  CValue visitBoolOp(PyObject *Node);
+  CValue visitIfExp(PyObject *Node);
+  CValue visitAttribute(PyObject *Node);
+  CValue visitSubscript(PyObject *Node);
+  CValue visitCall(PyObject *Node);
+  CValue visitTuple(PyObject *Node);
+  // statements
+  void visitAssign(PyObject *Node);
+  void visitAugAssign(PyObject *Node);
+  void visitExpr(PyObject *Node);
+  void visitIf(PyObject *Node);
+  void visitWhile(PyObject *Node);
+  void visitFor(PyObject *Node);
+  void visitBreak(PyObject *Node);
+  void visitContinue(PyObject *Node);
+  void visitPass(PyObject *Node);
+  void visitReturn(PyObject *Node);
+  void visitAssert(PyObject *Node);
+
+  // pieces
+  CValue binaryOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
+  CValue compareOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
+  CValue integerDivide(bool Floor, const CValue &L, const CValue &R);
+  CValue integerPower(const CValue &Base, const CValue &Exponent);
+  void assignTo(PyObject *Target, const CValue &V, PyObject *ValueNode);
+  void storeVariable(const std::string &Name, const CValue &V, PyObject *Node);
+  CValue loadVariable(const std::string &Name, PyObject *Node);
+  llvm::Value *elementPointer(const CValue &Array, PyObject *IndexNode, const CValue &Index);
+  CValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
+  CValue resolveGlobal(const std::string &Name, PyObject *Node);
+  CValue attributeOfObject(const CValue &Base, const std::string &Attr, PyObject *Node);
+  CValue callObject(PyObject *Callee, PyObject *Node, std::vector<CValue> &Args,
+                    const std::vector<PyObject *> &ArgNodes);
+  std::vector<CValue> tupleElements(const CValue &V) const;
+  std::vector<llvm::Type *> partTypes(const Type &T) const;
+  llvm::AllocaInst *entryAlloca(llvm::Type *T, const std::string &Name);
+  void startDeadBlock();
+  SourceLocation locate(PyObject *Node) const;
+  void collectAssignedNames(PyObject *List);
+
+  PyRef Function;
+  PyRef Globals, Builtins;
+  std::map<std::string, PyRef> Closure;
+  SourceInfo Source;
+  PyRef Tree; // the FunctionDef node
+  std::vector<std::string> ParamNames;
+
+  llvm::Module &M;
+  llvm::LLVMContext &Ctx;
+  llvm::IRBuilder<> B;
+  FrontendOptions Options;
+  llvm::Function *F = nullptr;
+  bool Emitting = false;
+  bool TypesChanged = false;
+
+  struct Variable {
+    Type T;
+    std::vector<llvm::AllocaInst *> Slots; // one per part, emitting mode
+  };
+  std::map<std::string, Variable> Variables;
+  std::set<std::string> AssignedNames; // every name bound in the function
+  struct Loop {
+    llvm::BasicBlock *Continue, *Break;
+  };
+  std::vector<Loop> Loops;
+  friend struct IntrinsicCall;
+};
+
+// What an intrinsic handler gets: the compiler, the call node, its typed
+// arguments (with parts in emitting mode) and their nodes.
+struct IntrinsicCall {
+  FunctionCompiler &C;
+  PyObject *Node;
+  std::vector<CValue> &Args;
+  const std::vector<PyObject *> &ArgNodes;
+};
+using IntrinsicHandler = CValue (*)(IntrinsicCall &);
+
+// The handler of a callable intrinsic (cuda.grid, len, min, ...), by the
+// name in its __tidal_intrinsic__ attribute or its builtin name; null when
+// there is none.
+IntrinsicHandler findCallIntrinsic(const std::string &Name);
+// The value of an attribute intrinsic (cuda.threadIdx.x, ...): handled
+// when Object.Attr names one; returns false otherwise.
+bool attributeIntrinsic(FunctionCompiler &C, const std::string &Object,
+                        const std::string &Attr, PyObject *Node, CValue &Out);
+
+} // namespace tidal::frontend
+
+#endif

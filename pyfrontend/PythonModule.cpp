@@ -1,0 +1,555 @@
+// tidal._tidal: the extension module that binds the frontend, the plugin's
+// pipelines and the runtime to Python. C++ errors become Python exceptions
+// here and nowhere else.
+#include "CompileError.h"
+#include "Compiler.h"
+#include "Frontend.h"
+#include "PyRef.h"
+#include "Types.h"
+
+#include "tidal/runtime/CpuTarget.h"
+#include "tidal/runtime/CudaDriver.h"
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL tidal_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace tidal;
+using namespace tidal::frontend;
+
+namespace {
+
+// --- errors ------------------------------------------------------------------
+
+// Raises the Python twin of a C++ error; returns null for the caller to return.
+PyObject *raiseFromCurrentException() {
+  try {
+    throw;
+  } catch (const PythonErrorSet &) {
+    // already set
+  } catch (const CompileError &E) {
+    PyRef Errors = PyRef::steal(PyImport_ImportModule("tidal.errors"));
+    PyRef Class = Errors ? Errors.attrOrNull(E.Kind.c_str()) : PyRef();
+    if (!Class) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_RuntimeError, E.what());
+      return nullptr;
+    }
+    PyRef Instance = PyRef::steal(PyObject_CallFunction(
+        Class.get(), "ssiiis", E.what(), E.Where.File.c_str(), E.Where.Line, E.Where.Column,
+        E.Where.EndColumn, E.Message.c_str()));
+    if (Instance)
+      PyErr_SetObject(Class.get(), Instance.get());
+  } catch (const std::invalid_argument &E) {
+    PyErr_SetString(PyExc_TypeError, E.what());
+  } catch (const runtime::RuntimeError &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+  } catch (const std::exception &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
+  }
+  return nullptr;
+}
+
+#define TIDAL_TRY try {
+#define TIDAL_CATCH                                                                  \
+  }                                                                                  \
+  catch (...) {                                                                      \
+    return raiseFromCurrentException();                                              \
+  }
+
+// --- typing of launch arguments --------------------------------------------------
+
+bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) {
+  switch (D->kind) {
+  case 'b':
+    Out = Scalar::Bool;
+    return true;
+  case 'i':
+  case 'u': {
+    static const Scalar Signed[] = {Scalar::Int8, Scalar::Int16, Scalar::Int32, Scalar::Int64};
+    static const Scalar Unsigned[] = {Scalar::UInt8, Scalar::UInt16, Scalar::UInt32,
+                                      Scalar::UInt64};
+    int Log = D->elsize == 1 ? 0 : D->elsize == 2 ? 1 : D->elsize == 4 ? 2 : D->elsize == 8 ? 3 : -1;
+    if (Log < 0)
+      return false;
+    Out = D->kind == 'i' ? Signed[Log] : Unsigned[Log];
+    return true;
+  }
+  case 'f':
+    if (D->elsize == 2)
+      Out = Scalar::Float16;
+    else if (D->elsize == 4)
+      Out = Scalar::Float32;
+    else if (D->elsize == 8)
+      Out = Scalar::Float64;
+    else
+      return false;
+    return true;
+  default:
+    return false;
+  }
+}
+
+// The type Numba gives a launch argument; false (and Why) when kernels
+// can't take it.
+bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
+  if (PyBool_Check(O)) {
+    Out = Type::scalar(Scalar::Bool);
+    return true;
+  }
+  if (PyLong_Check(O)) {
+    Out = Type::scalar(Scalar::Int64);
+    return true;
+  }
+  if (PyFloat_Check(O)) {
+    Out = Type::scalar(Scalar::Float64);
+    return true;
+  }
+  if (PyArray_Check(O)) {
+    PyArrayObject *A = reinterpret_cast<PyArrayObject *>(O);
+    Scalar S;
+    if (!scalarOfDescr(PyArray_DESCR(A), S)) {
+      Why = "a NumPy array of dtype " + PyRef::borrow(reinterpret_cast<PyObject *>(PyArray_DESCR(A))).str() +
+            ", which kernels can't take yet";
+      return false;
+    }
+    if (!PyArray_ISNOTSWAPPED(A)) {
+      Why = "a NumPy array in non-native byte order";
+      return false;
+    }
+    Layout L = PyArray_IS_C_CONTIGUOUS(A) ? Layout::C
+               : PyArray_IS_F_CONTIGUOUS(A) ? Layout::F
+                                            : Layout::A;
+    Out = Type::array(S, static_cast<unsigned>(PyArray_NDIM(A)), L, !PyArray_ISWRITEABLE(A));
+    return true;
+  }
+  if (PyArray_IsScalar(O, Generic)) {
+    PyRef Descr = PyRef::steal(reinterpret_cast<PyObject *>(PyArray_DescrFromScalar(O)));
+    Scalar S;
+    if (!Descr || !scalarOfDescr(reinterpret_cast<PyArray_Descr *>(Descr.get()), S)) {
+      PyErr_Clear();
+      Why = "a NumPy scalar of type '" + typeName(O) + "', which kernels can't take yet";
+      return false;
+    }
+    Out = Type::scalar(S);
+    return true;
+  }
+  Why = "'" + typeName(O) + "'";
+  return false;
+}
+
+// --- one compiled specialisation -------------------------------------------------
+
+struct Specialization {
+  std::vector<Type> ArgTypes;
+  std::string KernelName;
+  std::string MarkerIR; // the frontend's output, kept for inspection
+  std::unique_ptr<runtime::CpuModule> Cpu;
+  TidalBlockFunction Block = nullptr;
+  unsigned ParamCount = 0; // flattened
+};
+
+std::string signatureText(const std::vector<Type> &Types) {
+  std::string S = "(";
+  for (size_t I = 0; I < Types.size(); ++I)
+    S += (I ? ", " : "") + Types[I].str();
+  return S + ")";
+}
+
+// Re-reads marker IR into a fresh context (for the NVPTX views of a kernel
+// that was compiled for the cpu).
+std::unique_ptr<llvm::Module> parseIR(const std::string &Text, llvm::LLVMContext &Ctx) {
+  llvm::SMDiagnostic Diag;
+  std::unique_ptr<llvm::Module> M = llvm::parseAssemblyString(Text, Diag, Ctx);
+  if (!M)
+    throw std::runtime_error("internal error: cannot re-read marker IR: " +
+                             Diag.getMessage().str());
+  return M;
+}
+
+// --- Dispatcher: the C++ half of tidal.cuda's dispatcher ------------------------
+
+struct DispatcherState {
+  PyRef Function;
+  std::string Name;
+  std::vector<std::string> ParamNames;
+  std::string Target; // "cpu" or "cuda"
+  FrontendOptions Options;
+  std::vector<std::unique_ptr<Specialization>> Specializations;
+
+  Specialization *find(const std::vector<Type> &Types) {
+    for (auto &S : Specializations)
+      if (S->ArgTypes == Types)
+        return S.get();
+    return nullptr;
+  }
+
+  Specialization &compile(const std::vector<Type> &Types) {
+    if (Specialization *S = find(Types))
+      return *S;
+    KernelModule KM = emitKernel(Function.get(), Types, Options);
+    auto Spec = std::make_unique<Specialization>();
+    Spec->ArgTypes = Types;
+    Spec->KernelName = KM.KernelName;
+    Spec->MarkerIR = moduleText(*KM.Module);
+    for (const Type &T : Types)
+      Spec->ParamCount += flattenedParameterSizes(T).size();
+    if (Target == "cpu") {
+      lowerForHost(*KM.Module);
+      Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
+      Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
+    }
+    Specializations.push_back(std::move(Spec));
+    return *Specializations.back();
+  }
+};
+
+struct DispatcherObject {
+  PyObject_HEAD DispatcherState *State;
+};
+
+int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
+  static const char *Keywords[] = {"function", "target", "debug", nullptr};
+  PyObject *Function;
+  const char *Target = "cpu";
+  int Debug = 0;
+  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "O|sp", const_cast<char **>(Keywords),
+                                   &Function, &Target, &Debug))
+    return -1;
+  if (!PyFunction_Check(Function)) {
+    PyErr_Format(PyExc_TypeError, "a kernel must be a Python function, not '%s'",
+                 Py_TYPE(Function)->tp_name);
+    return -1;
+  }
+  try {
+    auto State = std::make_unique<DispatcherState>();
+    State->Function = PyRef::borrow(Function);
+    State->Name = PyRef::borrow(Function).attr("__name__").str();
+    State->ParamNames = parameterNames(Function);
+    State->Target = Target;
+    State->Options.Debug = Debug;
+    auto *D = reinterpret_cast<DispatcherObject *>(Self);
+    delete D->State;
+    D->State = State.release();
+  } catch (...) {
+    raiseFromCurrentException();
+    return -1;
+  }
+  return 0;
+}
+
+void Dispatcher_dealloc(PyObject *Self) {
+  auto *D = reinterpret_cast<DispatcherObject *>(Self);
+  delete D->State;
+  Py_TYPE(Self)->tp_free(Self);
+}
+
+DispatcherState &state(PyObject *Self) {
+  DispatcherState *S = reinterpret_cast<DispatcherObject *>(Self)->State;
+  if (!S)
+    throw std::runtime_error("tidal Dispatcher used before __init__");
+  return *S;
+}
+
+// Types of the launch arguments; raises TypeError naming the parameter.
+bool typeArguments(DispatcherState &D, PyObject *Args, std::vector<Type> &Types) {
+  Py_ssize_t N = PyTuple_GET_SIZE(Args);
+  if (static_cast<size_t>(N) != D.ParamNames.size()) {
+    PyErr_Format(PyExc_TypeError, "kernel '%s' takes %zu argument%s but %zd %s given",
+                 D.Name.c_str(), D.ParamNames.size(), D.ParamNames.size() == 1 ? "" : "s", N,
+                 N == 1 ? "was" : "were");
+    return false;
+  }
+  Types.resize(static_cast<size_t>(N));
+  for (Py_ssize_t I = 0; I < N; ++I) {
+    std::string Why;
+    if (!typeofArgument(PyTuple_GET_ITEM(Args, I), Types[I], Why)) {
+      PyErr_Format(PyExc_TypeError,
+                   "argument '%s' of kernel '%s' is %s: kernels take NumPy arrays and "
+                   "numbers (int, float, bool, NumPy scalars)",
+                   D.ParamNames[I].c_str(), D.Name.c_str(), Why.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Writes the flattened parameter values of every argument, as
+// cuLaunchKernel's kernelParams: Params[i] points at the i-th value.
+bool packArguments(const Specialization &S, PyObject *Args, uint64_t *Storage, void **Params) {
+  unsigned K = 0;
+  for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
+    PyObject *O = PyTuple_GET_ITEM(Args, I);
+    const Type &T = S.ArgTypes[I];
+    if (T.isArray()) {
+      PyArrayObject *A = reinterpret_cast<PyArrayObject *>(O);
+      Storage[K] = reinterpret_cast<uint64_t>(PyArray_DATA(A));
+      Params[K] = &Storage[K];
+      ++K;
+      for (int D = 0; D < PyArray_NDIM(A); ++D, ++K) {
+        Storage[K] = static_cast<uint64_t>(PyArray_DIM(A, D));
+        Params[K] = &Storage[K];
+      }
+      for (int D = 0; D < PyArray_NDIM(A); ++D, ++K) {
+        Storage[K] = static_cast<uint64_t>(PyArray_STRIDE(A, D));
+        Params[K] = &Storage[K];
+      }
+      continue;
+    }
+    Storage[K] = 0;
+    void *Slot = &Storage[K];
+    if (PyBool_Check(O)) {
+      *static_cast<uint8_t *>(Slot) = O == Py_True;
+    } else if (PyLong_Check(O)) {
+      long long V = PyLong_AsLongLong(O);
+      if (V == -1 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_OverflowError, "argument %zu of kernel does not fit in int64", I);
+        return false;
+      }
+      *static_cast<int64_t *>(Slot) = V;
+    } else if (PyFloat_Check(O)) {
+      *static_cast<double *>(Slot) = PyFloat_AS_DOUBLE(O);
+    } else {
+      PyArray_ScalarAsCtype(O, Slot); // a NumPy scalar of exactly type T
+    }
+    Params[K] = Slot;
+    ++K;
+  }
+  return true;
+}
+
+PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
+  PyObject *Grid, *Block, *KernelArgs;
+  unsigned long long SharedBytes;
+  if (!PyArg_ParseTuple(Args, "O!O!KO!", &PyTuple_Type, &Grid, &PyTuple_Type, &Block,
+                        &SharedBytes, &PyTuple_Type, &KernelArgs))
+    return nullptr;
+  TIDAL_TRY
+  DispatcherState &D = state(Self);
+  runtime::Dim3 G, Bk;
+  for (int I = 0; I < 3; ++I) {
+    G[I] = static_cast<uint32_t>(PyLong_AsUnsignedLong(PyTuple_GetItem(Grid, I)));
+    Bk[I] = static_cast<uint32_t>(PyLong_AsUnsignedLong(PyTuple_GetItem(Block, I)));
+  }
+  if (PyErr_Occurred())
+    return nullptr;
+  std::vector<Type> Types;
+  if (!typeArguments(D, KernelArgs, Types))
+    return nullptr;
+  Specialization &S = D.compile(Types);
+  if (D.Target != "cpu") {
+    PyErr_SetString(PyExc_NotImplementedError,
+                    "launching on a GPU is not implemented yet: set TIDAL_TARGET=cpu");
+    return nullptr;
+  }
+  constexpr unsigned InlineParams = 64;
+  uint64_t InlineStorage[InlineParams];
+  void *InlinePointers[InlineParams];
+  std::vector<uint64_t> HeapStorage;
+  std::vector<void *> HeapPointers;
+  uint64_t *Storage = InlineStorage;
+  void **Params = InlinePointers;
+  if (S.ParamCount > InlineParams) {
+    HeapStorage.resize(S.ParamCount);
+    HeapPointers.resize(S.ParamCount);
+    Storage = HeapStorage.data();
+    Params = HeapPointers.data();
+  }
+  if (!packArguments(S, KernelArgs, Storage, Params))
+    return nullptr;
+  Py_BEGIN_ALLOW_THREADS
+  runtime::launchOnCpu(S.Block, G, Bk, Params, static_cast<size_t>(SharedBytes));
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+  TIDAL_CATCH
+}
+
+// Types from a signature: a string ("void(float32, float32[::1])") or a
+// sequence of type strings.
+std::vector<Type> typesFromPython(PyObject *Signature) {
+  if (PyUnicode_Check(Signature)) {
+    frontend::Signature Sig = parseSignature(PyUnicode_AsUTF8(Signature));
+    if (Sig.HasReturn && Sig.Return.K != Type::Kind::None)
+      throw std::invalid_argument("a kernel's signature must return void, not " +
+                                  Sig.Return.str());
+    return Sig.Params;
+  }
+  PyRef Seq = PyRef::check(PySequence_Fast(Signature, "a signature must be a str or a sequence of type names"));
+  std::vector<Type> Types;
+  for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Seq.get()); ++I)
+    Types.push_back(parseType(PyRef::borrow(PySequence_Fast_GET_ITEM(Seq.get(), I)).str()));
+  return Types;
+}
+
+PyObject *Dispatcher_compile(PyObject *Self, PyObject *Signature) {
+  TIDAL_TRY
+  DispatcherState &D = state(Self);
+  Specialization &S = D.compile(typesFromPython(Signature));
+  return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
+  TIDAL_CATCH
+}
+
+PyObject *Dispatcher_specialize(PyObject *Self, PyObject *Args) {
+  TIDAL_TRY
+  DispatcherState &D = state(Self);
+  std::vector<Type> Types;
+  if (!typeArguments(D, Args, Types))
+    return nullptr;
+  Specialization &S = D.compile(Types);
+  return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
+  TIDAL_CATCH
+}
+
+// inspect(signature_text, what, sm): what is "markers", "llvm" (after
+// tidal-nvptx) or "ptx" of an existing specialisation.
+PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
+  const char *Signature, *What;
+  unsigned SM = DefaultSM;
+  if (!PyArg_ParseTuple(Args, "ss|I", &Signature, &What, &SM))
+    return nullptr;
+  TIDAL_TRY
+  DispatcherState &D = state(Self);
+  for (auto &S : D.Specializations) {
+    if (signatureText(S->ArgTypes) != Signature)
+      continue;
+    std::string Kind = What;
+    if (Kind == "markers")
+      return PyUnicode_FromString(S->MarkerIR.c_str());
+    llvm::LLVMContext Ctx;
+    std::unique_ptr<llvm::Module> M = parseIR(S->MarkerIR, Ctx);
+    lowerForNVPTX(*M, SM);
+    if (Kind == "llvm")
+      return PyUnicode_FromString(moduleText(*M).c_str());
+    if (Kind == "ptx")
+      return PyUnicode_FromString(emitPTX(*M, SM).c_str());
+    PyErr_Format(PyExc_ValueError, "unknown view '%s': use markers, llvm or ptx", What);
+    return nullptr;
+  }
+  PyErr_Format(PyExc_KeyError, "kernel '%s' has no specialisation %s", D.Name.c_str(), Signature);
+  return nullptr;
+  TIDAL_CATCH
+}
+
+PyObject *Dispatcher_signatures(PyObject *Self, void *) {
+  TIDAL_TRY
+  DispatcherState &D = state(Self);
+  PyRef List = PyRef::check(PyList_New(0));
+  for (auto &S : D.Specializations) {
+    PyRef Text = PyRef::check(PyUnicode_FromString(signatureText(S->ArgTypes).c_str()));
+    if (PyList_Append(List.get(), Text.get()) < 0)
+      return nullptr;
+  }
+  return List.release();
+  TIDAL_CATCH
+}
+
+PyMethodDef DispatcherMethods[] = {
+    {"launch", Dispatcher_launch, METH_VARARGS,
+     "launch(grid, block, shared_bytes, args): compile for the arguments' types if "
+     "needed, then run the kernel over the grid."},
+    {"compile", Dispatcher_compile, METH_O,
+     "compile(signature): compile eagerly; returns the signature's text."},
+    {"specialize", Dispatcher_specialize, METH_VARARGS,
+     "specialize(*args): compile for the types of these arguments."},
+    {"inspect", Dispatcher_inspect, METH_VARARGS,
+     "inspect(signature_text, what, sm=75): 'markers', 'llvm' or 'ptx'."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef DispatcherGetSet[] = {
+    {"signatures", Dispatcher_signatures, nullptr, "compiled signatures", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject DispatcherType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// --- module functions --------------------------------------------------------------
+
+PyObject *module_typeof(PyObject *, PyObject *O) {
+  Type T;
+  std::string Why;
+  if (!typeofArgument(O, T, Why)) {
+    PyErr_Format(PyExc_TypeError, "kernels can't take %s", Why.c_str());
+    return nullptr;
+  }
+  return PyUnicode_FromString(T.str().c_str());
+}
+
+PyObject *module_parse_signature(PyObject *, PyObject *Text) {
+  TIDAL_TRY
+  if (!PyUnicode_Check(Text)) {
+    PyErr_SetString(PyExc_TypeError, "a signature must be a str");
+    return nullptr;
+  }
+  frontend::Signature Sig = parseSignature(PyUnicode_AsUTF8(Text));
+  PyRef Params = PyRef::check(PyList_New(0));
+  for (const Type &T : Sig.Params) {
+    PyRef S = PyRef::check(PyUnicode_FromString(T.str().c_str()));
+    PyList_Append(Params.get(), S.get());
+  }
+  if (!Sig.HasReturn)
+    return Py_BuildValue("(OO)", Py_None, Params.get());
+  return Py_BuildValue("(sO)", Sig.Return.str().c_str(), Params.get());
+  TIDAL_CATCH
+}
+
+PyObject *module_driver_status(PyObject *, PyObject *) {
+  TIDAL_TRY
+  runtime::CudaDriver &D = runtime::CudaDriver::get();
+  return Py_BuildValue("(Oiss)", D.usable() ? Py_True : Py_False, D.deviceCount(),
+                       D.reason().c_str(), D.libraryPath().c_str());
+  TIDAL_CATCH
+}
+
+PyObject *module_cpu_worker_count(PyObject *, PyObject *) {
+  return PyLong_FromUnsignedLong(runtime::cpuWorkerCount());
+}
+
+PyMethodDef ModuleMethods[] = {
+    {"typeof", module_typeof, METH_O, "typeof(value): the kernel type of a launch argument."},
+    {"parse_signature", module_parse_signature, METH_O,
+     "parse_signature(text): (return type or None, [parameter types])."},
+    {"driver_status", module_driver_status, METH_NOARGS,
+     "driver_status(): (usable, device_count, reason, library)."},
+    {"cpu_worker_count", module_cpu_worker_count, METH_NOARGS,
+     "cpu_worker_count(): workers of the cpu target's pool."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef ModuleDef = {PyModuleDef_HEAD_INIT, "tidal._tidal",
+                         "tidal's compiler and runtime (C++).", -1, ModuleMethods};
+
+} // namespace
+
+PyMODINIT_FUNC PyInit__tidal() {
+  import_array();
+  DispatcherType.tp_name = "tidal._tidal.Dispatcher";
+  DispatcherType.tp_basicsize = sizeof(DispatcherObject);
+  DispatcherType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  DispatcherType.tp_doc = "The compiled specialisations of one kernel, and its launcher.";
+  DispatcherType.tp_new = PyType_GenericNew;
+  DispatcherType.tp_init = Dispatcher_init;
+  DispatcherType.tp_dealloc = Dispatcher_dealloc;
+  DispatcherType.tp_methods = DispatcherMethods;
+  DispatcherType.tp_getset = DispatcherGetSet;
+  if (PyType_Ready(&DispatcherType) < 0)
+    return nullptr;
+  PyObject *M = PyModule_Create(&ModuleDef);
+  if (!M)
+    return nullptr;
+  Py_INCREF(&DispatcherType);
+  if (PyModule_AddObject(M, "Dispatcher", reinterpret_cast<PyObject *>(&DispatcherType)) < 0) {
+    Py_DECREF(&DispatcherType);
+    Py_DECREF(M);
+    return nullptr;
+  }
+  return M;
+}

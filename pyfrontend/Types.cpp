@@ -1,0 +1,386 @@
+#include "Types.h"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+namespace tidal::frontend {
+
+namespace {
+struct ScalarInfo {
+  Scalar S;
+  const char *Name;
+  const char *Short;
+  unsigned Bits;
+};
+
+// One row per scalar: Numba's name, the mangling, the width in bits.
+const ScalarInfo ScalarTable[] = {
+    {Scalar::Bool, "bool", "b1", 1},         {Scalar::Int8, "int8", "i8", 8},
+    {Scalar::Int16, "int16", "i16", 16},     {Scalar::Int32, "int32", "i32", 32},
+    {Scalar::Int64, "int64", "i64", 64},     {Scalar::UInt8, "uint8", "u8", 8},
+    {Scalar::UInt16, "uint16", "u16", 16},   {Scalar::UInt32, "uint32", "u32", 32},
+    {Scalar::UInt64, "uint64", "u64", 64},   {Scalar::Float16, "float16", "f16", 16},
+    {Scalar::Float32, "float32", "f32", 32}, {Scalar::Float64, "float64", "f64", 64},
+};
+
+const ScalarInfo &info(Scalar S) { return ScalarTable[static_cast<int>(S)]; }
+} // namespace
+
+bool isInteger(Scalar S) {
+  return S >= Scalar::Int8 && S <= Scalar::UInt64;
+}
+bool isSigned(Scalar S) { return S >= Scalar::Int8 && S <= Scalar::Int64; }
+bool isFloat(Scalar S) { return S >= Scalar::Float16 && S <= Scalar::Float64; }
+unsigned bitWidth(Scalar S) { return info(S).Bits; }
+unsigned byteSize(Scalar S) { return S == Scalar::Bool ? 1 : info(S).Bits / 8; }
+const char *scalarName(Scalar S) { return info(S).Name; }
+
+bool scalarFromName(const std::string &Name, Scalar &Out) {
+  static const std::pair<const char *, Scalar> Aliases[] = {
+      {"boolean", Scalar::Bool}, {"b1", Scalar::Bool},     {"intp", Scalar::Int64},
+      {"uintp", Scalar::UInt64}, {"int_", Scalar::Int64},   {"float_", Scalar::Float64},
+      {"double", Scalar::Float64}, {"f8", Scalar::Float64}, {"f4", Scalar::Float32},
+      {"f2", Scalar::Float16},   {"i8", Scalar::Int64},     {"i4", Scalar::Int32},
+      {"i2", Scalar::Int16},     {"i1", Scalar::Int8},      {"u8", Scalar::UInt64},
+      {"u4", Scalar::UInt32},    {"u2", Scalar::UInt16},    {"u1", Scalar::UInt8},
+      {"half", Scalar::Float16}, {"single", Scalar::Float32}};
+  for (const ScalarInfo &I : ScalarTable)
+    if (Name == I.Name) {
+      Out = I.S;
+      return true;
+    }
+  for (const auto &[Alias, S] : Aliases)
+    if (Name == Alias) {
+      Out = S;
+      return true;
+    }
+  return false;
+}
+
+Type Type::array(Scalar S, unsigned NDim, Layout L, bool ReadOnly) {
+  Type T;
+  T.K = Kind::Array;
+  T.Elem = S;
+  T.NDim = static_cast<uint8_t>(NDim);
+  // A 1-D array that is contiguous is C-contiguous, as Numba names it.
+  T.Lay = (NDim <= 1 && L == Layout::F) ? Layout::C : L;
+  T.ReadOnly = ReadOnly;
+  return T;
+}
+
+Type Type::tuple(std::vector<Type> Elements) {
+  Type T;
+  T.K = Kind::Tuple;
+  T.Elements = std::move(Elements);
+  return T;
+}
+
+Type Type::pyObject(void *Object) {
+  Type T;
+  T.K = Kind::PyObject;
+  T.Object = Object;
+  return T;
+}
+
+static const char *layoutName(Layout L) {
+  return L == Layout::C ? "C" : L == Layout::F ? "F" : "A";
+}
+
+std::string Type::str() const {
+  switch (K) {
+  case Kind::Undefined:
+    return "undefined";
+  case Kind::None:
+    return "none";
+  case Kind::Scalar:
+    return scalarName(Elem);
+  case Kind::Array:
+    return std::string(ReadOnly ? "readonly array(" : "array(") + scalarName(Elem) +
+           ", " + std::to_string(NDim) + "d, " + layoutName(Lay) + ")";
+  case Kind::Tuple: {
+    bool Uniform = !Elements.empty() &&
+                   std::all_of(Elements.begin(), Elements.end(),
+                               [&](const Type &E) { return E == Elements[0]; });
+    if (Uniform)
+      return "UniTuple(" + Elements[0].str() + " x " + std::to_string(Elements.size()) + ")";
+    std::string S = "Tuple(";
+    for (size_t I = 0; I < Elements.size(); ++I)
+      S += (I ? ", " : "") + Elements[I].str();
+    return S + ")";
+  }
+  case Kind::PyObject:
+    return "Python object";
+  }
+  return "?";
+}
+
+std::string Type::mangle() const {
+  switch (K) {
+  case Kind::Scalar:
+    return info(Elem).Short;
+  case Kind::Array:
+    return std::string("a") + std::to_string(NDim) + layoutName(Lay) +
+           (ReadOnly ? "r" : "") + info(Elem).Short;
+  case Kind::Tuple: {
+    std::string S = "t" + std::to_string(Elements.size());
+    for (const Type &E : Elements)
+      S += E.mangle();
+    return S + "e";
+  }
+  default:
+    return "x";
+  }
+}
+
+bool Type::operator==(const Type &O) const {
+  if (K != O.K)
+    return false;
+  switch (K) {
+  case Kind::Scalar:
+    return Elem == O.Elem;
+  case Kind::Array:
+    return Elem == O.Elem && NDim == O.NDim && Lay == O.Lay && ReadOnly == O.ReadOnly;
+  case Kind::Tuple:
+    return Elements == O.Elements;
+  case Kind::PyObject:
+    return Object == O.Object;
+  default:
+    return true;
+  }
+}
+
+Scalar promoteArithmetic(Scalar A, Scalar B) {
+  // Floats: float64 wins; float32 survives only next to small ints (Numba 0.56).
+  if (A == Scalar::Float64 || B == Scalar::Float64)
+    return Scalar::Float64;
+  if (isFloat(A) || isFloat(B)) {
+    Scalar F = isFloat(A) ? A : B, Other = isFloat(A) ? B : A;
+    if (isFloat(Other))
+      return std::max(F, Other);
+    bool SmallInt = Other == Scalar::Bool || Other == Scalar::Int8 ||
+                    Other == Scalar::Int16 || Other == Scalar::UInt8;
+    if (F == Scalar::Float16)
+      return SmallInt && Other != Scalar::Int16 ? Scalar::Float16
+                                                 : (SmallInt ? Scalar::Float32 : Scalar::Float64);
+    return SmallInt ? Scalar::Float32 : Scalar::Float64;
+  }
+  // Integers (and bools) compute in 64 bits: unsigned only if both are.
+  bool BothUnsigned = isInteger(A) && !isSigned(A) && isInteger(B) && !isSigned(B);
+  return BothUnsigned ? Scalar::UInt64 : Scalar::Int64;
+}
+
+static bool unifyScalar(Scalar A, Scalar B, Scalar &Out) {
+  if (A == B) {
+    Out = A;
+    return true;
+  }
+  if (isFloat(A) || isFloat(B)) {
+    Scalar F = isFloat(A) ? A : B, Other = isFloat(A) ? B : A;
+    if (isFloat(Other)) {
+      Out = std::max(F, Other);
+      return true;
+    }
+    bool Fits32 = Other == Scalar::Bool || bitWidth(Other) <= 16;
+    Out = (F == Scalar::Float32 && Fits32) ? Scalar::Float32 : Scalar::Float64;
+    return true;
+  }
+  if (A == Scalar::Bool || B == Scalar::Bool) {
+    Out = A == Scalar::Bool ? B : A;
+    return true;
+  }
+  // Both integers.
+  if (isSigned(A) == isSigned(B)) {
+    Out = bitWidth(A) >= bitWidth(B) ? A : B;
+    return true;
+  }
+  Scalar S = isSigned(A) ? A : B, U = isSigned(A) ? B : A;
+  unsigned Width = std::max(bitWidth(S), 2 * bitWidth(U));
+  Out = Width <= 8 ? Scalar::Int8 : Width <= 16 ? Scalar::Int16 : Width <= 32 ? Scalar::Int32
+        : bitWidth(U) < 64 ? Scalar::Int64 : Scalar::Float64;
+  return true;
+}
+
+bool unify(const Type &A, const Type &B, Type &Out) {
+  if (A.isUndefined()) {
+    Out = B;
+    return true;
+  }
+  if (B.isUndefined() || A == B) {
+    Out = A;
+    return true;
+  }
+  if (A.isScalar() && B.isScalar()) {
+    Scalar S;
+    if (!unifyScalar(A.Elem, B.Elem, S))
+      return false;
+    Out = Type::scalar(S);
+    return true;
+  }
+  if (A.isArray() && B.isArray() && A.Elem == B.Elem && A.NDim == B.NDim) {
+    Out = Type::array(A.Elem, A.NDim, A.Lay == B.Lay ? A.Lay : Layout::A,
+                      A.ReadOnly || B.ReadOnly);
+    return true;
+  }
+  if (A.isTuple() && B.isTuple() && A.Elements.size() == B.Elements.size()) {
+    std::vector<Type> Elements(A.Elements.size());
+    for (size_t I = 0; I < Elements.size(); ++I)
+      if (!unify(A.Elements[I], B.Elements[I], Elements[I]))
+        return false;
+    Out = Type::tuple(std::move(Elements));
+    return true;
+  }
+  return false;
+}
+
+// --- signature parsing --------------------------------------------------
+
+namespace {
+class SignatureParser {
+public:
+  explicit SignatureParser(const std::string &Text) : Text(Text) {}
+
+  Signature parseSignature() {
+    Signature Sig;
+    skipSpace();
+    // "ret(args)" or a bare argument list.
+    size_t Save = Pos;
+    std::string Name = identifier();
+    Type First;
+    bool IsVoid = Name == "void" || Name == "none";
+    if (!IsVoid && !Name.empty()) {
+      Pos = Save;
+      First = parseOneType();
+    }
+    if (!Name.empty() && peek() == '(') {
+      Sig.HasReturn = true;
+      Sig.Return = IsVoid ? Type::none() : First;
+      expect('(');
+      Sig.Params = parseList(')');
+      expect(')');
+    } else {
+      Pos = Save;
+      Sig.Params = parseList('\0');
+    }
+    skipSpace();
+    if (Pos != Text.size())
+      fail("unexpected text");
+    return Sig;
+  }
+
+  Type parseStandaloneType() {
+    skipSpace();
+    Type T = parseOneType();
+    skipSpace();
+    if (Pos != Text.size())
+      fail("unexpected text after the type");
+    return T;
+  }
+
+private:
+  const std::string &Text;
+  size_t Pos = 0;
+
+  [[noreturn]] void fail(const std::string &What) {
+    throw std::invalid_argument("invalid signature '" + Text + "': " + What +
+                                " at column " + std::to_string(Pos + 1));
+  }
+  char peek() {
+    skipSpace();
+    return Pos < Text.size() ? Text[Pos] : '\0';
+  }
+  void skipSpace() {
+    while (Pos < Text.size() && std::isspace(static_cast<unsigned char>(Text[Pos])))
+      ++Pos;
+  }
+  void expect(char C) {
+    if (peek() != C)
+      fail(std::string("expected '") + C + "'");
+    ++Pos;
+  }
+  std::string identifier() {
+    skipSpace();
+    size_t Start = Pos;
+    while (Pos < Text.size() &&
+           (std::isalnum(static_cast<unsigned char>(Text[Pos])) || Text[Pos] == '_'))
+      ++Pos;
+    return Text.substr(Start, Pos - Start);
+  }
+
+  std::vector<Type> parseList(char Close) {
+    std::vector<Type> Types;
+    if (peek() == Close)
+      return Types;
+    while (true) {
+      Types.push_back(parseOneType());
+      if (peek() != ',')
+        break;
+      ++Pos;
+    }
+    return Types;
+  }
+
+  Type parseOneType() {
+    if (peek() == '(') { // a tuple type: (int64, float32)
+      ++Pos;
+      std::vector<Type> Elements = parseList(')');
+      expect(')');
+      return Type::tuple(std::move(Elements));
+    }
+    skipSpace();
+    size_t Start = Pos;
+    std::string Name = identifier();
+    if (Name.empty())
+      fail("expected a type name");
+    Scalar S;
+    if (!scalarFromName(Name, S)) {
+      Pos = Start;
+      fail("unknown type '" + Name + "'");
+    }
+    if (peek() != '[')
+      return Type::scalar(S);
+    // Array: one entry per dimension, ':' or '::1' (contiguous in that one).
+    ++Pos;
+    unsigned NDim = 0;
+    int ContiguousDim = -1;
+    while (true) {
+      skipSpace();
+      if (Text.compare(Pos, 3, "::1") == 0) {
+        if (ContiguousDim >= 0)
+          fail("only one dimension can be '::1'");
+        ContiguousDim = static_cast<int>(NDim);
+        Pos += 3;
+      } else if (peek() == ':') {
+        ++Pos;
+      } else {
+        fail("expected ':' or '::1' in an array type");
+      }
+      ++NDim;
+      if (peek() == ',') {
+        ++Pos;
+        continue;
+      }
+      expect(']');
+      break;
+    }
+    Layout L = Layout::A;
+    if (ContiguousDim == static_cast<int>(NDim) - 1)
+      L = Layout::C;
+    else if (ContiguousDim == 0)
+      L = Layout::F;
+    else if (ContiguousDim >= 0)
+      fail("'::1' must be on the first or the last dimension");
+    return Type::array(S, NDim, L);
+  }
+};
+} // namespace
+
+Signature parseSignature(const std::string &Text) {
+  return SignatureParser(Text).parseSignature();
+}
+
+Type parseType(const std::string &Text) {
+  return SignatureParser(Text).parseStandaloneType();
+}
+
+} // namespace tidal::frontend

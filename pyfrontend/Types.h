@@ -1,0 +1,96 @@
+// Kernel types as Numba names them: scalars, arrays (dtype, ndim, layout,
+// read-only), tuples, and the compile-time kinds (modules, intrinsics) that
+// only exist while a kernel is being typed.
+#ifndef TIDAL_FRONTEND_TYPES_H
+#define TIDAL_FRONTEND_TYPES_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tidal::frontend {
+
+enum class Scalar : uint8_t {
+  Bool,
+  Int8, Int16, Int32, Int64,
+  UInt8, UInt16, UInt32, UInt64,
+  Float16, Float32, Float64,
+};
+
+bool isInteger(Scalar S);
+bool isSigned(Scalar S);
+bool isFloat(Scalar S);
+unsigned bitWidth(Scalar S);      // bool: 1
+unsigned byteSize(Scalar S);      // in memory; bool: 1
+const char *scalarName(Scalar S); // "float32", "bool", ...
+bool scalarFromName(const std::string &Name, Scalar &Out);
+
+enum class Layout : uint8_t { C, F, A };
+
+struct Type {
+  enum class Kind : uint8_t {
+    Undefined, // not yet known while typing
+    None,      // the value of a statement, `void`
+    Scalar,
+    Array,
+    Tuple,
+    PyObject,  // a compile-time Python object: module, intrinsic, dtype, ...
+  };
+
+  Kind K = Kind::Undefined;
+  Scalar Elem = Scalar::Int64; // Scalar, Array dtype
+  uint8_t NDim = 0;            // Array
+  Layout Lay = Layout::A;      // Array
+  bool ReadOnly = false;       // Array
+  std::vector<Type> Elements;  // Tuple
+  void *Object = nullptr;      // PyObject (borrowed; the function keeps it alive)
+
+  static Type undefined() { return Type(); }
+  static Type none() { Type T; T.K = Kind::None; return T; }
+  static Type scalar(Scalar S) { Type T; T.K = Kind::Scalar; T.Elem = S; return T; }
+  static Type array(Scalar S, unsigned NDim, Layout L, bool ReadOnly = false);
+  static Type tuple(std::vector<Type> Elements);
+  static Type pyObject(void *Object);
+
+  bool isUndefined() const { return K == Kind::Undefined; }
+  bool isScalar() const { return K == Kind::Scalar; }
+  bool isArray() const { return K == Kind::Array; }
+  bool isTuple() const { return K == Kind::Tuple; }
+  bool isPyObject() const { return K == Kind::PyObject; }
+  bool isIntegerScalar() const { return isScalar() && isInteger(Elem); }
+  bool isFloatScalar() const { return isScalar() && isFloat(Elem); }
+  bool isBool() const { return isScalar() && Elem == Scalar::Bool; }
+
+  // Numba's spelling: float32, array(float32, 1d, C), UniTuple(int64 x 2),
+  // Tuple(int64, float32).
+  std::string str() const;
+  // A short mangling-safe spelling used in symbol names: f32, a1Cf32, ...
+  std::string mangle() const;
+
+  bool operator==(const Type &O) const;
+  bool operator!=(const Type &O) const { return !(*this == O); }
+};
+
+// Numba's promotion of the operands of an arithmetic operator (NumPy rules
+// with Numba's integer widening: small ints compute in int64/uint64).
+Scalar promoteArithmetic(Scalar A, Scalar B);
+// The type two values of a variable unify to across branches and loop
+// iterations (int64 then float32 is float64); false when they can't.
+bool unify(const Type &A, const Type &B, Type &Out);
+
+// Parses a Numba signature string, "void(float32, float32[::1], int64)" or
+// a bare argument list "float32[:, ::1], int64". Throws std::invalid_argument
+// with a message pointing at the offending position.
+struct Signature {
+  bool HasReturn = false;
+  Type Return;
+  std::vector<Type> Params;
+};
+Signature parseSignature(const std::string &Text);
+// Parses one type, "float32[:, ::1]".
+Type parseType(const std::string &Text);
+
+} // namespace tidal::frontend
+
+#endif

@@ -1,0 +1,20 @@
+"""tidal: Numba-style CUDA kernels in Python, compiled through LLVM.
+
+    from tidal import cuda
+
+    @cuda.jit
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = a * x[i] + y[i]
+
+    saxpy[blocks, threads](2.0, x, y, out)
+"""
+
+__version__ = "0.1.0"
+
+from .types import (  # noqa: F401  (Numba's names)
+    boolean, bool_, int8, int16, int32, int64, intp, uint8, uint16, uint32,
+    uint64, uintp, float16, float32, float64, void,
+)
+from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401

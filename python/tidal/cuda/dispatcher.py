@@ -1,0 +1,189 @@
+"""@cuda.jit and the kernel object it returns: launch configurations
+(kernel[griddim, blockdim, stream, sharedmem]), one compiled specialisation
+per argument-type signature (compiled and cached in C++), inspection."""
+
+import functools
+
+from .target import current_target
+
+_JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
+                "max_registers", "link", "inline", "boundscheck", "launch_bounds"}
+_MAX_THREADS_PER_BLOCK = 1024
+# CUDA's limits (as include/tidal/HostABI.h): every target enforces them.
+_MAX_BLOCK_DIM = (1024, 1024, 64)
+_MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+
+
+def _dims(value, what, kernel):
+    """A launch dimension as a 3-tuple of positive ints."""
+    items = value if isinstance(value, tuple) else (value,)
+    ok = 1 <= len(items) <= 3
+    dims = []
+    for item in items if ok else ():
+        try:
+            n = item.__index__()
+        except (AttributeError, TypeError):
+            ok = False
+            break
+        if n < 1:
+            ok = False
+            break
+        dims.append(n)
+    if not ok:
+        raise ValueError(
+            f"{what} of kernel '{kernel}' must be a positive int or a tuple of 1 to 3 "
+            f"positive ints, got {value!r}")
+    return tuple(dims) + (1,) * (3 - len(dims))
+
+
+class _LaunchConfiguration:
+    """kernel[griddim, blockdim, stream, sharedmem]: call it with the arguments."""
+
+    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem")
+
+    def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem):
+        self.dispatcher = dispatcher
+        self.griddim = griddim
+        self.blockdim = blockdim
+        self.stream = stream
+        self.sharedmem = sharedmem
+
+    def __call__(self, *args):
+        self.dispatcher._native.launch(self.griddim, self.blockdim, self.sharedmem, args)
+
+    def __repr__(self):
+        return (f"<launch of {self.dispatcher.__name__} griddim={self.griddim} "
+                f"blockdim={self.blockdim} sharedmem={self.sharedmem}>")
+
+
+class Dispatcher:
+    """A kernel: launch it with kernel[griddim, blockdim](*args)."""
+
+    def __init__(self, py_func, signatures=(), **options):
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self.options = options
+        self._native_dispatcher = None
+        for signature in signatures:
+            self.compile(signature)
+
+    @property
+    def _native(self):
+        if self._native_dispatcher is None:
+            from .. import _tidal
+            self._native_dispatcher = _tidal.Dispatcher(
+                self.py_func, target=current_target(),
+                debug=bool(self.options.get("debug", False)))
+        return self._native_dispatcher
+
+    def __getitem__(self, config):
+        name = self.__name__
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise ValueError(
+                f"kernel '{name}' is launched as kernel[griddim, blockdim] or "
+                f"kernel[griddim, blockdim, stream, sharedmem], got [{config!r}]")
+        griddim = _dims(config[0], "griddim", name)
+        blockdim = _dims(config[1], "blockdim", name)
+        for what, dims, limits in (("griddim", griddim, _MAX_GRID_DIM),
+                                   ("blockdim", blockdim, _MAX_BLOCK_DIM)):
+            for axis, n, limit in zip("xyz", dims, limits):
+                if n > limit:
+                    raise ValueError(
+                        f"{what} {config[0 if what == 'griddim' else 1]!r} of kernel "
+                        f"'{name}' is {n} along {axis}: CUDA allows at most {limit}")
+        threads = blockdim[0] * blockdim[1] * blockdim[2]
+        if threads > _MAX_THREADS_PER_BLOCK:
+            raise ValueError(
+                f"blockdim {config[1]!r} of kernel '{name}' has {threads} threads: "
+                f"a block has at most {_MAX_THREADS_PER_BLOCK}")
+        stream = config[2] if len(config) > 2 else 0
+        sharedmem = config[3] if len(config) > 3 else 0
+        if not isinstance(sharedmem, int) or isinstance(sharedmem, bool) or sharedmem < 0:
+            raise ValueError(
+                f"sharedmem of kernel '{name}' must be a number of bytes >= 0, "
+                f"got {sharedmem!r}")
+        return _LaunchConfiguration(self, griddim, blockdim, stream, sharedmem)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"kernel '{self.__name__}' must be launched with a configuration: "
+            f"{self.__name__}[blocks, threads](...)")
+
+    def compile(self, signature):
+        """Compiles eagerly for a signature: 'void(float32[::1], int64)', a
+        signature object, or a tuple of types; returns its text."""
+        if not isinstance(signature, str):
+            if isinstance(signature, (tuple, list)):
+                signature = [str(t) for t in signature]
+            else:
+                signature = str(signature)
+        return self._native.compile(signature)
+
+    def specialize(self, *args):
+        """Compiles for the types of these arguments; returns the signature's text."""
+        return self._native.specialize(*args)
+
+    @property
+    def signatures(self):
+        return self._native.signatures
+
+    def _views(self, signature, what, arch=None):
+        sm = int(arch[3:]) if arch else 75
+        if signature is not None:
+            return self._native.inspect(self._signature_text(signature), what, sm)
+        return {s: self._native.inspect(s, what, sm) for s in self._native.signatures}
+
+    def _signature_text(self, signature):
+        if isinstance(signature, str) and signature.startswith("("):
+            return signature
+        return self.compile(signature)
+
+    def inspect_markers(self, signature=None):
+        """The frontend's marker IR, per signature (or for one)."""
+        return self._views(signature, "markers")
+
+    def inspect_llvm(self, signature=None, arch=None):
+        """The IR after tidal-nvptx (lowered and optimised), per signature."""
+        return self._views(signature, "llvm", arch)
+
+    def inspect_asm(self, signature=None, arch=None):
+        """The PTX, per signature."""
+        return self._views(signature, "ptx", arch)
+
+    def __repr__(self):
+        return f"<tidal kernel {self.__qualname__}>"
+
+
+class DeviceFunction:
+    """@cuda.jit(device=True). Calls from kernels come with the language work;
+    until then the compiler rejects them with an UnsupportedError."""
+
+    def __init__(self, py_func, **options):
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self.options = options
+
+    def __call__(self, *args, **kwargs):
+        return self.py_func(*args, **kwargs)
+
+
+def jit(func_or_sig=None, device=False, **options):
+    """Numba's @cuda.jit: @jit, @jit(), @jit('void(float32[:])'),
+    @jit(['sig1', 'sig2']), @jit(device=True)."""
+    unknown = set(options) - _JIT_OPTIONS
+    if unknown:
+        raise TypeError(f"unknown option(s) to cuda.jit: {', '.join(sorted(unknown))}")
+
+    def decorate(py_func, signatures=()):
+        if not callable(py_func) or not hasattr(py_func, "__code__"):
+            raise TypeError(f"cuda.jit decorates a Python function, not {py_func!r}")
+        if device:
+            return DeviceFunction(py_func, **options)
+        return Dispatcher(py_func, signatures, **options)
+
+    if func_or_sig is None:
+        return decorate
+    if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
+        return decorate(func_or_sig)
+    signatures = func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]
+    return lambda py_func: decorate(py_func, signatures)

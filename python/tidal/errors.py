@@ -1,0 +1,23 @@
+"""Exceptions that tidal raises for programs it can't compile."""
+
+
+class CompileError(Exception):
+    """A kernel tidal rejects. The message names file:line:col and shows the
+    source line with a caret; the parts are attributes too."""
+
+    def __init__(self, message, file=None, line=0, column=0, end_column=0,
+                 reason=None):
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        self.column = column
+        self.end_column = end_column
+        self.reason = reason if reason is not None else message
+
+
+class TypingError(CompileError):
+    """Types that don't fit: an undefined name, a bad operand, ..."""
+
+
+class UnsupportedError(CompileError):
+    """Python that kernels can't contain: with, try, lists, generators, ..."""

@@ -1,0 +1,239 @@
+// The cpu target's compiler half: one process-wide ORC LLJIT, one JITDylib
+// per CpuModule. Modules arrive optimised, so the JIT only runs codegen.
+#include "tidal/runtime/CpuTarget.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <mutex>
+#include <vector>
+
+namespace tidal::runtime {
+
+namespace orc = llvm::orc;
+
+namespace {
+
+[[noreturn]] void throwJitError(const std::string &What, llvm::Error E) {
+  throw RuntimeError(What + ": " + llvm::toString(std::move(E)));
+}
+
+template <typename T>
+T takeOrThrow(llvm::Expected<T> Value, const std::string &What) {
+  if (!Value)
+    throwJitError(What, Value.takeError());
+  return std::move(*Value);
+}
+
+void initialiseNativeTarget() {
+  static const bool Initialised = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)Initialised;
+}
+
+// The one description of the host that both the optimisation pipeline
+// (createHostTargetMachine) and the JIT are built from. PIC and the small
+// code model are what LLJIT forces for JITLink; setting them here keeps the
+// two TargetMachines identical.
+orc::JITTargetMachineBuilder hostMachineBuilder() {
+  initialiseNativeTarget();
+  auto Builder = takeOrThrow(orc::JITTargetMachineBuilder::detectHost(),
+                             "cannot describe the host for the JIT");
+  Builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  Builder.setRelocationModel(llvm::Reloc::PIC_);
+  Builder.setCodeModel(llvm::CodeModel::Small);
+  return Builder;
+}
+
+// The process-wide JIT. Compiles are serialised: the JIT has one
+// SimpleCompiler (one TargetMachine) and materialises in place on the thread
+// that looks a symbol up, so holding CompileMutex also makes the session's
+// error reports belong to the compile in progress.
+class HostJit {
+public:
+  static HostJit &get() {
+    // Never destroyed, like the pool: modules and compiles may outlive
+    // static destruction at exit.
+    static HostJit *const Instance = new HostJit();
+    return *Instance;
+  }
+
+  // Adds M to a new JITDylib and compiles it, returning the dylib and the
+  // addresses of BlockNames.
+  orc::JITDylib &compile(orc::ThreadSafeModule Module,
+                         const std::vector<std::string> &BlockNames,
+                         llvm::StringMap<TidalBlockFunction> &Addresses) {
+    std::lock_guard<std::mutex> Lock(CompileMutex);
+    SessionErrors.clear();
+    const std::string ModuleName = Module.withModuleDo(
+        [](llvm::Module &M) { return M.getModuleIdentifier(); });
+    auto CreatedDylib = Jit->createJITDylib("tidal.module." +
+                                            std::to_string(NextDylibNumber++));
+    if (!CreatedDylib)
+      throwJitError("cannot create a JITDylib for module '" + ModuleName + "'",
+                    CreatedDylib.takeError());
+    orc::JITDylib &Dylib = *CreatedDylib;
+    try {
+      if (llvm::Error E = Jit->addIRModule(Dylib, std::move(Module)))
+        throwJitError("cannot add module '" + ModuleName + "' to the JIT",
+                      std::move(E));
+
+      // Looking the block functions up compiles and links the whole module
+      // now, so that unresolved symbols are reported here, not at launch.
+      orc::SymbolLookupSet Lookup;
+      for (const std::string &Name : BlockNames)
+        Lookup.add(Jit->mangleAndIntern(Name));
+      auto Symbols = Jit->getExecutionSession().lookup(
+          orc::makeJITDylibSearchOrder(
+              &Dylib, orc::JITDylibLookupFlags::MatchAllSymbols),
+          std::move(Lookup));
+      if (!Symbols) {
+        // The session's report (e.g. "Symbols not found: [ f ]") is the
+        // cause; the lookup's error only says which symbols it could not get.
+        std::string Cause = SessionErrors.empty() ? "" : SessionErrors + "; ";
+        throw RuntimeError("JIT compilation of module '" + ModuleName +
+                           "' failed: " + Cause +
+                           llvm::toString(Symbols.takeError()));
+      }
+      for (const std::string &Name : BlockNames)
+        Addresses[Name] = (*Symbols)[Jit->mangleAndIntern(Name)]
+                              .getAddress()
+                              .toPtr<TidalBlockFunction>();
+    } catch (...) {
+      removeLocked(Dylib);
+      throw;
+    }
+    return Dylib;
+  }
+
+  void remove(orc::JITDylib &Dylib) {
+    std::lock_guard<std::mutex> Lock(CompileMutex);
+    removeLocked(Dylib);
+  }
+
+private:
+  HostJit() {
+    auto ProcessControl = takeOrThrow(
+        orc::SelfExecutorProcessControl::Create(
+            nullptr, std::make_unique<orc::InPlaceTaskDispatcher>()),
+        "cannot create the JIT's process control");
+    Jit = takeOrThrow(orc::LLJITBuilder()
+                          .setJITTargetMachineBuilder(hostMachineBuilder())
+                          .setExecutorProcessControl(std::move(ProcessControl))
+                          .setSupportConcurrentCompilation(false)
+                          // Kernels have no static initialisers to run.
+                          .setPlatformSetUp(orc::setUpInactivePlatform)
+                          .setProcessSymbolsJITDylibSetup(addProcessSymbols)
+                          .create(),
+                      "cannot create the ORC JIT");
+    // Called during materialisation, under CompileMutex (see class comment).
+    Jit->getExecutionSession().setErrorReporter([this](llvm::Error E) {
+      if (!SessionErrors.empty())
+        SessionErrors += "; ";
+      SessionErrors += llvm::toString(std::move(E));
+    });
+  }
+
+  // libm and everything else the process has loaded, linked after each
+  // module's own definitions.
+  static llvm::Expected<orc::JITDylibSP> addProcessSymbols(orc::LLJIT &J) {
+    auto Generator = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        J.getDataLayout().getGlobalPrefix());
+    if (!Generator)
+      return Generator.takeError();
+    orc::JITDylib &Process =
+        J.getExecutionSession().createBareJITDylib("<Process>");
+    Process.addGenerator(std::move(*Generator));
+    return &Process;
+  }
+
+  void removeLocked(orc::JITDylib &Dylib) {
+    if (llvm::Error E = Jit->getExecutionSession().removeJITDylib(Dylib))
+      llvm::logAllUnhandledErrors(std::move(E), llvm::errs(),
+                                  "tidal: cannot release a JIT module: ");
+  }
+
+  std::mutex CompileMutex;
+  std::string SessionErrors;
+  uint64_t NextDylibNumber = 0;
+  std::unique_ptr<orc::LLJIT> Jit;
+};
+
+} // namespace
+
+std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() {
+  return takeOrThrow(hostMachineBuilder().createTargetMachine(),
+                     "cannot create a TargetMachine for the host");
+}
+
+struct CpuModule::Impl {
+  orc::JITDylib *Dylib = nullptr;
+  llvm::StringMap<TidalBlockFunction> BlockFunctions;
+
+  ~Impl() {
+    if (Dylib)
+      HostJit::get().remove(*Dylib);
+  }
+};
+
+CpuModule::CpuModule(std::unique_ptr<Impl> I) : I(std::move(I)) {}
+CpuModule::~CpuModule() = default;
+
+std::unique_ptr<CpuModule>
+CpuModule::compile(std::unique_ptr<llvm::Module> M,
+                   std::unique_ptr<llvm::LLVMContext> Context) {
+  if (!M || !Context || &M->getContext() != Context.get())
+    throw RuntimeError("CpuModule::compile needs a module and the context "
+                       "that owns it");
+  const std::string ModuleName = M->getModuleIdentifier();
+
+  std::string VerifierMessage;
+  llvm::raw_string_ostream VerifierStream(VerifierMessage);
+  if (llvm::verifyModule(*M, &VerifierStream))
+    throw RuntimeError("module '" + ModuleName +
+                       "' is not valid IR: " + VerifierStream.str());
+
+  std::vector<std::string> BlockNames;
+  for (const llvm::Function &F : *M)
+    if (!F.isDeclaration() && F.hasExternalLinkage() &&
+        F.getName().starts_with(TIDAL_BLOCK_PREFIX))
+      BlockNames.push_back(F.getName().str());
+  if (BlockNames.empty())
+    throw RuntimeError("module '" + ModuleName +
+                       "' defines no block function (" TIDAL_BLOCK_PREFIX
+                       "<kernel>)");
+
+  auto State = std::make_unique<Impl>();
+  State->Dylib = &HostJit::get().compile(
+      orc::ThreadSafeModule(std::move(M), std::move(Context)), BlockNames,
+      State->BlockFunctions);
+  return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
+}
+
+TidalBlockFunction
+CpuModule::blockFunction(const std::string &KernelName) const {
+  const std::string Symbol = TIDAL_BLOCK_PREFIX + KernelName;
+  auto Found = I->BlockFunctions.find(Symbol);
+  if (Found == I->BlockFunctions.end())
+    throw RuntimeError("no block function '" + Symbol +
+                       "' in the compiled module");
+  return Found->second;
+}
+
+} // namespace tidal::runtime

@@ -1,0 +1,342 @@
+// Launch protocol, in the order the launching thread follows it:
+//   1. write the launch fields, reset NextBlock;
+//   2. publish State = (generation + 1, admits workers, 0 inside);
+//   3. wake sleeping workers (only as many as there are spare blocks);
+//   4. take blocks itself until NextBlock runs past the last one;
+//   5. clear "admits workers" and wait until no worker is inside.
+// A worker joins by incrementing the "inside" count with a CAS that only
+// succeeds while the launch it saw still admits workers, so no worker ever
+// reads the fields of a launch that has returned. The launching thread can
+// always finish alone, so a worker that is late, or missing, costs nothing.
+#include "CpuThreadPool.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <system_error>
+
+#if defined(__linux__)
+#include <pthread.h>
+#endif
+
+namespace tidal::runtime {
+
+namespace {
+
+constexpr uint64_t AdmitsWorkers = uint64_t(1) << 31;
+constexpr uint64_t WorkersInsideMask = AdmitsWorkers - 1;
+constexpr uint64_t MaxBlocksPerLaunch = uint64_t(1) << 62;
+constexpr size_t SharedMemoryAlignment = 64;
+
+// How long an idle worker, or a launcher waiting for workers, polls before it
+// sleeps: long enough to catch launches issued back to back.
+constexpr std::chrono::microseconds SpinBeforeSleep(100);
+
+uint32_t generationOf(uint64_t State) { return uint32_t(State >> 32); }
+
+void relaxCpu() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Polls Done() for up to SpinBeforeSleep; true as soon as it holds.
+template <typename Predicate> bool spinUntil(Predicate Done) {
+  const auto Deadline = std::chrono::steady_clock::now() + SpinBeforeSleep;
+  for (unsigned Round = 1;; ++Round) {
+    if (Done())
+      return true;
+    relaxCpu();
+    if (Round % 64 == 0 && std::chrono::steady_clock::now() >= Deadline)
+      return false;
+  }
+}
+
+std::string describeDims(const Dim3 &D) {
+  return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " +
+         std::to_string(D[2]) + ")";
+}
+
+uint64_t countBlocks(const Dim3 &Grid, const Dim3 &Block) {
+  for (unsigned D = 0; D < 3; ++D)
+    if (Grid[D] == 0 || Block[D] == 0)
+      throw RuntimeError("invalid launch configuration: grid " +
+                         describeDims(Grid) + ", block " + describeDims(Block) +
+                         " (every dimension must be at least 1)");
+  const Dim3 MaxBlock = {TIDAL_MAX_BLOCK_DIM_X, TIDAL_MAX_BLOCK_DIM_Y, TIDAL_MAX_BLOCK_DIM_Z};
+  const Dim3 MaxGrid = {TIDAL_MAX_GRID_DIM_X, TIDAL_MAX_GRID_DIM_Y, TIDAL_MAX_GRID_DIM_Z};
+  for (unsigned D = 0; D < 3; ++D)
+    if (Block[D] > MaxBlock[D] || Grid[D] > MaxGrid[D])
+      throw RuntimeError("invalid launch configuration: grid " + describeDims(Grid) +
+                         ", block " + describeDims(Block) + " is beyond CUDA's limits: block " +
+                         describeDims(MaxBlock) + ", grid " + describeDims(MaxGrid));
+  if (uint64_t(Block[0]) * Block[1] * Block[2] > TIDAL_MAX_THREADS_PER_BLOCK)
+    throw RuntimeError("invalid launch configuration: block " + describeDims(Block) +
+                       " has more than " + std::to_string(TIDAL_MAX_THREADS_PER_BLOCK) +
+                       " threads");
+  uint64_t Count = uint64_t(Grid[0]) * Grid[1];
+  if (__builtin_mul_overflow(Count, uint64_t(Grid[2]), &Count) ||
+      Count > MaxBlocksPerLaunch)
+    throw RuntimeError("invalid launch configuration: grid " +
+                       describeDims(Grid) + " has too many blocks");
+  return Count;
+}
+
+// Dynamic shared memory of one participant: 64-byte aligned, never null,
+// grown on demand, reused across launches, not zeroed.
+class SharedMemoryBuffer {
+public:
+  void *data() const { return Storage.get(); }
+
+  void reserve(size_t Bytes) {
+    if (Storage && Bytes <= Capacity)
+      return;
+    if (Bytes > std::numeric_limits<size_t>::max() - SharedMemoryAlignment)
+      throw RuntimeError("dynamic shared memory of " + std::to_string(Bytes) +
+                         " bytes is too large");
+    const size_t Rounded =
+        (std::max(Bytes, SharedMemoryAlignment) + SharedMemoryAlignment - 1) /
+        SharedMemoryAlignment * SharedMemoryAlignment;
+    void *Memory = std::aligned_alloc(SharedMemoryAlignment, Rounded);
+    if (!Memory)
+      throw RuntimeError("cannot allocate " + std::to_string(Bytes) +
+                         " bytes of dynamic shared memory");
+    Storage.reset(Memory);
+    Capacity = Rounded;
+  }
+
+private:
+  struct Free {
+    void operator()(void *Memory) const { std::free(Memory); }
+  };
+  std::unique_ptr<void, Free> Storage;
+  size_t Capacity = 0;
+};
+
+} // namespace
+
+struct alignas(64) CpuThreadPool::Participant {
+  TidalBlockContext Context{};
+  SharedMemoryBuffer DynamicShared;
+};
+
+CpuThreadPool::CpuThreadPool(unsigned Count)
+    : ParticipantCount(std::max(Count, 1u)),
+      Participants(new Participant[ParticipantCount]) {
+  for (unsigned I = 0; I < ParticipantCount; ++I)
+    Participants[I].DynamicShared.reserve(0);
+  try {
+    Workers.reserve(ParticipantCount - 1);
+    for (unsigned I = 1; I < ParticipantCount; ++I)
+      Workers.emplace_back([this, I] {
+#if defined(__linux__)
+        pthread_setname_np(pthread_self(),
+                           ("tidal-cpu-" + std::to_string(I)).c_str());
+#endif
+        workerMain(Participants[I]);
+      });
+  } catch (const std::system_error &E) {
+    stopWorkers();
+    throw RuntimeError("cannot start " + std::to_string(ParticipantCount - 1) +
+                       " cpu worker threads: " + E.what());
+  }
+}
+
+CpuThreadPool::~CpuThreadPool() { stopWorkers(); }
+
+void CpuThreadPool::stopWorkers() {
+  {
+    std::lock_guard<std::mutex> Lock(WakeMutex);
+    Stopping.store(true);
+  }
+  WakeCondition.notify_all();
+  for (std::thread &Worker : Workers)
+    Worker.join();
+  Workers.clear();
+}
+
+CpuThreadPool &CpuThreadPool::process() {
+  // Never destroyed: another thread may still be launching while the
+  // process exits (a Python daemon thread, say).
+  static CpuThreadPool *const Pool =
+      new CpuThreadPool(cpuThreadCountFromEnvironment());
+  return *Pool;
+}
+
+void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
+                           void **Params, size_t DynamicSharedBytes) {
+  if (!Fn)
+    throw RuntimeError("launch of a null block function");
+  const uint64_t BlockCount = countBlocks(Grid, Block);
+
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  for (unsigned I = 0; I < ParticipantCount; ++I)
+    Participants[I].DynamicShared.reserve(DynamicSharedBytes);
+
+  LaunchFunction = Fn;
+  LaunchGrid = Grid;
+  LaunchBlock = Block;
+  LaunchParams = Params;
+  LaunchSharedBytes = DynamicSharedBytes;
+  LaunchBlockCount = BlockCount;
+  NextBlock.store(0, std::memory_order_relaxed);
+
+  const uint64_t SpareBlocks = BlockCount - 1;
+  if (SpareBlocks == 0 || Workers.empty()) {
+    runBlocks(Participants[0]); // in order, on this thread
+    return;
+  }
+
+  ++LaunchGeneration;
+  State.store(uint64_t(LaunchGeneration) << 32 | AdmitsWorkers);
+  wakeWorkers(SpareBlocks);
+  runBlocks(Participants[0]);
+  const uint64_t Closed = State.fetch_and(~AdmitsWorkers);
+  if (Closed & WorkersInsideMask)
+    waitForWorkersToLeave();
+}
+
+void CpuThreadPool::runBlocks(Participant &Self) {
+  TidalBlockContext &Context = Self.Context;
+  for (unsigned D = 0; D < 3; ++D) {
+    Context.block_dim[D] = LaunchBlock[D];
+    Context.grid_dim[D] = LaunchGrid[D];
+  }
+  Context.reserved = 0;
+  Context.dynamic_shared = Self.DynamicShared.data();
+  Context.dynamic_shared_bytes = LaunchSharedBytes;
+
+  const TidalBlockFunction Function = LaunchFunction;
+  void **const Params = LaunchParams;
+  const uint64_t BlockCount = LaunchBlockCount;
+  const uint64_t GridX = LaunchGrid[0];
+  const uint64_t GridY = LaunchGrid[1];
+  for (uint64_t Index = NextBlock.fetch_add(1, std::memory_order_relaxed);
+       Index < BlockCount;
+       Index = NextBlock.fetch_add(1, std::memory_order_relaxed)) {
+    Context.block_idx[0] = uint32_t(Index % GridX);
+    Context.block_idx[1] = uint32_t(Index / GridX % GridY);
+    Context.block_idx[2] = uint32_t(Index / GridX / GridY);
+    Function(Params, &Context);
+  }
+}
+
+void CpuThreadPool::wakeWorkers(uint64_t SpareBlocks) {
+  // Sequentially consistent with the worker's increment before it re-checks
+  // State (waitForNextLaunch): either it sees the launch or we see it asleep.
+  if (SleepingWorkers.load() == 0)
+    return;
+  // A worker about to sleep re-checks State under WakeMutex: passing through
+  // it once orders that check after our store. Notifying after unlocking
+  // spares the woken worker a wait for the mutex.
+  { std::lock_guard<std::mutex> Lock(WakeMutex); }
+  if (SpareBlocks >= Workers.size()) {
+    WakeCondition.notify_all();
+    return;
+  }
+  for (uint64_t I = 0; I < SpareBlocks; ++I)
+    WakeCondition.notify_one();
+}
+
+void CpuThreadPool::waitForWorkersToLeave() {
+  auto AllLeft = [this] {
+    return (State.load(std::memory_order_acquire) & WorkersInsideMask) == 0;
+  };
+  if (spinUntil(AllLeft))
+    return;
+  std::unique_lock<std::mutex> Lock(LeaveMutex);
+  LeaveCondition.wait(Lock, AllLeft);
+}
+
+void CpuThreadPool::workerMain(Participant &Self) {
+  uint32_t SeenGeneration = 0;
+  for (;;) {
+    const uint64_t Observed = waitForNextLaunch(SeenGeneration);
+    if (Stopping.load())
+      return;
+    SeenGeneration = generationOf(Observed);
+    if (!tryJoin(Observed))
+      continue;
+    runBlocks(Self);
+    leave();
+  }
+}
+
+uint64_t CpuThreadPool::waitForNextLaunch(uint32_t SeenGeneration) {
+  uint64_t Observed = 0;
+  auto NewLaunchOrStopping = [&] {
+    Observed = State.load();
+    return generationOf(Observed) != SeenGeneration || Stopping.load();
+  };
+  if (spinUntil(NewLaunchOrStopping))
+    return Observed;
+  std::unique_lock<std::mutex> Lock(WakeMutex);
+  SleepingWorkers.fetch_add(1);
+  WakeCondition.wait(Lock, NewLaunchOrStopping);
+  SleepingWorkers.fetch_sub(1);
+  return Observed;
+}
+
+bool CpuThreadPool::tryJoin(uint64_t Observed) {
+  uint64_t Current = Observed;
+  while ((Current & AdmitsWorkers) &&
+         generationOf(Current) == generationOf(Observed))
+    if (State.compare_exchange_weak(Current, Current + 1,
+                                    std::memory_order_acquire,
+                                    std::memory_order_relaxed))
+      return true;
+  return false;
+}
+
+void CpuThreadPool::leave() {
+  // Release: the launching thread reads the blocks' results after it sees
+  // the count drop to zero.
+  const uint64_t Before = State.fetch_sub(1, std::memory_order_acq_rel);
+  if ((Before & WorkersInsideMask) == 1 && !(Before & AdmitsWorkers)) {
+    { std::lock_guard<std::mutex> Lock(LeaveMutex); } // as in wakeWorkers
+    LeaveCondition.notify_one();
+  }
+}
+
+std::optional<unsigned> parseCpuThreadCount(const char *Value) {
+  if (!Value)
+    return std::nullopt;
+  const char *End = Value + std::strlen(Value);
+  unsigned Count = 0;
+  const auto [Stop, Error] = std::from_chars(Value, End, Count);
+  if (Error != std::errc() || Stop != End || Count < 1 || Count > MaxCpuThreads)
+    return std::nullopt;
+  return Count;
+}
+
+unsigned cpuThreadCountFromEnvironment() {
+  const unsigned Default = std::max(1u, std::thread::hardware_concurrency());
+  const char *Value = std::getenv("TIDAL_CPU_THREADS");
+  if (!Value || !*Value)
+    return Default;
+  if (std::optional<unsigned> Count = parseCpuThreadCount(Value))
+    return *Count;
+  std::fprintf(stderr,
+               "tidal: ignoring TIDAL_CPU_THREADS=%s (expected an integer from "
+               "1 to %u); using %u threads\n",
+               Value, MaxCpuThreads, Default);
+  return Default;
+}
+
+void launchOnCpu(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block, void **Params,
+                 size_t DynamicSharedBytes) {
+  CpuThreadPool::process().launch(Fn, Grid, Block, Params, DynamicSharedBytes);
+}
+
+unsigned cpuWorkerCount() {
+  return CpuThreadPool::process().participantCount();
+}
+
+} // namespace tidal::runtime

@@ -1,0 +1,97 @@
+// The pool that runs a cpu-target launch: persistent workers plus the
+// launching thread take blocks from an atomic counter over the linear block
+// index (x fastest). Private to the runtime; the tests use it directly to
+// pin the participant count.
+#ifndef TIDAL_RUNTIME_CPUTHREADPOOL_H
+#define TIDAL_RUNTIME_CPUTHREADPOOL_H
+
+#include "tidal/runtime/CpuTarget.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace tidal::runtime {
+
+class CpuThreadPool {
+public:
+  // ParticipantCount threads run blocks: the thread that calls launch() and
+  // ParticipantCount - 1 workers. 1 runs every block in order on the caller.
+  explicit CpuThreadPool(unsigned ParticipantCount);
+  ~CpuThreadPool();
+  CpuThreadPool(const CpuThreadPool &) = delete;
+  CpuThreadPool &operator=(const CpuThreadPool &) = delete;
+
+  // The pool launchOnCpu uses, created on first use with
+  // cpuThreadCountFromEnvironment() participants.
+  static CpuThreadPool &process();
+
+  // Runs Fn for every block of Grid; returns when all have finished.
+  // Launches from several threads are serialised.
+  void launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block, void **Params,
+              size_t DynamicSharedBytes);
+
+  unsigned participantCount() const { return ParticipantCount; }
+
+private:
+  struct Participant;
+
+  void stopWorkers();
+  void workerMain(Participant &Self);
+  uint64_t waitForNextLaunch(uint32_t SeenGeneration);
+  bool tryJoin(uint64_t ObservedState);
+  void leave();
+  void wakeWorkers(uint64_t SpareBlocks);
+  void waitForWorkersToLeave();
+  void runBlocks(Participant &Self);
+
+  const unsigned ParticipantCount;
+  // Participants[0] belongs to whichever thread is launching.
+  std::unique_ptr<Participant[]> Participants;
+  std::vector<std::thread> Workers;
+
+  std::mutex LaunchMutex; // one launch at a time
+
+  // The launch being run; written by the launching thread before it
+  // publishes State, read by workers after they have joined.
+  TidalBlockFunction LaunchFunction = nullptr;
+  Dim3 LaunchGrid{};
+  Dim3 LaunchBlock{};
+  void **LaunchParams = nullptr;
+  size_t LaunchSharedBytes = 0;
+  uint64_t LaunchBlockCount = 0;
+  uint32_t LaunchGeneration = 0;
+
+  // Bits 63..32: generation of the latest launch; bit 31: the launch still
+  // admits workers; bits 30..0: workers inside it.
+  alignas(64) std::atomic<uint64_t> State{0};
+  alignas(64) std::atomic<uint64_t> NextBlock{0};
+
+  // Workers that found no launch while spinning sleep on WakeCondition.
+  alignas(64) std::atomic<unsigned> SleepingWorkers{0};
+  std::atomic<bool> Stopping{false};
+  std::mutex WakeMutex;
+  std::condition_variable WakeCondition;
+
+  // The launching thread sleeps here when the last blocks run long.
+  std::mutex LeaveMutex;
+  std::condition_variable LeaveCondition;
+};
+
+// A TIDAL_CPU_THREADS value: an integer in [1, MaxCpuThreads], else nothing.
+constexpr unsigned MaxCpuThreads = 1024;
+std::optional<unsigned> parseCpuThreadCount(const char *Value);
+
+// TIDAL_CPU_THREADS when set and valid (an invalid value is reported on
+// stderr), else std::thread::hardware_concurrency().
+unsigned cpuThreadCountFromEnvironment();
+
+} // namespace tidal::runtime
+
+#endif

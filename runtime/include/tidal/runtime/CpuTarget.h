@@ -1,0 +1,69 @@
+// The cpu target: host-lowered kernels JIT-compiled with ORC and launched
+// over the grid on a pool of worker threads (blocks in parallel, a block's
+// threads run by the block function that tidal-lower-host generated).
+#ifndef TIDAL_RUNTIME_CPUTARGET_H
+#define TIDAL_RUNTIME_CPUTARGET_H
+
+#include "tidal/HostABI.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace tidal::runtime {
+
+// Raised for every runtime failure; the binding turns it into a Python error.
+class RuntimeError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+using Dim3 = std::array<uint32_t, 3>;
+
+// A TargetMachine for this host, with the same settings the JIT uses, so
+// that the optimisation pipeline and the JIT agree (data layout, CPU, features).
+std::unique_ptr<llvm::TargetMachine> createHostTargetMachine();
+
+// Owns one compiled module: a JITDylib of the process-wide LLJIT, released
+// when the CpuModule is destroyed. Symbols stay valid while it lives.
+class CpuModule {
+public:
+  // Takes an optimised, host-lowered module (its data layout and triple set
+  // from createHostTargetMachine()). Throws RuntimeError on failure.
+  static std::unique_ptr<CpuModule>
+  compile(std::unique_ptr<llvm::Module> M,
+          std::unique_ptr<llvm::LLVMContext> Context);
+  ~CpuModule();
+
+  // The block function TIDAL_BLOCK_PREFIX + KernelName. Throws RuntimeError
+  // naming the symbol when it is missing.
+  TidalBlockFunction blockFunction(const std::string &KernelName) const;
+
+private:
+  struct Impl;
+  explicit CpuModule(std::unique_ptr<Impl> I);
+  std::unique_ptr<Impl> I;
+};
+
+// Runs `Fn` for every block of `Grid`, blocks spread over the worker pool
+// (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order
+// on the calling thread). Returns when every block has finished.
+void launchOnCpu(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
+                 void **Params, size_t DynamicSharedBytes);
+
+// Number of threads that run blocks: the launching thread and
+// cpuWorkerCount() - 1 pool threads (TIDAL_CPU_THREADS, read once).
+unsigned cpuWorkerCount();
+
+} // namespace tidal::runtime
+
+#endif

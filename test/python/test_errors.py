@@ -1,0 +1,217 @@
+"""Bad input gets a clear error and never hurts the interpreter: compile
+errors name file:line:col with a caret, launch errors name the kernel."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+from tidal.errors import CompileError, TypingError, UnsupportedError
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def line_of(func, text):
+    """The file line of the first source line of func containing text."""
+    lines, start = inspect.getsourcelines(func)
+    for offset, line in enumerate(lines):
+        if text in line:
+            return start + offset, line.index(text) + 1
+    raise AssertionError(f"{text!r} not in {func.__name__}")
+
+
+def compile_error(kernel, *args):
+    with pytest.raises(CompileError) as info:
+        kernel[1, 1](*args)
+    return info.value
+
+
+def test_with_statement_is_unsupported():
+    @cuda.jit
+    def k(out):
+        with open("x") as f:
+            out[0] = 1
+
+    err = compile_error(k, np.zeros(1))
+    assert isinstance(err, UnsupportedError)
+    line, col = line_of(k.py_func, "with open")
+    assert os.path.abspath(err.file) == THIS_FILE
+    assert (err.line, err.column) == (line, col)
+    text = str(err)
+    assert f"{err.file}:{line}:{col}: 'with' statements are not supported in kernels" in text
+    # The source line, then a caret under its first column.
+    source, caret = text.splitlines()[1:3]
+    assert source.strip() == 'with open("x") as f:'
+    assert caret.index("^") == source.index("with")
+
+
+def test_generator_is_unsupported():
+    @cuda.jit
+    def k(out):
+        yield 1
+
+    err = compile_error(k, np.zeros(1))
+    assert isinstance(err, UnsupportedError)
+    assert "generators ('yield') are not supported in kernels" in str(err)
+    assert err.line == line_of(k.py_func, "yield 1")[0]
+
+
+def test_list_is_unsupported_with_caret_under_it():
+    @cuda.jit
+    def k(out):
+        values = [1, 2, 3]
+        out[0] = values[0]
+
+    err = compile_error(k, np.zeros(1))
+    assert isinstance(err, UnsupportedError)
+    line, col = line_of(k.py_func, "[1, 2, 3]")
+    assert (err.line, err.column) == (line, col)
+    caret_line = str(err).splitlines()[2]
+    assert caret_line.strip() == "^" * len("[1, 2, 3]")
+
+
+def test_undefined_name_is_a_typing_error():
+    @cuda.jit
+    def k(out):
+        out[0] = undefined_thing  # noqa: F821
+
+    err = compile_error(k, np.zeros(1))
+    assert isinstance(err, TypingError)
+    assert "name 'undefined_thing' is not defined" in str(err)
+
+
+def test_float_index_is_a_typing_error():
+    @cuda.jit
+    def k(x, out):
+        out[0] = x[1.5]
+
+    err = compile_error(k, np.zeros(3, np.float32), np.zeros(1))
+    assert isinstance(err, TypingError)
+    assert ("cannot index array(float32, 1d, C) with float64: array indices must be "
+            "integers") in str(err)
+
+
+def test_kernel_returning_a_value():
+    @cuda.jit
+    def k(out):
+        return 1
+
+    err = compile_error(k, np.zeros(1))
+    assert "a kernel cannot return a value" in str(err)
+
+
+def test_unsupported_function_call():
+    import os as os_module
+
+    @cuda.jit
+    def k(out):
+        out[0] = os_module.getpid()
+
+    err = compile_error(k, np.zeros(1))
+    assert isinstance(err, UnsupportedError)
+    assert "call to unsupported function 'getpid'" in str(err)
+
+
+def test_wrong_number_of_arguments():
+    @cuda.jit
+    def k(a, b, out):
+        out[0] = a + b
+
+    with pytest.raises(TypeError) as info:
+        k[1, 1](1.0, np.zeros(1))
+    assert str(info.value) == "kernel 'k' takes 3 arguments but 2 were given"
+
+
+@pytest.mark.parametrize("value, shown", [([1.0, 2.0], "'list'"), ("text", "'str'"),
+                                          (None, "'NoneType'"), (1 + 2j, "'complex'")])
+def test_argument_kernels_cannot_take(value, shown):
+    @cuda.jit
+    def k(a, out):
+        out[0] = 1
+
+    with pytest.raises(TypeError) as info:
+        k[1, 1](value, np.zeros(1))
+    message = str(info.value)
+    assert message.startswith(f"argument 'a' of kernel 'k' is {shown}")
+
+
+@pytest.mark.parametrize("config", [
+    (0, 32), (-1, 32), (1, 0), (1.5, 32), ((1, 2, 3, 4), 32), ((), 32), ("8", 32),
+    ((1, None), 32), (1, (32, 0)),
+])
+def test_bad_launch_configuration(config):
+    @cuda.jit
+    def k(out):
+        out[0] = 1
+
+    with pytest.raises(ValueError) as info:
+        k[config]
+    assert "of kernel 'k' must be a positive int or a tuple of 1 to 3 positive ints" in str(
+        info.value)
+
+
+def test_launch_configuration_shape_and_limits():
+    @cuda.jit
+    def k(out):
+        out[0] = 1
+
+    with pytest.raises(ValueError, match=r"launched as kernel\[griddim, blockdim\]"):
+        k[1]
+    with pytest.raises(ValueError, match="has 2048 threads: a block has at most 1024"):
+        k[1, (32, 64)]
+    with pytest.raises(ValueError, match="is 65 along z: CUDA allows at most 64"):
+        k[1, (1, 1, 65)]
+    with pytest.raises(ValueError, match="is 65536 along y: CUDA allows at most 65535"):
+        k[(1, 65536), 1]
+    with pytest.raises(ValueError, match="sharedmem of kernel 'k' must be"):
+        k[1, 1, 0, -4]
+    with pytest.raises(TypeError, match=r"must be launched with a configuration"):
+        k(np.zeros(1))
+
+
+def test_interpreter_survives_and_next_compile_works():
+    @cuda.jit
+    def bad(out):
+        with open("x"):
+            pass
+
+    @cuda.jit
+    def good(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = i
+
+    for _ in range(3):
+        with pytest.raises(UnsupportedError):
+            bad[1, 1](np.zeros(4))
+        with pytest.raises(TypeError):
+            good[1, 4]("not an array")
+        out = np.zeros(4)
+        good[1, 4](out)
+        np.testing.assert_array_equal(out, [0, 1, 2, 3])
+
+
+def test_writing_to_a_read_only_array():
+    @cuda.jit
+    def k(x):
+        x[0] = 1
+
+    x = np.zeros(3)
+    x.flags.writeable = False
+    err = compile_error(k, x)
+    assert isinstance(err, TypingError)
+    assert "cannot write to a read-only array" in str(err)
+
+
+def test_variable_types_that_cannot_unify():
+    @cuda.jit
+    def k(x, out):
+        v = x
+        v = 1.5
+        out[0] = v
+
+    err = compile_error(k, np.zeros(3), np.zeros(1))
+    assert isinstance(err, TypingError)
+    assert "variable 'v' has type array(float64, 1d, C)" in str(err)

@@ -1,0 +1,222 @@
+"""Python semantics as Numba computes them, checked against CPython running
+the same function body for each thread index."""
+
+import numpy as np
+
+from tidal import cuda
+
+
+def run_per_thread(kernel, reference, n, dtype=np.int64):
+    """kernel(out) writes out[i] = f(i) for each thread; reference(i) is f."""
+    out = np.zeros(n, dtype=dtype)
+    kernel[(n + 31) // 32, 32](out)
+    expected = np.array([reference(i) for i in range(n)], dtype=dtype)
+    return out, expected
+
+
+def test_floor_division_and_modulo_follow_python():
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            a = i - 20
+            b = i % 7 - 3
+            out[i, 0] = a // b if b != 0 else 0
+            out[i, 1] = a % b if b != 0 else 0
+            out[i, 2] = a // 4
+            out[i, 3] = a % -3
+
+    out = np.zeros((41, 4), dtype=np.int64)
+    k[2, 32](out)
+    for i in range(41):
+        a, b = i - 20, i % 7 - 3
+        assert list(out[i]) == [a // b if b else 0, a % b if b else 0, a // 4, a % -3], i
+
+
+def test_float_floor_division_and_modulo():
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i, 0] = x[i] // 0.75
+            out[i, 1] = x[i] % -0.75
+            out[i, 2] = x[i] / 4
+
+    x = np.linspace(-5, 5, 33)
+    out = np.zeros((33, 3))
+    k[1, 64](x, out)
+    for i, v in enumerate(x):
+        assert out[i, 0] == v // 0.75 and out[i, 1] == v % -0.75 and out[i, 2] == v / 4
+
+
+def test_true_division_of_ints_is_float64():
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = (i + 1) / 3
+
+    out, expected = run_per_thread(k, lambda i: (i + 1) / 3, 50, np.float64)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_integer_overflow_wraps():
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            big = 9223372036854775807
+            out[i] = big + i
+
+    out = np.zeros(3, dtype=np.int64)
+    k[1, 3](out)
+    np.testing.assert_array_equal(out, np.array([2**63 - 1, -2**63, -2**63 + 1]))
+
+
+def test_loops_break_continue_and_range_steps():
+    def body(i):
+        total = 0
+        for j in range(i):
+            if j % 3 == 0:
+                continue
+            total += j
+        for j in range(10, i, -2):
+            total += 100 * j
+        k = 0
+        while True:
+            k += 1
+            if k * k > i:
+                break
+        return total + 10000 * k
+
+    @cuda.jit
+    def kernel(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            total = 0
+            for j in range(i):
+                if j % 3 == 0:
+                    continue
+                total += j
+            for j in range(10, i, -2):
+                total += 100 * j
+            k = 0
+            while True:
+                k += 1
+                if k * k > i:
+                    break
+            out[i] = total + 10000 * k
+
+    out, expected = run_per_thread(kernel, body, 40)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_variable_unifies_int_then_float_to_float64():
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            s = 0
+            for j in range(i + 1):
+                s += x[j]
+            out[i] = s
+
+    x = (np.arange(20) * 0.5).astype(np.float32)
+    out = np.zeros(20)
+    k[1, 32](x, out)
+    np.testing.assert_array_equal(out, np.cumsum(x.astype(np.float64)))
+    # s unified to float64: the sum is a double add of the widened element.
+    markers = k.inspect_markers(k.signatures[0])
+    assert "fpext float" in markers and "fadd double" in markers
+
+
+def test_comparisons_chains_bool_ops_and_conditional_expressions():
+    def f(i):
+        a = 3 < i <= 10
+        b = (i % 2 == 0) and (i % 3 == 0)
+        c = (i > 30) or (i < 2)
+        d = -i if i % 4 == 1 else i * 2
+        return int(a) + 2 * int(b) + 4 * int(c) + 8 * d + (not a) * 1000
+
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            a = 3 < i <= 10
+            b = (i % 2 == 0) and (i % 3 == 0)
+            c = (i > 30) or (i < 2)
+            d = -i if i % 4 == 1 else i * 2
+            out[i] = int(a) + 2 * int(b) + 4 * int(c) + 8 * d + (not a) * 1000
+
+    out, expected = run_per_thread(k, f, 40)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_bitwise_shifts_unary_power_min_max_abs():
+    def f(i):
+        a = (i << 3) ^ (i >> 1) | (i & 5)
+        b = ~i + (-i) + (+i)
+        c = i ** 3 + 2 ** (i % 10)
+        return a + b * 7 + c + max(i, 7, 3) - min(i, 5) + abs(i - 20)
+
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            a = (i << 3) ^ (i >> 1) | (i & 5)
+            b = ~i + (-i) + (+i)
+            c = i ** 3 + 2 ** (i % 10)
+            out[i] = a + b * 7 + c + max(i, 7, 3) - min(i, 5) + abs(i - 20)
+
+    out, expected = run_per_thread(k, f, 64)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_globals_and_closures_are_frozen_constants():
+    scale = 3
+
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = i * scale + OFFSET
+
+    out, expected = run_per_thread(k, lambda i: i * 3 + OFFSET, 10)
+    np.testing.assert_array_equal(out, expected)
+
+
+OFFSET = 17
+
+
+def test_casts_numpy_and_tidal_types():
+    from tidal import float32, int32
+
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i, 0] = int32(x[i])
+            out[i, 1] = np.float32(x[i]) * float32(3)
+            out[i, 2] = int(x[i] * 2)
+            out[i, 3] = float(i) / 2
+
+    x = np.linspace(-3.7, 3.7, 11)
+    out = np.zeros((11, 4))
+    k[1, 16](x, out)
+    np.testing.assert_array_equal(out[:, 0], np.trunc(x))
+    np.testing.assert_array_equal(out[:, 1], (x.astype(np.float32) * np.float32(3)))
+    np.testing.assert_array_equal(out[:, 2], np.trunc(x * 2))
+    np.testing.assert_array_equal(out[:, 3], np.arange(11) / 2)
+
+
+def test_negative_constant_index_wraps():
+    @cuda.jit
+    def k(x, out):
+        out[0] = x[-1]
+        out[1] = x[-x.size]
+        out[2] = x.shape[-1] + len(x) + x.ndim
+
+    x = np.arange(5.0)
+    out = np.zeros(3)
+    k[1, 1](x, out)
+    np.testing.assert_array_equal(out, [4.0, 0.0, 11.0])

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tidal needs, only those that are missing.
+# Idempotent and quiet: apt-get update runs only when something must be installed.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++ make
+  llvm-19-dev llvm-19-tools clang-19 libclang-19-dev
+  python3 python3-dev python3-numpy python3-pytest
+  libgtest-dev
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then
+    SUDO="sudo"
+  else
+    echo "setup: these Debian packages are missing and this is not root: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
