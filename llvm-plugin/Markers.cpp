@@ -1,4 +1,4 @@
-// The marker table of contract version 1 and the helpers the passes share
+// The marker table of contract version 2 and the helpers the passes share
 // (Markers.h). Adding a marker: one entry in getMarkerType, one lowering case
 // per target, one row in docs/markers.md.
 
@@ -42,10 +42,101 @@ parseSpecialRegisterMarker(StringRef Name) {
 
 bool isMarker(const Function &F) { return F.getName().starts_with(MarkerPrefix); }
 
+namespace {
+// The value types a marker family is instantiated for, by suffix.
+Type *typeOfSuffix(StringRef Suffix, LLVMContext &Context) {
+  return StringSwitch<Type *>(Suffix)
+      .Cases("i32", "u32", Type::getInt32Ty(Context))
+      .Cases("i64", "u64", Type::getInt64Ty(Context))
+      .Case("f32", Type::getFloatTy(Context))
+      .Case("f64", Type::getDoubleTy(Context))
+      .Default(nullptr);
+}
+
+// Math functions of one or two arguments (docs/markers.md, "math").
+unsigned mathArity(StringRef Function) {
+  return StringSwitch<unsigned>(Function)
+      .Cases("sin", "cos", "tan", "asin", "acos", "atan", 1)
+      .Cases("sinh", "cosh", "tanh", "asinh", "acosh", "atanh", 1)
+      .Cases("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", 1)
+      .Cases("sqrt", "rsqrt", "cbrt", "fabs", "floor", "ceil", "trunc", 1)
+      .Cases("round", "erf", "erfc", "tgamma", "lgamma", 1)
+      .Cases("atan2", "pow", "copysign", "fmod", "hypot", "fmin", "fmax", 2)
+      .Default(0);
+}
+} // namespace
+
 FunctionType *getMarkerType(StringRef Name, LLVMContext &Context) {
-  // Special registers: i32 ().
+  Type *Void = Type::getVoidTy(Context), *I1 = Type::getInt1Ty(Context);
+  Type *I32 = Type::getInt32Ty(Context), *I64 = Type::getInt64Ty(Context);
+  Type *Ptr = PointerType::getUnqual(Context);
+  auto Fn = [](Type *Result, ArrayRef<Type *> Params) {
+    return FunctionType::get(Result, Params, /*isVarArg=*/false);
+  };
+  // Index registers: i32 ().
   if (parseSpecialRegisterMarker(Name))
-    return FunctionType::get(Type::getInt32Ty(Context), /*isVarArg=*/false);
+    return Fn(I32, {});
+  if (!Name.starts_with(MarkerPrefix))
+    return nullptr;
+  StringRef Rest = Name.drop_front(StringRef(MarkerPrefix).size());
+
+  // Fixed signatures: lane, barriers, fences, memory, warp masks, debug.
+  if (FunctionType *T =
+          StringSwitch<FunctionType *>(Rest)
+              .Cases("laneid", "warpsize", "activemask", "lanemask.lt", Fn(I32, {}))
+              .Case("syncthreads", Fn(Void, {}))
+              .Cases("syncthreads.count", "syncthreads.and", "syncthreads.or",
+                     Fn(I32, {I32}))
+              .Case("syncwarp", Fn(Void, {I32}))
+              .Cases("threadfence.block", "threadfence", "threadfence.system",
+                     Fn(Void, {}))
+              .Cases("shared.array", "local.array", Fn(Ptr, {I64, I64}))
+              .Case("shared.dynamic", Fn(Ptr, {}))
+              .Case("const.array", Fn(Ptr, {Ptr}))
+              .Cases("vote.all", "vote.any", "vote.uni", Fn(I1, {I32, I1}))
+              .Case("vote.ballot", Fn(I32, {I32, I1}))
+              .Case("bounds.error", Fn(Void, {Ptr, I64, I64, I32}))
+              .Case("assert.fail", Fn(Void, {Ptr}))
+              .Default(nullptr))
+    return T;
+  // print: C varargs after the format.
+  if (Rest == "print")
+    return FunctionType::get(Void, {Ptr}, /*isVarArg=*/true);
+
+  // Families with a value-type suffix: <family>.<op>.<T>.
+  auto [Head, Suffix] = Rest.rsplit('.');
+  Type *T = typeOfSuffix(Suffix, Context);
+  if (!T)
+    return nullptr;
+  bool Float = T->isFloatingPointTy();
+  bool Unsigned = Suffix.starts_with("u");
+  if (Head.consume_front("atomic.")) {
+    bool IntegerOnly = Head == "and" || Head == "or" || Head == "xor" || Head == "cas";
+    bool UnsignedOnly = Head == "inc" || Head == "dec";
+    bool Known = StringSwitch<bool>(Head)
+                     .Cases("add", "sub", "exch", "max", "min", true)
+                     .Cases("and", "or", "xor", "inc", "dec", "cas", true)
+                     .Default(false);
+    if (!Known || (IntegerOnly && Float) || (UnsignedOnly && !Unsigned))
+      return nullptr;
+    return Head == "cas" ? Fn(T, {Ptr, T, T}) : Fn(T, {Ptr, T});
+  }
+  if (Head.consume_front("shfl.")) {
+    if (Unsigned || !StringSwitch<bool>(Head).Cases("idx", "up", "down", "xor", true).Default(false))
+      return nullptr;
+    return Fn(T, {I32, T, I32});
+  }
+  if (Head == "match.any" && !Float && !Unsigned)
+    return Fn(I32, {I32, T});
+  if (Head == "match.all" && !Float && !Unsigned)
+    return Fn(StructType::get(Context, {I32, I1}), {I32, T});
+  if (Head.consume_front("math.") && Float) {
+    unsigned Arity = mathArity(Head);
+    if (Arity == 1)
+      return Fn(T, {T});
+    if (Arity == 2)
+      return Fn(T, {T, T});
+  }
   return nullptr;
 }
 
