@@ -1,5 +1,6 @@
 #include "FunctionCompiler.h"
 
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
@@ -122,9 +123,10 @@ std::vector<std::string> parameterNames(PyObject *Function) {
   return Out;
 }
 
-FunctionCompiler::FunctionCompiler(PyObject *Fn, Module &M, const FrontendOptions &Options)
+FunctionCompiler::FunctionCompiler(PyObject *Fn, Module &M, const FrontendOptions &Options,
+                                   DeviceFunctionCache &Devices)
     : Function(PyRef::borrow(Fn)), M(M), Ctx(M.getContext()), B(M.getContext()),
-      Options(Options) {
+      Options(Options), Devices(Devices) {
   Globals = Function.attr("__globals__");
   Builtins = importModule("builtins");
   // Closure variables: co_freevars paired with __closure__ cells.
@@ -258,10 +260,16 @@ CValue FunctionCompiler::makeScalar(Scalar S, Value *V) const {
 CValue FunctionCompiler::makeTuple(std::vector<CValue> Elements) const {
   std::vector<frontend::Type> Types;
   CValue R;
+  bool AllConstant = true;
   for (CValue &E : Elements) {
     Types.push_back(E.T);
     R.Parts.insert(R.Parts.end(), E.Parts.begin(), E.Parts.end());
+    AllConstant &= E.ConstInt.has_value();
+    if (AllConstant)
+      R.TupleConstInts.push_back(*E.ConstInt);
   }
+  if (!AllConstant)
+    R.TupleConstInts.clear();
   R.T = frontend::Type::tuple(std::move(Types));
   return R;
 }
@@ -275,6 +283,8 @@ std::vector<CValue> FunctionCompiler::tupleElements(const CValue &V) const {
     if (Emitting)
       Element.Parts.assign(V.Parts.begin() + Offset, V.Parts.begin() + Offset + Count);
     Offset += Count;
+    if (V.TupleConstInts.size() == V.T.Elements.size())
+      Element.ConstInt = V.TupleConstInts[Out.size()];
     Out.push_back(std::move(Element));
   }
   return Out;
@@ -355,6 +365,80 @@ int64_t FunctionCompiler::constantInt(const CValue &V, PyObject *Node, const std
   if (!V.ConstInt)
     typingError(Node, What + " must be a constant integer");
   return *V.ConstInt;
+}
+
+Value *FunctionCompiler::callMarker(const std::string &Name, llvm::Type *Result,
+                                    ArrayRef<Value *> Args, bool VarArg) {
+  std::vector<llvm::Type *> Params;
+  size_t Fixed = VarArg ? 1 : Args.size();
+  for (size_t I = 0; I < Fixed; ++I)
+    Params.push_back(Args[I]->getType());
+  FunctionCallee Marker = M.getOrInsertFunction(
+      "tidal." + Name, FunctionType::get(Result, Params, VarArg));
+  return B.CreateCall(Marker, Args);
+}
+
+Scalar FunctionCompiler::dtypeOf(const CValue &DType, PyObject *Node) {
+  if (DType.T.isPyObject()) {
+    PyObject *O = static_cast<PyObject *>(DType.T.Object);
+    std::string Name;
+    PyRef Intrinsic = PyRef::borrow(O).attrOrNull("__tidal_intrinsic__");
+    if (Intrinsic && PyUnicode_Check(Intrinsic.get()) &&
+        Intrinsic.str().rfind("cast.", 0) == 0)
+      Name = Intrinsic.str().substr(5);
+    else if (PyType_Check(O) && PyObject_HasAttrString(O, "__module__") &&
+             PyRef::borrow(O).attr("__module__").str() == "numpy") {
+      Name = reinterpret_cast<PyTypeObject *>(O)->tp_name;
+      Name = Name.substr(Name.rfind('.') + 1);
+    } else if (typeName(O) == "dtype" || typeName(O).rfind("dtype[", 0) == 0 ||
+               PyObject_HasAttrString(O, "kind")) {
+      PyRef DTypeName = PyRef::borrow(O).attrOrNull("name");
+      if (DTypeName)
+        Name = DTypeName.str();
+    } else if (O == reinterpret_cast<PyObject *>(&PyFloat_Type)) {
+      Name = "float64";
+    } else if (O == reinterpret_cast<PyObject *>(&PyLong_Type)) {
+      Name = "int64";
+    } else if (O == reinterpret_cast<PyObject *>(&PyBool_Type)) {
+      Name = "bool";
+    }
+    Scalar S;
+    if (!Name.empty() && scalarFromName(Name, S))
+      return S;
+  }
+  typingError(Node, "expected a dtype (tidal.float32, numpy.float32, ...), got " +
+                        (DType.T.isPyObject() ? "'" + typeName(static_cast<PyObject *>(DType.T.Object)) + "'"
+                                              : DType.T.str()));
+}
+
+CValue FunctionCompiler::makeArray(Scalar Elem, const std::vector<int64_t> &Shape, Value *Data) {
+  CValue A(frontend::Type::array(Elem, static_cast<unsigned>(Shape.size()), Layout::C));
+  if (!Emitting)
+    return A;
+  A.Parts.push_back(Data);
+  for (int64_t E : Shape)
+    A.Parts.push_back(B.getInt64(E));
+  int64_t Stride = byteSize(Elem);
+  std::vector<Value *> Strides(Shape.size());
+  for (size_t D = Shape.size(); D-- > 0;) {
+    Strides[D] = B.getInt64(Stride);
+    Stride *= Shape[D];
+  }
+  A.Parts.insert(A.Parts.end(), Strides.begin(), Strides.end());
+  return A;
+}
+
+Value *FunctionCompiler::constantString(const std::string &Text, const std::string &Name) {
+  Constant *Data = ConstantDataArray::getString(Ctx, Text, /*AddNull=*/true);
+  auto *G = new GlobalVariable(M, Data->getType(), /*isConstant=*/true,
+                               GlobalValue::PrivateLinkage, Data, Name);
+  G->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  G->setAlignment(Align(1));
+  return G;
+}
+
+std::string FunctionCompiler::functionName() const {
+  return identifierField(Tree.get(), "name");
 }
 
 // --- dispatch ---------------------------------------------------------------------
@@ -443,7 +527,7 @@ void FunctionCompiler::collectAssignedNames(PyObject *List) {
   }
 }
 
-Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type> &ArgTypes) {
+llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type> &ArgTypes) {
   std::string Name = identifierField(Tree.get(), "name");
   if (nodeKind(Tree.get()) != "FunctionDef")
     unsupported(Tree.get(), "only plain functions can be kernels");
@@ -458,34 +542,72 @@ Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type> &Arg
                            std::to_string(ArgTypes.size()),
                        locate(Tree.get()));
   PyRef Body = field(Tree.get(), "body");
-  AssignedNames.insert(ParamNames.begin(), ParamNames.end());
-  collectAssignedNames(Body.get());
+  for (size_t I = 0; I < ParamNames.size(); ++I)
+    Variables[ParamNames[I]].T = ArgTypes[I];
+  typeToFixedPoint(Body.get());
+  llvm::Function *K = emitFunction(Body.get(), ArgTypes, Name, llvm::Type::getVoidTy(Ctx),
+                             GlobalValue::ExternalLinkage);
+  // Mark it a kernel for the plugin (docs/markers.md).
+  NamedMDNode *Kernels = M.getOrInsertNamedMetadata("tidal.kernels");
+  Kernels->addOperand(MDNode::get(Ctx, {ValueAsMetadata::get(K)}));
+  return K;
+}
 
-  // 1. Type to a fixed point: variables' types only widen, so this ends.
-  auto SeedParameters = [&] {
-    for (size_t I = 0; I < ParamNames.size(); ++I)
-      Variables[ParamNames[I]].T = ArgTypes[I];
-  };
-  SeedParameters();
+llvm::Type *FunctionCompiler::returnLLVMType(const frontend::Type &T) const {
+  std::vector<llvm::Type *> Parts = partTypes(T);
+  if (Parts.empty())
+    return llvm::Type::getVoidTy(Ctx);
+  if (Parts.size() == 1)
+    return Parts[0];
+  return StructType::get(Ctx, Parts);
+}
+
+DeviceFunctionCache::Entry
+FunctionCompiler::compileDevice(const std::vector<frontend::Type> &ArgTypes,
+                                const frontend::Type *Declared) {
+  std::string Name = identifierField(Tree.get(), "name");
+  IsDevice = true;
+  DeclaredReturn = Declared;
+  PyRef Body = field(Tree.get(), "body");
+  for (size_t I = 0; I < ParamNames.size(); ++I)
+    Variables[ParamNames[I]].T = ArgTypes[I];
+  typeToFixedPoint(Body.get());
+  if (Declared)
+    ReturnType = *Declared;
+  std::string Symbol = Name;
+  for (const frontend::Type &T : ArgTypes)
+    Symbol += "." + T.mangle();
+  llvm::Function *F = emitFunction(Body.get(), ArgTypes, Symbol, returnLLVMType(ReturnType),
+                             GlobalValue::InternalLinkage);
+  return {Function.get(), ArgTypes, F, ReturnType};
+}
+
+void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
+  AssignedNames.insert(ParamNames.begin(), ParamNames.end());
+  collectAssignedNames(Body);
+  // Variables' types only widen, so this ends.
   Emitting = false;
   constexpr int MaxTypingRounds = 32;
   for (int Round = 0;; ++Round) {
     TypesChanged = false;
-    body(Body.get());
+    body(Body);
     if (!TypesChanged)
       break;
     if (Round == MaxTypingRounds)
       throw CompileError("TypingError", "the types of the variables do not settle",
                          locate(Tree.get()));
   }
+}
 
-  // 2. Emit: the kernel's flattened parameters, one alloca per variable part.
+llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector<frontend::Type> &ArgTypes,
+                                         const std::string &Symbol, llvm::Type *ResultType,
+                                         GlobalValue::LinkageTypes Linkage) {
+  // The flattened parameters, one alloca per variable part.
   std::vector<llvm::Type *> Params;
   for (const frontend::Type &T : ArgTypes)
     for (llvm::Type *P : partTypes(T))
       Params.push_back(P->isIntegerTy(1) ? llvm::Type::getInt8Ty(Ctx) : P);
-  F = llvm::Function::Create(FunctionType::get(llvm::Type::getVoidTy(Ctx), Params, false),
-                             GlobalValue::ExternalLinkage, Name, M);
+  F = llvm::Function::Create(FunctionType::get(ResultType, Params, false), Linkage, Symbol, M);
   B.SetInsertPoint(BasicBlock::Create(Ctx, "entry", F));
   Emitting = true;
   for (auto &[VarName, Var] : Variables) {
@@ -514,13 +636,21 @@ Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type> &Arg
     }
     storeVariable(ParamNames[I], V, Tree.get());
   }
-  body(Body.get());
-  if (!B.GetInsertBlock()->getTerminator())
-    B.CreateRetVoid();
-
-  // Mark it a kernel for the plugin (docs/markers.md).
-  NamedMDNode *Kernels = M.getOrInsertNamedMetadata("tidal.kernels");
-  Kernels->addOperand(MDNode::get(Ctx, {ValueAsMetadata::get(F)}));
+  body(Body);
+  BasicBlock *Last = B.GetInsertBlock();
+  if (!Last->getTerminator()) {
+    bool Reachable = Last == &F->getEntryBlock() || !pred_empty(Last);
+    if (ResultType->isVoidTy())
+      B.CreateRetVoid();
+    else if (!Reachable)
+      B.CreateUnreachable();
+    else
+      throw CompileError("TypingError",
+                         "device function '" + identifierField(Tree.get(), "name") +
+                             "' returns " + ReturnType.str() +
+                             " on some paths but can reach its end without a return",
+                         locate(Tree.get()));
+  }
 
   // Variables live in allocas while emitting; promote them to SSA values so
   // that the marker IR reads like hand-written IR.
@@ -535,7 +665,7 @@ Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type> &Arg
   raw_string_ostream OS(Problems);
   if (verifyFunction(*F, &OS))
     throw CompileError("CompileError",
-                       "internal error: tidal emitted invalid IR for '" + Name + "': " + OS.str(),
+                       "internal error: tidal emitted invalid IR for '" + Symbol + "': " + OS.str(),
                        locate(Tree.get()));
   return F;
 }
@@ -610,8 +740,8 @@ CValue FunctionCompiler::visitConstant(PyObject *Node) {
                                : nullptr);
   if (O == Py_None)
     return CValue(frontend::Type::none());
-  if (PyUnicode_Check(O))
-    unsupported(Node, "strings are not supported in kernels outside print()");
+  if (PyUnicode_Check(O)) // only print() takes them; it reads the node itself
+    return CValue(frontend::Type::pyObject(O));
   unsupported(Node, "constants of type '" + typeName(O) + "' are not supported in kernels");
 }
 
@@ -633,6 +763,50 @@ CValue FunctionCompiler::resolveGlobal(const std::string &Name, PyObject *Node) 
   if (Builtin)
     return freezePyObject(Builtin.get(), Node, "builtin '" + Name + "'");
   typingError(Node, "name '" + Name + "' is not defined");
+}
+
+// A global NumPy array: its bytes as a constant global, read through
+// tidal.const.array (constant memory on the GPU), as a read-only C array.
+CValue FunctionCompiler::constantArray(PyObject *O, PyObject *Node, const std::string &What) {
+  PyRef Array = PyRef::borrow(O);
+  Scalar Elem;
+  if (!scalarFromName(Array.attr("dtype").attr("name").str(), Elem))
+    unsupported(Node, What + " is an array of dtype " + Array.attr("dtype").attr("name").str() +
+                          ", which kernels can't use");
+  std::vector<int64_t> Shape;
+  PyRef ShapeTuple = Array.attr("shape");
+  for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(ShapeTuple.get()); ++I)
+    Shape.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(ShapeTuple.get(), I)));
+  CValue Out = makeArray(Elem, Shape, nullptr);
+  Out.T.ReadOnly = true;
+  if (!Emitting)
+    return Out;
+  GlobalVariable *&G = ConstantArrays[O];
+  if (!G) {
+    PyRef Numpy = importModule("numpy");
+    PyRef Contiguous = PyRef::check(PyObject_CallMethod(Numpy.get(), "ascontiguousarray", "O", O));
+    PyRef Bytes = PyRef::check(PyObject_CallMethod(Contiguous.get(), "tobytes", nullptr));
+    StringRef Data(PyBytes_AS_STRING(Bytes.get()), static_cast<size_t>(PyBytes_GET_SIZE(Bytes.get())));
+    Constant *Init = ConstantDataArray::getRaw(Data, Data.size(), llvm::Type::getInt8Ty(Ctx));
+    G = new GlobalVariable(M, Init->getType(), /*isConstant=*/true, GlobalValue::PrivateLinkage,
+                           Init, "const.array");
+    G->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+    G->setAlignment(Align(std::max<unsigned>(16, byteSize(Elem))));
+  }
+  Out = makeArray(Elem, Shape, callMarker("const.array", B.getPtrTy(), {G}));
+  Out.T.ReadOnly = true;
+  return Out;
+}
+
+static std::string intrinsicName(PyObject *O) {
+  PyObject *N = PyObject_GetAttrString(O, "__tidal_intrinsic__");
+  if (!N) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string Name = PyUnicode_Check(N) ? PyUnicode_AsUTF8(N) : "";
+  Py_DECREF(N);
+  return Name;
 }
 
 // Globals and closure values are frozen into the code at compile time, as
@@ -677,6 +851,13 @@ CValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::
       return convert(V, frontend::Type::scalar(S), Node);
     }
   }
+  if (typeName(O) == "ndarray")
+    return constantArray(O, Node, What);
+  if (PyObject_HasAttrString(O, "__tidal_intrinsic__")) {
+    CValue Value;
+    if (valueIntrinsic(*this, intrinsicName(O), Value))
+      return Value;
+  }
   if (PyModule_Check(O) || PyCallable_Check(O) || PyObject_HasAttrString(O, "__tidal_intrinsic__"))
     return CValue(frontend::Type::pyObject(O));
   unsupported(Node, "cannot use " + What + " of type '" + typeName(O) +
@@ -684,16 +865,6 @@ CValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::
                         "functions known to tidal are");
 }
 
-static std::string intrinsicName(PyObject *O) {
-  PyObject *N = PyObject_GetAttrString(O, "__tidal_intrinsic__");
-  if (!N) {
-    PyErr_Clear();
-    return "";
-  }
-  std::string Name = PyUnicode_Check(N) ? PyUnicode_AsUTF8(N) : "";
-  Py_DECREF(N);
-  return Name;
-}
 
 CValue FunctionCompiler::visitAttribute(PyObject *Node) {
   std::string Attr = identifierField(Node, "attr");
@@ -846,7 +1017,14 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
   } else if (Op == "Pow") {
     if (!Float)
       return integerPower(A, C);
-    V = B.CreateBinaryIntrinsic(Intrinsic::pow, X, Y);
+    // Through the math marker: each target has its own pow (libdevice, libm).
+    if (Common == Scalar::Float16) {
+      X = B.CreateFPExt(X, B.getFloatTy());
+      Y = B.CreateFPExt(Y, B.getFloatTy());
+    }
+    V = callMarker(Common == Scalar::Float64 ? "math.pow.f64" : "math.pow.f32", X->getType(), {X, Y});
+    if (Common == Scalar::Float16)
+      V = B.CreateFPTrunc(V, llvmType(Scalar::Float16));
   } else if (Op == "BitAnd")
     V = B.CreateAnd(X, Y);
   else if (Op == "BitOr")
@@ -1232,8 +1410,6 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
 
 CValue FunctionCompiler::visitCall(PyObject *Node) {
   PyRef FuncNode = field(Node, "func");
-  if (PyList_GET_SIZE(field(Node, "keywords").get()) > 0)
-    unsupported(Node, "keyword arguments are not supported in kernel calls");
   CValue Callee = expr(FuncNode.get());
   std::vector<PyObject *> ArgNodes = listItems(field(Node, "args").get());
   std::vector<CValue> Args;
@@ -1244,22 +1420,39 @@ CValue FunctionCompiler::visitCall(PyObject *Node) {
     Args.push_back(expr(A));
     Undefined |= Args.back().T.isUndefined();
   }
+  // Keyword arguments follow the positional ones; their names go alongside.
+  std::vector<std::string> Keywords;
+  for (PyObject *K : listItems(field(Node, "keywords").get())) {
+    PyRef Name = field(K, "arg");
+    PyRef Value = field(K, "value");
+    if (Name.isNone())
+      unsupported(K, "'**' arguments are not supported in kernel calls");
+    Keywords.push_back(Name.str());
+    ArgNodes.push_back(Value.get());
+    Args.push_back(expr(Value.get()));
+    Undefined |= Args.back().T.isUndefined();
+  }
   if (Undefined)
     return CValue();
   if (!Callee.T.isPyObject())
     typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
-  return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes);
+  return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
 }
 
 CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<CValue> &Args,
-                                    const std::vector<PyObject *> &ArgNodes) {
+                                    std::vector<PyObject *> &ArgNodes,
+                                    std::vector<std::string> &Keywords) {
   std::string Name = intrinsicName(Callee);
   if (Name.empty() && PyCFunction_Check(Callee)) {
-    // builtins: len, min, ... are intrinsics under their own name.
-    PyRef BuiltinName = PyRef::borrow(Callee).attr("__name__");
-    PyRef Same = Builtins.attrOrNull(BuiltinName.str().c_str());
-    if (Same.get() == Callee)
-      Name = "builtins." + BuiltinName.str();
+    // Functions of C modules (builtins.len, math.sin, ...) are intrinsics
+    // under "<module>.<name>" when the module really holds that object.
+    PyObject *Self = PyCFunction_GET_SELF(Callee);
+    if (Self && PyModule_Check(Self)) {
+      std::string Function = PyRef::borrow(Callee).attr("__name__").str();
+      PyRef Same = PyRef::borrow(Self).attrOrNull(Function.c_str());
+      if (Same.get() == Callee)
+        Name = std::string(PyModule_GetName(Self)) + "." + Function;
+    }
   }
   if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
     Name = "builtins.range";
@@ -1281,8 +1474,13 @@ CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vecto
         Name = std::string("cast.") + scalarName(S);
     }
   }
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_device__"))
+    return callDeviceFunction(Callee, Node, Args, ArgNodes, Keywords);
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_kernel__"))
+    typingError(Node, "a kernel cannot be called from a kernel: make it a device function "
+                      "with @cuda.jit(device=True)");
   if (IntrinsicHandler H = findCallIntrinsic(Name)) {
-    IntrinsicCall Call{*this, Node, Args, ArgNodes};
+    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords};
     return H(Call);
   }
   std::string Shown = Name;
@@ -1291,6 +1489,104 @@ CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vecto
     Shown = QualName ? QualName.str() : typeName(Callee);
   }
   unsupported(Node, "call to unsupported function '" + Shown + "' in a kernel");
+}
+
+CValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
+                                            std::vector<CValue> &Args,
+                                            std::vector<PyObject *> &ArgNodes,
+                                            std::vector<std::string> &Keywords) {
+  PyRef PyFunc = PyRef::borrow(Device).attr("py_func");
+  std::vector<std::string> Params = parameterNames(PyFunc.get());
+  std::string Name = PyRef::borrow(PyFunc.get()).attr("__name__").str();
+  // Bind keywords by the Python function's parameter names.
+  std::vector<std::optional<CValue>> Bound(Params.size());
+  std::vector<PyObject *> BoundNodes(Params.size(), Node);
+  size_t Positional = Args.size() - Keywords.size();
+  if (Positional > Params.size())
+    typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
+                          " arguments but " + std::to_string(Positional) + " were given");
+  for (size_t I = 0; I < Positional; ++I) {
+    Bound[I] = Args[I];
+    BoundNodes[I] = ArgNodes[I];
+  }
+  for (size_t K = 0; K < Keywords.size(); ++K) {
+    auto It = std::find(Params.begin(), Params.end(), Keywords[K]);
+    if (It == Params.end() || Bound[It - Params.begin()])
+      typingError(ArgNodes[Positional + K], "device function '" + Name +
+                                                "' got an unexpected or repeated argument '" +
+                                                Keywords[K] + "'");
+    Bound[It - Params.begin()] = Args[Positional + K];
+    BoundNodes[It - Params.begin()] = ArgNodes[Positional + K];
+  }
+  std::vector<CValue> Actual;
+  std::vector<frontend::Type> Types;
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (!Bound[I])
+      typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
+                            " arguments but " + std::to_string(Args.size()) +
+                            " were given (missing '" + Params[I] + "')");
+    if (Bound[I]->T.isPyObject())
+      typingError(BoundNodes[I], "cannot pass a Python object to device function '" + Name + "'");
+    Actual.push_back(*Bound[I]);
+    Types.push_back(Bound[I]->T);
+  }
+  // A declared signature (@cuda.jit("float32(float32)", device=True))
+  // fixes the parameter and return types; arguments convert to them.
+  std::optional<frontend::Type> Declared;
+  PyRef Signatures = PyRef::borrow(Device).attrOrNull("signatures");
+  if (Signatures && PyList_Check(Signatures.get()) && PyList_GET_SIZE(Signatures.get()) > 0) {
+    frontend::Signature Sig;
+    try {
+      Sig = parseSignature(PyRef::borrow(PyList_GET_ITEM(Signatures.get(), 0)).str());
+    } catch (const std::invalid_argument &E) {
+      typingError(Node, E.what());
+    }
+    if (Sig.Params.size() != Types.size())
+      typingError(Node, "device function '" + Name + "' is declared with " +
+                            std::to_string(Sig.Params.size()) + " parameters but called with " +
+                            std::to_string(Types.size()));
+    for (size_t I = 0; I < Types.size(); ++I) {
+      Actual[I] = convert(Actual[I], Sig.Params[I], BoundNodes[I]);
+      Types[I] = Sig.Params[I];
+    }
+    if (Sig.HasReturn)
+      Declared = Sig.Return;
+  }
+  // Compile (or reuse) the specialisation; recursion is rejected.
+  DeviceFunctionCache::Entry *Found = nullptr;
+  for (auto &E : Devices.Compiled)
+    if (E.Function == PyFunc.get() && E.ArgTypes == Types)
+      Found = &E;
+  if (!Found) {
+    if (std::find(Devices.InProgress.begin(), Devices.InProgress.end(), PyFunc.get()) !=
+        Devices.InProgress.end())
+      unsupported(Node, "recursive device functions are not supported ('" + Name + "')");
+    Devices.InProgress.push_back(PyFunc.get());
+    DeviceFunctionCache::Entry Entry;
+    {
+      FunctionCompiler Callee(PyFunc.get(), M, Options, Devices);
+      Entry = Callee.compileDevice(Types, Declared ? &*Declared : nullptr);
+    }
+    Devices.InProgress.pop_back();
+    Devices.Compiled.push_back(Entry);
+    Found = &Devices.Compiled.back();
+  }
+  frontend::Type Return = Found->Return;
+  if (!Emitting)
+    return CValue(Return);
+  std::vector<Value *> CallArgs;
+  for (CValue &A : Actual)
+    for (Value *P : A.Parts)
+      CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
+  CallInst *Call = B.CreateCall(Found->F, CallArgs);
+  CValue Result(Return);
+  std::vector<llvm::Type *> Parts = partTypes(Return);
+  if (Parts.size() == 1)
+    Result.Parts.push_back(Call);
+  else
+    for (unsigned I = 0; I < Parts.size(); ++I)
+      Result.Parts.push_back(B.CreateExtractValue(Call, I));
+  return Result;
 }
 
 // --- statements --------------------------------------------------------------------
@@ -1570,16 +1866,51 @@ void FunctionCompiler::visitContinue(PyObject *Node) {
 }
 
 void FunctionCompiler::visitReturn(PyObject *Node) {
-  PyRef Value = field(Node, "value");
-  if (!Value.isNone()) {
-    CValue V = expr(Value.get());
+  PyRef ValueNode = field(Node, "value");
+  CValue V(frontend::Type::none());
+  if (!ValueNode.isNone())
+    V = expr(ValueNode.get());
+  if (!IsDevice) {
     if (!V.T.isUndefined() && V.T.K != frontend::Type::Kind::None)
       typingError(Node, "a kernel cannot return a value (it returns " + V.T.str() +
                             "); write results into an array argument");
+  } else if (!Emitting) {
+    // The return type of a device function unifies over its returns.
+    if (V.T.isUndefined())
+      return;
+    if (V.T.isPyObject() || V.T.isArray())
+      typingError(Node, "device functions return numbers and tuples, not " + V.T.str());
+    frontend::Type Unified;
+    if (!HasReturnType) {
+      Unified = V.T;
+    } else if (!unify(ReturnType, V.T, Unified)) {
+      typingError(Node, "device function returns " + ReturnType.str() + " and " + V.T.str() +
+                            ", which cannot unify");
+    }
+    if (!HasReturnType || Unified != ReturnType)
+      TypesChanged = true;
+    ReturnType = Unified;
+    HasReturnType = true;
+    return;
   }
   if (!Emitting)
     return;
-  B.CreateRetVoid();
+  if (!IsDevice || ReturnType.K == frontend::Type::Kind::None) {
+    B.CreateRetVoid();
+  } else {
+    if (V.T.K == frontend::Type::Kind::None)
+      typingError(Node, "device function returns " + ReturnType.str() +
+                            " on other paths: a bare 'return' here returns nothing");
+    CValue R = convert(V, ReturnType, Node);
+    if (R.Parts.size() == 1) {
+      B.CreateRet(R.Parts[0]);
+    } else {
+      Value *Aggregate = UndefValue::get(F->getReturnType());
+      for (unsigned I = 0; I < R.Parts.size(); ++I)
+        Aggregate = B.CreateInsertValue(Aggregate, R.Parts[I], I);
+      B.CreateRet(Aggregate);
+    }
+  }
   startDeadBlock();
 }
 
@@ -1601,7 +1932,8 @@ KernelModule emitKernel(PyObject *Function, const std::vector<frontend::Type> &A
   PyRef ModuleName = PyRef::borrow(Function).attrOrNull("__module__");
   Out.Module = std::make_unique<llvm::Module>(
       ModuleName && !ModuleName.isNone() ? ModuleName.str() : Name.str(), *Out.Context);
-  FunctionCompiler Compiler(Function, *Out.Module, Options);
+  DeviceFunctionCache Devices;
+  FunctionCompiler Compiler(Function, *Out.Module, Options, Devices);
   llvm::Function *F = Compiler.compileKernel(ArgTypes);
   Out.KernelName = F->getName().str();
   Out.ParamTypes = ArgTypes;

@@ -30,6 +30,7 @@ struct CValue {
   Type T;
   std::vector<llvm::Value *> Parts;
   std::optional<int64_t> ConstInt; // known integer value (literals, folded)
+  std::vector<int64_t> TupleConstInts; // a tuple's elements, when all are known
 
   CValue() = default;
   explicit CValue(Type T) : T(std::move(T)) {}
@@ -44,12 +45,31 @@ struct SourceInfo {
   std::vector<std::string> Lines; // the function's lines as in File
 };
 
+// Device functions compiled into one module, shared by every
+// FunctionCompiler working on it: one LLVM function per (Python function,
+// argument types), and the ones being compiled (to reject recursion).
+struct DeviceFunctionCache {
+  struct Entry {
+    PyObject *Function;
+    std::vector<Type> ArgTypes;
+    llvm::Function *F;
+    Type Return;
+  };
+  std::vector<Entry> Compiled;
+  std::vector<PyObject *> InProgress;
+};
+
 class FunctionCompiler {
 public:
-  FunctionCompiler(PyObject *Function, llvm::Module &M, const FrontendOptions &Options);
+  FunctionCompiler(PyObject *Function, llvm::Module &M, const FrontendOptions &Options,
+                   DeviceFunctionCache &Devices);
 
   // Types and emits the kernel; returns the LLVM function.
   llvm::Function *compileKernel(const std::vector<Type> &ArgTypes);
+  // Types and emits a device function for these argument types; its
+  // return type is what its return statements unify to (none without).
+  DeviceFunctionCache::Entry compileDevice(const std::vector<Type> &ArgTypes,
+                                           const Type *DeclaredReturn);
 
   // --- the API that intrinsic handlers use (Intrinsics.cpp) -------------
   bool emitting() const { return Emitting; }
@@ -76,6 +96,24 @@ public:
 
   llvm::Type *llvmType(Scalar S) const;       // in registers (bool: i1)
   llvm::Type *llvmMemoryType(Scalar S) const; // in memory and params (bool: i8)
+
+  // A call of the marker tidal.<Name> with this signature (declared on
+  // first use; docs/markers.md has the contract).
+  llvm::Value *callMarker(const std::string &Name, llvm::Type *Result,
+                          llvm::ArrayRef<llvm::Value *> Args, bool VarArg = false);
+  // The address of Array[Index] (Index: an integer or a tuple of them).
+  llvm::Value *elementPointer(const CValue &Array, PyObject *IndexNode, const CValue &Index);
+  // The scalar type a dtype object names: tidal.float32, numpy.float32,
+  // numpy.dtype('float32'); throws a TypingError at Node otherwise.
+  Scalar dtypeOf(const CValue &DType, PyObject *Node);
+  // A C-contiguous array value over Data with a constant shape.
+  CValue makeArray(Scalar Elem, const std::vector<int64_t> &Shape, llvm::Value *Data);
+  // A private constant global string (for print formats and debug messages).
+  llvm::Value *constantString(const std::string &Text, const std::string &Name);
+  const SourceInfo &source() const { return Source; }
+  SourceLocation location(PyObject *Node) const { return locate(Node); }
+  std::string functionName() const;
+  const FrontendOptions &options() const { return Options; }
 
 private:
   // One handler per AST node kind.
@@ -121,12 +159,13 @@ private:
   void assignTo(PyObject *Target, const CValue &V, PyObject *ValueNode);
   void storeVariable(const std::string &Name, const CValue &V, PyObject *Node);
   CValue loadVariable(const std::string &Name, PyObject *Node);
-  llvm::Value *elementPointer(const CValue &Array, PyObject *IndexNode, const CValue &Index);
   CValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
+  CValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
+  std::map<PyObject *, llvm::GlobalVariable *> ConstantArrays;
   CValue resolveGlobal(const std::string &Name, PyObject *Node);
   CValue attributeOfObject(const CValue &Base, const std::string &Attr, PyObject *Node);
   CValue callObject(PyObject *Callee, PyObject *Node, std::vector<CValue> &Args,
-                    const std::vector<PyObject *> &ArgNodes);
+                    std::vector<PyObject *> &ArgNodes, std::vector<std::string> &Keywords);
   std::vector<CValue> tupleElements(const CValue &V) const;
   std::vector<llvm::Type *> partTypes(const Type &T) const;
   llvm::AllocaInst *entryAlloca(llvm::Type *T, const std::string &Name);
@@ -148,6 +187,20 @@ private:
   llvm::Function *F = nullptr;
   bool Emitting = false;
   bool TypesChanged = false;
+  DeviceFunctionCache &Devices;
+  bool IsDevice = false;
+  Type ReturnType = Type::none(); // device functions: unified while typing
+  bool HasReturnType = false;
+  const Type *DeclaredReturn = nullptr;
+
+  void typeToFixedPoint(PyObject *Body);
+  llvm::Function *emitFunction(PyObject *Body, const std::vector<Type> &ArgTypes,
+                               const std::string &Symbol, llvm::Type *ResultType,
+                               llvm::GlobalValue::LinkageTypes Linkage);
+  CValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<CValue> &Args,
+                            std::vector<PyObject *> &ArgNodes,
+                            std::vector<std::string> &Keywords);
+  llvm::Type *returnLLVMType(const Type &T) const;
 
   struct Variable {
     Type T;
@@ -168,8 +221,17 @@ struct IntrinsicCall {
   FunctionCompiler &C;
   PyObject *Node;
   std::vector<CValue> &Args;
-  const std::vector<PyObject *> &ArgNodes;
+  std::vector<PyObject *> &ArgNodes;
+  // The names of the keyword arguments, which are the last Keywords.size()
+  // of Args; bindArguments() puts them in place.
+  std::vector<std::string> &Keywords;
 };
+
+// Puts keyword arguments in their positions for a callee with parameters
+// Params (Required of them without a default) and checks the count; throws a
+// TypingError naming Name otherwise. Missing optional arguments stay absent.
+void bindArguments(IntrinsicCall &Call, const std::string &Name,
+                   std::initializer_list<const char *> Params, size_t Required);
 using IntrinsicHandler = CValue (*)(IntrinsicCall &);
 
 // The handler of a callable intrinsic (cuda.grid, len, min, ...), by the
@@ -178,6 +240,9 @@ using IntrinsicHandler = CValue (*)(IntrinsicCall &);
 IntrinsicHandler findCallIntrinsic(const std::string &Name);
 // The value of an attribute intrinsic (cuda.threadIdx.x, ...): handled
 // when Object.Attr names one; returns false otherwise.
+// The value of a value intrinsic (cuda.laneid, cuda.warpsize); false when
+// Name is none.
+bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, CValue &Out);
 bool attributeIntrinsic(FunctionCompiler &C, const std::string &Object,
                         const std::string &Attr, PyObject *Node, CValue &Out);
 

@@ -111,7 +111,7 @@ def test_unsupported_function_call():
 
     err = compile_error(k, np.zeros(1))
     assert isinstance(err, UnsupportedError)
-    assert "call to unsupported function 'getpid'" in str(err)
+    assert "call to unsupported function 'posix.getpid' in a kernel" in str(err)
 
 
 def test_wrong_number_of_arguments():
@@ -215,3 +215,36 @@ def test_variable_types_that_cannot_unify():
     err = compile_error(k, np.zeros(3), np.zeros(1))
     assert isinstance(err, TypingError)
     assert "variable 'v' has type array(float64, 1d, C)" in str(err)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("out[0] = {1: 2}[1]", "dicts are not supported in kernels"),
+    ('out[0] = len("abc")', "len() of a value of type Python object"),
+    ("f = lambda v: v\n    out[0] = 1", "lambda expressions are not supported in kernels"),
+    ("try:\n        out[0] = 1\n    except Exception:\n        pass",
+     "'try' statements are not supported in kernels"),
+    ("class C:\n        pass", "class definitions are not supported in kernels"),
+    ("n = out.size\n    a = cuda.shared.array(n, np.float32)",
+     "the shape of cuda.shared.array() must be a constant int or a tuple of constant ints, "
+     "not a value computed at run time"),
+    ("a = cuda.shared.array((4, out.size), np.float32)",
+     "must be a constant int or a tuple of constant ints"),
+    ("cuda.atomic.add(out, 0, 1)\n    cuda.atomic.inc(out, 0, 1)",
+     "cuda.atomic.inc() is not supported on array(float64, 1d, C): it needs uint32 or uint64"),
+    ("a = cuda.shared.array(4, dtype=np.float32, order=1)",
+     "cuda.shared.array() got an unexpected keyword argument 'order'"),
+])
+def test_more_rejected_programs(tmp_path, source, message):
+    # Each program is a kernel written to a file, so the frontend reads its source.
+    path = tmp_path / "kernel_module.py"
+    path.write_text(
+        "import numpy as np\nfrom tidal import cuda\n\n@cuda.jit\ndef k(out):\n    "
+        + source + "\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("kernel_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(CompileError) as info:
+        module.k[1, 1](np.zeros(4))
+    assert message in str(info.value)
+    assert str(path) in str(info.value)

@@ -59,6 +59,8 @@ class _LaunchConfiguration:
 class Dispatcher:
     """A kernel: launch it with kernel[griddim, blockdim](*args)."""
 
+    __tidal_kernel__ = True
+
     def __init__(self, py_func, signatures=(), **options):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
@@ -155,13 +157,20 @@ class Dispatcher:
 
 
 class DeviceFunction:
-    """@cuda.jit(device=True). Calls from kernels come with the language work;
-    until then the compiler rejects them with an UnsupportedError."""
+    """@cuda.jit(device=True): a function kernels and other device functions
+    call. It is compiled into the caller's module for each set of argument
+    types (or for its declared signature, to which arguments convert)."""
 
-    def __init__(self, py_func, **options):
+    __tidal_device__ = True
+
+    def __init__(self, py_func, signatures=(), **options):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
+        self.signatures = [str(s) for s in signatures]
+        if len(self.signatures) > 1:
+            raise TypeError(f"device function '{py_func.__name__}' takes one signature, "
+                            f"got {len(self.signatures)}")
 
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
@@ -178,7 +187,7 @@ def jit(func_or_sig=None, device=False, **options):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"cuda.jit decorates a Python function, not {py_func!r}")
         if device:
-            return DeviceFunction(py_func, **options)
+            return DeviceFunction(py_func, signatures, **options)
         return Dispatcher(py_func, signatures, **options)
 
     if func_or_sig is None:

@@ -1,0 +1,145 @@
+"""@cuda.jit(device=True): compiled per argument types into the caller's
+module; several returns, tuples, keyword arguments, declared signatures."""
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+from tidal.errors import TypingError, UnsupportedError
+
+
+@cuda.jit(device=True)
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+@cuda.jit(device=True)
+def floor_divmod(a, b):
+    return a // b, a % b
+
+
+@cuda.jit("float64(float64)", device=True)
+def half(x):
+    return x / 2
+
+
+@cuda.jit(device=True)
+def twice_clamped(x):
+    return 2 * clamp(x, -1.0, 1.0)  # device functions call each other
+
+
+def test_several_returns_tuples_and_declared_signature():
+    @cuda.jit
+    def k(x, out, q, r):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = twice_clamped(x[i]) + half(i)
+            q[i], r[i] = floor_divmod(i - 10, 3)
+
+    x = np.linspace(-3, 3, 50)
+    out = np.zeros(50)
+    q = np.zeros(50, np.int64)
+    r = np.zeros(50, np.int64)
+    k[1, 64](x, out, q, r)
+    i = np.arange(50)
+    np.testing.assert_array_equal(out, 2 * np.clip(x, -1, 1) + i / 2)
+    np.testing.assert_array_equal(q, (i - 10) // 3)
+    np.testing.assert_array_equal(r, (i - 10) % 3)
+
+
+def test_specialised_per_argument_types_and_keywords():
+    @cuda.jit
+    def k(ints, floats):
+        i = cuda.grid(1)
+        if i < ints.size:
+            ints[i] = clamp(ints[i], lo=0, hi=5)
+            floats[i] = clamp(floats[i], hi=0.5, lo=-0.5)
+
+    ints = np.arange(-4, 12, dtype=np.int64)
+    floats = np.linspace(-1, 1, 16)
+    k[1, 16](ints, floats)
+    np.testing.assert_array_equal(ints, np.clip(np.arange(-4, 12), 0, 5))
+    np.testing.assert_array_equal(floats, np.clip(np.linspace(-1, 1, 16), -0.5, 0.5))
+    markers = k.inspect_markers(k.signatures[0])
+    assert "define internal i64 @clamp.i64.i64.i64(" in markers
+    assert "define internal double @clamp.f64.f64.f64(" in markers
+
+
+def test_device_function_called_from_python_runs_as_python():
+    assert clamp(7, 0, 5) == 5
+
+
+def test_wrong_number_of_arguments_to_a_device_function():
+    @cuda.jit
+    def k(out):
+        out[0] = clamp(1.0, 2.0)
+
+    with pytest.raises(TypingError) as info:
+        k[1, 1](np.zeros(1))
+    assert "device function 'clamp' takes 3 arguments but 2 were given" in str(info.value)
+
+
+def test_recursion_is_rejected():
+    @cuda.jit(device=True)
+    def fact(n):
+        if n <= 1:
+            return 1
+        return n * fact(n - 1)
+
+    @cuda.jit
+    def k(out):
+        out[0] = fact(5)
+
+    with pytest.raises(UnsupportedError, match="recursive device functions are not supported"):
+        k[1, 1](np.zeros(1))
+
+
+def test_calling_a_kernel_from_a_kernel_is_an_error():
+    @cuda.jit
+    def inner(out):
+        out[0] = 1
+
+    @cuda.jit
+    def outer(out):
+        inner(out)
+
+    with pytest.raises(TypingError, match="a kernel cannot be called from a kernel"):
+        outer[1, 1](np.zeros(1))
+
+
+def test_error_inside_a_device_function_points_into_it():
+    @cuda.jit(device=True)
+    def broken(x):
+        return x + undefined_name  # noqa: F821
+
+    @cuda.jit
+    def k(out):
+        out[0] = broken(1.0)
+
+    with pytest.raises(TypingError) as info:
+        k[1, 1](np.zeros(1))
+    err = info.value
+    assert "name 'undefined_name' is not defined" in str(err)
+    assert "return x + undefined_name" in str(err)
+
+
+def test_return_type_unifies_over_returns():
+    @cuda.jit(device=True)
+    def pick(flag):
+        if flag:
+            return 1
+        return 2.5
+
+    @cuda.jit
+    def k(out):
+        out[0] = pick(True)
+        out[1] = pick(False)
+
+    out = np.zeros(2)
+    k[1, 1](out)
+    np.testing.assert_array_equal(out, [1.0, 2.5])
+    assert "define internal double @pick.b1(" in k.inspect_markers(k.signatures[0])
