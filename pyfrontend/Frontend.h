@@ -21,7 +21,14 @@ class Module;
 namespace tidal::frontend {
 
 struct FrontendOptions {
-  bool Debug = false; // assert statements compiled in
+  // debug=True: bounds checks, asserts compiled in, full debug locations
+  // (the "tidal.debug" module flag tells the lowering).
+  bool Debug = false;
+  bool LineInfo = false; // lineinfo=True: debug locations from the .py file
+  bool FastMath = false; // fastmath=True: fast-math flags, ftz, approximate div/sqrt
+  unsigned MaxRegisters = 0;        // max_registers (0: none)
+  unsigned MaxThreadsPerBlock = 0;  // launch_bounds[0] (0: none)
+  unsigned MinBlocksPerSM = 0;      // launch_bounds[1] (0: none)
 };
 
 struct KernelModule {

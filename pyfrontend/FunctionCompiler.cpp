@@ -480,10 +480,18 @@ FunctionCompiler::stmtTable() {
 }
 
 CValue FunctionCompiler::expr(PyObject *Node) {
+  // Instructions get the position of the node that makes them: children
+  // set their own and the parent's comes back after each.
+  DebugLoc Parent = B.getCurrentDebugLocation();
+  setDebugLocation(Node);
   std::string Kind = nodeKind(Node);
   auto It = exprTable().find(Kind);
-  if (It != exprTable().end())
-    return (this->*It->second)(Node);
+  if (It != exprTable().end()) {
+    CValue Result = (this->*It->second)(Node);
+    if (Emitting)
+      B.SetCurrentDebugLocation(Parent);
+    return Result;
+  }
   auto Named = unsupportedConstructs().find(Kind);
   unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
                                                             : "'" + Kind + "' expressions") +
@@ -491,10 +499,15 @@ CValue FunctionCompiler::expr(PyObject *Node) {
 }
 
 void FunctionCompiler::stmt(PyObject *Node) {
+  setDebugLocation(Node);
   std::string Kind = nodeKind(Node);
   auto It = stmtTable().find(Kind);
-  if (It != stmtTable().end())
-    return (this->*It->second)(Node);
+  if (It != stmtTable().end()) {
+    (this->*It->second)(Node);
+    // A statement's trailing code (loop latches, joins) is the statement's.
+    setDebugLocation(Node);
+    return;
+  }
   auto Named = unsupportedConstructs().find(Kind);
   unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
                                                             : "'" + Kind + "' statements") +
@@ -550,7 +563,74 @@ llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type
   // Mark it a kernel for the plugin (docs/markers.md).
   NamedMDNode *Kernels = M.getOrInsertNamedMetadata("tidal.kernels");
   Kernels->addOperand(MDNode::get(Ctx, {ValueAsMetadata::get(K)}));
+  applyKernelOptions(K);
   return K;
+}
+
+// The jit options that are facts about the kernel or the module
+// (docs/markers.md, "kernel-level options").
+void FunctionCompiler::applyKernelOptions(llvm::Function *Kernel) {
+  if (Options.MaxThreadsPerBlock)
+    Kernel->addFnAttr("tidal-maxntid", std::to_string(Options.MaxThreadsPerBlock));
+  if (Options.MinBlocksPerSM)
+    Kernel->addFnAttr("tidal-minctasm", std::to_string(Options.MinBlocksPerSM));
+  if (Options.MaxRegisters)
+    Kernel->addFnAttr("tidal-maxnreg", std::to_string(Options.MaxRegisters));
+  if (Options.FastMath) {
+    M.addModuleFlag(Module::Override, "tidal.ftz", uint32_t(1));
+    M.addModuleFlag(Module::Override, "tidal.prec-div", uint32_t(0));
+    M.addModuleFlag(Module::Override, "tidal.prec-sqrt", uint32_t(0));
+  }
+  if (Options.Debug)
+    M.addModuleFlag(Module::Override, "tidal.debug", uint32_t(1));
+}
+
+// Debug locations: one DISubprogram per function, a DILocation per
+// statement and expression (lineinfo=True or debug=True).
+DISubprogram *FunctionCompiler::debugSubprogram(llvm::Function *Fn, const std::string &Name) {
+  if (!Options.LineInfo && !Options.Debug)
+    return nullptr;
+  DIB = std::make_unique<DIBuilder>(M);
+  std::string Path = Source.File, Directory = ".";
+  size_t Slash = Path.rfind('/');
+  if (Slash != std::string::npos) {
+    Directory = Path.substr(0, Slash);
+    Path = Path.substr(Slash + 1);
+  }
+  DIFile *File = DIB->createFile(Path, Directory);
+  DICompileUnit *Unit = nullptr;
+  if (NamedMDNode *Units = M.getNamedMetadata("llvm.dbg.cu"); Units && Units->getNumOperands())
+    Unit = cast<DICompileUnit>(Units->getOperand(0));
+  if (!Unit) {
+    Unit = DIB->createCompileUnit(
+        dwarf::DW_LANG_Python, File, "tidal", /*isOptimized=*/true, "", 0, "",
+        Options.Debug ? DICompileUnit::FullDebug : DICompileUnit::LineTablesOnly);
+    if (!M.getModuleFlag("Debug Info Version"))
+      M.addModuleFlag(Module::Warning, "Debug Info Version", DEBUG_METADATA_VERSION);
+    if (!M.getModuleFlag("Dwarf Version"))
+      M.addModuleFlag(Module::Warning, "Dwarf Version", uint32_t(4));
+  }
+  DISubroutineType *Signature = DIB->createSubroutineType(DIB->getOrCreateTypeArray({}));
+  DISubprogram *SP = DIB->createFunction(
+      File, Name, Fn->getName(), File, static_cast<unsigned>(locate(Tree.get()).Line), Signature,
+      static_cast<unsigned>(locate(Tree.get()).Line), DINode::FlagZero,
+      DISubprogram::SPFlagDefinition | DISubprogram::SPFlagOptimized);
+  Fn->setSubprogram(SP);
+  return SP;
+}
+
+void FunctionCompiler::setDebugLocation(PyObject *Node) {
+  if (!Subprogram || !Emitting)
+    return;
+  PyObject *Line = PyObject_GetAttrString(Node, "lineno");
+  if (!Line) {
+    PyErr_Clear();
+    return;
+  }
+  Py_DECREF(Line);
+  SourceLocation Where = locate(Node);
+  B.SetCurrentDebugLocation(DILocation::get(Ctx, static_cast<unsigned>(Where.Line),
+                                            static_cast<unsigned>(Where.Column), Subprogram));
 }
 
 llvm::Type *FunctionCompiler::returnLLVMType(const frontend::Type &T) const {
@@ -609,6 +689,9 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
       Params.push_back(P->isIntegerTy(1) ? llvm::Type::getInt8Ty(Ctx) : P);
   F = llvm::Function::Create(FunctionType::get(ResultType, Params, false), Linkage, Symbol, M);
   B.SetInsertPoint(BasicBlock::Create(Ctx, "entry", F));
+  if (Options.FastMath)
+    B.setFastMathFlags(FastMathFlags::getFast());
+  Subprogram = debugSubprogram(F, identifierField(Tree.get(), "name"));
   Emitting = true;
   for (auto &[VarName, Var] : Variables) {
     if (Var.T.isUndefined() || Var.T.isPyObject())
@@ -660,6 +743,8 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
       Allocas.push_back(A);
   DominatorTree DT(*F);
   PromoteMemToReg(Allocas, DT);
+  if (DIB)
+    DIB->finalizeSubprogram(Subprogram), DIB->finalize();
 
   std::string Problems;
   raw_string_ostream OS(Problems);
@@ -1332,8 +1417,18 @@ CValue FunctionCompiler::visitIfExp(PyObject *Node) {
 // The address of an element: a[i, j] with C or F layout computes the linear
 // index from the shape (so the innermost stride is known to LLVM); layout A
 // uses the byte strides. Negative indices wrap once, as in Numba.
+std::string FunctionCompiler::sourceText(PyObject *Node) const {
+  PyRef Ast = importModule("ast");
+  PyRef Text = PyRef::steal(PyObject_CallMethod(Ast.get(), "unparse", "O", Node));
+  if (!Text) {
+    PyErr_Clear();
+    return "?";
+  }
+  return Text.str();
+}
+
 Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode,
-                                        const CValue &Index) {
+                                        const CValue &Index, PyObject *ArrayNode) {
   const frontend::Type &AT = Array.T;
   std::vector<CValue> Indices = Index.T.isTuple() ? tupleElements(Index)
                                                   : std::vector<CValue>{Index};
@@ -1361,6 +1456,33 @@ Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode
     if (isSigned(I.T.Elem))
       V = B.CreateSelect(B.CreateICmpSLT(V, B.getInt64(0)), B.CreateAdd(V, Extent), V);
     Idx.push_back(V);
+  }
+  // Debug mode: every index checked against its extent (dynamic shared
+  // arrays, whose extent is not known, excepted).
+  if (Options.Debug) {
+    SourceLocation Where = locate(IndexNode);
+    std::string ArrayName = ArrayNode ? sourceText(ArrayNode) : "array";
+    std::string Message = std::string(IsDevice ? "device function '" : "kernel '") +
+                          functionName() + "' at " + Where.File + ":" +
+                          std::to_string(Where.Line) + ", array '" + ArrayName + "'";
+    for (unsigned D = 0; D < N; ++D) {
+      if (auto *C = dyn_cast<ConstantInt>(Array.Parts[1 + D]); C && C->isZero())
+        continue;
+      Value *Original = Indices[D].ConstInt
+                            ? static_cast<Value *>(B.getInt64(*Indices[D].ConstInt))
+                            : B.CreateIntCast(Indices[D].scalar(), B.getInt64Ty(),
+                                              isSigned(Indices[D].T.Elem));
+      Value *Outside = B.CreateICmpUGE(Idx[D], Array.Parts[1 + D]);
+      BasicBlock *Fail = BasicBlock::Create(Ctx, "bounds.error", F);
+      BasicBlock *Ok = BasicBlock::Create(Ctx, "bounds.ok", F);
+      B.CreateCondBr(Outside, Fail, Ok);
+      B.SetInsertPoint(Fail);
+      callMarker("bounds.error", B.getVoidTy(),
+                 {constantString(Message, "bounds.where"), Original, Array.Parts[1 + D],
+                  B.getInt32(D)});
+      B.CreateUnreachable();
+      B.SetInsertPoint(Ok);
+    }
   }
   llvm::Type *ElemTy = llvmMemoryType(AT.Elem);
   Value *Data = Array.Parts[0];
@@ -1397,7 +1519,7 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
   }
   if (!Base.T.isArray())
     typingError(Node, "cannot index a value of type " + Base.T.str());
-  Value *Ptr = elementPointer(Base, SliceNode.get(), Index);
+  Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
   if (!Emitting)
     return makeScalar(Base.T.Elem, nullptr);
   llvm::Type *MemTy = llvmMemoryType(Base.T.Elem);
@@ -1613,7 +1735,8 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
     return;
   }
   if (Kind == "Subscript") {
-    CValue Base = expr(field(Target, "value").get());
+    PyRef ArrayNode = field(Target, "value");
+    CValue Base = expr(ArrayNode.get());
     PyRef SliceNode = field(Target, "slice");
     if (nodeKind(SliceNode.get()) == "Slice")
       unsupported(SliceNode.get(), "assigning to array slices is not supported yet");
@@ -1629,7 +1752,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
     if (!V.T.isScalar())
       typingError(ValueNode, "cannot store a value of type " + V.T.str() +
                                  " into an element of " + Base.T.str());
-    Value *Ptr = elementPointer(Base, SliceNode.get(), Index);
+    Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
     if (!Emitting)
       return;
     Value *X = convert(V, frontend::Type::scalar(Base.T.Elem), ValueNode).scalar();
@@ -1663,7 +1786,8 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
   }
   if (Kind == "Subscript") {
     // a[i] op= v: the index is evaluated once.
-    CValue Base = expr(field(Target.get(), "value").get());
+    PyRef ArrayNode = field(Target.get(), "value");
+    CValue Base = expr(ArrayNode.get());
     PyRef SliceNode = field(Target.get(), "slice");
     CValue Index = expr(SliceNode.get());
     CValue Operand = expr(ValueNode.get());
@@ -1673,7 +1797,7 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
       typingError(Target.get(), "cannot assign to an element of a value of type " + Base.T.str());
     if (Base.T.ReadOnly)
       typingError(Target.get(), "cannot write to a read-only array (" + Base.T.str() + ")");
-    Value *Ptr = elementPointer(Base, SliceNode.get(), Index);
+    Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
     CValue Old = makeScalar(Base.T.Elem, nullptr);
     if (Emitting) {
       Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Elem), Ptr, Align(byteSize(Base.T.Elem)));
@@ -1915,11 +2039,30 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
 }
 
 void FunctionCompiler::visitAssert(PyObject *Node) {
-  // Compiled out unless debug=True, as in Numba; checked kernels come with
-  // the debug mode of the cpu target.
+  // Compiled out unless debug=True, as in Numba.
   if (!Options.Debug)
     return;
-  unsupported(Node, "assert with debug=True is not supported yet");
+  PyRef Test = field(Node, "test"), Msg = field(Node, "msg");
+  CValue C = expr(Test.get());
+  if (C.T.isUndefined())
+    return;
+  Value *Holds = truth(C, Test.get());
+  if (!Emitting)
+    return;
+  std::string Text;
+  if (!Msg.isNone() && nodeKind(Msg.get()) == "Constant")
+    Text = PyRef::borrow(Msg.get()).attr("value").str();
+  SourceLocation Where = locate(Node);
+  std::string Message = "AssertionError" + (Text.empty() ? "" : ": " + Text) + " (assert " +
+                        sourceText(Test.get()) + " in " + (IsDevice ? "device function '" : "kernel '") +
+                        functionName() + "' at " + Where.File + ":" + std::to_string(Where.Line) + ")";
+  BasicBlock *Fail = BasicBlock::Create(Ctx, "assert.fail", F);
+  BasicBlock *Ok = BasicBlock::Create(Ctx, "assert.ok", F);
+  B.CreateCondBr(Holds, Ok, Fail);
+  B.SetInsertPoint(Fail);
+  callMarker("assert.fail", B.getVoidTy(), {constantString(Message, "assert.message")});
+  B.CreateUnreachable();
+  B.SetInsertPoint(Ok);
 }
 
 // --- entry point ---------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include "PyRef.h"
 #include "Types.h"
 
+#include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
@@ -102,7 +103,12 @@ public:
   llvm::Value *callMarker(const std::string &Name, llvm::Type *Result,
                           llvm::ArrayRef<llvm::Value *> Args, bool VarArg = false);
   // The address of Array[Index] (Index: an integer or a tuple of them).
-  llvm::Value *elementPointer(const CValue &Array, PyObject *IndexNode, const CValue &Index);
+  // In debug mode, an index out of range calls tidal.bounds.error, naming
+  // ArrayNode's source text.
+  llvm::Value *elementPointer(const CValue &Array, PyObject *IndexNode, const CValue &Index,
+                              PyObject *ArrayNode = nullptr);
+  // The source text of an expression (ast.unparse).
+  std::string sourceText(PyObject *Node) const;
   // The scalar type a dtype object names: tidal.float32, numpy.float32,
   // numpy.dtype('float32'); throws a TypingError at Node otherwise.
   Scalar dtypeOf(const CValue &DType, PyObject *Node);
@@ -162,6 +168,8 @@ private:
   CValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
   CValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
   std::map<PyObject *, llvm::GlobalVariable *> ConstantArrays;
+  std::unique_ptr<llvm::DIBuilder> DIB; // with lineinfo or debug
+  llvm::DISubprogram *Subprogram = nullptr;
   CValue resolveGlobal(const std::string &Name, PyObject *Node);
   CValue attributeOfObject(const CValue &Base, const std::string &Attr, PyObject *Node);
   CValue callObject(PyObject *Callee, PyObject *Node, std::vector<CValue> &Args,
@@ -194,6 +202,9 @@ private:
   const Type *DeclaredReturn = nullptr;
 
   void typeToFixedPoint(PyObject *Body);
+  void applyKernelOptions(llvm::Function *Kernel);
+  void setDebugLocation(PyObject *Node);
+  llvm::DISubprogram *debugSubprogram(llvm::Function *F, const std::string &Name);
   llvm::Function *emitFunction(PyObject *Body, const std::vector<Type> &ArgTypes,
                                const std::string &Symbol, llvm::Type *ResultType,
                                llvm::GlobalValue::LinkageTypes Linkage);

@@ -327,7 +327,7 @@ CValue atomicOp(IntrinsicCall &Call, const std::string &Python, const std::strin
   if (!Call.Args[2].T.isScalar())
     Call.C.typingError(Call.ArgNodes[2], "the value of cuda.atomic." + Python +
                                              "() must be a number, not " + Call.Args[2].T.str());
-  Value *Ptr = Call.C.elementPointer(Array, Call.ArgNodes[1], Call.Args[1]);
+  Value *Ptr = Call.C.elementPointer(Array, Call.ArgNodes[1], Call.Args[1], Call.ArgNodes[0]);
   if (!Call.C.emitting())
     return CValue(Type::scalar(Elem));
   Value *V = Call.C.convert(Call.Args[2], Type::scalar(Elem), Call.ArgNodes[2]).scalar();

@@ -220,12 +220,16 @@ struct DispatcherObject {
 };
 
 int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
-  static const char *Keywords[] = {"function", "target", "debug", nullptr};
+  static const char *Keywords[] = {"function",      "target",     "debug",
+                                   "lineinfo",      "fastmath",   "max_registers",
+                                   "max_threads",   "min_blocks", nullptr};
   PyObject *Function;
   const char *Target = "cpu";
-  int Debug = 0;
-  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "O|sp", const_cast<char **>(Keywords),
-                                   &Function, &Target, &Debug))
+  int Debug = 0, LineInfo = 0, FastMath = 0;
+  unsigned MaxRegisters = 0, MaxThreads = 0, MinBlocks = 0;
+  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "O|spppIII", const_cast<char **>(Keywords),
+                                   &Function, &Target, &Debug, &LineInfo, &FastMath,
+                                   &MaxRegisters, &MaxThreads, &MinBlocks))
     return -1;
   if (!PyFunction_Check(Function)) {
     PyErr_Format(PyExc_TypeError, "a kernel must be a Python function, not '%s'",
@@ -239,6 +243,11 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
     State->ParamNames = parameterNames(Function);
     State->Target = Target;
     State->Options.Debug = Debug;
+    State->Options.LineInfo = LineInfo;
+    State->Options.FastMath = FastMath;
+    State->Options.MaxRegisters = MaxRegisters;
+    State->Options.MaxThreadsPerBlock = MaxThreads;
+    State->Options.MinBlocksPerSM = MinBlocks;
     auto *D = reinterpret_cast<DispatcherObject *>(Self);
     delete D->State;
     D->State = State.release();

@@ -110,9 +110,38 @@ std::string packageDirectory() {
   return Bin.substr(0, Bin.rfind('/')) + "/python";
 }
 
+// The jit options of a tidal dispatcher (@cuda.jit(lineinfo=True, ...)).
+FrontendOptions optionsOf(PyObject *Dispatcher) {
+  FrontendOptions Out;
+  PyRef Options = PyRef::borrow(Dispatcher).attrOrNull("options");
+  if (!Options || !PyDict_Check(Options.get()))
+    return Out;
+  auto Flag = [&](const char *Name) {
+    PyObject *V = PyDict_GetItemString(Options.get(), Name);
+    return V && PyObject_IsTrue(V) == 1;
+  };
+  auto Number = [&](PyObject *V) -> unsigned {
+    return V && PyLong_Check(V) ? static_cast<unsigned>(PyLong_AsUnsignedLong(V)) : 0;
+  };
+  Out.Debug = Flag("debug");
+  Out.LineInfo = Flag("lineinfo");
+  Out.FastMath = Flag("fastmath");
+  Out.MaxRegisters = Number(PyDict_GetItemString(Options.get(), "max_registers"));
+  if (PyObject *Bounds = PyDict_GetItemString(Options.get(), "launch_bounds")) {
+    if (PyTuple_Check(Bounds)) {
+      Out.MaxThreadsPerBlock = Number(PyTuple_Size(Bounds) > 0 ? PyTuple_GetItem(Bounds, 0) : nullptr);
+      Out.MinBlocksPerSM = Number(PyTuple_Size(Bounds) > 1 ? PyTuple_GetItem(Bounds, 1) : nullptr);
+    } else {
+      Out.MaxThreadsPerBlock = Number(Bounds);
+    }
+  }
+  PyErr_Clear();
+  return Out;
+}
+
 // Runs FILE (not as __main__) and returns the Python function named Kernel:
-// a tidal dispatcher's py_func, or a plain function.
-PyRef loadKernel(const Options &O) {
+// a tidal dispatcher's py_func, or a plain function; and its jit options.
+PyRef loadKernel(const Options &O, FrontendOptions &JitOptions) {
   PyRef Sys = importModule("sys");
   PyRef Path = Sys.attr("path");
   std::string Dir = O.File.find('/') == std::string::npos ? "." : O.File.substr(0, O.File.rfind('/'));
@@ -130,6 +159,7 @@ PyRef loadKernel(const Options &O) {
   if (!Found)
     throw std::runtime_error(O.File + " defines no '" + O.Kernel + "'");
   PyRef Function = PyRef::borrow(Found);
+  JitOptions = optionsOf(Found);
   if (PyRef Inner = Function.attrOrNull("py_func"))
     Function = Inner;
   if (!PyFunction_Check(Function.get()))
@@ -142,8 +172,9 @@ std::string compile(const Options &O) {
   Signature Sig = parseSignature(O.Signature);
   if (Sig.HasReturn && Sig.Return.K != Type::Kind::None)
     throw std::invalid_argument("a kernel's signature must return void, not " + Sig.Return.str());
-  PyRef Function = loadKernel(O);
-  KernelModule KM = emitKernel(Function.get(), Sig.Params, FrontendOptions());
+  FrontendOptions JitOptions;
+  PyRef Function = loadKernel(O, JitOptions);
+  KernelModule KM = emitKernel(Function.get(), Sig.Params, JitOptions);
   if (O.Emit == "markers")
     return moduleText(*KM.Module);
   if (O.Target == "cpu") {

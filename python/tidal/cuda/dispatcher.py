@@ -3,6 +3,7 @@
 per argument-type signature (compiled and cached in C++), inspection."""
 
 import functools
+import os
 
 from .target import current_target
 
@@ -34,6 +35,19 @@ def _dims(value, what, kernel):
             f"{what} of kernel '{kernel}' must be a positive int or a tuple of 1 to 3 "
             f"positive ints, got {value!r}")
     return tuple(dims) + (1,) * (3 - len(dims))
+
+
+def _launch_bounds(value, kernel):
+    """launch_bounds=N or (max_threads_per_block, min_blocks_per_sm)."""
+    if value is None:
+        return 0, 0
+    items = value if isinstance(value, tuple) else (value,)
+    if not 1 <= len(items) <= 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in items):
+        raise ValueError(
+            f"launch_bounds of kernel '{kernel}' must be a positive int or a tuple "
+            f"(max_threads_per_block, min_blocks_per_sm), got {value!r}")
+    return items[0], items[1] if len(items) > 1 else 0
 
 
 class _LaunchConfiguration:
@@ -73,9 +87,19 @@ class Dispatcher:
     def _native(self):
         if self._native_dispatcher is None:
             from .. import _tidal
+            target = current_target()
+            options = self.options
+            # TIDAL_CPU_DEBUG=1: debug mode for every kernel on the cpu target.
+            debug = bool(options.get("debug", False)) or (
+                target == "cpu" and os.environ.get("TIDAL_CPU_DEBUG", "") == "1")
+            max_threads, min_blocks = _launch_bounds(options.get("launch_bounds"),
+                                                     self.__name__)
             self._native_dispatcher = _tidal.Dispatcher(
-                self.py_func, target=current_target(),
-                debug=bool(self.options.get("debug", False)))
+                self.py_func, target=target, debug=debug,
+                lineinfo=bool(options.get("lineinfo", False)),
+                fastmath=bool(options.get("fastmath", False)),
+                max_registers=int(options.get("max_registers") or 0),
+                max_threads=max_threads, min_blocks=min_blocks)
         return self._native_dispatcher
 
     def __getitem__(self, config):
