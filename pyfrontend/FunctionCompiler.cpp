@@ -81,8 +81,21 @@ static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
   PyRef Inspect = importModule("inspect");
   PyRef Code = PyRef::borrow(Function).attr("__code__");
   Source.File = Code.attr("co_filename").str();
-  PyRef LinesAndStart = PyRef::check(
+  PyRef LinesAndStart = PyRef::steal(
       PyObject_CallMethod(Inspect.get(), "getsourcelines", "O", Function));
+  if (!LinesAndStart) {
+    // No source (a kernel from exec() or an interactive session): say so.
+    if (!PyErr_ExceptionMatches(PyExc_OSError) && !PyErr_ExceptionMatches(PyExc_TypeError))
+      throw PythonErrorSet();
+    PyErr_Clear();
+    PyRef Name = PyRef::borrow(Function).attr("__qualname__");
+    int Line = static_cast<int>(Code.attr("co_firstlineno").asLong());
+    throw CompileError("CompileError",
+                       "cannot read the source of '" + Name.str() +
+                           "': tidal compiles kernels from their source, so they must be "
+                           "defined in a file (not in exec() or an interactive session)",
+                       {Source.File, Line, 0, 0, ""});
+  }
   PyObject *Lines = PyTuple_GetItem(LinesAndStart.get(), 0);
   Source.FirstLine = static_cast<int>(
       PyLong_AsLong(PyTuple_GetItem(LinesAndStart.get(), 1)));
@@ -1089,16 +1102,8 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
   else if (Op == "FloorDiv" || Op == "Mod") {
     if (!Float)
       return integerDivide(Op == "FloorDiv", A, C);
-    // Python: a // b == floor(a / b); a % b has the sign of b.
-    if (Op == "FloorDiv") {
-      V = B.CreateUnaryIntrinsic(Intrinsic::floor, B.CreateFDiv(X, Y));
-    } else {
-      Value *Rem = B.CreateFRem(X, Y);
-      Value *Zero = ConstantFP::get(X->getType(), 0.0);
-      Value *NeedsFix = B.CreateAnd(B.CreateFCmpONE(Rem, Zero),
-                                    B.CreateXor(B.CreateFCmpOLT(Rem, Zero), B.CreateFCmpOLT(Y, Zero)));
-      V = B.CreateSelect(NeedsFix, B.CreateFAdd(Rem, Y), Rem);
-    }
+    auto [Quotient, Remainder] = floatDivMod(X, Y);
+    V = Op == "FloorDiv" ? Quotient : Remainder;
   } else if (Op == "Pow") {
     if (!Float)
       return integerPower(A, C);
@@ -1134,6 +1139,30 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
   CValue Out = makeScalar(Result, V);
   Out.ConstInt = Folded;
   return Out;
+}
+
+// Python's float // and % (CPython's float_divmod, which Numba follows):
+// from fmod, so that x // y and x % y agree with each other even where
+// x / y rounds across an integer.
+std::pair<Value *, Value *> FunctionCompiler::floatDivMod(Value *X, Value *Y) {
+  llvm::Type *T = X->getType();
+  Value *Zero = ConstantFP::get(T, 0.0), *One = ConstantFP::get(T, 1.0);
+  Value *Mod = B.CreateFRem(X, Y);
+  Value *Div = B.CreateFDiv(B.CreateFSub(X, Mod), Y);
+  // 1. A remainder of the other sign than y moves to y's side.
+  Value *Fix = B.CreateAnd(B.CreateFCmpUNE(Mod, Zero),
+                           B.CreateXor(B.CreateFCmpOLT(Y, Zero), B.CreateFCmpOLT(Mod, Zero)));
+  Value *ZeroMod = B.CreateBinaryIntrinsic(Intrinsic::copysign, Zero, Y);
+  Mod = B.CreateSelect(B.CreateFCmpOEQ(Mod, Zero), ZeroMod,
+                       B.CreateSelect(Fix, B.CreateFAdd(Mod, Y), Mod));
+  Div = B.CreateSelect(Fix, B.CreateFSub(Div, One), Div);
+  // 2. The quotient snaps to the nearest integer below (div is nearly one).
+  Value *Floor = B.CreateUnaryIntrinsic(Intrinsic::floor, Div);
+  Value *Up = B.CreateFCmpOGT(B.CreateFSub(Div, Floor), ConstantFP::get(T, 0.5));
+  Floor = B.CreateSelect(Up, B.CreateFAdd(Floor, One), Floor);
+  Value *ZeroDiv = B.CreateBinaryIntrinsic(Intrinsic::copysign, Zero, B.CreateFDiv(X, Y));
+  Value *Quotient = B.CreateSelect(B.CreateFCmpUNE(Div, Zero), Floor, ZeroDiv);
+  return {Quotient, Mod};
 }
 
 // Python's floor division and modulo on integers, with NumPy's error model

@@ -161,6 +161,7 @@ private:
   CValue binaryOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
   CValue compareOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
   CValue integerDivide(bool Floor, const CValue &L, const CValue &R);
+  std::pair<llvm::Value *, llvm::Value *> floatDivMod(llvm::Value *X, llvm::Value *Y);
   CValue integerPower(const CValue &Base, const CValue &Exponent);
   void assignTo(PyObject *Target, const CValue &V, PyObject *ValueNode);
   void storeVariable(const std::string &Name, const CValue &V, PyObject *Node);

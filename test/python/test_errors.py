@@ -248,3 +248,12 @@ def test_more_rejected_programs(tmp_path, source, message):
         module.k[1, 1](np.zeros(4))
     assert message in str(info.value)
     assert str(path) in str(info.value)
+
+
+def test_kernel_without_source_says_why():
+    namespace = {}
+    exec("from tidal import cuda\n@cuda.jit\ndef nosource(out):\n    out[0] = 1\n", namespace)
+    with pytest.raises(CompileError) as info:
+        namespace["nosource"][1, 1](np.zeros(1))
+    assert "cannot read the source of 'nosource'" in str(info.value)
+    assert "must be defined in a file" in str(info.value)

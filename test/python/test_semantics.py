@@ -49,6 +49,27 @@ def test_float_floor_division_and_modulo():
         assert out[i, 0] == v // 0.75 and out[i, 1] == v % -0.75 and out[i, 2] == v / 4
 
 
+def test_float_divmod_is_cpythons_exactly(rng):
+    # CPython's float_divmod (which Numba follows), signed zeros included,
+    # where floor(x / y) would differ because x / y rounds.
+    @cuda.jit
+    def k(x, y, q, r):
+        i = cuda.grid(1)
+        if i < x.size:
+            q[i] = x[i] // y[i]
+            r[i] = x[i] % y[i]
+
+    x = np.concatenate([rng.uniform(-50, 50, 3000), [-28.0, 0.0, -0.0, 5.0, -5.0, 1.0]])
+    y = np.concatenate([rng.uniform(-3, 3, 3000), [0.6666666666666667, 3.0, 3.0, -1e-4, 2.5, 0.1]])
+    q = np.zeros_like(x)
+    r = np.zeros_like(x)
+    k[(x.size + 127) // 128, 128](x, y, q, r)
+    for i in range(x.size):
+        xq, xr = float(x[i]) // float(y[i]), float(x[i]) % float(y[i])
+        assert (q[i], r[i]) == (xq, xr), (x[i], y[i])
+        assert (np.signbit(q[i]), np.signbit(r[i])) == (np.signbit(xq), np.signbit(xr))
+
+
 def test_true_division_of_ints_is_float64():
     @cuda.jit
     def k(out):
