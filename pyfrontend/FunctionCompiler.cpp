@@ -1464,7 +1464,7 @@ Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode
   if (Indices.size() != AT.NDim)
     typingError(IndexNode, "cannot index " + AT.str() + " with " +
                                std::to_string(Indices.size()) + " indices: it has " +
-                               std::to_string(AT.NDim) + " dimensions (slicing comes later)");
+                               std::to_string(AT.NDim) + " dimensions");
   for (const CValue &I : Indices)
     if (!I.T.isScalar() || !isInteger(I.T.Elem))
       typingError(IndexNode, "cannot index " + AT.str() + " with " + I.T.str() +
@@ -1532,8 +1532,22 @@ Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode
 CValue FunctionCompiler::visitSubscript(PyObject *Node) {
   PyRef ValueNode = field(Node, "value"), SliceNode = field(Node, "slice");
   CValue Base = expr(ValueNode.get());
-  if (nodeKind(SliceNode.get()) == "Slice")
-    unsupported(SliceNode.get(), "slicing arrays inside kernels is not supported yet");
+  bool HasSlice = nodeKind(SliceNode.get()) == "Slice";
+  if (nodeKind(SliceNode.get()) == "Tuple")
+    for (PyObject *E : listItems(field(SliceNode.get(), "elts").get()))
+      HasSlice |= nodeKind(E) == "Slice";
+  // Fewer indices than dimensions (a[i] on a 2-D array) is a view too.
+  size_t IndexCount = nodeKind(SliceNode.get()) == "Tuple"
+                          ? static_cast<size_t>(PyList_GET_SIZE(field(SliceNode.get(), "elts").get()))
+                          : 1;
+  HasSlice |= Base.T.isArray() && IndexCount < Base.T.NDim;
+  if (HasSlice) {
+    if (Base.T.isUndefined())
+      return CValue();
+    if (!Base.T.isArray())
+      unsupported(SliceNode.get(), "slicing is supported on arrays, not on " + Base.T.str());
+    return sliceArray(Base, SliceNode.get());
+  }
   CValue Index = expr(SliceNode.get());
   if (Base.T.isUndefined() || Index.T.isUndefined())
     return CValue();
@@ -1555,6 +1569,130 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
   LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(byteSize(Base.T.Elem)));
   Value *V = Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
   return makeScalar(Base.T.Elem, V);
+}
+
+// a[i, 2:n, ::-1]: a view of the same memory. Integer indices drop their
+// dimension; slices keep it, normalised as Python does (negative bounds
+// count from the end, bounds clamp, the step must be a constant).
+CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
+  std::vector<PyObject *> Items = nodeKind(SliceNode) == "Tuple"
+                                      ? listItems(field(SliceNode, "elts").get())
+                                      : std::vector<PyObject *>{SliceNode};
+  unsigned N = Base.T.NDim;
+  if (Items.size() > N)
+    typingError(SliceNode, "too many indices for " + Base.T.str() + ": " +
+                               std::to_string(Items.size()) + " given");
+  // 1. Type the view: one dimension per slice.
+  struct Dim {
+    bool IsSlice;
+    PyObject *Lower = nullptr, *Upper = nullptr;
+    int64_t Step = 1;
+    bool Full = false; // ':' alone
+    CValue Index;
+  };
+  std::vector<Dim> Dims;
+  for (unsigned D = 0; D < N; ++D) {
+    Dim X{true};
+    if (D < Items.size() && nodeKind(Items[D]) != "Slice") {
+      X.IsSlice = false;
+      X.Index = expr(Items[D]);
+      if (X.Index.T.isUndefined())
+        return CValue();
+      if (!X.Index.T.isIntegerScalar())
+        typingError(Items[D], "cannot index " + Base.T.str() + " with " + X.Index.T.str() +
+                                  ": array indices must be integers");
+    } else if (D < Items.size()) {
+      PyRef Lower = field(Items[D], "lower"), Upper = field(Items[D], "upper"),
+            Step = field(Items[D], "step");
+      X.Lower = Lower.isNone() ? nullptr : Lower.get();
+      X.Upper = Upper.isNone() ? nullptr : Upper.get();
+      if (!Step.isNone()) {
+        CValue S = expr(Step.get());
+        if (!S.T.isIntegerScalar() || !S.ConstInt || *S.ConstInt == 0)
+          unsupported(Step.get(), "the step of a slice in a kernel must be a constant non-zero integer");
+        X.Step = *S.ConstInt;
+      }
+      X.Full = !X.Lower && !X.Upper && X.Step == 1;
+    } else {
+      X.Full = true;
+    }
+    Dims.push_back(X);
+  }
+  unsigned ViewDims = 0;
+  for (const Dim &X : Dims)
+    ViewDims += X.IsSlice;
+  // C stays C when nothing after the first slice is cut or strided.
+  Layout Lay = Layout::A;
+  if (Base.T.Lay == Layout::C) {
+    bool Contiguous = true, SeenSlice = false;
+    for (const Dim &X : Dims) {
+      if (SeenSlice && (!X.IsSlice || !X.Full))
+        Contiguous = false;
+      if (X.IsSlice && !SeenSlice) {
+        SeenSlice = true;
+        Contiguous &= X.Step == 1;
+      }
+    }
+    Lay = Contiguous ? Layout::C : Layout::A;
+  }
+  CValue View(frontend::Type::array(Base.T.Elem, ViewDims, Lay, Base.T.ReadOnly));
+  for (const Dim &X : Dims) // type the bounds too
+    for (PyObject *Bound : {X.Lower, X.Upper})
+      if (Bound && !Emitting) {
+        CValue V = expr(Bound);
+        if (!V.T.isUndefined() && !V.T.isIntegerScalar())
+          typingError(Bound, "slice bounds must be integers, not " + V.T.str());
+      }
+  if (!Emitting)
+    return View;
+
+  // 2. Emit: the data pointer moves by start * stride in every dimension.
+  Value *Zero = B.getInt64(0);
+  Value *Offset = Zero;
+  std::vector<Value *> Shape, Strides;
+  for (unsigned D = 0; D < N; ++D) {
+    const Dim &X = Dims[D];
+    Value *Extent = Base.Parts[1 + D], *Stride = Base.Parts[1 + N + D];
+    if (!X.IsSlice) {
+      Value *I = B.CreateIntCast(X.Index.scalar(), B.getInt64Ty(), isSigned(X.Index.T.Elem));
+      if (isSigned(X.Index.T.Elem))
+        I = B.CreateSelect(B.CreateICmpSLT(I, Zero), B.CreateAdd(I, Extent), I);
+      Offset = B.CreateAdd(Offset, B.CreateMul(I, Stride));
+      continue;
+    }
+    if (X.Full) {
+      Shape.push_back(Extent);
+      Strides.push_back(Stride);
+      continue;
+    }
+    bool Forward = X.Step > 0;
+    Value *MinusOne = B.getInt64(-1);
+    Value *Last = B.CreateSub(Extent, B.getInt64(1));
+    auto Bound = [&](PyObject *Node, Value *Default) -> Value * {
+      if (!Node)
+        return Default;
+      CValue V = convert(expr(Node), frontend::Type::scalar(Scalar::Int64), Node);
+      Value *I = V.scalar();
+      Value *Wrapped = B.CreateAdd(I, Extent);
+      Value *Low = Forward ? Zero : MinusOne, *High = Forward ? Extent : Last;
+      Value *FromEnd = B.CreateSelect(B.CreateICmpSLT(Wrapped, Low), Low, Wrapped);
+      Value *FromStart = B.CreateSelect(B.CreateICmpSGT(I, High), High, I);
+      return B.CreateSelect(B.CreateICmpSLT(I, Zero), FromEnd, FromStart);
+    };
+    Value *Start = Bound(X.Lower, Forward ? Zero : Last);
+    Value *Stop = Bound(X.Upper, Forward ? Extent : MinusOne);
+    int64_t Magnitude = Forward ? X.Step : -X.Step;
+    Value *Span = Forward ? B.CreateSub(Stop, Start) : B.CreateSub(Start, Stop);
+    Value *Length = B.CreateSDiv(B.CreateAdd(Span, B.getInt64(Magnitude - 1)), B.getInt64(Magnitude));
+    Length = B.CreateSelect(B.CreateICmpSGT(Span, Zero), Length, Zero);
+    Offset = B.CreateAdd(Offset, B.CreateMul(Start, Stride));
+    Shape.push_back(Length);
+    Strides.push_back(B.CreateMul(Stride, B.getInt64(X.Step)));
+  }
+  View.Parts.push_back(B.CreateGEP(B.getInt8Ty(), Base.Parts[0], Offset, "view"));
+  View.Parts.insert(View.Parts.end(), Shape.begin(), Shape.end());
+  View.Parts.insert(View.Parts.end(), Strides.begin(), Strides.end());
+  return View;
 }
 
 // --- calls -------------------------------------------------------------------------

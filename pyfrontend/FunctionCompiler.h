@@ -168,6 +168,7 @@ private:
   CValue loadVariable(const std::string &Name, PyObject *Node);
   CValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
   CValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
+  CValue sliceArray(const CValue &Base, PyObject *SliceNode);
   std::map<PyObject *, llvm::GlobalVariable *> ConstantArrays;
   std::unique_ptr<llvm::DIBuilder> DIB; // with lineinfo or debug
   llvm::DISubprogram *Subprogram = nullptr;

@@ -241,3 +241,36 @@ def test_negative_constant_index_wraps():
     out = np.zeros(3)
     k[1, 1](x, out)
     np.testing.assert_array_equal(out, [4.0, 0.0, 11.0])
+
+
+def test_slices_are_views_with_python_bounds():
+    @cuda.jit
+    def k(a, out):
+        row = a[2, :]            # one row: C stays C
+        tail = a[1:, 3]          # a column from row 1
+        back = a[-1, ::-2]       # the last row, backwards, every other
+        mid = a[1:-1, 2:4]       # a block
+        clamp = a[0, 5:100]      # clamped to the end
+        empty = a[0, 4:2]        # empty
+        out[0] = row.size + 10 * tail.size + 100 * back.size
+        out[1] = mid.shape[0] * 10 + mid.shape[1]
+        out[2] = clamp.size * 10 + empty.size
+        s = 0.0
+        for j in range(back.size):
+            s = s * 10 + back[j]
+        out[3] = s
+        out[4] = mid[1, 0] + tail[0] + row[-1]
+        sub = a[1:3][1]          # slicing then indexing
+        out[5] = sub[0]
+
+    a = np.arange(42, dtype=np.float64).reshape(6, 7) % 10
+    out = np.zeros(6)
+    k[1, 1](a, out)
+    back = a[-1, ::-2]
+    expected_s = 0.0
+    for v in back:
+        expected_s = expected_s * 10 + v
+    assert list(out) == [7 + 10 * 5 + 100 * 4, 4 * 10 + 2, 2 * 10 + 0, expected_s,
+                         a[1:-1, 2:4][1, 0] + a[1:, 3][0] + a[2, -1], a[1:3][1][0]]
+    markers = k.inspect_markers(k.signatures[0])
+    assert "getelementptr i8, ptr %a" in markers
