@@ -146,3 +146,40 @@ def test_fortran_order_array():
     fill[(1, 1), (16, 16)](out)
     rows, cols = np.indices(out.shape)
     np.testing.assert_array_equal(out, rows - cols)
+
+
+def test_eager_signatures_as_strings_lists_and_type_objects():
+    from tidal import float32, float64, int64, void
+
+    @cuda.jit("void(float32, float32[::1], float32[::1], float32[::1])")
+    def from_string(a, x, y, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = a * x[i] + y[i]
+
+    @cuda.jit([void(float64[:, ::1], int64), "void(float32[:, ::1], int64)"])
+    def from_list(grid, n):
+        i, j = cuda.grid(2)
+        if i < grid.shape[0] and j < grid.shape[1]:
+            grid[i, j] = n
+
+    # Compiled at decoration, before any launch.
+    assert from_string.signatures == [
+        "(float32, array(float32, 1d, C), array(float32, 1d, C), array(float32, 1d, C))"]
+    assert from_list.signatures == ["(array(float64, 2d, C), int64)",
+                                    "(array(float32, 2d, C), int64)"]
+    grid = np.zeros((3, 5))
+    from_list[(1, 1), (4, 8)](grid, 7)
+    assert np.all(grid == 7)
+    assert len(from_list.signatures) == 2  # the launch reused the eager one
+
+
+def test_bad_signatures_are_clear_errors():
+    with pytest.raises(TypeError, match=r"unknown type 'flaot32' at column 6"):
+        @cuda.jit("void(flaot32[:])")
+        def k(x):
+            pass
+    with pytest.raises(TypeError, match="a kernel's signature must return void, not float32"):
+        @cuda.jit("float32(float32[:])")
+        def k2(x):
+            pass
