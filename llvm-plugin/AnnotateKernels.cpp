@@ -1,7 +1,10 @@
 // tidal-annotate-kernels: makes the kernels of !tidal.kernels NVPTX entry
 // points (!nvvm.annotations "kernel", the nvptx64 triple and data layout when
-// unset, "target-cpu"="sm_N") and casts their pointer parameters to the global
-// address space, so that infer-address-spaces turns accesses into ld/st.global.
+// unset, "target-cpu"="sm_N"), turns their "tidal-maxntid"/"tidal-minctasm"/
+// "tidal-maxnreg" attributes into !nvvm.annotations (PTX .maxntid,
+// .minnctapersm, .maxnreg), applies "tidal.ftz" (f32 denormals flushed), and
+// casts their pointer parameters to the global address space, so that
+// infer-address-spaces turns accesses into ld/st.global.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes='tidal-annotate-kernels<sm=90>' in.ll
 
 #include "Markers.h"
@@ -56,17 +59,86 @@ bool isCastToGlobal(const Argument &Pointer) {
              GlobalAddressSpace;
 }
 
+void addAnnotation(NamedMDNode &Annotations, Function &Kernel, StringRef Key,
+                   unsigned Value) {
+  LLVMContext &Context = Kernel.getContext();
+  Annotations.addOperand(MDNode::get(
+      Context, {ValueAsMetadata::get(&Kernel), MDString::get(Context, Key),
+                ConstantAsMetadata::get(
+                    ConstantInt::get(Type::getInt32Ty(Context), Value))}));
+}
+
+// "tidal-maxntid"="X[,Y[,Z]]", "tidal-minctasm"="N", "tidal-maxnreg"="N"
+// -> maxntid{x,y,z} / minctasm / maxnreg annotations. Malformed values are
+// reported and skipped.
+void annotateLaunchBounds(NamedMDNode &Annotations, Function &Kernel) {
+  auto Malformed = [&](StringRef Attribute, StringRef Value) {
+    reportError(Kernel.getContext(),
+                "attribute \"" + Attribute + "\"=\"" + Value +
+                    "\" of kernel '" + Kernel.getName() +
+                    "': expected positive integers" +
+                    (Attribute == "tidal-maxntid" ? " X[,Y[,Z]]" : ""));
+  };
+  if (Attribute A = Kernel.getFnAttribute("tidal-maxntid"); A.isValid()) {
+    SmallVector<StringRef, 3> Parts;
+    A.getValueAsString().split(Parts, ',');
+    SmallVector<unsigned, 3> Sizes;
+    for (StringRef Part : Parts) {
+      unsigned Size;
+      if (Part.trim().getAsInteger(10, Size) || Size == 0)
+        break;
+      Sizes.push_back(Size);
+    }
+    if (Sizes.size() != Parts.size() || Sizes.size() > 3)
+      Malformed("tidal-maxntid", A.getValueAsString());
+    else
+      for (auto [Index, Size] : enumerate(Sizes))
+        addAnnotation(Annotations, Kernel,
+                      std::string("maxntid") + "xyz"[Index], Size);
+  }
+  for (auto [Name, Key] : {std::pair<StringRef, StringRef>{"tidal-minctasm", "minctasm"},
+                           {"tidal-maxnreg", "maxnreg"}}) {
+    Attribute A = Kernel.getFnAttribute(Name);
+    if (!A.isValid())
+      continue;
+    unsigned Value;
+    if (A.getValueAsString().trim().getAsInteger(10, Value) || Value == 0)
+      Malformed(Name, A.getValueAsString());
+    else
+      addAnnotation(Annotations, Kernel, Key, Value);
+  }
+}
+
 } // namespace
+
+void setNVPTXTargetIfUnset(Module &M) {
+  if (M.getTargetTriple().empty())
+    M.setTargetTriple(NVPTXTriple);
+  if (M.getDataLayoutStr().empty())
+    M.setDataLayout(NVPTXDataLayout);
+}
+
+bool isFTZ(const Module &M, const NVPTXOptions &Options) {
+  auto *Flag = mdconst::extract_or_null<ConstantInt>(M.getModuleFlag("tidal.ftz"));
+  return Options.FTZ || (Flag && !Flag->isZero());
+}
 
 bool annotateKernels(Module &M, const NVPTXOptions &Options) {
   SmallVector<Function *, 8> Kernels = getKernels(M);
   if (Kernels.empty())
     return false;
   LLVMContext &Context = M.getContext();
-  if (M.getTargetTriple().empty())
-    M.setTargetTriple(NVPTXTriple);
-  if (M.getDataLayoutStr().empty())
-    M.setDataLayout(NVPTXDataLayout);
+  setNVPTXTargetIfUnset(M);
+
+  // Flushing f32 denormals: what NVPTX reads per function (ftz forms of
+  // f32 instructions), and what nvvm-reflect answers for __CUDA_FTZ.
+  bool FTZ = isFTZ(M, Options);
+  if (!M.getModuleFlag("nvvm-reflect-ftz"))
+    M.addModuleFlag(Module::Override, "nvvm-reflect-ftz", FTZ ? 1 : 0);
+  if (FTZ)
+    for (Function &F : M)
+      if (!F.isDeclaration())
+        F.addFnAttr("denormal-fp-math-f32", "preserve-sign,preserve-sign");
 
   // Every defined function gets the same target-cpu: kernels and the device
   // functions they call must look inline-compatible.
@@ -82,6 +154,7 @@ bool annotateKernels(Module &M, const NVPTXOptions &Options) {
           Context, {ValueAsMetadata::get(Kernel), MDString::get(Context, "kernel"),
                     ConstantAsMetadata::get(
                         ConstantInt::get(Type::getInt32Ty(Context), 1))}));
+    annotateLaunchBounds(*Annotations, *Kernel);
     if (Kernel->isDeclaration())
       continue;
     IRBuilder<> Builder(&*Kernel->getEntryBlock().getFirstInsertionPt());

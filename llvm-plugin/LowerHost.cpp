@@ -1,8 +1,19 @@
 // tidal-lower-host: turns each kernel K of !tidal.kernels into the host
 // function `void @__tidal_block_K(ptr %params, ptr %ctx)` that runs every
-// thread of one block (include/tidal/HostABI.h). The named pipeline
-// tidal-lower-host runs it and then tidal-verify-markers.
+// thread of one block (include/tidal/HostABI.h, docs/cpu-target.md). The
+// named pipeline tidal-lower-host runs it and then tidal-verify-markers.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-host in.ll
+//
+// K's body becomes the resumable thread function
+//   i32 @K.thread(K's params..., ptr %ctx, ptr %shared, ptr %frame,
+//                 i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase)
+// that runs one thread from sync point %resume (0: the start) to the next
+// sync point k (a barrier or a warp collective), where it returns k, or to
+// its end (-1), or to a failed bounds check or assert (-2). Values that live
+// across a sync point are kept per thread in %frame (struct of arrays indexed
+// by the linear thread index). The block function runs rounds: every thread
+// from the same resume point, one loop over the threads per resume point,
+// so that each loop can be vectorised.
 
 #include "Markers.h"
 #include "PassClasses.h"
@@ -11,14 +22,26 @@
 #include "llvm/ADT/SCCIterator.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Analysis/CallGraph.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/DIBuilder.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
+#include "llvm/Transforms/Utils/LowerAtomic.h"
+#include "llvm/Transforms/Utils/PromoteMemToReg.h"
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
 
 #define DEBUG_TYPE "tidal-lower-host"
 
@@ -28,7 +51,7 @@ namespace tidal {
 namespace {
 
 // Fields of TidalBlockContext read by index: {block_dim, grid_dim,
-// block_idx, reserved, dynamic_shared, dynamic_shared_bytes}.
+// block_idx, reserved, dynamic_shared, dynamic_shared_bytes, runtime}.
 enum ContextField : unsigned {
   BlockDimField = 0,
   GridDimField = 1,
@@ -40,7 +63,8 @@ static_assert(offsetof(TidalBlockContext, block_dim) == 0 &&
                   offsetof(TidalBlockContext, reserved) == 36 &&
                   offsetof(TidalBlockContext, dynamic_shared) == 40 &&
                   offsetof(TidalBlockContext, dynamic_shared_bytes) == 48 &&
-                  sizeof(TidalBlockContext) == 56,
+                  offsetof(TidalBlockContext, runtime) == 56 &&
+                  sizeof(TidalBlockContext) == 64,
               "getContextType() no longer matches include/tidal/HostABI.h");
 
 StructType *getContextType(LLVMContext &Context) {
@@ -49,11 +73,10 @@ StructType *getContextType(LLVMContext &Context) {
     return Existing;
   Type *I32 = Type::getInt32Ty(Context);
   Type *Dim3 = ArrayType::get(I32, 3);
-  return StructType::create(Context,
-                            {Dim3, Dim3, Dim3, I32,
-                             PointerType::getUnqual(Context),
-                             Type::getInt64Ty(Context)},
-                            "tidal.BlockContext");
+  Type *Pointer = PointerType::getUnqual(Context);
+  return StructType::create(
+      Context, {Dim3, Dim3, Dim3, I32, Pointer, Type::getInt64Ty(Context), Pointer},
+      "tidal.BlockContext");
 }
 
 // ctx->Field[Dimension]. The runtime never changes a block's context while
@@ -85,6 +108,50 @@ Value *loadContextField(IRBuilder<> &Builder, Value *ContextPointer,
   Load->setMetadata(LLVMContext::MD_range,
                     Ranges.createRange(APInt(32, Low), APInt(32, High)));
   return Load;
+}
+
+// The entry points of the cpu runtime that lowered code calls
+// (runtime/CpuThreadPool.cpp defines them; docs/cpu-target.md).
+constexpr const char *SharedHook = "__tidal_cpu_shared";
+constexpr const char *FrameHook = "__tidal_cpu_frame";
+constexpr const char *BoundsErrorHook = "__tidal_cpu_bounds_error";
+constexpr const char *AssertFailHook = "__tidal_cpu_assert_fail";
+constexpr const char *BarrierErrorHook = "__tidal_cpu_barrier_error";
+constexpr const char *PrintHook = "__tidal_cpu_print";
+
+// Return values of K.thread besides sync point numbers.
+constexpr int ThreadFinished = -1;
+constexpr int ThreadFailed = -2;
+
+// Frame layout. The frame starts with FrameHeaderBytes (the result of the
+// last syncthreads_count/and/or at offset 0), then one array per slot, of
+// one element per thread (padded thread count, a multiple of 16), each
+// element `Stride` bytes: the slot's array starts at
+// FrameHeaderBytes + PaddedThreads * Prefix (a multiple of 64, as every
+// stride is a multiple of 4). The first slots are fixed: two exchange
+// buffers (i64, alternating by round) and the sync point each thread reached.
+constexpr uint64_t FrameHeaderBytes = 64;
+constexpr uint64_t ExchangePrefix = 0;
+constexpr uint64_t NextPrefix = 16;
+constexpr uint64_t FirstValuePrefix = 20;
+constexpr uint64_t SharedAlignment = 64;
+
+Function *getHook(Module &M, StringRef Name, Type *Result,
+                  ArrayRef<Type *> Parameters, bool VarArg = false) {
+  FunctionCallee Callee = M.getOrInsertFunction(
+      Name, FunctionType::get(Result, Parameters, VarArg));
+  auto *F = cast<Function>(Callee.getCallee());
+  F->addFnAttr(Attribute::NoUnwind);
+  return F;
+}
+
+bool isDebugModule(const Module &M) {
+  if (auto *Flag =
+          mdconst::extract_or_null<ConstantInt>(M.getModuleFlag("tidal.debug")))
+    if (!Flag->isZero())
+      return true;
+  const char *Environment = std::getenv("TIDAL_CPU_DEBUG");
+  return Environment && std::strcmp(Environment, "1") == 0;
 }
 
 // Defined functions that call a marker, directly or through direct calls.
@@ -143,94 +210,17 @@ void inlineMarkerUsers(Function &Kernel,
   }
 }
 
-// True if every marker `F` refers to is a well-formed call that this pass
-// lowers; otherwise the kernel is left alone for tidal-verify-markers.
+// True if every marker `F` refers to is a well-formed call of a marker of
+// the contract; otherwise the kernel is left alone for tidal-verify-markers.
 bool hasOnlyHostLowerableMarkers(Function &F) {
   for (Instruction &I : instructions(F))
     for (Value *Operand : I.operand_values())
       if (auto *Callee = dyn_cast<Function>(Operand); Callee && isMarker(*Callee)) {
         auto *Call = dyn_cast<CallInst>(&I);
-        if (!Call || !getSpecialRegisterCall(*Call))
+        if (!Call || Call->getCalledOperand() != Callee || !getCalledMarker(*Call))
           return false;
       }
   return true;
-}
-
-// K.thread: K's body, taking K's parameters and (ctx, tid.x, tid.y, tid.z),
-// with the markers replaced by those parameters and loads of ctx.
-Function *createThreadFunction(Function &Kernel) {
-  LLVMContext &Context = Kernel.getContext();
-  Type *I32 = Type::getInt32Ty(Context);
-  SmallVector<Type *, 8> Parameters(Kernel.getFunctionType()->params());
-  Parameters.append({PointerType::getUnqual(Context), I32, I32, I32});
-  Function *Thread = Function::Create(
-      FunctionType::get(Kernel.getReturnType(), Parameters, /*isVarArg=*/false),
-      GlobalValue::InternalLinkage, Kernel.getName() + ".thread",
-      Kernel.getParent());
-
-  unsigned First = Kernel.arg_size();
-  Argument *ContextPointer = Thread->getArg(First);
-  Argument *ThreadIndex[3] = {Thread->getArg(First + 1),
-                              Thread->getArg(First + 2),
-                              Thread->getArg(First + 3)};
-  ContextPointer->setName("ctx");
-  ThreadIndex[0]->setName("tid.x");
-  ThreadIndex[1]->setName("tid.y");
-  ThreadIndex[2]->setName("tid.z");
-
-  ValueToValueMapTy Map;
-  for (auto [From, To] : zip_first(Kernel.args(), Thread->args())) {
-    To.setName(From.getName());
-    Map[&From] = &To;
-  }
-  SmallVector<ReturnInst *, 4> Returns;
-  CloneFunctionInto(Thread, &Kernel, Map,
-                    CloneFunctionChangeType::LocalChangesOnly, Returns);
-  Thread->setLinkage(GlobalValue::InternalLinkage);
-  Thread->setVisibility(GlobalValue::DefaultVisibility);
-  Thread->removeFnAttr(Attribute::NoInline);
-  Thread->removeFnAttr(Attribute::OptimizeNone);
-  Thread->addFnAttr(Attribute::AlwaysInline);
-
-  for (Instruction &I : make_early_inc_range(instructions(*Thread))) {
-    auto *Call = dyn_cast<CallInst>(&I);
-    std::optional<SpecialRegisterMarker> Marker =
-        Call ? getSpecialRegisterCall(*Call) : std::nullopt;
-    if (!Marker)
-      continue;
-    // A load keeps the call's name, else takes the register's ("ntid.x").
-    std::string Name = Call->hasName()
-                           ? Call->getName().str()
-                           : Call->getCalledFunction()
-                                 ->getName()
-                                 .drop_front(StringRef(MarkerPrefix).size())
-                                 .str();
-    Call->setName("");
-    IRBuilder<> Builder(Call);
-    Value *Value = nullptr;
-    switch (Marker->Register) {
-    // index within block: the loop counters of the block entry
-    case SpecialRegister::ThreadIndex:
-      Value = ThreadIndex[Marker->Dimension];
-      break;
-    // block size, block index, grid size: fields of the block's context
-    case SpecialRegister::BlockDim:
-      Value = loadContextField(Builder, ContextPointer, BlockDimField,
-                               Marker->Dimension, Name);
-      break;
-    case SpecialRegister::BlockIndex:
-      Value = loadContextField(Builder, ContextPointer, BlockIndexField,
-                               Marker->Dimension, Name);
-      break;
-    case SpecialRegister::GridDim:
-      Value = loadContextField(Builder, ContextPointer, GridDimField,
-                               Marker->Dimension, Name);
-      break;
-    }
-    Call->replaceAllUsesWith(Value);
-    Call->eraseFromParent();
-  }
-  return Thread;
 }
 
 // A counted loop `for (Counter = 0; Counter < Count; ++Counter)`.
@@ -268,14 +258,836 @@ void endLoop(IRBuilder<> &Builder, const CountedLoop &Loop) {
   Builder.SetInsertPoint(Loop.Exit);
 }
 
-// void @__tidal_block_K(ptr %params, ptr %ctx): loads K's parameters from
-// params[i] (cuLaunchKernel's kernelParams) and calls K.thread for every
-// thread of the block, x innermost so that the x loop can be vectorised.
-Function *createBlockFunction(Function &Kernel, Function &Thread,
-                              const Twine &Name) {
-  Module &M = *Kernel.getParent();
+// A sync point of K.thread: a call after which a thread needs values that
+// other threads of its block computed before the call.
+struct SyncPoint {
+  CallInst *Call;
+  std::string Operation; // marker name without "tidal.", e.g. "shfl.down.f32"
+  std::string Description; // for the divergence report
+};
+
+bool isSyncPointOperation(StringRef Operation) {
+  return Operation.starts_with("syncthreads") || Operation == "syncwarp" ||
+         Operation.starts_with("shfl.") || Operation.starts_with("vote.") ||
+         Operation.starts_with("match.");
+}
+
+bool isBarrierReduction(StringRef Operation) {
+  return Operation == "syncthreads.count" || Operation == "syncthreads.and" ||
+         Operation == "syncthreads.or";
+}
+
+// i32 @__tidal.warp.bits(ptr %lanes, i32 %count, i64 %value, i1 %match):
+// bit i set for i < %count if lanes[i] (i64) == %value (match) or != 0.
+Function *getWarpBitsFunction(Module &M) {
+  if (Function *Existing = M.getFunction("__tidal.warp.bits"))
+    return Existing;
   LLVMContext &Context = M.getContext();
+  Type *I32 = Type::getInt32Ty(Context), *I64 = Type::getInt64Ty(Context);
+  Function *F = Function::Create(
+      FunctionType::get(I32,
+                        {PointerType::getUnqual(Context), I32, I64,
+                         Type::getInt1Ty(Context)},
+                        false),
+      GlobalValue::InternalLinkage, "__tidal.warp.bits", M);
+  F->addFnAttr(Attribute::NoUnwind);
+  F->addFnAttr(Attribute::AlwaysInline);
+  Argument *Lanes = F->getArg(0), *Count = F->getArg(1), *Wanted = F->getArg(2),
+           *Match = F->getArg(3);
+  BasicBlock *Entry = BasicBlock::Create(Context, "entry", F);
+  BasicBlock *Loop = BasicBlock::Create(Context, "lane", F);
+  BasicBlock *Exit = BasicBlock::Create(Context, "exit", F);
+  IRBuilder<> B(Entry);
+  B.CreateCondBr(B.CreateICmpEQ(Count, B.getInt32(0)), Exit, Loop);
+  B.SetInsertPoint(Loop);
+  PHINode *Lane = B.CreatePHI(I32, 2, "i");
+  PHINode *Bits = B.CreatePHI(I32, 2, "bits");
+  Lane->addIncoming(B.getInt32(0), Entry);
+  Bits->addIncoming(B.getInt32(0), Entry);
+  Value *Element = B.CreateLoad(
+      I64, B.CreateInBoundsGEP(I64, Lanes, B.CreateZExt(Lane, I64)), "v");
+  Value *Set = B.CreateSelect(Match, B.CreateICmpEQ(Element, Wanted),
+                              B.CreateICmpNE(Element, B.getInt64(0)));
+  Value *NewBits =
+      B.CreateOr(Bits, B.CreateShl(B.CreateZExt(Set, I32), Lane), "bits.next");
+  Value *NextLane = B.CreateNUWAdd(Lane, B.getInt32(1));
+  Lane->addIncoming(NextLane, Loop);
+  Bits->addIncoming(NewBits, Loop);
+  B.CreateCondBr(B.CreateICmpULT(NextLane, Count), Loop, Exit);
+  B.SetInsertPoint(Exit);
+  PHINode *Result = B.CreatePHI(I32, 2, "result");
+  Result->addIncoming(B.getInt32(0), Entry);
+  Result->addIncoming(NewBits, Loop);
+  B.CreateRet(Result);
+  return F;
+}
+
+// Everything the lowering of one kernel K knows: its thread function, the
+// values its dispatch entry computes, the shared memory and frame layouts.
+class KernelLowering {
+public:
+  KernelLowering(Function &Kernel, bool Debug)
+      : Kernel(Kernel), M(*Kernel.getParent()), Context(M.getContext()),
+        DL(M.getDataLayout()), Debug(Debug) {}
+
+  Function &Kernel;
+  Module &M;
+  LLVMContext &Context;
+  const DataLayout &DL;
+  bool Debug;
+
+  Function *Thread = nullptr;
+  BasicBlock *Entry = nullptr; // the dispatch entry of K.thread
+  BasicBlock *Body = nullptr;  // K's entry block, cloned
+  Argument *ContextPointer = nullptr, *Shared = nullptr, *Frame = nullptr;
+  Argument *ThreadIndex[3] = {};
+  Argument *Resume = nullptr, *Phase = nullptr;
+
+  uint64_t StaticSharedBytes = 0; // multiple of SharedAlignment
+  bool UsesShared = false;
+  uint64_t FrameSlotBytes = 0;    // per thread, 0 = no frame
+  SmallVector<SyncPoint, 8> SyncPoints;
+
+  void createThreadFunction();
+  bool lowerMarkers();
+  void makeResumable();
+  Function *createBlockFunction(const Twine &Name);
+
+private:
+  DenseMap<unsigned, Value *> Fields;
+  Value *ThreadCount = nullptr, *PaddedThreadCount = nullptr,
+        *LinearThread = nullptr;
+
+  IRBuilder<> entryBuilder() {
+    return IRBuilder<>(Entry->getTerminator());
+  }
+  Value *contextField(ContextField Field, unsigned Dimension) {
+    Value *&Cached = Fields[Field * 3 + Dimension];
+    if (!Cached) {
+      static const char *Names[3][3] = {{"ntid.x", "ntid.y", "ntid.z"},
+                                        {"nctaid.x", "nctaid.y", "nctaid.z"},
+                                        {"ctaid.x", "ctaid.y", "ctaid.z"}};
+      IRBuilder<> B = entryBuilder();
+      Cached = loadContextField(B, ContextPointer, Field, Dimension,
+                                Names[Field][Dimension]);
+    }
+    return Cached;
+  }
+  // Threads of the block (i32).
+  Value *threadCount() {
+    if (!ThreadCount) {
+      Value *XY = contextField(BlockDimField, 0), *Y = contextField(BlockDimField, 1),
+            *Z = contextField(BlockDimField, 2);
+      IRBuilder<> B = entryBuilder();
+      ThreadCount = B.CreateNUWMul(B.CreateNUWMul(XY, Y), Z, "nthreads");
+    }
+    return ThreadCount;
+  }
+  // Thread count rounded up to a multiple of 16 (i64): frame arrays' length.
+  Value *paddedThreadCount() {
+    if (!PaddedThreadCount) {
+      Value *Count = threadCount();
+      IRBuilder<> B = entryBuilder();
+      PaddedThreadCount = B.CreateAnd(
+          B.CreateNUWAdd(B.CreateZExt(Count, B.getInt64Ty()), B.getInt64(15)),
+          B.getInt64(~uint64_t(15)), "nthreads.padded");
+    }
+    return PaddedThreadCount;
+  }
+  // x + ntid.x * (y + ntid.y * z) (i32): the thread's linear index.
+  Value *linearThread() {
+    if (!LinearThread) {
+      Value *DimX = contextField(BlockDimField, 0),
+            *DimY = contextField(BlockDimField, 1);
+      IRBuilder<> B = entryBuilder();
+      Value *ZY = B.CreateNUWAdd(B.CreateNUWMul(ThreadIndex[2], DimY),
+                                 ThreadIndex[1]);
+      LinearThread =
+          B.CreateNUWAdd(B.CreateNUWMul(ZY, DimX), ThreadIndex[0], "thread");
+    }
+    return LinearThread;
+  }
+  // Start of the frame array at `Prefix` (see FrameHeaderBytes), in the
+  // entry; `Extra` is added to the prefix (i64, may be null).
+  Value *frameArray(uint64_t Prefix, Value *ExtraPrefix, const Twine &Name) {
+    Value *Padded = paddedThreadCount();
+    IRBuilder<> B = entryBuilder();
+    Value *PrefixValue = B.getInt64(Prefix);
+    if (ExtraPrefix)
+      PrefixValue = B.CreateNUWAdd(PrefixValue, ExtraPrefix);
+    Value *Offset = B.CreateNUWAdd(B.getInt64(FrameHeaderBytes),
+                                   B.CreateNUWMul(Padded, PrefixValue));
+    return B.CreateInBoundsGEP(B.getInt8Ty(), Frame, Offset, Name);
+  }
+  // This round's exchange buffers: written before a collective, read after.
+  Value *ExchangeWrite = nullptr, *ExchangeRead = nullptr;
+  Value *exchangeBuffer(bool Write) {
+    if (!ExchangeWrite) {
+      IRBuilder<> B = entryBuilder();
+      Value *PhaseBytes = B.CreateShl(B.CreateZExt(Phase, B.getInt64Ty()), 3);
+      Value *OtherBytes = B.CreateSub(B.getInt64(8), PhaseBytes);
+      ExchangeWrite = frameArray(ExchangePrefix, PhaseBytes, "exchange.write");
+      ExchangeRead = frameArray(ExchangePrefix, OtherBytes, "exchange.read");
+    }
+    return Write ? ExchangeWrite : ExchangeRead;
+  }
+
+  bool lowerMarkerCall(CallInst &Call, StringRef Operation,
+                       SmallVectorImpl<CallInst *> &SharedCalls);
+  Value *lowerAtomic(IRBuilder<> &B, CallInst &Call, StringRef Operation,
+                     MarkerValueKind Kind);
+  Value *lowerMath(IRBuilder<> &B, CallInst &Call, StringRef Function);
+  void lowerFailure(CallInst &Call, StringRef Operation);
+  void lowerSharedCalls(ArrayRef<CallInst *> Calls);
+  Value *resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
+  void storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
+  void demoteValuesAcrossSyncPoints();
+  void moveAllocasToFrame();
+};
+
+// K.thread: K's body with the signature of the file comment; returns -1
+// where K returned. The dispatch entry (later a switch over %resume)
+// computes the values every part of the thread may use.
+void KernelLowering::createThreadFunction() {
+  Type *I32 = Type::getInt32Ty(Context);
   Type *Pointer = PointerType::getUnqual(Context);
+  SmallVector<Type *, 16> Parameters(Kernel.getFunctionType()->params());
+  Parameters.append({Pointer, Pointer, Pointer, I32, I32, I32, I32, I32});
+  Thread = Function::Create(FunctionType::get(I32, Parameters, false),
+                            GlobalValue::InternalLinkage,
+                            Kernel.getName() + ".thread", M);
+  unsigned First = Kernel.arg_size();
+  ContextPointer = Thread->getArg(First);
+  Shared = Thread->getArg(First + 1);
+  Frame = Thread->getArg(First + 2);
+  for (unsigned D = 0; D < 3; ++D)
+    ThreadIndex[D] = Thread->getArg(First + 3 + D);
+  Resume = Thread->getArg(First + 6);
+  Phase = Thread->getArg(First + 7);
+  ContextPointer->setName("ctx");
+  Shared->setName("shared");
+  Frame->setName("frame");
+  ThreadIndex[0]->setName("tid.x");
+  ThreadIndex[1]->setName("tid.y");
+  ThreadIndex[2]->setName("tid.z");
+  Resume->setName("resume");
+  Phase->setName("phase");
+
+  ValueToValueMapTy Map;
+  for (auto [From, To] : zip_first(Kernel.args(), Thread->args())) {
+    To.setName(From.getName());
+    Map[&From] = &To;
+  }
+  SmallVector<ReturnInst *, 4> Returns;
+  CloneFunctionInto(Thread, &Kernel, Map,
+                    CloneFunctionChangeType::LocalChangesOnly, Returns);
+  for (ReturnInst *Return : Returns) {
+    ReturnInst::Create(Context, ConstantInt::getSigned(I32, ThreadFinished),
+                       Return->getIterator());
+    Return->eraseFromParent();
+  }
+  Thread->setLinkage(GlobalValue::InternalLinkage);
+  Thread->setVisibility(GlobalValue::DefaultVisibility);
+  Thread->removeFnAttr(Attribute::NoInline);
+  Thread->removeFnAttr(Attribute::OptimizeNone);
+  Thread->addFnAttr(Attribute::AlwaysInline);
+
+  // Variables that inlined helpers left in memory become registers first:
+  // fewer values for the frame.
+  Body = &Thread->getEntryBlock();
+  {
+    DominatorTree Tree(*Thread);
+    SmallVector<AllocaInst *, 8> Promotable;
+    for (Instruction &I : *Body)
+      if (auto *Alloca = dyn_cast<AllocaInst>(&I))
+        if (isAllocaPromotable(Alloca))
+          Promotable.push_back(Alloca);
+    if (!Promotable.empty())
+      PromoteMemToReg(Promotable, Tree);
+  }
+  Entry = BasicBlock::Create(Context, "thread.entry", Thread, Body);
+  BranchInst::Create(Body, Entry);
+  // Static allocas stay in the entry block.
+  for (Instruction &I : make_early_inc_range(*Body))
+    if (auto *Alloca = dyn_cast<AllocaInst>(&I); Alloca && Alloca->isStaticAlloca())
+      Alloca->moveBefore(Entry->getTerminator());
+}
+
+Value *KernelLowering::lowerAtomic(IRBuilder<> &B, CallInst &Call,
+                                   StringRef Operation, MarkerValueKind Kind) {
+  Value *Pointer = Call.getArgOperand(0);
+  Type *T = Call.getType();
+  Align Alignment(DL.getTypeStoreSize(T));
+  // A block's threads run one after the other on one host thread, so an
+  // atomic on the block's shared memory needs no atomic instruction.
+  SmallVector<const Value *, 4> Objects;
+  getUnderlyingObjects(Pointer, Objects, nullptr, 0);
+  bool SharedOnly = !Objects.empty() && all_of(Objects, [](const Value *Object) {
+    const auto *Marker = dyn_cast<CallInst>(Object);
+    const Function *Callee = Marker ? getCalledMarker(*Marker) : nullptr;
+    return Callee && (Callee->getName() == "tidal.shared.array" ||
+                      Callee->getName() == "tidal.shared.dynamic");
+  });
+  if (Operation == "cas") {
+    Value *Compare = Call.getArgOperand(1), *New = Call.getArgOperand(2);
+    if (SharedOnly) {
+      Value *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
+      B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Compare), New, Old),
+                           Pointer, Alignment);
+      return Old;
+    }
+    Value *Pair = B.CreateAtomicCmpXchg(Pointer, Compare, New, Alignment,
+                                        AtomicOrdering::Monotonic,
+                                        AtomicOrdering::Monotonic);
+    return B.CreateExtractValue(Pair, 0);
+  }
+  bool Float = Kind == MarkerValueKind::Float;
+  bool Signed = Kind == MarkerValueKind::Signed;
+  auto Op = StringSwitch<AtomicRMWInst::BinOp>(Operation)
+                .Case("add", Float ? AtomicRMWInst::FAdd : AtomicRMWInst::Add)
+                .Case("sub", Float ? AtomicRMWInst::FSub : AtomicRMWInst::Sub)
+                .Case("exch", AtomicRMWInst::Xchg)
+                .Case("max", Float    ? AtomicRMWInst::FMax
+                             : Signed ? AtomicRMWInst::Max
+                                      : AtomicRMWInst::UMax)
+                .Case("min", Float    ? AtomicRMWInst::FMin
+                             : Signed ? AtomicRMWInst::Min
+                                      : AtomicRMWInst::UMin)
+                .Case("and", AtomicRMWInst::And)
+                .Case("or", AtomicRMWInst::Or)
+                .Case("xor", AtomicRMWInst::Xor)
+                .Case("inc", AtomicRMWInst::UIncWrap)
+                .Case("dec", AtomicRMWInst::UDecWrap)
+                .Default(AtomicRMWInst::BAD_BINOP);
+  assert(Op != AtomicRMWInst::BAD_BINOP && "getMarkerType admitted it");
+  Value *Operand = Call.getArgOperand(1);
+  if (SharedOnly) {
+    Value *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
+    B.CreateAlignedStore(buildAtomicRMWValue(Op, B, Old, Operand), Pointer,
+                         Alignment);
+    return Old;
+  }
+  // CUDA's atomics are relaxed; threadfence() orders them.
+  return B.CreateAtomicRMW(Op, Pointer, Operand, Alignment,
+                           AtomicOrdering::Monotonic);
+}
+
+Value *KernelLowering::lowerMath(IRBuilder<> &B, CallInst &Call,
+                                 StringRef Function) {
+  Type *T = Call.getType();
+  Value *X = Call.getArgOperand(0);
+  Value *Y = Call.arg_size() > 1 ? Call.getArgOperand(1) : nullptr;
+  // LLVM's own operations where there is one (vectorisable, folded) ...
+  Intrinsic::ID Id = StringSwitch<Intrinsic::ID>(Function)
+                         .Case("sin", Intrinsic::sin)
+                         .Case("cos", Intrinsic::cos)
+                         .Case("exp", Intrinsic::exp)
+                         .Case("exp2", Intrinsic::exp2)
+                         .Case("log", Intrinsic::log)
+                         .Case("log2", Intrinsic::log2)
+                         .Case("log10", Intrinsic::log10)
+                         .Case("sqrt", Intrinsic::sqrt)
+                         .Case("fabs", Intrinsic::fabs)
+                         .Case("floor", Intrinsic::floor)
+                         .Case("ceil", Intrinsic::ceil)
+                         .Case("trunc", Intrinsic::trunc)
+                         .Case("round", Intrinsic::round)
+                         .Case("pow", Intrinsic::pow)
+                         .Case("copysign", Intrinsic::copysign)
+                         .Case("fmin", Intrinsic::minnum)
+                         .Case("fmax", Intrinsic::maxnum)
+                         .Default(Intrinsic::not_intrinsic);
+  if (Id != Intrinsic::not_intrinsic)
+    return Y ? B.CreateBinaryIntrinsic(Id, X, Y) : B.CreateUnaryIntrinsic(Id, X);
+  if (Function == "rsqrt")
+    return B.CreateFDiv(ConstantFP::get(T, 1.0),
+                        B.CreateUnaryIntrinsic(Intrinsic::sqrt, X));
+  if (Function == "fmod")
+    return B.CreateFRem(X, Y);
+  // ... else libm from the process: tanf/tan, atan2f/atan2, ...
+  std::string Name = (Function + (T->isFloatTy() ? "f" : "")).str();
+  SmallVector<Type *, 2> Parameters(Call.arg_size(), T);
+  FunctionCallee Libm =
+      M.getOrInsertFunction(Name, FunctionType::get(T, Parameters, false));
+  SmallVector<Value *, 2> Arguments(Call.args());
+  return B.CreateCall(Libm, Arguments);
+}
+
+// bounds.error / assert.fail: report to the runtime (which records the
+// first failure of the launch), then leave the thread with -2.
+void KernelLowering::lowerFailure(CallInst &Call, StringRef Operation) {
+  IRBuilder<> B(&Call);
+  Type *Pointer = B.getPtrTy(), *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  if (Operation == "bounds.error") {
+    Function *Hook = getHook(M, BoundsErrorHook, B.getVoidTy(),
+                             {Pointer, Pointer, I64, I64, I32, I32, I32, I32});
+    B.CreateCall(Hook, {ContextPointer, Call.getArgOperand(0),
+                        Call.getArgOperand(1), Call.getArgOperand(2),
+                        Call.getArgOperand(3), ThreadIndex[0], ThreadIndex[1],
+                        ThreadIndex[2]});
+  } else {
+    Function *Hook = getHook(M, AssertFailHook, B.getVoidTy(),
+                             {Pointer, Pointer, I32, I32, I32});
+    B.CreateCall(Hook, {ContextPointer, Call.getArgOperand(0), ThreadIndex[0],
+                        ThreadIndex[1], ThreadIndex[2]});
+  }
+  BasicBlock *Block = Call.getParent();
+  BasicBlock *Rest = Block->splitBasicBlock(Call.getNextNode(), "unreachable");
+  (void)Rest; // no predecessor left: removed with removeUnreachableBlocks
+  Block->getTerminator()->eraseFromParent();
+  Call.eraseFromParent();
+  ReturnInst::Create(Context, ConstantInt::getSigned(I32, ThreadFailed), Block);
+}
+
+// Every marker but the shared-memory ones (which atomics look at) and the
+// sync points. Returns true if it replaced and erased the call.
+bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
+                                     SmallVectorImpl<CallInst *> &SharedCalls) {
+  IRBuilder<> B(&Call);
+  Value *Result = nullptr;
+  if (auto Register = getSpecialRegisterCall(Call)) {
+    // index within block: parameters; sizes and block index: the context
+    switch (Register->Register) {
+    case SpecialRegister::ThreadIndex:
+      Result = ThreadIndex[Register->Dimension];
+      break;
+    case SpecialRegister::BlockDim:
+      Result = contextField(BlockDimField, Register->Dimension);
+      break;
+    case SpecialRegister::BlockIndex:
+      Result = contextField(BlockIndexField, Register->Dimension);
+      break;
+    case SpecialRegister::GridDim:
+      Result = contextField(GridDimField, Register->Dimension);
+      break;
+    }
+  } else if (Operation == "shared.array" || Operation == "shared.dynamic") {
+    SharedCalls.push_back(&Call);
+    return false;
+  } else if (isSyncPointOperation(Operation)) {
+    return false; // collected by lowerMarkers, lowered by makeResumable
+  }
+  // lanes of the warp: linear thread index modulo 32
+  else if (Operation == "warpsize") {
+    Result = B.getInt32(32);
+  } else if (Operation == "laneid" || Operation == "lanemask.lt") {
+    Value *Lane = B.CreateAnd(linearThread(), 31, "laneid");
+    Result = Operation == "laneid"
+                 ? Lane
+                 : B.CreateSub(B.CreateShl(B.getInt32(1), Lane), B.getInt32(1));
+  } else if (Operation == "activemask") {
+    // Every existing lane of the warp (see docs/cpu-target.md, limits).
+    Value *Thread = linearThread();
+    Value *Lanes = B.CreateSub(threadCount(), B.CreateAnd(Thread, ~31u));
+    Value *Partial = B.CreateSub(
+        B.CreateShl(B.getInt32(1), B.CreateAnd(Lanes, 31)), B.getInt32(1));
+    Result = B.CreateSelect(B.CreateICmpUGE(Lanes, B.getInt32(32)),
+                            B.getInt32(~0u), Partial, "activemask");
+  }
+  // fences: a block's threads share one host thread
+  else if (Operation == "threadfence.block") {
+    B.CreateFence(AtomicOrdering::SequentiallyConsistent,
+                  SyncScope::SingleThread);
+  } else if (Operation == "threadfence" || Operation == "threadfence.system") {
+    B.CreateFence(AtomicOrdering::SequentiallyConsistent);
+  }
+  // memory
+  else if (Operation == "local.array") {
+    IRBuilder<> EntryB = entryBuilder();
+    uint64_t Bytes = cast<ConstantInt>(Call.getArgOperand(0))->getZExtValue();
+    uint64_t Alignment = std::max<uint64_t>(
+        1, cast<ConstantInt>(Call.getArgOperand(1))->getZExtValue());
+    AllocaInst *Array = EntryB.CreateAlloca(
+        ArrayType::get(B.getInt8Ty(), std::max<uint64_t>(Bytes, 1)), nullptr,
+        "local");
+    Array->setAlignment(Align(PowerOf2Ceil(Alignment)));
+    Result = Array;
+  } else if (Operation == "const.array") {
+    Result = Call.getArgOperand(0);
+  }
+  // output and failures
+  else if (Operation == "print") {
+    Function *Hook = getHook(M, PrintHook, B.getVoidTy(), {B.getPtrTy()}, true);
+    SmallVector<Value *, 8> Arguments(Call.args());
+    B.CreateCall(Hook, Arguments);
+  } else if (Operation == "bounds.error" || Operation == "assert.fail") {
+    lowerFailure(Call, Operation);
+    return true;
+  }
+  // typed families
+  else if (auto Typed = parseTypedMarkerName(Call.getCalledFunction()->getName())) {
+    StringRef Family = Typed->Operation;
+    if (Family.consume_front("atomic."))
+      Result = lowerAtomic(B, Call, Family, Typed->Kind);
+    else if (Family.consume_front("math."))
+      Result = lowerMath(B, Call, Family);
+    else
+      return false;
+  } else {
+    return false;
+  }
+  if (Result) {
+    if (isa<Instruction>(Result) && !Result->hasName())
+      Result->takeName(&Call);
+    Call.replaceAllUsesWith(Result);
+  }
+  Call.eraseFromParent();
+  return true;
+}
+
+// Static shared arrays at fixed offsets of the block's shared memory, one
+// per call site; the dynamic shared memory after them.
+void KernelLowering::lowerSharedCalls(ArrayRef<CallInst *> Calls) {
+  uint64_t Offset = 0;
+  IRBuilder<> B = entryBuilder();
+  for (CallInst *Call : Calls)
+    if (Call->getCalledFunction()->getName() == "tidal.shared.array") {
+      uint64_t Bytes = cast<ConstantInt>(Call->getArgOperand(0))->getZExtValue();
+      uint64_t Alignment = PowerOf2Ceil(std::max<uint64_t>(
+          1, cast<ConstantInt>(Call->getArgOperand(1))->getZExtValue()));
+      Offset = alignTo(Offset, std::min(Alignment, SharedAlignment));
+      Value *Address =
+          B.CreateInBoundsGEP(B.getInt8Ty(), Shared, B.getInt64(Offset));
+      Offset += Bytes;
+      Address->takeName(Call);
+      Call->replaceAllUsesWith(Address);
+      Call->eraseFromParent();
+    }
+  StaticSharedBytes = alignTo(Offset, SharedAlignment);
+  for (CallInst *Call : Calls)
+    if (Call->getParent() && Call->getCalledFunction()->getName() == "tidal.shared.dynamic") {
+      Value *Address = B.CreateInBoundsGEP(B.getInt8Ty(), Shared,
+                                           B.getInt64(StaticSharedBytes));
+      Address->takeName(Call);
+      Call->replaceAllUsesWith(Address);
+      Call->eraseFromParent();
+    }
+  UsesShared = !Calls.empty();
+}
+
+// Lowers every well-formed marker call of K.thread; sync points are
+// collected (makeResumable lowers them). Returns false if a marker is left.
+bool KernelLowering::lowerMarkers() {
+  SmallVector<CallInst *, 32> Calls;
+  for (Instruction &I : instructions(*Thread))
+    if (auto *Call = dyn_cast<CallInst>(&I))
+      if (getCalledMarker(*Call))
+        Calls.push_back(Call);
+  SmallVector<CallInst *, 8> SharedCalls;
+  for (CallInst *Call : Calls) {
+    StringRef Name = Call->getCalledFunction()->getName().drop_front(
+        StringRef(MarkerPrefix).size());
+    lowerMarkerCall(*Call, Name, SharedCalls);
+  }
+  lowerSharedCalls(SharedCalls);
+  removeUnreachableBlocks(*Thread);
+  bool AllLowered = true;
+  for (Instruction &I : instructions(*Thread))
+    if (auto *Call = dyn_cast<CallInst>(&I))
+      if (const Function *Marker = getCalledMarker(*Call)) {
+        StringRef Operation =
+            Marker->getName().drop_front(StringRef(MarkerPrefix).size());
+        if (!isSyncPointOperation(Operation)) {
+          AllLowered = false;
+          continue;
+        }
+        std::string Location = describeLocation(*Call);
+        std::string Name = Operation.str();
+        std::replace(Name.begin(), Name.end(), '.', '_');
+        SyncPoints.push_back(
+            {Call, Operation.str(),
+             Name + (Location.empty() ? "" : " at " + Location)});
+      }
+  return AllLowered;
+}
+
+// The i64 image of a collective's value in the exchange buffer, and back.
+Value *toExchange(IRBuilder<> &B, Value *V) {
+  Type *T = V->getType();
+  if (T->isFloatTy())
+    V = B.CreateBitCast(V, B.getInt32Ty());
+  else if (T->isDoubleTy())
+    V = B.CreateBitCast(V, B.getInt64Ty());
+  return B.CreateZExt(V, B.getInt64Ty());
+}
+
+Value *fromExchange(IRBuilder<> &B, Value *V, Type *T) {
+  if (T->isFloatTy())
+    return B.CreateBitCast(B.CreateTrunc(V, B.getInt32Ty()), T);
+  if (T->isDoubleTy())
+    return B.CreateBitCast(V, T);
+  return B.CreateTrunc(V, T);
+}
+
+// Before returning at a sync point: what the other threads will need.
+void KernelLowering::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
+  StringRef Operation = Point.Operation;
+  CallInst *Call = Point.Call;
+  Value *Stored = nullptr;
+  if (isBarrierReduction(Operation))
+    Stored = B.CreateZExt(B.CreateICmpNE(Call->getArgOperand(0), B.getInt32(0)),
+                         B.getInt64Ty());
+  else if (Operation.starts_with("shfl.") || Operation.starts_with("vote.") ||
+           Operation.starts_with("match."))
+    Stored = toExchange(B, Call->getArgOperand(1));
+  if (!Stored)
+    return;
+  Value *Slot = B.CreateInBoundsGEP(B.getInt64Ty(), exchangeBuffer(true),
+                                    B.CreateZExt(linearThread(), B.getInt64Ty()));
+  B.CreateAlignedStore(Stored, Slot, Align(8));
+}
+
+// After resuming from a sync point: its result, from what every thread of
+// the block stored (or the block function reduced) before.
+Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
+                                            const SyncPoint &Point) {
+  StringRef Operation = Point.Operation;
+  CallInst *Call = Point.Call;
+  Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  // barriers
+  if (Operation == "syncthreads" || Operation == "syncwarp")
+    return nullptr;
+  if (isBarrierReduction(Operation)) {
+    Value *Count = B.CreateAlignedLoad(I32, Frame, Align(FrameHeaderBytes),
+                                       "syncthreads.count");
+    if (Operation == "syncthreads.count")
+      return Count;
+    Value *Holds = Operation == "syncthreads.and"
+                       ? B.CreateICmpEQ(Count, threadCount())
+                       : B.CreateICmpNE(Count, B.getInt32(0));
+    return B.CreateZExt(Holds, I32);
+  }
+  // warp collectives: lanes are threads warpBase .. warpBase + 31
+  Value *Thread = linearThread();
+  Value *Lane = B.CreateAnd(Thread, 31);
+  Value *WarpBase = B.CreateAnd(Thread, ~31u);
+  Value *Read = exchangeBuffer(false);
+  auto LoadLane = [&](Value *Index) {
+    return B.CreateAlignedLoad(
+        I64, B.CreateInBoundsGEP(I64, Read, B.CreateZExt(Index, I64)), Align(8));
+  };
+  if (Operation.starts_with("shfl.")) {
+    StringRef Mode = Operation.drop_front(5).split('.').first;
+    Value *Delta = Call->getArgOperand(2);
+    Value *Source, *Valid;
+    if (Mode == "idx") {
+      Source = B.CreateAnd(Delta, 31);
+      Valid = B.getTrue();
+    } else if (Mode == "up") {
+      Source = B.CreateSub(Lane, Delta);
+      Valid = B.CreateICmpULE(Delta, Lane);
+    } else if (Mode == "down") {
+      Source = B.CreateAdd(Lane, Delta);
+      Valid = B.CreateICmpULT(Delta, B.CreateSub(B.getInt32(32), Lane));
+    } else {
+      Source = B.CreateXor(Lane, Delta);
+      Valid = B.CreateICmpULT(Source, B.getInt32(32));
+    }
+    Value *SourceThread = B.CreateAdd(WarpBase, Source);
+    Valid = B.CreateAnd(Valid, B.CreateICmpULT(SourceThread, threadCount()));
+    Value *From = B.CreateSelect(Valid, SourceThread, Thread);
+    return fromExchange(B, LoadLane(From), Call->getType());
+  }
+  Value *Lanes = B.CreateInBoundsGEP(I64, Read, B.CreateZExt(WarpBase, I64));
+  Value *LaneCount = B.CreateBinaryIntrinsic(
+      Intrinsic::umin, B.CreateSub(threadCount(), WarpBase), B.getInt32(32));
+  Value *Existing = B.CreateSelect(
+      B.CreateICmpEQ(LaneCount, B.getInt32(32)), B.getInt32(~0u),
+      B.CreateSub(B.CreateShl(B.getInt32(1), LaneCount), B.getInt32(1)));
+  Value *Mask = Call->getArgOperand(0);
+  Value *Members = B.CreateAnd(Mask, Existing);
+  Function *Bits = getWarpBitsFunction(M);
+  if (Operation.starts_with("vote.")) {
+    Value *Ballot = B.CreateAnd(
+        B.CreateCall(Bits, {Lanes, LaneCount, B.getInt64(0), B.getFalse()}), Mask);
+    if (Operation == "vote.ballot")
+      return Ballot;
+    Value *All = B.CreateICmpEQ(Ballot, Members);
+    Value *None = B.CreateICmpEQ(Ballot, B.getInt32(0));
+    if (Operation == "vote.all")
+      return All;
+    if (Operation == "vote.any")
+      return B.CreateNot(None);
+    return B.CreateOr(All, None); // vote.uni
+  }
+  // match.any / match.all
+  Value *Own = LoadLane(Thread);
+  Value *Matching =
+      B.CreateAnd(B.CreateCall(Bits, {Lanes, LaneCount, Own, B.getTrue()}), Mask);
+  if (Operation.starts_with("match.any"))
+    return Matching;
+  Value *AllEqual = B.CreateICmpEQ(Matching, Members);
+  Value *Result = B.CreateInsertValue(
+      PoisonValue::get(Call->getType()),
+      B.CreateSelect(AllEqual, Mask, B.getInt32(0)), 0);
+  return B.CreateInsertValue(Result, AllEqual, 1);
+}
+
+// Values defined before a sync point and used after it no longer dominate
+// their uses once the entry dispatches to the resume points: they go to the
+// stack (and then, with every alloca, to the frame).
+void KernelLowering::demoteValuesAcrossSyncPoints() {
+  // Phis first: each becomes a load at its place, itself demoted below if
+  // it does not dominate the phi's uses.
+  auto NotDominating = [this](bool Phis) {
+    DominatorTree Tree(*Thread);
+    SmallVector<Instruction *, 32> Found;
+    for (BasicBlock &Block : *Thread)
+      for (Instruction &I : Block)
+        if (!isa<AllocaInst>(I) && isa<PHINode>(I) == Phis &&
+            any_of(I.uses(), [&](Use &U) { return !Tree.dominates(&I, U); }))
+          Found.push_back(&I);
+    return Found;
+  };
+  for (Instruction *Phi : NotDominating(true))
+    DemotePHIToStack(cast<PHINode>(Phi), Entry->getFirstInsertionPt());
+  // Pure computations from the entry's values (thread index arithmetic,
+  // addresses in shared memory) move to the entry instead: recomputing them
+  // is cheaper than keeping them in the frame.
+  std::function<bool(Instruction *, unsigned)> Hoist = [&](Instruction *I,
+                                                           unsigned Depth) {
+    if (I->getParent() == Entry)
+      return true;
+    if (Depth > 8 || isa<PHINode>(I) || isa<AllocaInst>(I) ||
+        I->mayReadOrWriteMemory() || !isSafeToSpeculativelyExecute(I))
+      return false;
+    for (Value *Operand : I->operands())
+      if (auto *Defining = dyn_cast<Instruction>(Operand))
+        if (!Hoist(Defining, Depth + 1))
+          return false;
+    I->moveBefore(Entry->getTerminator());
+    return true;
+  };
+  for (Instruction *I : NotDominating(false))
+    if (!Hoist(I, 0))
+      DemoteRegToStack(*I, false, Entry->getFirstInsertionPt());
+}
+
+// Every alloca (demoted values, local arrays, variables) becomes the
+// thread's element of a frame array: it must survive K.thread's returns.
+void KernelLowering::moveAllocasToFrame() {
+  SmallVector<AllocaInst *, 32> Allocas;
+  for (Instruction &I : instructions(*Thread))
+    if (auto *Alloca = dyn_cast<AllocaInst>(&I))
+      Allocas.push_back(Alloca);
+  uint64_t Prefix = FirstValuePrefix;
+  Value *Thread64 = nullptr;
+  for (AllocaInst *Alloca : Allocas) {
+    std::optional<TypeSize> Size = Alloca->getAllocationSize(DL);
+    if (!Alloca->isStaticAlloca() || !Size || Size->isScalable()) {
+      reportError(Context, "cannot lower kernel '" + Kernel.getName() +
+                               "': a stack allocation of variable size lives "
+                               "across a barrier");
+      continue;
+    }
+    if (!Thread64) {
+      Value *Linear = linearThread();
+      IRBuilder<> B = entryBuilder();
+      Thread64 = B.CreateZExt(Linear, B.getInt64Ty(), "thread.i64");
+    }
+    uint64_t Alignment = std::max<uint64_t>(Alloca->getAlign().value(), 4);
+    uint64_t Stride = alignTo(std::max<uint64_t>(Size->getFixedValue(), 1), Alignment);
+    Value *Array = frameArray(Prefix, nullptr, Alloca->getName() + ".frame");
+    Prefix += Stride;
+    IRBuilder<> B = entryBuilder();
+    Value *Address = B.CreateInBoundsGEP(
+        B.getInt8Ty(), Array, B.CreateNUWMul(Thread64, B.getInt64(Stride)));
+    for (User *U : make_early_inc_range(Alloca->users()))
+      if (auto *Intrinsic = dyn_cast<IntrinsicInst>(U);
+          Intrinsic && Intrinsic->isLifetimeStartOrEnd())
+        Intrinsic->eraseFromParent();
+    Address->takeName(Alloca);
+    Alloca->replaceAllUsesWith(Address);
+    Alloca->eraseFromParent();
+  }
+  FrameSlotBytes = Prefix;
+
+  // The addresses went to the end of the entry, after computations moved
+  // there that use them: put the entry (pure, no phis) in def-use order.
+  SmallVector<Instruction *, 64> Order;
+  SmallPtrSet<Instruction *, 32> Placed;
+  std::function<void(Instruction *)> Place = [&](Instruction *I) {
+    if (!Placed.insert(I).second)
+      return;
+    for (Value *Operand : I->operands())
+      if (auto *Defining = dyn_cast<Instruction>(Operand);
+          Defining && Defining->getParent() == Entry)
+        Place(Defining);
+    Order.push_back(I);
+  };
+  SmallVector<Instruction *, 64> Original;
+  for (Instruction &I : *Entry)
+    if (!I.isTerminator())
+      Original.push_back(&I);
+  for (Instruction *I : Original)
+    Place(I);
+  for (Instruction *I : Order)
+    I->moveBefore(Entry->getTerminator());
+}
+
+// Sync point k (1-based): the thread stores what others need, returns k;
+// the code after it becomes resume point k of the entry's switch.
+void KernelLowering::makeResumable() {
+  if (SyncPoints.empty())
+    return;
+  SmallVector<BasicBlock *, 8> ResumeBlocks;
+  Type *I32 = Type::getInt32Ty(Context);
+  unsigned Number = 0;
+  for (SyncPoint &Point : SyncPoints) {
+    ++Number;
+    CallInst *Call = Point.Call;
+    BasicBlock *Before = Call->getParent();
+    BasicBlock *After = Before->splitBasicBlock(Call->getNextNode(),
+                                                "resume." + Twine(Number));
+    IRBuilder<> B(Call);
+    storeBeforeSyncPoint(B, Point);
+    Before->getTerminator()->eraseFromParent();
+    ReturnInst::Create(Context, ConstantInt::get(I32, Number), Before);
+    IRBuilder<> A(&*After->getFirstInsertionPt());
+    if (Value *Result = resumeAfterSyncPoint(A, Point)) {
+      Result->takeName(Call);
+      Call->replaceAllUsesWith(Result);
+    }
+    Call->eraseFromParent();
+    Point.Call = nullptr;
+    ResumeBlocks.push_back(After);
+  }
+  Instruction *Branch = Entry->getTerminator();
+  BasicBlock *Invalid = BasicBlock::Create(Context, "resume.invalid", Thread);
+  new UnreachableInst(Context, Invalid);
+  SwitchInst *Switch =
+      SwitchInst::Create(Resume, Invalid, Number + 1, Branch->getIterator());
+  Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), 0), Body);
+  for (unsigned K = 1; K <= Number; ++K)
+    Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), K),
+                    ResumeBlocks[K - 1]);
+  Branch->eraseFromParent();
+  demoteValuesAcrossSyncPoints();
+  moveAllocasToFrame();
+}
+
+
+// A private constant C string.
+Constant *getString(Module &M, StringRef Text, const Twine &Name) {
+  IRBuilder<> B(M.getContext());
+  auto *Global = new GlobalVariable(
+      M, ArrayType::get(B.getInt8Ty(), Text.size() + 1), true,
+      GlobalValue::PrivateLinkage,
+      ConstantDataArray::getString(M.getContext(), Text), Name);
+  Global->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  Global->setAlignment(Align(1));
+  return Global;
+}
+
+// void @__tidal_block_K(ptr %params, ptr %ctx): loads K's parameters from
+// params[i] (cuLaunchKernel's kernelParams), gets the block's shared memory
+// and frame from the runtime, and runs K.thread for every thread of the
+// block, x innermost so that the x loop can be vectorised. With sync points,
+// in rounds: every thread from the same resume point, until all finish;
+// threads that reach different sync points are reported.
+Function *KernelLowering::createBlockFunction(const Twine &Name) {
+  Type *Pointer = PointerType::getUnqual(Context);
+  Type *I32 = Type::getInt32Ty(Context), *I64 = Type::getInt64Ty(Context);
   Function *Block = Function::Create(
       FunctionType::get(Type::getVoidTy(Context), {Pointer, Pointer}, false),
       GlobalValue::ExternalLinkage, Name, M);
@@ -285,26 +1097,27 @@ Function *createBlockFunction(Function &Kernel, Function &Thread,
       .removeAttribute(Attribute::AlwaysInline);
   Block->addFnAttrs(KernelAttributes);
   Argument *Params = Block->getArg(0);
-  Argument *ContextPointer = Block->getArg(1);
+  Argument *BlockContext = Block->getArg(1);
   Params->setName("params");
-  ContextPointer->setName("ctx");
+  BlockContext->setName("ctx");
   Block->addParamAttr(0, Attribute::NoCapture);
   Block->addParamAttr(0, Attribute::ReadOnly);
   Block->addParamAttr(1, Attribute::NoAlias);
   Block->addParamAttr(1, Attribute::NoCapture);
   Block->addParamAttr(1, Attribute::ReadOnly);
 
-  IRBuilder<> Builder(BasicBlock::Create(Context, "entry", Block));
+  BasicBlock *EntryBlock = BasicBlock::Create(Context, "entry", Block);
+  IRBuilder<> Builder(EntryBlock);
   // With debug info, an artificial subprogram at the kernel's line, so that
   // K.thread's locations stay meaningful once it is inlined here.
-  std::optional<DIBuilder> Debug;
+  std::optional<DIBuilder> Debugging;
   DISubprogram *Scope = nullptr;
   if (DISubprogram *KernelScope = Kernel.getSubprogram()) {
-    Debug.emplace(M, /*AllowUnresolved=*/false, KernelScope->getUnit());
-    Scope = Debug->createFunction(
+    Debugging.emplace(M, /*AllowUnresolved=*/false, KernelScope->getUnit());
+    Scope = Debugging->createFunction(
         KernelScope->getFile(), Name.str(), StringRef(), KernelScope->getFile(),
         KernelScope->getLine(),
-        Debug->createSubroutineType(Debug->getOrCreateTypeArray({})),
+        Debugging->createSubroutineType(Debugging->getOrCreateTypeArray({})),
         KernelScope->getScopeLine(), DINode::FlagArtificial,
         DISubprogram::SPFlagDefinition);
     Block->setSubprogram(Scope);
@@ -313,7 +1126,7 @@ Function *createBlockFunction(Function &Kernel, Function &Thread,
   }
 
   // 1. The parameter values: params[i] points at the i-th.
-  SmallVector<Value *, 12> Arguments;
+  SmallVector<Value *, 16> Arguments;
   for (Argument &Parameter : Kernel.args()) {
     StringRef ParameterName = Parameter.getName();
     Value *Slot = Builder.CreateConstInBoundsGEP1_64(
@@ -323,27 +1136,209 @@ Function *createBlockFunction(Function &Kernel, Function &Thread,
     Arguments.push_back(
         Builder.CreateLoad(Parameter.getType(), Address, ParameterName));
   }
-  Arguments.push_back(ContextPointer);
 
   // 2. The trip counts: the block's size.
   const char *BlockDimNames[3] = {"ntid.x", "ntid.y", "ntid.z"};
   Value *BlockDim[3];
   for (unsigned Dimension = 0; Dimension < 3; ++Dimension)
-    BlockDim[Dimension] = loadContextField(Builder, ContextPointer, BlockDimField,
+    BlockDim[Dimension] = loadContextField(Builder, BlockContext, BlockDimField,
                                            Dimension, BlockDimNames[Dimension]);
+  Value *Count = Builder.CreateNUWMul(
+      Builder.CreateNUWMul(BlockDim[0], BlockDim[1]), BlockDim[2], "nthreads");
+  Value *Padded = Builder.CreateAnd(
+      Builder.CreateNUWAdd(Builder.CreateZExt(Count, I64), Builder.getInt64(15)),
+      Builder.getInt64(~uint64_t(15)), "nthreads.padded");
 
-  // 3. for tid.z, for tid.y, for tid.x: K.thread(params..., ctx, x, y, z).
-  CountedLoop Z = beginLoop(Builder, BlockDim[2], "tid.z");
-  CountedLoop Y = beginLoop(Builder, BlockDim[1], "tid.y");
-  CountedLoop X = beginLoop(Builder, BlockDim[0], "tid.x");
-  Arguments.append({X.Counter, Y.Counter, Z.Counter});
-  Builder.CreateCall(&Thread, Arguments);
-  endLoop(Builder, X);
-  endLoop(Builder, Y);
-  endLoop(Builder, Z);
+  // 3. The block's shared memory (static, then dynamic; poisoned in debug
+  //    mode) and the frame of its threads, both owned by the runtime.
+  Value *SharedMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
+  if (UsesShared) {
+    Function *Hook = getHook(M, SharedHook, Pointer, {Pointer, I64, I32});
+    Hook->addRetAttr(Attribute::NoAlias);
+    Hook->addParamAttr(0, Attribute::NoCapture);
+    SharedMemory = Builder.CreateCall(
+        Hook, {BlockContext, Builder.getInt64(StaticSharedBytes),
+               Builder.getInt32(Debug)},
+        "shared");
+  }
+  Value *FrameMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
+  if (!SyncPoints.empty()) {
+    Function *Hook = getHook(M, FrameHook, Pointer, {Pointer, I64});
+    Hook->addRetAttr(Attribute::NoAlias);
+    Hook->addParamAttr(0, Attribute::NoCapture);
+    Value *Bytes = Builder.CreateNUWAdd(
+        Builder.getInt64(FrameHeaderBytes),
+        Builder.CreateNUWMul(Padded, Builder.getInt64(FrameSlotBytes)));
+    FrameMemory = Builder.CreateCall(Hook, {BlockContext, Bytes}, "frame");
+  }
+  Arguments.append({BlockContext, SharedMemory, FrameMemory});
+
+  // 4. Without sync points: for tid.z, for tid.y, for tid.x: K.thread.
+  if (SyncPoints.empty()) {
+    CountedLoop Z = beginLoop(Builder, BlockDim[2], "tid.z");
+    CountedLoop Y = beginLoop(Builder, BlockDim[1], "tid.y");
+    CountedLoop X = beginLoop(Builder, BlockDim[0], "tid.x");
+    Arguments.append({X.Counter, Y.Counter, Z.Counter, Builder.getInt32(0),
+                      Builder.getInt32(0)});
+    Builder.CreateCall(Thread, Arguments);
+    endLoop(Builder, X);
+    endLoop(Builder, Y);
+    endLoop(Builder, Z);
+    Builder.CreateRetVoid();
+    if (Debugging)
+      Debugging->finalizeSubprogram(Scope);
+    return Block;
+  }
+
+  // 5. With sync points, rounds: each thread runs from resume point r to
+  //    its next sync point, whose number it returns (stored in next[t]); the
+  //    round's lowest and highest return values say whether all agree.
+  unsigned SyncCount = SyncPoints.size();
+  Value *Next = Builder.CreateInBoundsGEP(
+      Builder.getInt8Ty(), FrameMemory,
+      Builder.CreateNUWAdd(Builder.getInt64(FrameHeaderBytes),
+                           Builder.CreateNUWMul(Padded, Builder.getInt64(NextPrefix))),
+      "next");
+  AllocaInst *Lowest = Builder.CreateAlloca(I32, nullptr, "lowest");
+  AllocaInst *Highest = Builder.CreateAlloca(I32, nullptr, "highest");
+  BasicBlock *Round = BasicBlock::Create(Context, "round", Block);
+  Builder.CreateBr(Round);
+  Builder.SetInsertPoint(Round);
+  PHINode *ResumeAt = Builder.CreatePHI(I32, 2, "resume");
+  PHINode *RoundPhase = Builder.CreatePHI(I32, 2, "phase");
+  ResumeAt->addIncoming(Builder.getInt32(0), EntryBlock);
+  RoundPhase->addIncoming(Builder.getInt32(0), EntryBlock);
+  Builder.CreateStore(Builder.getInt32(INT32_MAX), Lowest);
+  Builder.CreateStore(Builder.getInt32(INT32_MIN), Highest);
+  BasicBlock *Invalid = BasicBlock::Create(Context, "round.invalid", Block);
+  new UnreachableInst(Context, Invalid);
+  BasicBlock *Check = BasicBlock::Create(Context, "round.check");
+  SwitchInst *Switch = Builder.CreateSwitch(ResumeAt, Invalid, SyncCount + 1);
+  for (unsigned K = 0; K <= SyncCount; ++K) {
+    BasicBlock *Region =
+        BasicBlock::Create(Context, "from." + Twine(K), Block);
+    Switch->addCase(Builder.getInt32(K), Region);
+    Builder.SetInsertPoint(Region);
+    CountedLoop Z = beginLoop(Builder, BlockDim[2], "tid.z");
+    CountedLoop Y = beginLoop(Builder, BlockDim[1], "tid.y");
+    CountedLoop X = beginLoop(Builder, BlockDim[0], "tid.x");
+    SmallVector<Value *, 16> ThreadArguments(Arguments);
+    ThreadArguments.append({X.Counter, Y.Counter, Z.Counter,
+                            Builder.getInt32(K), RoundPhase});
+    Value *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
+    Value *Linear = Builder.CreateNUWAdd(
+        Builder.CreateNUWMul(
+            Builder.CreateNUWAdd(Builder.CreateNUWMul(Z.Counter, BlockDim[1]),
+                                 Y.Counter),
+            BlockDim[0]),
+        X.Counter, "thread");
+    Builder.CreateStore(Reached, Builder.CreateInBoundsGEP(
+                                     I32, Next, Builder.CreateZExt(Linear, I64)));
+    Builder.CreateStore(
+        Builder.CreateBinaryIntrinsic(Intrinsic::smin,
+                                      Builder.CreateLoad(I32, Lowest), Reached),
+        Lowest);
+    Builder.CreateStore(
+        Builder.CreateBinaryIntrinsic(Intrinsic::smax,
+                                      Builder.CreateLoad(I32, Highest), Reached),
+        Highest);
+    endLoop(Builder, X);
+    endLoop(Builder, Y);
+    endLoop(Builder, Z);
+    Builder.CreateBr(Check);
+  }
+  Check->insertInto(Block);
+  Builder.SetInsertPoint(Check);
+  Value *Low = Builder.CreateLoad(I32, Lowest, "lowest.value");
+  Value *High = Builder.CreateLoad(I32, Highest, "highest.value");
+  BasicBlock *Done = BasicBlock::Create(Context, "done", Block);
+  BasicBlock *Agreed = BasicBlock::Create(Context, "round.agreed", Block);
+  BasicBlock *Diverged = BasicBlock::Create(Context, "round.diverged", Block);
+  BasicBlock *NotFailed = BasicBlock::Create(Context, "round.ok", Block);
+  BasicBlock *Continue = BasicBlock::Create(Context, "round.next", Block);
+  // A failed thread (-2) has been reported: leave the block.
+  Builder.CreateCondBr(
+      Builder.CreateICmpSLT(Low, Builder.getInt32(ThreadFinished)), Done,
+      NotFailed);
+  Builder.SetInsertPoint(NotFailed);
+  Builder.CreateCondBr(Builder.CreateICmpEQ(Low, High), Agreed, Diverged);
+  Builder.SetInsertPoint(Agreed);
+  Builder.CreateCondBr(Builder.CreateICmpEQ(Low, Builder.getInt32(ThreadFinished)),
+                       Done, Continue);
+
+  // Threads at different sync points (or some finished): report them all.
+  Builder.SetInsertPoint(Diverged);
+  {
+    SmallVector<Constant *, 8> Names;
+    Names.push_back(getString(M, "the start", Kernel.getName() + ".sync.0"));
+    for (unsigned K = 1; K <= SyncCount; ++K)
+      Names.push_back(getString(M, SyncPoints[K - 1].Description,
+                                Kernel.getName() + ".sync." + Twine(K)));
+    auto *NameArray = ArrayType::get(Pointer, Names.size());
+    auto *Table = new GlobalVariable(M, NameArray, true,
+                                     GlobalValue::PrivateLinkage,
+                                     ConstantArray::get(NameArray, Names),
+                                     Kernel.getName() + ".sync.names");
+    Function *Hook = getHook(M, BarrierErrorHook, Builder.getVoidTy(),
+                             {Pointer, Pointer, Pointer, I32, Pointer, I32});
+    Builder.CreateCall(Hook, {BlockContext,
+                              getString(M, Kernel.getName(),
+                                        Kernel.getName() + ".name"),
+                              Next, Count, Table,
+                              Builder.getInt32(SyncCount + 1)});
+    Builder.CreateBr(Done);
+  }
+
+  // Everyone at sync point `Low`: after a syncthreads_count/and/or, count
+  // the threads whose predicate held (they stored it in this round's
+  // exchange buffer), for K.thread to read from the frame's header.
+  Builder.SetInsertPoint(Continue);
+  Value *AtReduction = Builder.getFalse();
+  for (unsigned K = 1; K <= SyncCount; ++K)
+    if (isBarrierReduction(SyncPoints[K - 1].Operation))
+      AtReduction = Builder.CreateOr(
+          AtReduction, Builder.CreateICmpEQ(Low, Builder.getInt32(K)));
+  if (!isa<Constant>(AtReduction)) {
+    BasicBlock *Reduce = BasicBlock::Create(Context, "reduce", Block);
+    BasicBlock *Back = BasicBlock::Create(Context, "round.back", Block);
+    Builder.CreateCondBr(AtReduction, Reduce, Back);
+    Builder.SetInsertPoint(Reduce);
+    Value *Written = Builder.CreateInBoundsGEP(
+        Builder.getInt8Ty(), FrameMemory,
+        Builder.CreateNUWAdd(
+            Builder.getInt64(FrameHeaderBytes),
+            Builder.CreateNUWMul(
+                Padded, Builder.CreateNUWAdd(
+                            Builder.getInt64(ExchangePrefix),
+                            Builder.CreateShl(Builder.CreateZExt(RoundPhase, I64),
+                                              3)))),
+        "exchange");
+    AllocaInst *Sum = new AllocaInst(I32, DL.getAllocaAddrSpace(), "count",
+                                     EntryBlock->getTerminator()->getIterator());
+    Builder.CreateStore(Builder.getInt32(0), Sum);
+    CountedLoop Each = beginLoop(Builder, Count, "reduce.thread");
+    Value *Predicate = Builder.CreateLoad(
+        I64, Builder.CreateInBoundsGEP(I64, Written,
+                                       Builder.CreateZExt(Each.Counter, I64)));
+    Builder.CreateStore(
+        Builder.CreateAdd(Builder.CreateLoad(I32, Sum),
+                          Builder.CreateTrunc(Predicate, I32)),
+        Sum);
+    endLoop(Builder, Each);
+    Builder.CreateAlignedStore(Builder.CreateLoad(I32, Sum), FrameMemory,
+                               Align(FrameHeaderBytes));
+    Builder.CreateBr(Back);
+    Builder.SetInsertPoint(Back);
+  }
+  ResumeAt->addIncoming(Low, Builder.GetInsertBlock());
+  RoundPhase->addIncoming(Builder.CreateXor(RoundPhase, Builder.getInt32(1)),
+                          Builder.GetInsertBlock());
+  Builder.CreateBr(Round);
+
+  Builder.SetInsertPoint(Done);
   Builder.CreateRetVoid();
-  if (Debug)
-    Debug->finalizeSubprogram(Scope);
+  if (Debugging)
+    Debugging->finalizeSubprogram(Scope);
   return Block;
 }
 
@@ -370,6 +1365,7 @@ void removeFromKernelList(Module &M, const SmallPtrSetImpl<Function *> &Lowered)
 
 bool lowerHost(Module &M) {
   SmallVector<Function *, 8> Kernels = getKernels(M);
+  bool Debug = isDebugModule(M);
 
   // 1. Inline the functions that use markers into the kernels calling them.
   //    Recursive ones cannot be; their markers stay, and are reported.
@@ -402,8 +1398,11 @@ bool lowerHost(Module &M) {
                   "cannot lower kernel '" + Kernel->getName() + "': " + Problem);
       continue;
     }
-    Function *Thread = createThreadFunction(*Kernel);
-    createBlockFunction(*Kernel, *Thread, BlockName);
+    KernelLowering Lowering(*Kernel, Debug);
+    Lowering.createThreadFunction();
+    Lowering.lowerMarkers();
+    Lowering.makeResumable();
+    Lowering.createBlockFunction(BlockName);
     Lowered.insert(Kernel);
   }
 

@@ -1,5 +1,6 @@
 // tidal-lower-special-registers: replaces the 12 special-register markers
-// (tidal.tid/ntid/ctaid/nctaid.{x,y,z}) by llvm.nvvm.read.ptx.sreg.* with
+// (tidal.tid/ntid/ctaid/nctaid.{x,y,z}) and the lane registers (tidal.laneid,
+// tidal.warpsize, tidal.lanemask.lt) by llvm.nvvm.read.ptx.sreg.* with
 // CUDA's limits as !range metadata.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-special-registers in.ll
 
@@ -46,10 +47,40 @@ RegisterRead getRegisterRead(SpecialRegisterMarker Marker) {
   return Reads[static_cast<unsigned>(Marker.Register)][Marker.Dimension];
 }
 
+// The lane registers (contract v2), by marker name without "tidal.".
+std::optional<RegisterRead> getLaneRegisterRead(StringRef Name) {
+  // lane within the warp; warp size (always 32); lanes below this one
+  if (Name == "laneid")
+    return RegisterRead{Intrinsic::nvvm_read_ptx_sreg_laneid, 0, 32};
+  if (Name == "warpsize")
+    return RegisterRead{Intrinsic::nvvm_read_ptx_sreg_warpsize, 32, 33};
+  if (Name == "lanemask.lt")
+    return RegisterRead{Intrinsic::nvvm_read_ptx_sreg_lanemask_lt, 0, 0};
+  return std::nullopt;
+}
+
+// Replaces `Call` by a read of the register; Low == High means no !range.
+void replaceByRead(CallInst *Call, RegisterRead Read) {
+  IRBuilder<> Builder(Call);
+  CallInst *Value = Builder.CreateIntrinsic(Read.Intrinsic, {}, {});
+  if (Read.Low != Read.High)
+    Value->setMetadata(LLVMContext::MD_range,
+                       MDBuilder(Call->getContext())
+                           .createRange(APInt(32, Read.Low), APInt(32, Read.High)));
+  Value->takeName(Call);
+  Call->replaceAllUsesWith(Value);
+  Call->eraseFromParent();
+}
+
 } // namespace
 
 bool lowerSpecialRegisters(Module &M) {
-  bool Changed = false;
+  bool Changed = lowerMarkerCalls(M, [](CallInst &Call, StringRef Name) {
+    std::optional<RegisterRead> Read = getLaneRegisterRead(Name);
+    if (Read)
+      replaceByRead(&Call, *Read);
+    return Read.has_value();
+  });
   for (Function &Marker : make_early_inc_range(M)) {
     if (!parseSpecialRegisterMarker(Marker.getName()))
       continue;
@@ -59,16 +90,7 @@ bool lowerSpecialRegisters(Module &M) {
           Call ? getSpecialRegisterCall(*Call) : std::nullopt;
       if (!Register)
         continue; // malformed: left for tidal-verify-markers
-      RegisterRead Read = getRegisterRead(*Register);
-      IRBuilder<> Builder(Call);
-      CallInst *Value = Builder.CreateIntrinsic(Read.Intrinsic, {}, {});
-      Value->setMetadata(LLVMContext::MD_range,
-                         MDBuilder(M.getContext())
-                             .createRange(APInt(32, Read.Low),
-                                          APInt(32, Read.High)));
-      Value->takeName(Call);
-      Call->replaceAllUsesWith(Value);
-      Call->eraseFromParent();
+      replaceByRead(Call, getRegisterRead(*Register));
       Changed = true;
     }
     if (Marker.use_empty() && Marker.isDeclaration()) {

@@ -14,6 +14,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include <algorithm>
 
 using namespace llvm;
 
@@ -156,6 +157,43 @@ getSpecialRegisterCall(const CallInst &Call) {
   if (const Function *Marker = getCalledMarker(Call))
     return parseSpecialRegisterMarker(Marker->getName());
   return std::nullopt;
+}
+
+std::optional<TypedMarkerName> parseTypedMarkerName(StringRef Name) {
+  if (!Name.consume_front(MarkerPrefix))
+    return std::nullopt;
+  auto [Operation, Suffix] = Name.rsplit('.');
+  auto Kind = StringSwitch<std::optional<MarkerValueKind>>(Suffix)
+                  .Cases("i32", "i64", MarkerValueKind::Signed)
+                  .Cases("u32", "u64", MarkerValueKind::Unsigned)
+                  .Cases("f32", "f64", MarkerValueKind::Float)
+                  .Default(std::nullopt);
+  if (!Kind || Operation.empty())
+    return std::nullopt;
+  return TypedMarkerName{Operation, *Kind};
+}
+
+bool lowerMarkerCalls(Module &M,
+                      function_ref<bool(CallInst &, StringRef)> Lower) {
+  bool Changed = false;
+  for (Function &Marker : make_early_inc_range(M)) {
+    if (!isMarker(Marker))
+      continue;
+    StringRef Name = Marker.getName().drop_front(StringRef(MarkerPrefix).size());
+    SmallVector<CallInst *, 16> Calls;
+    for (User *U : Marker.users())
+      if (auto *Call = dyn_cast<CallInst>(U))
+        if (Call->getCalledOperand() == &Marker && getCalledMarker(*Call))
+          Calls.push_back(Call);
+    std::reverse(Calls.begin(), Calls.end()); // users are listed newest first
+    for (CallInst *Call : Calls)
+      Changed |= Lower(*Call, Name);
+    if (Marker.use_empty() && Marker.isDeclaration()) {
+      Marker.eraseFromParent();
+      Changed = true;
+    }
+  }
+  return Changed;
 }
 
 SmallVector<Function *, 8> getKernels(const Module &M) {

@@ -4,6 +4,7 @@
 #ifndef TIDAL_MARKERS_H
 #define TIDAL_MARKERS_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
@@ -55,6 +56,26 @@ const llvm::Function *getCalledMarker(const llvm::CallInst &Call);
 // The well-formed special-register marker called by `Call`, if any.
 std::optional<SpecialRegisterMarker>
 getSpecialRegisterCall(const llvm::CallInst &Call);
+
+// The value type of a marker with a type suffix (docs/markers.md, v2).
+enum class MarkerValueKind { Signed, Unsigned, Float };
+
+// "tidal.atomic.add.u32" -> {"atomic.add", Unsigned}; nullopt without a
+// suffix i32/i64/u32/u64/f32/f64. Only the name is looked at.
+struct TypedMarkerName {
+  llvm::StringRef Operation; // "atomic.add", "shfl.idx", "math.sin", ...
+  MarkerValueKind Kind;
+};
+std::optional<TypedMarkerName> parseTypedMarkerName(llvm::StringRef Name);
+
+// Calls `Lower(Call, Name)` for every well-formed call (getCalledMarker) of
+// every marker of M, with Name the marker's name without "tidal.". `Lower`
+// returns true if it replaced and erased the call, false to leave it (for
+// another pass, or for tidal-verify-markers). Declarations left without
+// uses are erased. Returns true if anything changed.
+bool lowerMarkerCalls(
+    llvm::Module &M,
+    llvm::function_ref<bool(llvm::CallInst &Call, llvm::StringRef Name)> Lower);
 
 // The functions listed in !tidal.kernels, in order, each once (operands
 // that are not functions are skipped).

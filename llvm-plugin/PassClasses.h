@@ -24,6 +24,57 @@ struct AnnotateKernelsPass : llvm::PassInfoMixin<AnnotateKernelsPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
+// AnnotateKernels.cpp also: the nvptx64 triple and data layout if M has
+// none; whether f32 denormals are flushed ("tidal.ftz" or Options.FTZ).
+void setNVPTXTargetIfUnset(llvm::Module &M);
+bool isFTZ(const llvm::Module &M, const NVPTXOptions &Options);
+
+// LowerBarriers.cpp: tidal-lower-barriers.
+bool lowerBarriers(llvm::Module &M);
+struct LowerBarriersPass : llvm::PassInfoMixin<LowerBarriersPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+// LowerMemorySpaces.cpp: tidal-lower-memory-spaces.
+bool lowerMemorySpaces(llvm::Module &M);
+struct LowerMemorySpacesPass : llvm::PassInfoMixin<LowerMemorySpacesPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+// LowerAtomics.cpp: tidal-lower-atomics.
+bool lowerAtomics(llvm::Module &M);
+struct LowerAtomicsPass : llvm::PassInfoMixin<LowerAtomicsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+// LowerWarpCollectives.cpp: tidal-lower-warp-collectives.
+bool lowerWarpCollectives(llvm::Module &M);
+struct LowerWarpCollectivesPass
+    : llvm::PassInfoMixin<LowerWarpCollectivesPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+// LowerPrint.cpp: tidal-lower-print.
+bool lowerPrint(llvm::Module &M);
+struct LowerPrintPass : llvm::PassInfoMixin<LowerPrintPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+// LowerMath.cpp: tidal-lower-math (libdevice: Libdevice.h).
+bool lowerMath(llvm::Module &M, const NVPTXOptions &Options);
+struct LowerMathPass : llvm::PassInfoMixin<LowerMathPass> {
+  NVPTXOptions Options;
+  explicit LowerMathPass(NVPTXOptions Options = {}) : Options(Options) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
+// MarkReadOnlyArguments.cpp: tidal-mark-readonly-arguments.
+bool markReadOnlyArguments(llvm::Module &M);
+struct MarkReadOnlyArgumentsPass
+    : llvm::PassInfoMixin<MarkReadOnlyArgumentsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+};
+
 // LowerHost.cpp: tidal-lower-host.
 bool lowerHost(llvm::Module &M);
 struct LowerHostPass : llvm::PassInfoMixin<LowerHostPass> {
@@ -38,13 +89,20 @@ struct VerifyMarkersPass : llvm::PassInfoMixin<VerifyMarkersPass> {
 };
 
 // Pipelines.cpp: the named pipelines, as pass lists.
-//   tidal-lower-nvptx = tidal-lower-special-registers, tidal-annotate-kernels,
-//                       function(infer-address-spaces), tidal-verify-markers
-//   tidal-nvptx       = tidal-lower-nvptx, internalize non-kernels, O3
+//   tidal-lower-nvptx = tidal-lower-special-registers, tidal-lower-barriers,
+//                       tidal-lower-memory-spaces, tidal-lower-atomics,
+//                       tidal-lower-warp-collectives, tidal-lower-print,
+//                       tidal-lower-math, tidal-annotate-kernels,
+//                       function(infer-address-spaces),
+//                       tidal-mark-readonly-arguments, globaldce,
+//                       tidal-verify-markers
+//   tidal-nvptx       = tidal-lower-nvptx, then addNVPTXOptimisation:
+//                       internalize non-kernels, O3
 //   tidal-lower-host  = tidal-lower-host (the pass), tidal-verify-markers
 //   tidal-host        = tidal-lower-host, O3
 void addLowerNVPTXPasses(llvm::ModulePassManager &MPM,
                          const NVPTXOptions &Options);
+void addNVPTXOptimisation(llvm::PassBuilder &PB, llvm::ModulePassManager &MPM);
 void addNVPTXPipeline(llvm::PassBuilder &PB, llvm::ModulePassManager &MPM,
                       const NVPTXOptions &Options);
 void addLowerHostPasses(llvm::ModulePassManager &MPM);

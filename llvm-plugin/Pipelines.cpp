@@ -12,6 +12,8 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include <chrono>
+#include "llvm/Transforms/IPO/GlobalDCE.h"
 #include "llvm/Transforms/IPO/Internalize.h"
 #include "llvm/Transforms/Scalar/InferAddressSpaces.h"
 
@@ -21,22 +23,35 @@ namespace tidal {
 
 void addLowerNVPTXPasses(ModulePassManager &MPM, const NVPTXOptions &Options) {
   MPM.addPass(LowerSpecialRegistersPass());
+  MPM.addPass(LowerBarriersPass());
+  MPM.addPass(LowerMemorySpacesPass());
+  MPM.addPass(LowerAtomicsPass());
+  MPM.addPass(LowerWarpCollectivesPass());
+  MPM.addPass(LowerPrintPass());
+  MPM.addPass(LowerMathPass(Options));
+  // After every lowering: tags every defined function, libdevice's included.
   MPM.addPass(AnnotateKernelsPass(Options));
   // Flat address space 0 given explicitly: under opt the module may have
   // had no triple when the target's TTI was chosen.
   MPM.addPass(createModuleToFunctionPassAdaptor(
       InferAddressSpacesPass(/*AddressSpace=*/0)));
+  MPM.addPass(MarkReadOnlyArgumentsPass());
+  MPM.addPass(GlobalDCEPass()); // libdevice functions no longer called
   MPM.addPass(VerifyMarkersPass());
 }
 
-void addNVPTXPipeline(PassBuilder &PB, ModulePassManager &MPM,
-                      const NVPTXOptions &Options) {
-  addLowerNVPTXPasses(MPM, Options);
+void addNVPTXOptimisation(PassBuilder &PB, ModulePassManager &MPM) {
   MPM.addPass(InternalizePass([](const GlobalValue &GV) {
     const auto *F = dyn_cast<Function>(&GV);
     return !F || isKernel(*F);
   }));
   MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
+}
+
+void addNVPTXPipeline(PassBuilder &PB, ModulePassManager &MPM,
+                      const NVPTXOptions &Options) {
+  addLowerNVPTXPasses(MPM, Options);
+  addNVPTXOptimisation(PB, MPM);
 }
 
 void addLowerHostPasses(ModulePassManager &MPM) {
@@ -91,8 +106,12 @@ public:
   bool failed() const { return Failed; }
 };
 
+using AddPasses = function_ref<void(PassBuilder &, ModulePassManager &)>;
+
+// Runs Lower then Optimise, as one pass manager, or as two timed ones when
+// Timings is given.
 bool runPipeline(Module &M, TargetMachine &TM, std::string &Error,
-                 function_ref<void(PassBuilder &, ModulePassManager &)> Add) {
+                 PipelineTimings *Timings, AddPasses Lower, AddPasses Optimise) {
   M.setTargetTriple(TM.getTargetTriple().str());
   M.setDataLayout(TM.createDataLayout());
 
@@ -108,24 +127,52 @@ bool runPipeline(Module &M, TargetMachine &TM, std::string &Error,
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
 
-  ModulePassManager MPM;
-  Add(PB, MPM);
   ErrorCollector Errors(M.getContext(), Error);
-  MPM.run(M, MAM);
+  if (!Timings) {
+    ModulePassManager MPM;
+    Lower(PB, MPM);
+    Optimise(PB, MPM);
+    MPM.run(M, MAM);
+    return !Errors.failed();
+  }
+  using Clock = std::chrono::steady_clock;
+  auto Seconds = [](Clock::time_point Start) {
+    return std::chrono::duration<double>(Clock::now() - Start).count();
+  };
+  Clock::time_point Start = Clock::now();
+  ModulePassManager Lowering;
+  Lower(PB, Lowering);
+  Lowering.run(M, MAM);
+  Timings->LoweringSeconds = Seconds(Start);
+  Start = Clock::now();
+  ModulePassManager Optimisation;
+  Optimise(PB, Optimisation);
+  Optimisation.run(M, MAM);
+  Timings->OptimisationSeconds = Seconds(Start);
   return !Errors.failed();
 }
 
 } // namespace
 
 bool runNVPTXPipeline(Module &M, TargetMachine &TM, const NVPTXOptions &Options,
-                      std::string &Error) {
-  return runPipeline(M, TM, Error, [&](PassBuilder &PB, ModulePassManager &MPM) {
-    addNVPTXPipeline(PB, MPM, Options);
-  });
+                      std::string &Error, PipelineTimings *Timings) {
+  return runPipeline(
+      M, TM, Error, Timings,
+      [&](PassBuilder &, ModulePassManager &MPM) {
+        addLowerNVPTXPasses(MPM, Options);
+      },
+      addNVPTXOptimisation);
 }
 
-bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error) {
-  return runPipeline(M, TM, Error, addHostPipeline);
+// The two halves of addHostPipeline.
+bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error,
+                     PipelineTimings *Timings) {
+  return runPipeline(
+      M, TM, Error, Timings,
+      [](PassBuilder &, ModulePassManager &MPM) { addLowerHostPasses(MPM); },
+      [](PassBuilder &PB, ModulePassManager &MPM) {
+        MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
+      });
 }
 
 } // namespace tidal

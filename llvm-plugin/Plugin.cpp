@@ -15,18 +15,30 @@ using namespace llvm;
 namespace tidal {
 namespace {
 
-// "sm=90" (parameters are separated by ';', as in LLVM's own passes).
+// "sm=90;ftz;libdevice=PATH" (parameters are separated by ';', as in LLVM's
+// own passes).
 Expected<NVPTXOptions> parseNVPTXOptions(StringRef Parameters) {
   NVPTXOptions Options;
   while (!Parameters.empty()) {
     StringRef Parameter;
     std::tie(Parameter, Parameters) = Parameters.split(';');
-    StringRef SM = Parameter;
-    if (SM.consume_front("sm=") && !SM.getAsInteger(10, Options.SM) &&
+    StringRef Value = Parameter;
+    if (Value.consume_front("sm=") && !Value.getAsInteger(10, Options.SM) &&
         Options.SM > 0)
       continue;
+    if (Parameter == "ftz") {
+      Options.FTZ = true;
+      continue;
+    }
+    Value = Parameter;
+    if (Value.consume_front("libdevice=")) {
+      Options.Libdevice = Value.str();
+      continue;
+    }
     return createStringError(inconvertibleErrorCode(),
-                             "invalid parameter '%s' (expected sm=N, e.g. sm=90)",
+                             "invalid parameter '%s' (expected sm=N, e.g. "
+                             "sm=90); the others are ftz and "
+                             "libdevice=PATH|none",
                              Parameter.str().c_str());
   }
   return Options;
@@ -54,6 +66,34 @@ bool addModulePasses(PassBuilder &PB, StringRef Name, ModulePassManager &MPM) {
   }
   if (auto Options = matchNVPTXPass(Name, "tidal-annotate-kernels")) {
     MPM.addPass(AnnotateKernelsPass(*Options));
+    return true;
+  }
+  if (Name == "tidal-lower-barriers") {
+    MPM.addPass(LowerBarriersPass());
+    return true;
+  }
+  if (Name == "tidal-lower-memory-spaces") {
+    MPM.addPass(LowerMemorySpacesPass());
+    return true;
+  }
+  if (Name == "tidal-lower-atomics") {
+    MPM.addPass(LowerAtomicsPass());
+    return true;
+  }
+  if (Name == "tidal-lower-warp-collectives") {
+    MPM.addPass(LowerWarpCollectivesPass());
+    return true;
+  }
+  if (Name == "tidal-lower-print") {
+    MPM.addPass(LowerPrintPass());
+    return true;
+  }
+  if (auto Options = matchNVPTXPass(Name, "tidal-lower-math")) {
+    MPM.addPass(LowerMathPass(*Options));
+    return true;
+  }
+  if (Name == "tidal-mark-readonly-arguments") {
+    MPM.addPass(MarkReadOnlyArgumentsPass());
     return true;
   }
   if (Name == "tidal-verify-markers") {

@@ -160,6 +160,22 @@ private:
     orc::JITDylib &Process =
         J.getExecutionSession().createBareJITDylib("<Process>");
     Process.addGenerator(std::move(*Generator));
+    // The runtime's entry points (HostABI.h), by address: a static library
+    // inside a Python extension is not visible to dlsym.
+    orc::SymbolMap Hooks;
+    auto Add = [&](const char *Name, auto *Function) {
+      Hooks[J.mangleAndIntern(Name)] = {
+          orc::ExecutorAddr::fromPtr(Function),
+          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    };
+    Add("__tidal_cpu_shared", &__tidal_cpu_shared);
+    Add("__tidal_cpu_frame", &__tidal_cpu_frame);
+    Add("__tidal_cpu_bounds_error", &__tidal_cpu_bounds_error);
+    Add("__tidal_cpu_assert_fail", &__tidal_cpu_assert_fail);
+    Add("__tidal_cpu_barrier_error", &__tidal_cpu_barrier_error);
+    Add("__tidal_cpu_print", &__tidal_cpu_print);
+    if (llvm::Error E = Process.define(orc::absoluteSymbols(std::move(Hooks))))
+      return std::move(E);
     return &Process;
   }
 

@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -122,16 +124,30 @@ private:
 
 } // namespace
 
+struct CpuThreadPool::LaunchFailure {
+  std::atomic<bool> Failed{false};
+  std::mutex Mutex;
+  std::unique_ptr<KernelError> Error; // set once Failed, under Mutex
+};
+
+// What the runtime entry points reach through TidalBlockContext::runtime.
 struct alignas(64) CpuThreadPool::Participant {
   TidalBlockContext Context{};
-  SharedMemoryBuffer DynamicShared;
+  SharedMemoryBuffer DynamicShared; // ctx->dynamic_shared
+  SharedMemoryBuffer Shared;        // __tidal_cpu_shared
+  SharedMemoryBuffer Frame;         // __tidal_cpu_frame
+  CpuThreadPool::LaunchFailure *Failure = nullptr;
 };
 
 CpuThreadPool::CpuThreadPool(unsigned Count)
-    : ParticipantCount(std::max(Count, 1u)),
+    : Failure(std::make_unique<LaunchFailure>()),
+      ParticipantCount(std::max(Count, 1u)),
       Participants(new Participant[ParticipantCount]) {
-  for (unsigned I = 0; I < ParticipantCount; ++I)
+  for (unsigned I = 0; I < ParticipantCount; ++I) {
     Participants[I].DynamicShared.reserve(0);
+    Participants[I].Failure = Failure.get();
+    Participants[I].Context.runtime = &Participants[I];
+  }
   try {
     Workers.reserve(ParticipantCount - 1);
     for (unsigned I = 1; I < ParticipantCount; ++I)
@@ -191,6 +207,7 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
   const uint64_t SpareBlocks = BlockCount - 1;
   if (SpareBlocks == 0 || Workers.empty()) {
     runBlocks(Participants[0]); // in order, on this thread
+    throwIfFailed();
     return;
   }
 
@@ -201,6 +218,20 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
   const uint64_t Closed = State.fetch_and(~AdmitsWorkers);
   if (Closed & WorkersInsideMask)
     waitForWorkersToLeave();
+  throwIfFailed();
+}
+
+void CpuThreadPool::throwIfFailed() {
+  if (!Failure->Failed.load(std::memory_order_acquire))
+    return;
+  std::unique_ptr<KernelError> Error;
+  {
+    std::lock_guard<std::mutex> Lock(Failure->Mutex);
+    Error = std::move(Failure->Error);
+    Failure->Failed.store(false, std::memory_order_relaxed);
+  }
+  if (Error)
+    throw KernelError(*Error);
 }
 
 void CpuThreadPool::runBlocks(Participant &Self) {
@@ -218,8 +249,9 @@ void CpuThreadPool::runBlocks(Participant &Self) {
   const uint64_t BlockCount = LaunchBlockCount;
   const uint64_t GridX = LaunchGrid[0];
   const uint64_t GridY = LaunchGrid[1];
+  const std::atomic<bool> &Failed = Failure->Failed;
   for (uint64_t Index = NextBlock.fetch_add(1, std::memory_order_relaxed);
-       Index < BlockCount;
+       Index < BlockCount && !Failed.load(std::memory_order_relaxed);
        Index = NextBlock.fetch_add(1, std::memory_order_relaxed)) {
     Context.block_idx[0] = uint32_t(Index % GridX);
     Context.block_idx[1] = uint32_t(Index / GridX % GridY);
@@ -340,3 +372,170 @@ unsigned cpuWorkerCount() {
 }
 
 } // namespace tidal::runtime
+
+// The runtime entry points of host-lowered code (HostABI.h). They are called
+// from JIT-compiled code: nothing may throw out of them.
+namespace tidal::runtime {
+namespace {
+
+CpuThreadPool::Participant &participantOf(TidalBlockContext *Context) {
+  return *static_cast<CpuThreadPool::Participant *>(Context->runtime);
+}
+
+Dim3 blockIndexOf(const TidalBlockContext *Context) {
+  return {Context->block_idx[0], Context->block_idx[1], Context->block_idx[2]};
+}
+
+std::string describeThread(Dim3 Thread, Dim3 Block) {
+  return "thread " + describeDims(Thread) + " of block " + describeDims(Block);
+}
+
+void *reserveOrDie(SharedMemoryBuffer &Buffer, uint64_t Bytes, const char *What) {
+  try {
+    Buffer.reserve(Bytes);
+  } catch (const std::exception &E) {
+    std::fprintf(stderr, "tidal: cannot allocate %s: %s\n", What, E.what());
+    std::abort();
+  }
+  return Buffer.data();
+}
+
+} // namespace
+
+// Records the launch's first failure; later ones are dropped.
+void recordKernelFailure(TidalBlockContext *Context,
+                         const std::function<KernelError()> &Make) {
+  CpuThreadPool::LaunchFailure &Failure = *participantOf(Context).Failure;
+  if (Failure.Failed.load(std::memory_order_relaxed))
+    return;
+  std::lock_guard<std::mutex> Lock(Failure.Mutex);
+  if (Failure.Failed.load(std::memory_order_relaxed))
+    return;
+  try {
+    Failure.Error = std::make_unique<KernelError>(Make());
+  } catch (...) {
+    Failure.Error.reset();
+  }
+  Failure.Failed.store(true, std::memory_order_release);
+}
+
+} // namespace tidal::runtime
+
+using namespace tidal::runtime;
+
+extern "C" void *__tidal_cpu_shared(TidalBlockContext *Context,
+                                    uint64_t StaticBytes, int32_t Poison) {
+  const uint64_t Bytes = StaticBytes + Context->dynamic_shared_bytes;
+  void *Memory = reserveOrDie(participantOf(Context).Shared, Bytes,
+                              "shared memory");
+  if (Poison)
+    std::memset(Memory, 0xFF, Bytes);
+  return Memory;
+}
+
+extern "C" void *__tidal_cpu_frame(TidalBlockContext *Context, uint64_t Bytes) {
+  return reserveOrDie(participantOf(Context).Frame, Bytes,
+                      "the frame of a block's threads");
+}
+
+extern "C" void __tidal_cpu_bounds_error(TidalBlockContext *Context,
+                                         const char *Where, int64_t Index,
+                                         int64_t Extent, int32_t Axis,
+                                         int32_t X, int32_t Y, int32_t Z) {
+  recordKernelFailure(Context, [&] {
+    const Dim3 Thread = {uint32_t(X), uint32_t(Y), uint32_t(Z)};
+    const Dim3 Block = blockIndexOf(Context);
+    std::string Detail = "index " + std::to_string(Index) +
+                         " is out of bounds for axis " + std::to_string(Axis) +
+                         " with size " + std::to_string(Extent) + " in " +
+                         (Where ? Where : "a kernel");
+    return KernelError(KernelError::Kind::Bounds,
+                       Detail + ", " + describeThread(Thread, Block), Detail,
+                       Block, Thread);
+  });
+}
+
+extern "C" void __tidal_cpu_assert_fail(TidalBlockContext *Context,
+                                        const char *Message, int32_t X,
+                                        int32_t Y, int32_t Z) {
+  recordKernelFailure(Context, [&] {
+    const Dim3 Thread = {uint32_t(X), uint32_t(Y), uint32_t(Z)};
+    const Dim3 Block = blockIndexOf(Context);
+    std::string Detail = Message ? Message : "assertion failed";
+    return KernelError(KernelError::Kind::Assert,
+                       Detail + " (" + describeThread(Thread, Block) + ")",
+                       Detail, Block, Thread);
+  });
+}
+
+extern "C" void __tidal_cpu_barrier_error(TidalBlockContext *Context,
+                                          const char *Kernel,
+                                          const int32_t *States,
+                                          uint32_t ThreadCount,
+                                          const char *const *Names,
+                                          uint32_t NameCount) {
+  recordKernelFailure(Context, [&] {
+    const Dim3 Block = blockIndexOf(Context);
+    const uint32_t DimX = Context->block_dim[0], DimY = Context->block_dim[1];
+    auto ThreadAt = [&](uint32_t Linear) {
+      return describeDims({Linear % DimX, Linear / DimX % DimY,
+                           Linear / DimX / DimY});
+    };
+    auto StateName = [&](int32_t State) -> std::string {
+      if (State == -1)
+        return "finished";
+      if (State >= 0 && uint32_t(State) < NameCount)
+        return std::string("at ") + Names[State];
+      return "stopped";
+    };
+    std::string Message = "threads of block " + describeDims(Block) +
+                          " of kernel '" + (Kernel ? Kernel : "?") +
+                          "' reached different barriers (every thread of a "
+                          "block must reach the same syncthreads or warp "
+                          "collective): ";
+    // Runs of consecutive threads in the same state, at most 16.
+    unsigned Runs = 0;
+    for (uint32_t First = 0; First < ThreadCount;) {
+      uint32_t Last = First;
+      while (Last + 1 < ThreadCount && States[Last + 1] == States[First])
+        ++Last;
+      if (Runs == 16) {
+        Message += "; ...";
+        break;
+      }
+      if (Runs++)
+        Message += "; ";
+      Message += First == Last ? "thread " + ThreadAt(First)
+                               : "threads " + ThreadAt(First) + ".." +
+                                     ThreadAt(Last);
+      Message += " " + StateName(States[First]);
+      First = Last + 1;
+    }
+    return KernelError(KernelError::Kind::Barrier, Message, Message, Block,
+                       Dim3{0, 0, 0});
+  });
+}
+
+extern "C" void __tidal_cpu_print(const char *Format, ...) {
+  static std::mutex PrintMutex;
+  char Small[512];
+  va_list Arguments;
+  va_start(Arguments, Format);
+  va_list Again;
+  va_copy(Again, Arguments);
+  const int Length = std::vsnprintf(Small, sizeof Small, Format, Arguments);
+  va_end(Arguments);
+  std::string Large;
+  const char *Text = Small;
+  if (Length >= int(sizeof Small)) {
+    Large.resize(size_t(Length) + 1);
+    std::vsnprintf(Large.data(), Large.size(), Format, Again);
+    Text = Large.data();
+  }
+  va_end(Again);
+  if (Length < 0)
+    return;
+  std::lock_guard<std::mutex> Lock(PrintMutex);
+  std::fwrite(Text, 1, size_t(Length), stdout);
+  std::fflush(stdout);
+}

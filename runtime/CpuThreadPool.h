@@ -39,8 +39,14 @@ public:
 
   unsigned participantCount() const { return ParticipantCount; }
 
-private:
+  // The first failure of the launch in progress (runtime entry points of
+  // HostABI.h record it; launch() throws it). Defined in the .cpp.
+  struct LaunchFailure;
   struct Participant;
+
+private:
+  std::unique_ptr<LaunchFailure> Failure;
+  void throwIfFailed();
 
   void stopWorkers();
   void workerMain(Participant &Self);

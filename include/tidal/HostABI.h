@@ -18,6 +18,8 @@ extern "C" {
 //   field 3: reserved (padding, zero)
 //   field 4: dynamic shared memory of this block (sized at launch)
 //   field 5: its size in bytes
+//   field 6: the runtime's own state for this block (opaque to kernels); the
+//            runtime entry points below find the launch through it
 typedef struct TidalBlockContext {
   uint32_t block_dim[3];
   uint32_t grid_dim[3];
@@ -25,6 +27,7 @@ typedef struct TidalBlockContext {
   uint32_t reserved;
   void *dynamic_shared;
   uint64_t dynamic_shared_bytes;
+  void *runtime;
 } TidalBlockContext;
 
 // The entry that tidal-lower-host creates for each kernel K, named
@@ -34,6 +37,30 @@ typedef struct TidalBlockContext {
 typedef void (*TidalBlockFunction)(void **params, TidalBlockContext *ctx);
 
 #define TIDAL_BLOCK_PREFIX "__tidal_block_"
+
+// The cpu runtime's entry points that host-lowered code calls (defined in
+// runtime/CpuThreadPool.cpp, given to the JIT by name; docs/cpu-target.md).
+//   The block's shared memory: StaticBytes (a multiple of 64) of static
+//   shared arrays, then the launch's dynamic shared memory; 64-byte aligned,
+//   filled with 0xFF bytes when Poison (debug mode).
+void *__tidal_cpu_shared(TidalBlockContext *ctx, uint64_t static_bytes,
+                         int32_t poison);
+//   The frame of the block's threads (values kept across barriers).
+void *__tidal_cpu_frame(TidalBlockContext *ctx, uint64_t bytes);
+//   Failures: record the launch's first one, which launchOnCpu throws as
+//   tidal::runtime::KernelError; the calling thread then stops.
+void __tidal_cpu_bounds_error(TidalBlockContext *ctx, const char *where,
+                              int64_t index, int64_t extent, int32_t axis,
+                              int32_t tid_x, int32_t tid_y, int32_t tid_z);
+void __tidal_cpu_assert_fail(TidalBlockContext *ctx, const char *message,
+                             int32_t tid_x, int32_t tid_y, int32_t tid_z);
+//   Threads of a block at different sync points: states[t] is the sync point
+//   linear thread t reached (names[state]) or -1 if it finished.
+void __tidal_cpu_barrier_error(TidalBlockContext *ctx, const char *kernel,
+                               const int32_t *states, uint32_t thread_count,
+                               const char *const *names, uint32_t name_count);
+//   print(): C printf, one call = one line, written and flushed atomically.
+void __tidal_cpu_print(const char *format, ...);
 
 // CUDA's launch limits, which the cpu runtime enforces as a GPU would, so
 // that the host lowering may tell LLVM the ranges of the context fields.

@@ -51,3 +51,20 @@ if ptxas:
 else:
     lit_config.note("ptxas not found in $CUDA_HOME/bin or /usr/local/cuda/bin: "
                     "tests that REQUIRE ptxas are UNSUPPORTED")
+
+# libdevice from the same toolkit search (TIDAL_LIBDEVICE, else $CUDA_HOME,
+# else /usr/local/cuda, as llvm-plugin/Libdevice.cpp): tests of math through
+# libdevice say `REQUIRES: libdevice`.
+if "TIDAL_LIBDEVICE" in os.environ:
+    config.environment["TIDAL_LIBDEVICE"] = os.environ["TIDAL_LIBDEVICE"]
+libdevice_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+libdevice = os.environ.get(
+    "TIDAL_LIBDEVICE",
+    os.path.join(libdevice_home, "nvvm", "libdevice", "libdevice.10.bc"))
+if libdevice != "none" and os.path.isfile(libdevice):
+    config.available_features.add("libdevice")
+    config.substitutions.append(("%libdevice", libdevice))
+else:
+    lit_config.note("libdevice not found (TIDAL_LIBDEVICE, $CUDA_HOME or "
+                    "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc): tests "
+                    "that REQUIRE libdevice are UNSUPPORTED")

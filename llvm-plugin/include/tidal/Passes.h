@@ -4,6 +4,7 @@
 #define TIDAL_PASSES_H
 
 #include "llvm/IR/PassManager.h"
+#include <optional>
 #include <string>
 
 namespace llvm {
@@ -22,8 +23,23 @@ void registerTidalPasses(llvm::PassBuilder &PB);
 // e.g. tidal-lower-nvptx<sm=90>). SM is recorded as "target-cpu"="sm_<SM>"
 // on every defined function; the PTX target itself comes from the
 // TargetMachine (or llc's -mcpu).
+//
+// Also (contract v2): `ftz` flushes f32 denormals as the module flag
+// "tidal.ftz"=1 does (either one is enough); `libdevice=PATH` is the
+// libdevice to link for math (libdevice=none: none, so math that needs it is
+// an error); without it TIDAL_LIBDEVICE, then $CUDA_HOME, then
+// /usr/local/cuda are searched (llvm-plugin/Libdevice.h).
+//   tidal-lower-nvptx<sm=90;ftz;libdevice=/opt/cuda/nvvm/libdevice/libdevice.10.bc>
 struct NVPTXOptions {
   unsigned SM = 75;
+  bool FTZ = false;
+  std::optional<std::string> Libdevice;
+};
+
+// Wall-clock seconds of the two halves of a pipeline: the tidal lowering
+// passes (with libdevice linking), and the rest (internalize, O3).
+struct PipelineTimings {
+  double LoweringSeconds = 0, OptimisationSeconds = 0;
 };
 
 // In-process pipelines, the same pass lists as the named pipelines:
@@ -36,10 +52,13 @@ struct NVPTXOptions {
 // 'k' at k.py:3:5", one per line) into `Error`, and they return false if
 // there was one (M is then valid IR, but not fully lowered). The previous
 // handler is put back, and receives the non-error diagnostics meanwhile.
+// With `Timings`, the lowering and the optimisation run as two timed steps
+// (same result) and their times are stored there.
 bool runNVPTXPipeline(llvm::Module &M, llvm::TargetMachine &TM,
-                      const NVPTXOptions &Options, std::string &Error);
+                      const NVPTXOptions &Options, std::string &Error,
+                      PipelineTimings *Timings = nullptr);
 bool runHostPipeline(llvm::Module &M, llvm::TargetMachine &TM,
-                     std::string &Error);
+                     std::string &Error, PipelineTimings *Timings = nullptr);
 
 // Metadata names of the marker contract (docs/markers.md).
 inline constexpr const char *KernelsMetadataName = "tidal.kernels";

@@ -1,6 +1,7 @@
 ; tidal-lower-host turns each kernel K into an internal K.thread (markers
 ; replaced by its thread-index parameters and loads of the block context) and
 ; the external entry __tidal_block_K(params, ctx) looping over the block.
+; Barriers and the other markers: host-barriers.ll, host-markers.ll.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-host -S %s | FileCheck %s
 
 declare i32 @tidal.tid.x()
@@ -33,43 +34,48 @@ define i32 @square(i32 %v) {
 
 ; Every marker: tid.* are the thread function's parameters; ntid.*, ctaid.*
 ; and nctaid.* load TidalBlockContext's fields 0 (block_dim), 2 (block_idx)
-; and 1 (grid_dim), with CUDA's limits as ranges (the runtime enforces them).
-; CHECK-LABEL: define internal void @all_registers.thread(
-; CHECK-SAME:    ptr %out, i64 %n, ptr %ctx, i32 %tid.x, i32 %tid.y, i32 %tid.z) #[[THREAD:[0-9]+]] {
-; CHECK-NEXT:    store volatile i32 %tid.x, ptr %out
+; and 1 (grid_dim) once, in the thread's dispatch entry, with CUDA's limits
+; as ranges (the runtime enforces them). A kernel without sync points runs
+; from its start to its end: it returns -1 (finished).
+; CHECK-LABEL: define internal i32 @all_registers.thread(
+; CHECK-SAME:    ptr %out, i64 %n, ptr %ctx, ptr %shared, ptr %frame, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase) #[[THREAD:[0-9]+]] {
+; CHECK-NEXT:  thread.entry:
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 0
+; CHECK-NEXT:    %ntid.x = load i32, ptr %[[A]], align 4, !range ![[BDX:[0-9]+]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 1
+; CHECK-NEXT:    %ntid.y = load i32, ptr %[[A]], align 4, !range ![[BDX]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 2
+; CHECK-NEXT:    %ntid.z = load i32, ptr %[[A]], align 4, !range ![[BDZ:[0-9]+]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 0
+; CHECK-NEXT:    %ctaid.x = load i32, ptr %[[A]], align 4, !range ![[BIX:[0-9]+]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 1
+; CHECK-NEXT:    %ctaid.y = load i32, ptr %[[A]], align 4, !range ![[BIY:[0-9]+]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 2
+; CHECK-NEXT:    %ctaid.z = load i32, ptr %[[A]], align 4, !range ![[BIY]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 1, i32 0
+; CHECK-NEXT:    %nctaid.x = load i32, ptr %[[A]], align 4, !range ![[GDX:[0-9]+]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 1, i32 1
+; CHECK-NEXT:    %nctaid.y = load i32, ptr %[[A]], align 4, !range ![[GDY:[0-9]+]], !invariant.load
+; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 1, i32 2
+; CHECK-NEXT:    %nctaid.z = load i32, ptr %[[A]], align 4, !range ![[GDY]], !invariant.load
+; CHECK-NEXT:    br label %[[BODY:.+]]
+; CHECK:         store volatile i32 %tid.x, ptr %out
 ; CHECK-NEXT:    store volatile i32 %tid.y, ptr %out
 ; CHECK-NEXT:    store volatile i32 %tid.z, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 0
-; CHECK-NEXT:    %r3 = load i32, ptr %[[A]], align 4, !range ![[BDX:[0-9]+]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r3, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 1
-; CHECK-NEXT:    %r4 = load i32, ptr %[[A]], align 4, !range ![[BDX]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r4, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 2
-; CHECK-NEXT:    %r5 = load i32, ptr %[[A]], align 4, !range ![[BDZ:[0-9]+]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r5, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 0
-; CHECK-NEXT:    %r6 = load i32, ptr %[[A]], align 4, !range ![[BIX:[0-9]+]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r6, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 1
-; CHECK-NEXT:    %r7 = load i32, ptr %[[A]], align 4, !range ![[BIY:[0-9]+]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r7, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 2
-; CHECK-NEXT:    %r8 = load i32, ptr %[[A]], align 4, !range ![[BIY]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r8, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 1, i32 0
-; CHECK-NEXT:    %r9 = load i32, ptr %[[A]], align 4, !range ![[GDX:[0-9]+]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r9, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 1, i32 1
-; CHECK-NEXT:    %r10 = load i32, ptr %[[A]], align 4, !range ![[GDY:[0-9]+]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r10, ptr %out
-; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 1, i32 2
-; CHECK-NEXT:    %r11 = load i32, ptr %[[A]], align 4, !range ![[GDY]], !invariant.load
-; CHECK-NEXT:    store volatile i32 %r11, ptr %out
-; CHECK-NEXT:    ret void
+; CHECK-NEXT:    store volatile i32 %ntid.x, ptr %out
+; CHECK-NEXT:    store volatile i32 %ntid.y, ptr %out
+; CHECK-NEXT:    store volatile i32 %ntid.z, ptr %out
+; CHECK-NEXT:    store volatile i32 %ctaid.x, ptr %out
+; CHECK-NEXT:    store volatile i32 %ctaid.y, ptr %out
+; CHECK-NEXT:    store volatile i32 %ctaid.z, ptr %out
+; CHECK-NEXT:    store volatile i32 %nctaid.x, ptr %out
+; CHECK-NEXT:    store volatile i32 %nctaid.y, ptr %out
+; CHECK-NEXT:    store volatile i32 %nctaid.z, ptr %out
+; CHECK-NEXT:    ret i32 -1
 
 ; The block entry: parameter i is *params[i]; then z, y, x loops over
-; block_dim (x innermost) call the thread function.
+; block_dim (x innermost) call the thread function from its start (resume
+; point 0), without shared memory or frame (null).
 ; CHECK-LABEL: define void @__tidal_block_all_registers(
 ; CHECK-SAME:    ptr nocapture readonly %params, ptr noalias nocapture readonly %ctx) {
 ; CHECK-NEXT:  entry:
@@ -85,7 +91,7 @@ define i32 @square(i32 %v) {
 ; CHECK-NEXT:    %ntid.y = load i32, ptr %ntid.y.addr
 ; CHECK-NEXT:    %ntid.z.addr = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 2
 ; CHECK-NEXT:    %ntid.z = load i32, ptr %ntid.z.addr
-; CHECK-NEXT:    br label %tid.z.cond
+; CHECK:         br label %tid.z.cond
 ; CHECK:       tid.z.cond:
 ; CHECK-NEXT:    %tid.z = phi i32 [ 0, %entry ], [ %tid.z.next, %tid.y.end ]
 ; CHECK-NEXT:    %tid.z.inrange = icmp ult i32 %tid.z, %ntid.z
@@ -99,7 +105,7 @@ define i32 @square(i32 %v) {
 ; CHECK-NEXT:    %tid.x.inrange = icmp ult i32 %tid.x, %ntid.x
 ; CHECK-NEXT:    br i1 %tid.x.inrange, label %tid.x.body, label %tid.x.end
 ; CHECK:       tid.x.body:
-; CHECK-NEXT:    call void @all_registers.thread(ptr %out, i64 %n, ptr %ctx, i32 %tid.x, i32 %tid.y, i32 %tid.z)
+; CHECK-NEXT:    call i32 @all_registers.thread(ptr %out, i64 %n, ptr %ctx, ptr null, ptr null, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 0)
 ; CHECK-NEXT:    %tid.x.next = add nuw i32 %tid.x, 1
 ; CHECK-NEXT:    br label %tid.x.cond
 ; CHECK:       tid.x.end:
@@ -140,18 +146,21 @@ define void @all_registers(ptr %out, i64 %n) {
 
 ; A device function that uses markers is inlined into the kernel and then
 ; erased; one that does not (@square) stays a call.
-; CHECK-LABEL: define internal void @uses_helper.thread(
-; CHECK-SAME:    ptr %out, ptr %ctx, i32 %tid.x, i32 %tid.y, i32 %tid.z) #[[THREAD]] {
+; CHECK-LABEL: define internal i32 @uses_helper.thread(
+; CHECK-SAME:    ptr %out, ptr %ctx, ptr %shared, ptr %frame, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase) #[[THREAD]] {
+; CHECK-NEXT:  thread.entry:
 ; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 0
 ; CHECK-NEXT:    %[[BLOCK:.+]] = load i32, ptr %[[A]], align 4, !range !{{[0-9]+}}, !invariant.load
 ; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 0
 ; CHECK-NEXT:    %[[SIZE:.+]] = load i32, ptr %[[A]], align 4, !range !{{[0-9]+}}, !invariant.load
-; CHECK-NEXT:    %[[M:.+]] = mul i32 %[[BLOCK]], %[[SIZE]]
+; CHECK-NEXT:    br label
+; CHECK:         %[[M:.+]] = mul i32 %[[BLOCK]], %[[SIZE]]
 ; CHECK-NEXT:    %[[I:.+]] = add i32 %[[M]], %tid.x
 ; CHECK-NEXT:    %s = call i32 @square(i32 %[[I]])
 ; CHECK-NEXT:    store i32 %s, ptr %out
+; CHECK-NEXT:    ret i32 -1
 ; CHECK-LABEL: define void @__tidal_block_uses_helper(
-; CHECK:         call void @uses_helper.thread(ptr %out, ptr %ctx, i32 %tid.x, i32 %tid.y, i32 %tid.z)
+; CHECK:         call i32 @uses_helper.thread(ptr %out, ptr %ctx, ptr null, ptr null, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 0)
 define void @uses_helper(ptr %out) {
   %i = call i32 @linear_index()
   %s = call i32 @square(i32 %i)

@@ -29,6 +29,39 @@ public:
 
 using Dim3 = std::array<uint32_t, 3>;
 
+// A failure inside a kernel, thrown by launchOnCpu once the launch has
+// stopped (the first failure of the launch; the blocks not yet started are
+// abandoned). The binding turns Bounds into IndexError, Assert into
+// AssertionError, Barrier into RuntimeError. what() is the whole message:
+//   Bounds:  "index 12 is out of bounds for axis 0 with size 10 in <where>,
+//             thread (12, 0, 0) of block (0, 0, 0)"  (<where> is the
+//             tidal.bounds.error string, e.g. "kernel 'k' at f.py:7, array 'x'")
+//   Assert:  "<message> (thread (1, 0, 0) of block (2, 0, 0))"
+//   Barrier: "threads of block (0, 0, 0) of kernel 'k' reached different
+//             barriers: threads (0, 0, 0)..(15, 0, 0) at syncthreads at
+//             f.py:9:5; threads (16, 0, 0)..(31, 0, 0) finished"
+// detail() is the message without the thread/block suffix (Bounds, Assert:
+// the part before ", thread"/" (thread"; Barrier: the whole message).
+class KernelError : public RuntimeError {
+public:
+  enum class Kind { Bounds, Assert, Barrier };
+  KernelError(Kind K, const std::string &Message, std::string Detail,
+              Dim3 Block, Dim3 Thread)
+      : RuntimeError(Message), ErrorKind(K), DetailText(std::move(Detail)),
+        BlockIndex(Block), ThreadIndex(Thread) {}
+  Kind kind() const { return ErrorKind; }
+  const std::string &detail() const { return DetailText; }
+  // The failing thread (Bounds, Assert; for Barrier: the block only, the
+  // thread is (0, 0, 0)).
+  Dim3 block() const { return BlockIndex; }
+  Dim3 thread() const { return ThreadIndex; }
+
+private:
+  Kind ErrorKind;
+  std::string DetailText;
+  Dim3 BlockIndex, ThreadIndex;
+};
+
 // A TargetMachine for this host, with the same settings the JIT uses, so
 // that the optimisation pipeline and the JIT agree (data layout, CPU, features).
 std::unique_ptr<llvm::TargetMachine> createHostTargetMachine();
@@ -56,7 +89,9 @@ private:
 
 // Runs `Fn` for every block of `Grid`, blocks spread over the worker pool
 // (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order
-// on the calling thread). Returns when every block has finished.
+// on the calling thread). Returns when every block has finished. Throws
+// KernelError when a thread of the launch failed (bounds check, assert,
+// divergent barrier), RuntimeError for an invalid launch.
 void launchOnCpu(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
                  void **Params, size_t DynamicSharedBytes);
 

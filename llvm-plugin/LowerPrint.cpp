@@ -1,0 +1,131 @@
+// tidal-lower-print: replaces tidal.print(fmt, ...) by CUDA's
+// vprintf(fmt, buffer) with the arguments packed in a local struct, and the
+// debug-mode markers tidal.bounds.error / tidal.assert.fail by a message and
+// __assertfail (CUDA's device-side assert: the launch fails with
+// CUDA_ERROR_ASSERT), then a trap.
+//   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-print in.ll
+
+#include "Markers.h"
+#include "PassClasses.h"
+
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+#define DEBUG_TYPE "tidal-lower-print"
+
+using namespace llvm;
+
+namespace tidal {
+namespace {
+
+class PrintLowering {
+  Module &M;
+  LLVMContext &Context;
+  Type *I32, *I64, *Ptr;
+
+public:
+  explicit PrintLowering(Module &M)
+      : M(M), Context(M.getContext()), I32(Type::getInt32Ty(Context)),
+        I64(Type::getInt64Ty(Context)), Ptr(PointerType::getUnqual(Context)) {}
+
+  bool lower(CallInst &Call, StringRef Name) {
+    setNVPTXTargetIfUnset(M); // the argument struct has NVPTX's layout
+    IRBuilder<> Builder(&Call);
+    if (Name == "print") {
+      callVprintf(Builder, Call.getArgOperand(0),
+                  SmallVector<Value *, 8>(drop_begin(Call.args())));
+    } else if (Name == "bounds.error") {
+      // "<where>: index I is out of bounds for axis A with size N"
+      Value *Format = getString(
+          "%s: index %lld is out of bounds for axis %d with size %lld\n",
+          "__tidal_bounds_format");
+      callVprintf(Builder, Format,
+                  {Call.getArgOperand(0), Call.getArgOperand(1),
+                   Call.getArgOperand(3), Call.getArgOperand(2)});
+      failAssertion(Builder, Call, getString("index out of bounds",
+                                             "__tidal_bounds_message"));
+    } else if (Name == "assert.fail") {
+      failAssertion(Builder, Call, Call.getArgOperand(0));
+    } else {
+      return false;
+    }
+    Call.eraseFromParent();
+    return true;
+  }
+
+private:
+  Constant *getString(StringRef Text, StringRef Name) {
+    if (GlobalVariable *GV = M.getNamedGlobal(Name))
+      return GV;
+    Constant *Data = ConstantDataArray::getString(Context, Text);
+    auto *GV = new GlobalVariable(M, Data->getType(), /*isConstant=*/true,
+                                  GlobalValue::PrivateLinkage, Data, Name);
+    GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+    GV->setAlignment(Align(1));
+    return GV;
+  }
+
+  // vprintf(format, &{args...}): the arguments as the fields of a struct in
+  // the thread's local memory, each aligned to its size (C's promotions
+  // applied again for safety: float -> double, small integers -> i32).
+  void callVprintf(IRBuilder<> &Builder, Value *Format, ArrayRef<Value *> Args) {
+    FunctionCallee Vprintf = M.getOrInsertFunction(
+        "vprintf", FunctionType::get(I32, {Ptr, Ptr}, /*isVarArg=*/false));
+    SmallVector<Value *, 8> Promoted;
+    for (Value *Arg : Args) {
+      Type *T = Arg->getType();
+      if (T->isFloatingPointTy() && !T->isDoubleTy())
+        Arg = Builder.CreateFPExt(Arg, Builder.getDoubleTy());
+      else if (T->isIntegerTy() && T->getIntegerBitWidth() < 32)
+        Arg = Builder.CreateSExt(Arg, I32);
+      Promoted.push_back(Arg);
+    }
+    Value *Buffer = ConstantPointerNull::get(cast<PointerType>(Ptr));
+    if (!Promoted.empty()) {
+      SmallVector<Type *, 8> Fields;
+      for (Value *Arg : Promoted)
+        Fields.push_back(Arg->getType());
+      StructType *Layout = StructType::get(Context, Fields);
+      Function &F = *Builder.GetInsertBlock()->getParent();
+      IRBuilder<> Entry(&*F.getEntryBlock().getFirstInsertionPt());
+      AllocaInst *Alloca = Entry.CreateAlloca(Layout, nullptr, "printf.args");
+      for (auto [Index, Arg] : enumerate(Promoted))
+        Builder.CreateStore(Arg, Builder.CreateStructGEP(Layout, Alloca, Index));
+      Buffer = Alloca;
+    }
+    Builder.CreateCall(Vprintf, {Format, Buffer});
+  }
+
+  // __assertfail(message, file, line, function, sizeof(char)); trap.
+  void failAssertion(IRBuilder<> &Builder, CallInst &Call, Value *Message) {
+    FunctionCallee AssertFail = M.getOrInsertFunction(
+        "__assertfail", FunctionType::get(Builder.getVoidTy(),
+                                          {Ptr, Ptr, I32, Ptr, I64},
+                                          /*isVarArg=*/false));
+    const DILocation *Location = Call.getDebugLoc().get();
+    StringRef File = Location ? Location->getFilename() : "";
+    unsigned Line = Location ? Location->getLine() : 0;
+    Value *FileName = Builder.CreateGlobalStringPtr(File, "assert.file");
+    Value *FunctionName = Builder.CreateGlobalStringPtr(
+        Call.getFunction()->getName(), "assert.function");
+    Builder.CreateCall(AssertFail, {Message, FileName, Builder.getInt32(Line),
+                                    FunctionName, Builder.getInt64(1)});
+    Builder.CreateIntrinsic(Intrinsic::trap, {}, {});
+  }
+};
+
+} // namespace
+
+bool lowerPrint(Module &M) {
+  PrintLowering Lowering(M);
+  return lowerMarkerCalls(M, [&](CallInst &Call, StringRef Name) {
+    return Lowering.lower(Call, Name);
+  });
+}
+
+PreservedAnalyses LowerPrintPass::run(Module &M, ModuleAnalysisManager &) {
+  return lowerPrint(M) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
+
+} // namespace tidal

@@ -1,0 +1,977 @@
+// Marker IR (docs/markers.md) lowered in-process with tidal::runHostPipeline,
+// compiled by CpuModule and launched with launchOnCpu: the cpu target's
+// semantics of barriers, shared/local/constant memory, atomics, warp
+// collectives, math, print and debug-mode failures (docs/cpu-target.md).
+#include "tidal/Passes.h"
+#include "tidal/runtime/CpuTarget.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+using namespace tidal::runtime;
+
+namespace {
+
+// Declarations of every marker the kernels below use.
+constexpr const char *Markers = R"(
+declare i32 @tidal.tid.x()
+declare i32 @tidal.tid.y()
+declare i32 @tidal.tid.z()
+declare i32 @tidal.ntid.x()
+declare i32 @tidal.ntid.y()
+declare i32 @tidal.ntid.z()
+declare i32 @tidal.ctaid.x()
+declare i32 @tidal.ctaid.y()
+declare i32 @tidal.ctaid.z()
+declare i32 @tidal.nctaid.x()
+declare i32 @tidal.nctaid.y()
+declare void @tidal.syncthreads()
+declare i32 @tidal.syncthreads.count(i32)
+declare i32 @tidal.syncthreads.and(i32)
+declare i32 @tidal.syncthreads.or(i32)
+declare ptr @tidal.shared.array(i64, i64)
+declare ptr @tidal.shared.dynamic()
+declare ptr @tidal.local.array(i64, i64)
+declare ptr @tidal.const.array(ptr)
+declare i32 @tidal.atomic.add.i32(ptr, i32)
+declare i32 @tidal.atomic.max.i32(ptr, i32)
+declare float @tidal.atomic.add.f32(ptr, float)
+declare i32 @tidal.atomic.inc.u32(ptr, i32)
+declare i32 @tidal.atomic.cas.i32(ptr, i32, i32)
+declare i32 @tidal.laneid()
+declare i32 @tidal.shfl.down.i32(i32, i32, i32)
+declare i32 @tidal.shfl.idx.i32(i32, i32, i32)
+declare float @tidal.shfl.xor.f32(i32, float, i32)
+declare i1 @tidal.vote.any(i32, i1)
+declare i1 @tidal.vote.all(i32, i1)
+declare i32 @tidal.vote.ballot(i32, i1)
+declare i32 @tidal.match.any.i32(i32, i32)
+declare void @tidal.bounds.error(ptr, i64, i64, i32)
+declare void @tidal.assert.fail(ptr)
+declare float @tidal.math.sin.f32(float)
+declare float @tidal.math.tan.f32(float)
+declare double @tidal.math.pow.f64(double, double)
+declare double @tidal.math.rsqrt.f64(double)
+declare void @tidal.print(ptr, ...)
+declare void @tidal.threadfence()
+)";
+
+std::unique_ptr<CpuModule> compileMarkers(const std::string &Body,
+                                          const std::string &Name,
+                                          bool Debug = false) {
+  static const std::unique_ptr<llvm::TargetMachine> Host =
+      createHostTargetMachine();
+  auto Context = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic Diagnostic;
+  std::string Text = Markers + Body;
+  if (Debug)
+    Text += "\n!llvm.module.flags = !{!1000}\n!1000 = !{i32 1, !\"tidal.debug\", i32 1}\n";
+  std::unique_ptr<llvm::Module> M =
+      llvm::parseAssemblyString(Text, Diagnostic, *Context);
+  if (!M) {
+    std::string Message;
+    llvm::raw_string_ostream Stream(Message);
+    Diagnostic.print(Name.c_str(), Stream);
+    ADD_FAILURE() << "test IR does not parse: " << Stream.str();
+    return nullptr;
+  }
+  M->setModuleIdentifier(Name);
+  std::string Error;
+  if (!tidal::runHostPipeline(*M, *Host, Error)) {
+    ADD_FAILURE() << "host pipeline failed: " << Error;
+    return nullptr;
+  }
+  return CpuModule::compile(std::move(M), std::move(Context));
+}
+
+// out[block] = sum of x[block * ntid .. + ntid): tree reduction in static
+// shared memory, syncthreads inside the loop.
+constexpr const char *ReduceKernel = R"(
+define void @reduce(ptr %out, ptr %x) {
+entry:
+  %sh = call ptr @tidal.shared.array(i64 4096, i64 4)
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %t64 = zext i32 %tid to i64
+  %b64 = zext i32 %bid to i64
+  %d64 = zext i32 %bdim to i64
+  %base = mul i64 %b64, %d64
+  %i = add i64 %base, %t64
+  %xp = getelementptr float, ptr %x, i64 %i
+  %xv = load float, ptr %xp
+  %sp = getelementptr float, ptr %sh, i64 %t64
+  store float %xv, ptr %sp
+  call void @tidal.syncthreads()
+  %half0 = lshr i32 %bdim, 1
+  br label %loop
+loop:
+  %s = phi i32 [ %half0, %entry ], [ %s.next, %sync ]
+  %more = icmp ugt i32 %s, 0
+  br i1 %more, label %body, label %exit
+body:
+  %active = icmp ult i32 %tid, %s
+  br i1 %active, label %add, label %sync
+add:
+  %s64 = zext i32 %s to i64
+  %o = add i64 %t64, %s64
+  %op = getelementptr float, ptr %sh, i64 %o
+  %ov = load float, ptr %op
+  %mv = load float, ptr %sp
+  %sum = fadd float %mv, %ov
+  store float %sum, ptr %sp
+  br label %sync
+sync:
+  call void @tidal.syncthreads()
+  %s.next = lshr i32 %s, 1
+  br label %loop
+exit:
+  %is0 = icmp eq i32 %tid, 0
+  br i1 %is0, label %write, label %done
+write:
+  %r = load float, ptr %sh
+  %outp = getelementptr float, ptr %out, i64 %b64
+  store float %r, ptr %outp
+  br label %done
+done:
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @reduce}
+)";
+
+// C = A * B for n x n float32 (n a multiple of 16), 16 x 16 tiles in
+// shared memory, two barriers per tile.
+constexpr const char *MatmulKernel = R"(
+define void @matmul(ptr %c, ptr %a, ptr %b, i64 %n) {
+entry:
+  %sa = call ptr @tidal.shared.array(i64 1024, i64 4)
+  %sb = call ptr @tidal.shared.array(i64 1024, i64 4)
+  %tx32 = call i32 @tidal.tid.x()
+  %ty32 = call i32 @tidal.tid.y()
+  %bx32 = call i32 @tidal.ctaid.x()
+  %by32 = call i32 @tidal.ctaid.y()
+  %tx = zext i32 %tx32 to i64
+  %ty = zext i32 %ty32 to i64
+  %bx = zext i32 %bx32 to i64
+  %by = zext i32 %by32 to i64
+  %by16 = mul i64 %by, 16
+  %row = add i64 %by16, %ty
+  %bx16 = mul i64 %bx, 16
+  %col = add i64 %bx16, %tx
+  %tiles = udiv i64 %n, 16
+  %ty16 = mul i64 %ty, 16
+  %sidx = add i64 %ty16, %tx
+  %rown = mul i64 %row, %n
+  br label %tile
+tile:
+  %t = phi i64 [ 0, %entry ], [ %t.next, %after ]
+  %acc = phi float [ 0.0, %entry ], [ %acc.k, %after ]
+  %more = icmp ult i64 %t, %tiles
+  br i1 %more, label %load, label %exit
+load:
+  %t16 = mul i64 %t, 16
+  %acol = add i64 %t16, %tx
+  %aidx = add i64 %rown, %acol
+  %ap = getelementptr float, ptr %a, i64 %aidx
+  %av = load float, ptr %ap
+  %sap = getelementptr float, ptr %sa, i64 %sidx
+  store float %av, ptr %sap
+  %brow = add i64 %t16, %ty
+  %brown = mul i64 %brow, %n
+  %bidx = add i64 %brown, %col
+  %bp = getelementptr float, ptr %b, i64 %bidx
+  %bv = load float, ptr %bp
+  %sbp = getelementptr float, ptr %sb, i64 %sidx
+  store float %bv, ptr %sbp
+  call void @tidal.syncthreads()
+  br label %k.loop
+k.loop:
+  %k = phi i64 [ 0, %load ], [ %k.next, %k.loop ]
+  %acc.in = phi float [ %acc, %load ], [ %acc.k, %k.loop ]
+  %ai = add i64 %ty16, %k
+  %aip = getelementptr float, ptr %sa, i64 %ai
+  %aiv = load float, ptr %aip
+  %k16 = mul i64 %k, 16
+  %bi = add i64 %k16, %tx
+  %bip = getelementptr float, ptr %sb, i64 %bi
+  %biv = load float, ptr %bip
+  %prod = fmul float %aiv, %biv
+  %acc.k = fadd float %acc.in, %prod
+  %k.next = add i64 %k, 1
+  %k.more = icmp ult i64 %k.next, 16
+  br i1 %k.more, label %k.loop, label %after.k
+after.k:
+  call void @tidal.syncthreads()
+  br label %after
+after:
+  %t.next = add i64 %t, 1
+  br label %tile
+exit:
+  %cidx = add i64 %rown, %col
+  %cp = getelementptr float, ptr %c, i64 %cidx
+  store float %acc, ptr %cp
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @matmul}
+)";
+
+// Per-block shared-memory histogram (shared atomics), merged into the
+// global histogram with global atomics: hist[x[i] & 255] += 1.
+constexpr const char *HistogramKernel = R"(
+define void @histogram(ptr %hist, ptr %x, i64 %n) {
+entry:
+  %local = call ptr @tidal.shared.array(i64 1024, i64 4)
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %gdim = call i32 @tidal.nctaid.x()
+  %t64 = zext i32 %tid to i64
+  %clear.p = getelementptr i32, ptr %local, i64 %t64
+  store i32 0, ptr %clear.p
+  call void @tidal.syncthreads()
+  %b64 = zext i32 %bid to i64
+  %d64 = zext i32 %bdim to i64
+  %g64 = zext i32 %gdim to i64
+  %base = mul i64 %b64, %d64
+  %first = add i64 %base, %t64
+  %stride = mul i64 %g64, %d64
+  br label %loop
+loop:
+  %i = phi i64 [ %first, %entry ], [ %i.next, %body ]
+  %in = icmp ult i64 %i, %n
+  br i1 %in, label %body, label %merge
+body:
+  %xp = getelementptr i32, ptr %x, i64 %i
+  %xv = load i32, ptr %xp
+  %bin = and i32 %xv, 255
+  %bin64 = zext i32 %bin to i64
+  %hp = getelementptr i32, ptr %local, i64 %bin64
+  %old = call i32 @tidal.atomic.add.i32(ptr %hp, i32 1)
+  %i.next = add i64 %i, %stride
+  br label %loop
+merge:
+  call void @tidal.syncthreads()
+  %mine = load i32, ptr %clear.p
+  %gp = getelementptr i32, ptr %hist, i64 %t64
+  %gold = call i32 @tidal.atomic.add.i32(ptr %gp, i32 %mine)
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @histogram}
+)";
+
+std::vector<float> randomFloats(size_t N, unsigned Seed) {
+  std::vector<float> Values(N);
+  uint32_t State = Seed;
+  for (float &V : Values) {
+    State = State * 1664525u + 1013904223u;
+    V = float(int(State >> 24) % 17 - 8); // small integers: exact sums
+  }
+  return Values;
+}
+
+TEST(CpuKernel, ReductionWithSyncthreadsInALoop) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(ReduceKernel, "reduce");
+  ASSERT_TRUE(Module);
+  for (uint32_t BlockSize : {256u, 1024u, 32u}) {
+    const uint32_t Blocks = 37;
+    std::vector<float> X = randomFloats(size_t(BlockSize) * Blocks, BlockSize);
+    std::vector<float> Out(Blocks, -1.0f);
+    float *OutData = Out.data(), *XData = X.data();
+    void *Params[] = {&OutData, &XData};
+    launchOnCpu(Module->blockFunction("reduce"), {Blocks, 1, 1},
+                {BlockSize, 1, 1}, Params, 0);
+    for (uint32_t B = 0; B < Blocks; ++B) {
+      float Expected = 0;
+      for (uint32_t T = 0; T < BlockSize; ++T)
+        Expected += X[size_t(B) * BlockSize + T];
+      ASSERT_EQ(Out[B], Expected) << "block " << B << " of " << BlockSize;
+    }
+  }
+}
+
+TEST(CpuKernel, TiledMatmulInSharedMemory) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(MatmulKernel, "matmul");
+  ASSERT_TRUE(Module);
+  const int64_t N = 64;
+  std::vector<float> A = randomFloats(N * N, 1), B = randomFloats(N * N, 2),
+                     C(N * N, -1.0f);
+  float *CData = C.data(), *AData = A.data(), *BData = B.data();
+  int64_t Size = N;
+  void *Params[] = {&CData, &AData, &BData, &Size};
+  launchOnCpu(Module->blockFunction("matmul"), {N / 16, N / 16, 1}, {16, 16, 1},
+              Params, 0);
+  for (int64_t I = 0; I < N; ++I)
+    for (int64_t J = 0; J < N; ++J) {
+      float Expected = 0;
+      for (int64_t K = 0; K < N; ++K)
+        Expected += A[I * N + K] * B[K * N + J];
+      ASSERT_EQ(C[I * N + J], Expected) << I << ", " << J;
+    }
+}
+
+TEST(CpuKernel, SharedAndGlobalAtomicsHistogram) {
+  std::unique_ptr<CpuModule> Module =
+      compileMarkers(HistogramKernel, "histogram");
+  ASSERT_TRUE(Module);
+  const int64_t N = 100003;
+  std::vector<int32_t> X(N), Hist(256, 0), Expected(256, 0);
+  for (int64_t I = 0; I < N; ++I) {
+    X[I] = int32_t((I * 2654435761u) >> 7);
+    ++Expected[X[I] & 255];
+  }
+  int32_t *HistData = Hist.data(), *XData = X.data();
+  int64_t Count = N;
+  void *Params[] = {&HistData, &XData, &Count};
+  launchOnCpu(Module->blockFunction("histogram"), {64, 1, 1}, {256, 1, 1},
+              Params, 0);
+  EXPECT_EQ(Hist, Expected);
+}
+
+// Every thread of many blocks takes a ticket with atomic.add on one
+// counter (old values must be a permutation of 0..total-1), raises a
+// maximum, counts with a wrapping inc, adds 0.5f, and claims a slot by cas.
+constexpr const char *TicketKernel = R"(
+define void @tickets(ptr %counter, ptr %seen, ptr %maximum, ptr %wrap, ptr %fsum, ptr %claims) {
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %base = mul i32 %bid, %bdim
+  %g = add i32 %base, %tid
+  %ticket = call i32 @tidal.atomic.add.i32(ptr %counter, i32 1)
+  %t64 = sext i32 %ticket to i64
+  %sp = getelementptr i32, ptr %seen, i64 %t64
+  %prev = load i32, ptr %sp
+  %inc = add i32 %prev, 1
+  store i32 %inc, ptr %sp
+  %m = call i32 @tidal.atomic.max.i32(ptr %maximum, i32 %g)
+  %w = call i32 @tidal.atomic.inc.u32(ptr %wrap, i32 9)
+  %f = call float @tidal.atomic.add.f32(ptr %fsum, float 0.5)
+  %slot = and i32 %g, 63
+  %s64 = zext i32 %slot to i64
+  %cp = getelementptr i32, ptr %claims, i64 %s64
+  %won = call i32 @tidal.atomic.cas.i32(ptr %cp, i32 -1, i32 %g)
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @tickets}
+)";
+
+TEST(CpuKernel, ContendedAtomicsReturnOldValues) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(TicketKernel, "tickets");
+  ASSERT_TRUE(Module);
+  const uint32_t Blocks = 2000, BlockSize = 64, Total = Blocks * BlockSize;
+  int32_t Counter = 0, Maximum = -1, Wrap = 0;
+  float FloatSum = 0;
+  std::vector<int32_t> Seen(Total, 0), Claims(64, -1);
+  int32_t *CounterP = &Counter, *SeenP = Seen.data(), *MaxP = &Maximum,
+          *WrapP = &Wrap, *ClaimsP = Claims.data();
+  float *FloatP = &FloatSum;
+  void *Params[] = {&CounterP, &SeenP, &MaxP, &WrapP, &FloatP, &ClaimsP};
+  launchOnCpu(Module->blockFunction("tickets"), {Blocks, 1, 1},
+              {BlockSize, 1, 1}, Params, 0);
+  EXPECT_EQ(Counter, int32_t(Total));
+  for (uint32_t I = 0; I < Total; ++I)
+    ASSERT_EQ(Seen[I], 1) << "ticket " << I;
+  EXPECT_EQ(Maximum, int32_t(Total - 1));
+  EXPECT_EQ(Wrap, int32_t(Total % 10)); // inc wraps to 0 after 9
+  EXPECT_EQ(FloatSum, 0.5f * Total);
+  for (int32_t Slot = 0; Slot < 64; ++Slot)
+    ASSERT_EQ(Claims[Slot] & 63, Slot) << "slot " << Slot;
+}
+
+// out[g] = 1 + linear global index of the thread, 3-D grid of 3-D blocks.
+constexpr const char *GridKernel = R"(
+define void @grid3(ptr %out, ptr %shape) {
+  %tx = call i32 @tidal.tid.x()
+  %ty = call i32 @tidal.tid.y()
+  %tz = call i32 @tidal.tid.z()
+  %nx = call i32 @tidal.ntid.x()
+  %ny = call i32 @tidal.ntid.y()
+  %nz = call i32 @tidal.ntid.z()
+  %bx = call i32 @tidal.ctaid.x()
+  %by = call i32 @tidal.ctaid.y()
+  %bz = call i32 @tidal.ctaid.z()
+  %gx = call i32 @tidal.nctaid.x()
+  %gy = call i32 @tidal.nctaid.y()
+  %x0 = mul i32 %bx, %nx
+  %x = add i32 %x0, %tx
+  %y0 = mul i32 %by, %ny
+  %y = add i32 %y0, %ty
+  %z0 = mul i32 %bz, %nz
+  %z = add i32 %z0, %tz
+  %w = mul i32 %gx, %nx
+  %h = mul i32 %gy, %ny
+  %zh = mul i32 %z, %h
+  %zhy = add i32 %zh, %y
+  %l0 = mul i32 %zhy, %w
+  %l = add i32 %l0, %x
+  %l64 = zext i32 %l to i64
+  %p = getelementptr i32, ptr %out, i64 %l64
+  %v = add i32 %l, 1
+  store i32 %v, ptr %p
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @grid3}
+)";
+
+TEST(CpuKernel, ThreeDimensionalGrid) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(GridKernel, "grid3");
+  ASSERT_TRUE(Module);
+  const Dim3 Grid = {3, 4, 5}, Block = {2, 3, 7};
+  const size_t Total = 3 * 4 * 5 * 2 * 3 * 7;
+  std::vector<int32_t> Out(Total, 0);
+  int32_t *OutP = Out.data();
+  void *Shape = nullptr;
+  void *Params[] = {&OutP, &Shape};
+  launchOnCpu(Module->blockFunction("grid3"), Grid, Block, Params, 0);
+  for (size_t I = 0; I < Total; ++I)
+    ASSERT_EQ(Out[I], int32_t(I + 1)) << I;
+}
+
+// Static and dynamic shared memory, a local array kept across a barrier
+// and a constant array: out[g] = dyn[ntid-1-t] + static[t] + local sum +
+// table[t & 3], where dyn holds in[], static holds 1000 * t.
+constexpr const char *MemoryKernel = R"(
+@table = private constant [4 x i32] [i32 10, i32 20, i32 30, i32 40]
+define void @memory(ptr %out, ptr %in) {
+  %dyn = call ptr @tidal.shared.dynamic()
+  %st = call ptr @tidal.shared.array(i64 4096, i64 16)
+  %loc = call ptr @tidal.local.array(i64 16, i64 4)
+  %tab = call ptr @tidal.const.array(ptr @table)
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %t64 = zext i32 %tid to i64
+  %base = mul i32 %bid, %bdim
+  %g = add i32 %base, %tid
+  %g64 = zext i32 %g to i64
+  %inp = getelementptr i32, ptr %in, i64 %g64
+  %inv = load i32, ptr %inp
+  %dp = getelementptr i32, ptr %dyn, i64 %t64
+  store i32 %inv, ptr %dp
+  %sv = mul i32 %tid, 1000
+  %sp = getelementptr i32, ptr %st, i64 %t64
+  store i32 %sv, ptr %sp
+  store i32 %tid, ptr %loc
+  %l1 = getelementptr i32, ptr %loc, i64 1
+  store i32 %bid, ptr %l1
+  call void @tidal.syncthreads()
+  %last = sub i32 %bdim, 1
+  %mirror = sub i32 %last, %tid
+  %m64 = zext i32 %mirror to i64
+  %mp = getelementptr i32, ptr %dyn, i64 %m64
+  %mv = load i32, ptr %mp
+  %sv2 = load i32, ptr %sp
+  %lv0 = load i32, ptr %loc
+  %lv1 = load i32, ptr %l1
+  %q = and i64 %t64, 3
+  %tp = getelementptr i32, ptr %tab, i64 %q
+  %tv = load i32, ptr %tp
+  %r1 = add i32 %mv, %sv2
+  %r2 = add i32 %r1, %lv0
+  %r3 = add i32 %r2, %lv1
+  %r4 = add i32 %r3, %tv
+  %op = getelementptr i32, ptr %out, i64 %g64
+  store i32 %r4, ptr %op
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @memory}
+)";
+
+TEST(CpuKernel, StaticDynamicLocalAndConstantMemory) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(MemoryKernel, "memory");
+  ASSERT_TRUE(Module);
+  const uint32_t Blocks = 9, BlockSize = 100;
+  std::vector<int32_t> In(Blocks * BlockSize), Out(In.size(), 0);
+  for (size_t I = 0; I < In.size(); ++I)
+    In[I] = int32_t(I * 7 + 3);
+  int32_t *OutP = Out.data(), *InP = In.data();
+  void *Params[] = {&OutP, &InP};
+  launchOnCpu(Module->blockFunction("memory"), {Blocks, 1, 1},
+              {BlockSize, 1, 1}, Params, BlockSize * sizeof(int32_t));
+  const int32_t Table[4] = {10, 20, 30, 40};
+  for (uint32_t B = 0; B < Blocks; ++B)
+    for (uint32_t T = 0; T < BlockSize; ++T)
+      ASSERT_EQ(Out[B * BlockSize + T],
+                In[B * BlockSize + BlockSize - 1 - T] + int32_t(1000 * T) +
+                    int32_t(T) + int32_t(B) + Table[T & 3])
+          << "block " << B << " thread " << T;
+}
+
+// count / and / or of predicates over the block.
+constexpr const char *CountKernel = R"(
+define void @counts(ptr %out) {
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %r3 = urem i32 %tid, 3
+  %p1 = icmp eq i32 %r3, 0
+  %p1i = zext i1 %p1 to i32
+  %count = call i32 @tidal.syncthreads.count(i32 %p1i)
+  %p2 = icmp ult i32 %tid, 1000
+  %p2i = zext i1 %p2 to i32
+  %all = call i32 @tidal.syncthreads.and(i32 %p2i)
+  %p3 = icmp eq i32 %tid, 5
+  %p3i = zext i1 %p3 to i32
+  %any = call i32 @tidal.syncthreads.or(i32 %p3i)
+  %none = call i32 @tidal.syncthreads.or(i32 0)
+  %b4 = mul i32 %bid, 4
+  %i0 = zext i32 %b4 to i64
+  %o0 = getelementptr i32, ptr %out, i64 %i0
+  %is0 = icmp eq i32 %tid, 7
+  br i1 %is0, label %write, label %done
+write:
+  store i32 %count, ptr %o0
+  %o1 = getelementptr i32, ptr %o0, i64 1
+  store i32 %all, ptr %o1
+  %o2 = getelementptr i32, ptr %o0, i64 2
+  store i32 %any, ptr %o2
+  %o3 = getelementptr i32, ptr %o0, i64 3
+  store i32 %none, ptr %o3
+  br label %done
+done:
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @counts}
+)";
+
+TEST(CpuKernel, SyncthreadsCountAndOr) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(CountKernel, "counts");
+  ASSERT_TRUE(Module);
+  for (uint32_t BlockSize : {64u, 1024u, 100u}) {
+    std::vector<int32_t> Out(4 * 3, -1);
+    int32_t *OutP = Out.data();
+    void *Params[] = {&OutP};
+    launchOnCpu(Module->blockFunction("counts"), {3, 1, 1}, {BlockSize, 1, 1},
+                Params, 0);
+    for (int B = 0; B < 3; ++B) {
+      EXPECT_EQ(Out[B * 4 + 0], int32_t((BlockSize + 2) / 3)) << BlockSize;
+      EXPECT_EQ(Out[B * 4 + 1], BlockSize <= 1000 ? 1 : 0) << BlockSize;
+      EXPECT_EQ(Out[B * 4 + 2], 1) << BlockSize;
+      EXPECT_EQ(Out[B * 4 + 3], 0) << BlockSize;
+    }
+  }
+}
+
+// Warp collectives: sum[warp] by a shfl.down reduction loop; rev[g] =
+// shfl.idx of lane 31 - lane; bfly[g] = xor-butterfly sum (f32); ballot,
+// any, all per warp; match.any of (lane & 3).
+constexpr const char *WarpKernel = R"(
+define void @warp(ptr %sum, ptr %rev, ptr %bfly, ptr %votes, ptr %matches) {
+entry:
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %lane = call i32 @tidal.laneid()
+  %base = mul i32 %bid, %bdim
+  %g = add i32 %base, %tid
+  %g64 = zext i32 %g to i64
+  %v0 = add i32 %g, 1
+  br label %loop
+loop:
+  %off = phi i32 [ 16, %entry ], [ %off.next, %loop ]
+  %v = phi i32 [ %v0, %entry ], [ %v.next, %loop ]
+  %other = call i32 @tidal.shfl.down.i32(i32 -1, i32 %v, i32 %off)
+  %v.next = add i32 %v, %other
+  %off.next = lshr i32 %off, 1
+  %again = icmp ne i32 %off.next, 0
+  br i1 %again, label %loop, label %after
+after:
+  %src = sub i32 31, %lane
+  %r = call i32 @tidal.shfl.idx.i32(i32 -1, i32 %g, i32 %src)
+  %rp = getelementptr i32, ptr %rev, i64 %g64
+  store i32 %r, ptr %rp
+  %f0 = uitofp i32 %lane to float
+  %f1x = call float @tidal.shfl.xor.f32(i32 -1, float %f0, i32 1)
+  %f1 = fadd float %f0, %f1x
+  %f2x = call float @tidal.shfl.xor.f32(i32 -1, float %f1, i32 2)
+  %f2 = fadd float %f1, %f2x
+  %fp = getelementptr float, ptr %bfly, i64 %g64
+  store float %f2, ptr %fp
+  %r3 = urem i32 %g, 3
+  %p = icmp eq i32 %r3, 0
+  %ballot = call i32 @tidal.vote.ballot(i32 -1, i1 %p)
+  %any = call i1 @tidal.vote.any(i32 -1, i1 %p)
+  %big = icmp ult i32 %lane, 40
+  %all = call i1 @tidal.vote.all(i32 -1, i1 %big)
+  %key = and i32 %lane, 3
+  %m = call i32 @tidal.match.any.i32(i32 -1, i32 %key)
+  %mp = getelementptr i32, ptr %matches, i64 %g64
+  store i32 %m, ptr %mp
+  %is0 = icmp eq i32 %lane, 0
+  br i1 %is0, label %write, label %done
+write:
+  %w = lshr i32 %g, 5
+  %w64 = zext i32 %w to i64
+  %sp = getelementptr i32, ptr %sum, i64 %w64
+  store i32 %v.next, ptr %sp
+  %w3 = mul i64 %w64, 3
+  %vp = getelementptr i32, ptr %votes, i64 %w3
+  store i32 %ballot, ptr %vp
+  %anyi = zext i1 %any to i32
+  %vp1 = getelementptr i32, ptr %vp, i64 1
+  store i32 %anyi, ptr %vp1
+  %alli = zext i1 %all to i32
+  %vp2 = getelementptr i32, ptr %vp, i64 2
+  store i32 %alli, ptr %vp2
+  br label %done
+done:
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @warp}
+)";
+
+TEST(CpuKernel, WarpShuffleReductionAndVotes) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(WarpKernel, "warp");
+  ASSERT_TRUE(Module);
+  const uint32_t Blocks = 3, BlockSize = 128, Total = Blocks * BlockSize;
+  std::vector<int32_t> Sum(Total / 32, 0), Rev(Total, 0), Votes(Total / 32 * 3, 0),
+      Matches(Total, 0);
+  std::vector<float> Bfly(Total, 0);
+  int32_t *SumP = Sum.data(), *RevP = Rev.data(), *VotesP = Votes.data(),
+          *MatchesP = Matches.data();
+  float *BflyP = Bfly.data();
+  void *Params[] = {&SumP, &RevP, &BflyP, &VotesP, &MatchesP};
+  launchOnCpu(Module->blockFunction("warp"), {Blocks, 1, 1}, {BlockSize, 1, 1},
+              Params, 0);
+  for (uint32_t W = 0; W < Total / 32; ++W) {
+    // shfl.down from lanes past 31 returns the lane's own value, as CUDA.
+    std::vector<int32_t> V(32);
+    for (int L = 0; L < 32; ++L)
+      V[L] = int32_t(W * 32 + L + 1);
+    for (int Off = 16; Off > 0; Off /= 2) {
+      std::vector<int32_t> Next(V);
+      for (int L = 0; L < 32; ++L)
+        Next[L] = V[L] + (L + Off < 32 ? V[L + Off] : V[L]);
+      V = Next;
+    }
+    EXPECT_EQ(Sum[W], V[0]) << "warp " << W;
+    uint32_t Ballot = 0;
+    for (int L = 0; L < 32; ++L)
+      if ((W * 32 + L) % 3 == 0)
+        Ballot |= 1u << L;
+    EXPECT_EQ(uint32_t(Votes[W * 3]), Ballot) << "warp " << W;
+    EXPECT_EQ(Votes[W * 3 + 1], 1);
+    EXPECT_EQ(Votes[W * 3 + 2], 1);
+  }
+  for (uint32_t G = 0; G < Total; ++G) {
+    uint32_t Lane = G % 32;
+    ASSERT_EQ(Rev[G], int32_t(G - Lane + 31 - Lane)) << G;
+    ASSERT_EQ(Bfly[G], float((Lane & ~3u) * 4 + 6)) << G;
+    ASSERT_EQ(uint32_t(Matches[G]), 0x11111111u << (Lane & 3)) << G;
+  }
+}
+
+// Debug-mode failures: a bounds check (as the frontend emits it), an
+// assert, a divergent barrier, and shared memory poisoned at block start.
+constexpr const char *FailingKernels = R"(
+@where = private constant [38 x i8] c"kernel 'k' at file.py:7, array 'x'\00\00\00\00"
+@message = private constant [24 x i8] c"assert x > 0 at f.py:3\00\00"
+define void @bounds(ptr %x, i64 %n) {
+entry:
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %b8 = mul i32 %bid, 8
+  %i32 = add i32 %b8, %tid
+  %i = zext i32 %i32 to i64
+  %ok = icmp ult i64 %i, %n
+  br i1 %ok, label %store, label %fail
+fail:
+  call void @tidal.bounds.error(ptr @where, i64 %i, i64 %n, i32 0)
+  unreachable
+store:
+  %p = getelementptr i32, ptr %x, i64 %i
+  store i32 1, ptr %p
+  ret void
+}
+define void @asserts(ptr %x) {
+entry:
+  %tid = call i32 @tidal.tid.x()
+  %bad = icmp eq i32 %tid, 3
+  br i1 %bad, label %fail, label %ok
+fail:
+  call void @tidal.assert.fail(ptr @message)
+  br label %ok
+ok:
+  ret void
+}
+define void @divergent(ptr %x) {
+entry:
+  %tid = call i32 @tidal.tid.x()
+  %low = icmp ult i32 %tid, 16
+  br i1 %low, label %sync, label %done
+sync:
+  call void @tidal.syncthreads()
+  br label %done
+done:
+  ret void
+}
+define void @poisoned(ptr %out) {
+  %sh = call ptr @tidal.shared.array(i64 64, i64 4)
+  %dyn = call ptr @tidal.shared.dynamic()
+  %tid = call i32 @tidal.tid.x()
+  %t64 = zext i32 %tid to i64
+  %p = getelementptr i32, ptr %sh, i64 %t64
+  %v = load i32, ptr %p
+  %o = getelementptr i32, ptr %out, i64 %t64
+  store i32 %v, ptr %o
+  %f = load float, ptr %dyn
+  %isnan = fcmp uno float %f, 0.0
+  %n = zext i1 %isnan to i32
+  %o2 = getelementptr i32, ptr %out, i64 16
+  store i32 %n, ptr %o2
+  ret void
+}
+!tidal.kernels = !{!0, !1, !2, !3}
+!0 = !{ptr @bounds}
+!1 = !{ptr @asserts}
+!2 = !{ptr @divergent}
+!3 = !{ptr @poisoned}
+)";
+
+TEST(CpuKernel, BoundsErrorIsReportedWithThreadAndBlock) {
+  std::unique_ptr<CpuModule> Module =
+      compileMarkers(FailingKernels, "failing", /*Debug=*/true);
+  ASSERT_TRUE(Module);
+  std::vector<int32_t> X(10, 0);
+  int32_t *XP = X.data();
+  int64_t N = 10;
+  void *Params[] = {&XP, &N};
+  try {
+    launchOnCpu(Module->blockFunction("bounds"), {2, 1, 1}, {8, 1, 1}, Params, 0);
+    FAIL() << "no KernelError";
+  } catch (const KernelError &E) {
+    EXPECT_EQ(E.kind(), KernelError::Kind::Bounds);
+    EXPECT_STREQ(E.what(),
+                 "index 10 is out of bounds for axis 0 with size 10 in kernel "
+                 "'k' at file.py:7, array 'x', thread (2, 0, 0) of block (1, 0, 0)");
+    EXPECT_EQ(E.thread(), (Dim3{2, 0, 0}));
+    EXPECT_EQ(E.block(), (Dim3{1, 0, 0}));
+  }
+  for (int I = 0; I < 8; ++I)
+    EXPECT_EQ(X[I], 1) << I; // block 0 ran fully
+  // The pool is usable after a failure, and the failure is not sticky.
+  N = 16;
+  std::vector<int32_t> Y(16, 0);
+  int32_t *YP = Y.data();
+  void *Params2[] = {&YP, &N};
+  launchOnCpu(Module->blockFunction("bounds"), {2, 1, 1}, {8, 1, 1}, Params2, 0);
+  EXPECT_EQ(std::count(Y.begin(), Y.end(), 1), 16);
+}
+
+TEST(CpuKernel, AssertFailureIsReported) {
+  std::unique_ptr<CpuModule> Module =
+      compileMarkers(FailingKernels, "failing", /*Debug=*/true);
+  ASSERT_TRUE(Module);
+  void *X = nullptr;
+  void *Params[] = {&X};
+  try {
+    launchOnCpu(Module->blockFunction("asserts"), {1, 1, 1}, {8, 1, 1}, Params, 0);
+    FAIL() << "no KernelError";
+  } catch (const KernelError &E) {
+    EXPECT_EQ(E.kind(), KernelError::Kind::Assert);
+    EXPECT_EQ(E.detail(), "assert x > 0 at f.py:3");
+    EXPECT_STREQ(E.what(),
+                 "assert x > 0 at f.py:3 (thread (3, 0, 0) of block (0, 0, 0))");
+  }
+}
+
+TEST(CpuKernel, DivergentBarrierIsReportedNotHung) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(FailingKernels, "failing");
+  ASSERT_TRUE(Module);
+  void *X = nullptr;
+  void *Params[] = {&X};
+  try {
+    launchOnCpu(Module->blockFunction("divergent"), {4, 1, 1}, {48, 1, 1},
+                Params, 0);
+    FAIL() << "no KernelError";
+  } catch (const KernelError &E) {
+    EXPECT_EQ(E.kind(), KernelError::Kind::Barrier);
+    std::string Message = E.what();
+    EXPECT_NE(Message.find("threads (0, 0, 0)..(15, 0, 0) at syncthreads"),
+              std::string::npos)
+        << Message;
+    EXPECT_NE(Message.find("threads (16, 0, 0)..(47, 0, 0) finished"),
+              std::string::npos)
+        << Message;
+    EXPECT_NE(Message.find("kernel 'divergent'"), std::string::npos) << Message;
+  }
+}
+
+TEST(CpuKernel, DebugModePoisonsSharedMemory) {
+  std::unique_ptr<CpuModule> Module =
+      compileMarkers(FailingKernels, "failing", /*Debug=*/true);
+  ASSERT_TRUE(Module);
+  std::vector<int32_t> Out(17, 0);
+  int32_t *OutP = Out.data();
+  void *Params[] = {&OutP};
+  launchOnCpu(Module->blockFunction("poisoned"), {1, 1, 1}, {16, 1, 1}, Params, 64);
+  for (int I = 0; I < 16; ++I)
+    EXPECT_EQ(Out[I], -1) << I;
+  EXPECT_EQ(Out[16], 1) << "dynamic shared memory reads as NaN";
+}
+
+constexpr const char *MathPrintKernel = R"(
+@format = private constant [24 x i8] c"thread %d: %.2f %s %ld\0A\00"
+@word = private constant [3 x i8] c"ok\00"
+define void @mathprint(ptr %f, ptr %d) {
+  %tid = call i32 @tidal.tid.x()
+  %t64 = zext i32 %tid to i64
+  %x = uitofp i32 %tid to float
+  %s = call float @tidal.math.sin.f32(float %x)
+  %t = call float @tidal.math.tan.f32(float %x)
+  %st = fadd float %s, %t
+  %fp = getelementptr float, ptr %f, i64 %t64
+  store float %st, ptr %fp
+  %xd = uitofp i32 %tid to double
+  %p = call double @tidal.math.pow.f64(double %xd, double 1.5)
+  %xd1 = fadd double %xd, 1.0
+  %r = call double @tidal.math.rsqrt.f64(double %xd1)
+  %pr = fadd double %p, %r
+  %dp = getelementptr double, ptr %d, i64 %t64
+  store double %pr, ptr %dp
+  call void @tidal.threadfence()
+  %big = mul i64 %t64, 10000000000
+  call void (ptr, ...) @tidal.print(ptr @format, i32 %tid, double %xd, ptr @word, i64 %big)
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @mathprint}
+)";
+
+TEST(CpuKernel, MathAndPrint) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(MathPrintKernel, "math");
+  ASSERT_TRUE(Module);
+  std::vector<float> F(4);
+  std::vector<double> D(4);
+  float *FP = F.data();
+  double *DP = D.data();
+  void *Params[] = {&FP, &DP};
+  testing::internal::CaptureStdout();
+  launchOnCpu(Module->blockFunction("mathprint"), {1, 1, 1}, {4, 1, 1}, Params, 0);
+  std::string Output = testing::internal::GetCapturedStdout();
+  for (int I = 0; I < 4; ++I) {
+    EXPECT_FLOAT_EQ(F[I], std::sin(float(I)) + std::tan(float(I))) << I;
+    EXPECT_DOUBLE_EQ(D[I], std::pow(double(I), 1.5) + 1.0 / std::sqrt(I + 1.0)) << I;
+  }
+  EXPECT_EQ(Output, "thread 0: 0.00 ok 0\nthread 1: 1.00 ok 10000000000\n"
+                    "thread 2: 2.00 ok 20000000000\nthread 3: 3.00 ok 30000000000\n");
+}
+
+// Prints, never asserts: ns per element of the lowered kernels against a
+// plain C++ loop doing the same work on one thread.
+TEST(CpuTiming, BarrierKernelsAgainstPlainLoops) {
+  using Clock = std::chrono::steady_clock;
+  auto Seconds = [](Clock::duration D) {
+    return std::chrono::duration<double>(D).count();
+  };
+  auto Best = [&](auto &&Run, int Repeats) {
+    double Min = 1e30;
+    for (int I = 0; I < Repeats; ++I) {
+      auto Start = Clock::now();
+      Run();
+      Min = std::min(Min, Seconds(Clock::now() - Start));
+    }
+    return Min;
+  };
+  {
+    std::unique_ptr<CpuModule> Module = compileMarkers(MatmulKernel, "matmul");
+    ASSERT_TRUE(Module);
+    const int64_t N = 256;
+    std::vector<float> A = randomFloats(N * N, 1), B = randomFloats(N * N, 2),
+                       C(N * N), Reference(N * N);
+    float *CData = C.data(), *AData = A.data(), *BData = B.data();
+    int64_t Size = N;
+    void *Params[] = {&CData, &AData, &BData, &Size};
+    TidalBlockFunction Fn = Module->blockFunction("matmul");
+    double Kernel = Best([&] {
+      launchOnCpu(Fn, {N / 16, N / 16, 1}, {16, 16, 1}, Params, 0);
+    }, 5);
+    double Plain = Best([&] {
+      for (int64_t I = 0; I < N; ++I) {
+        float *Row = Reference.data() + I * N;
+        std::fill(Row, Row + N, 0.0f);
+        for (int64_t K = 0; K < N; ++K) {
+          float AIK = A[I * N + K];
+          for (int64_t J = 0; J < N; ++J)
+            Row[J] += AIK * B[K * N + J];
+        }
+      }
+    }, 5);
+    EXPECT_EQ(C, Reference);
+    std::cout << "[ timing   ] matmul 256x256 f32, 16x16 tiles: " << Kernel * 1e3
+              << " ms (" << Kernel * 1e9 / (N * N) << " ns/element), plain C++ "
+              << "loop on one thread: " << Plain * 1e3 << " ms, "
+              << cpuWorkerCount() << " pool threads\n";
+  }
+  {
+    std::unique_ptr<CpuModule> Module = compileMarkers(ReduceKernel, "reduce");
+    ASSERT_TRUE(Module);
+    const uint32_t N = 1 << 20, BlockSize = 256;
+    std::vector<float> X = randomFloats(N, 3), Out(N / BlockSize);
+    float *OutData = Out.data(), *XData = X.data();
+    void *Params[] = {&OutData, &XData};
+    TidalBlockFunction Fn = Module->blockFunction("reduce");
+    double Kernel = Best([&] {
+      launchOnCpu(Fn, {N / BlockSize, 1, 1}, {BlockSize, 1, 1}, Params, 0);
+    }, 10);
+    volatile float Sink = 0;
+    double Plain = Best([&] {
+      float Sum = 0;
+      for (uint32_t I = 0; I < N; ++I)
+        Sum += X[I];
+      Sink = Sum;
+    }, 10);
+    std::cout << "[ timing   ] block reduction of 2^20 f32 (256 threads): "
+              << Kernel * 1e9 / N << " ns/element, plain C++ loop: "
+              << Plain * 1e9 / N << " ns/element\n";
+  }
+  {
+    std::unique_ptr<CpuModule> Module =
+        compileMarkers(HistogramKernel, "histogram");
+    ASSERT_TRUE(Module);
+    const int64_t N = 1 << 20;
+    std::vector<int32_t> X(N), Hist(256), Reference(256);
+    for (int64_t I = 0; I < N; ++I)
+      X[I] = int32_t((I * 2654435761u) >> 7);
+    int32_t *HistData = Hist.data(), *XData = X.data();
+    int64_t Count = N;
+    void *Params[] = {&HistData, &XData, &Count};
+    TidalBlockFunction Fn = Module->blockFunction("histogram");
+    double Kernel = Best([&] {
+      launchOnCpu(Fn, {64, 1, 1}, {256, 1, 1}, Params, 0);
+    }, 10);
+    double Plain = Best([&] {
+      std::fill(Reference.begin(), Reference.end(), 0);
+      for (int64_t I = 0; I < N; ++I)
+        ++Reference[X[I] & 255];
+    }, 10);
+    std::cout << "[ timing   ] shared-memory histogram of 2^20 i32, 256 bins: "
+              << Kernel * 1e9 / N << " ns/element, plain C++ loop: "
+              << Plain * 1e9 / N << " ns/element\n";
+  }
+}
+
+} // namespace
