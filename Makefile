@@ -6,7 +6,7 @@ BUILD     := build
 LIT       := /usr/lib/llvm-19/build/utils/lit/lit.py
 CMAKE_ARGS := -G Ninja -DPython3_EXECUTABLE=$(PYTHON) -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all setup build demo check check-lit check-gtest check-pytest clean
+.PHONY: all setup build demo check check-lit check-gtest check-pytest clean bench
 
 all: build
 
@@ -40,6 +40,11 @@ check-gtest: build
 
 check-pytest: build
 	@PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -v -p no:cacheprovider test/python
+
+# Benchmarks (bench/README.md): writes bench/results/<date>-<host>.{json,md,png};
+# an unsupported kernel is a row of the table that says why, not a failure.
+bench: build
+	@$(PYTHON) bench/run.py
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,53 @@
+"""The benchmark kernels, written once in Numba-CUDA style.
+
+They are compiled by whichever `cuda` module `define(cuda)` is given:
+`tidal.cuda`, `numba.cuda` (on a GPU or under NUMBA_ENABLE_CUDASIM=1). The
+module below is executed afresh for each `cuda` module, with `cuda` and
+`float32`/`int32` of that package as its globals, so each package's compiler
+reads the same source file (tidal reads the AST, Numba the bytecode).
+"""
+
+import importlib
+import importlib.util
+import os
+
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_source.py")
+
+# name -> (signature text, what the kernel needs from the language)
+SIGNATURES = {
+    "saxpy": "void(float32, float32[::1], float32[::1], float32[::1])",
+    "stencil": "void(float32[:, ::1], float32[:, ::1])",
+    "matmul": "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])",
+    "reduction": "void(float32[::1], float32[::1])",
+    "histogram": "void(int32[::1], int32[::1])",
+    "math": "void(float32[::1], float32[::1])",
+}
+
+EMPTY_SIGNATURES = {
+    "empty0": "void()",
+    "empty1": "void(float32[::1])",
+    "empty4": "void(float32[::1], float32[::1], float32, int64)",
+    "empty16": "void(" + ", ".join(["float32[::1]"] * 8 + ["float32"] * 4 + ["int64"] * 4) + ")",
+}
+
+TILE = 16
+BLOCK = 256
+BINS = 256
+
+
+def define(cuda):
+    """Returns a namespace (module) of the kernels compiled by `cuda`'s @cuda.jit."""
+    package = importlib.import_module(cuda.__name__.split(".")[0])
+    name = f"_bench_kernels_{package.__name__}_{id(cuda)}"
+    spec = importlib.util.spec_from_file_location(name, _SOURCE)
+    module = importlib.util.module_from_spec(spec)
+    module.cuda = cuda
+    module.float32 = package.float32
+    module.int32 = package.int32
+    spec.loader.exec_module(module)
+    return module
+
+
+def kernel(namespace, name):
+    """The dispatcher called `name` in SIGNATURES/EMPTY_SIGNATURES ('math' is math_kernel)."""
+    return getattr(namespace, "math_kernel" if name == "math" else name)
