@@ -195,7 +195,7 @@ class Generator:
                 lambda: f"max({e()}, {e('int')})",
                 lambda: f"float({e('int')})",
                 lambda: f"({small()} ** 2)",
-                lambda: f"(min(max({e()}, -3.0), 3.0) ** 0.5 if {e()} > 0 else 1.5)",
+                lambda: f"(min(abs({e()}), 9.0) ** 0.5)",
                 lambda: f"({e()} if {self.condition()} else {e('int')})",
                 lambda: self.call("float", depth),
             ]
