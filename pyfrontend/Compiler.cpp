@@ -66,12 +66,12 @@ std::string moduleText(const Module &M) {
   return OS.str();
 }
 
-void lowerForNVPTX(Module &M, unsigned SM) {
+void lowerForNVPTX(Module &M, unsigned SM, PipelineTimings *Timings) {
   TargetMachine &TM = nvptxMachine(SM);
   NVPTXOptions Options;
   Options.SM = SM;
   std::string Error;
-  if (!runNVPTXPipeline(M, TM, Options, Error))
+  if (!runNVPTXPipeline(M, TM, Options, Error, Timings))
     throw std::runtime_error("lowering for NVPTX failed: " + Error);
 }
 

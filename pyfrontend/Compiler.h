@@ -9,6 +9,10 @@ namespace llvm {
 class Module;
 } // namespace llvm
 
+namespace tidal {
+struct PipelineTimings;
+} // namespace tidal
+
 namespace tidal::frontend {
 
 // sm_75 when nothing else is asked for: the oldest that CUDA 13's ptxas takes.
@@ -18,7 +22,7 @@ std::string moduleText(const llvm::Module &M);
 
 // tidal-nvptx in place (lower, verify, internalise, O3) for sm_<SM>.
 // Throws std::runtime_error with the plugin's diagnostics.
-void lowerForNVPTX(llvm::Module &M, unsigned SM);
+void lowerForNVPTX(llvm::Module &M, unsigned SM, tidal::PipelineTimings *Timings = nullptr);
 // PTX of a module lowered by lowerForNVPTX.
 std::string emitPTX(llvm::Module &M, unsigned SM);
 

@@ -2220,7 +2220,7 @@ void FunctionCompiler::visitAssert(PyObject *Node) {
   if (!Msg.isNone() && nodeKind(Msg.get()) == "Constant")
     Text = PyRef::borrow(Msg.get()).attr("value").str();
   SourceLocation Where = locate(Node);
-  std::string Message = "AssertionError" + (Text.empty() ? "" : ": " + Text) + " (assert " +
+  std::string Message = (Text.empty() ? std::string("assertion failed") : Text) + " (assert " +
                         sourceText(Test.get()) + " in " + (IsDevice ? "device function '" : "kernel '") +
                         functionName() + "' at " + Where.File + ":" + std::to_string(Where.Line) + ")";
   BasicBlock *Fail = BasicBlock::Create(Ctx, "assert.fail", F);

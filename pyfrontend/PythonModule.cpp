@@ -7,6 +7,7 @@
 #include "PyRef.h"
 #include "Types.h"
 
+#include "tidal/Passes.h"
 #include "tidal/runtime/CpuTarget.h"
 #include "tidal/runtime/CudaDriver.h"
 
@@ -19,6 +20,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +53,12 @@ PyObject *raiseFromCurrentException() {
       PyErr_SetObject(Class.get(), Instance.get());
   } catch (const std::invalid_argument &E) {
     PyErr_SetString(PyExc_TypeError, E.what());
+  } catch (const runtime::KernelError &E) {
+    // What a failed check in a kernel raises, as Numba's simulator does.
+    PyObject *Type = E.kind() == runtime::KernelError::Kind::Bounds   ? PyExc_IndexError
+                     : E.kind() == runtime::KernelError::Kind::Assert ? PyExc_AssertionError
+                                                                      : PyExc_RuntimeError;
+    PyErr_SetString(Type, E.what());
   } catch (const runtime::RuntimeError &E) {
     PyErr_SetString(PyExc_RuntimeError, E.what());
   } catch (const std::bad_alloc &) {
@@ -377,9 +385,18 @@ PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
   }
   if (!packArguments(S, KernelArgs, Storage, Params))
     return nullptr;
+  // The launch runs without the GIL; its exception (a KernelError from a
+  // failed check) is rethrown once the GIL is held again.
+  std::exception_ptr Failure;
   Py_BEGIN_ALLOW_THREADS
-  runtime::launchOnCpu(S.Block, G, Bk, Params, static_cast<size_t>(SharedBytes));
+  try {
+    runtime::launchOnCpu(S.Block, G, Bk, Params, static_cast<size_t>(SharedBytes));
+  } catch (...) {
+    Failure = std::current_exception();
+  }
   Py_END_ALLOW_THREADS
+  if (Failure)
+    std::rethrow_exception(Failure);
   Py_RETURN_NONE;
   TIDAL_CATCH
 }
@@ -523,7 +540,37 @@ PyObject *module_cpu_worker_count(PyObject *, PyObject *) {
   return PyLong_FromUnsignedLong(runtime::cpuWorkerCount());
 }
 
+// compile_ptx_timed(function, signature, sm): PTX of a kernel compiled
+// from scratch, and the seconds of each stage, for the benchmark.
+PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
+  PyObject *Function, *Signature;
+  unsigned SM = DefaultSM;
+  if (!PyArg_ParseTuple(Args, "OO|I", &Function, &Signature, &SM))
+    return nullptr;
+  TIDAL_TRY
+  using Clock = std::chrono::steady_clock;
+  auto Seconds = [](Clock::time_point A, Clock::time_point B) {
+    return std::chrono::duration<double>(B - A).count();
+  };
+  std::vector<Type> Types = typesFromPython(Signature);
+  Clock::time_point Start = Clock::now();
+  KernelModule KM = emitKernel(Function, Types, FrontendOptions());
+  Clock::time_point Emitted = Clock::now();
+  PipelineTimings Timings;
+  lowerForNVPTX(*KM.Module, SM, &Timings);
+  Clock::time_point Lowered = Clock::now();
+  std::string PTX = emitPTX(*KM.Module, SM);
+  Clock::time_point Done = Clock::now();
+  (void)Lowered;
+  return Py_BuildValue("(s{sdsdsdsd})", PTX.c_str(), "frontend", Seconds(Start, Emitted),
+                       "lowering", Timings.LoweringSeconds, "optimisation",
+                       Timings.OptimisationSeconds, "codegen", Seconds(Lowered, Done));
+  TIDAL_CATCH
+}
+
 PyMethodDef ModuleMethods[] = {
+    {"compile_ptx_timed", module_compile_ptx_timed, METH_VARARGS,
+     "compile_ptx_timed(function, signature, sm=75): (ptx, {stage: seconds})."},
     {"typeof", module_typeof, METH_O, "typeof(value): the kernel type of a launch argument."},
     {"parse_signature", module_parse_signature, METH_O,
      "parse_signature(text): (return type or None, [parameter types])."},

@@ -22,6 +22,7 @@ const ScalarInfo ScalarTable[] = {
     {Scalar::UInt16, "uint16", "u16", 16},   {Scalar::UInt32, "uint32", "u32", 32},
     {Scalar::UInt64, "uint64", "u64", 64},   {Scalar::Float16, "float16", "f16", 16},
     {Scalar::Float32, "float32", "f32", 32}, {Scalar::Float64, "float64", "f64", 64},
+    {Scalar::Complex64, "complex64", "c64", 64}, {Scalar::Complex128, "complex128", "c128", 128},
 };
 
 const ScalarInfo &info(Scalar S) { return ScalarTable[static_cast<int>(S)]; }
@@ -32,6 +33,11 @@ bool isInteger(Scalar S) {
 }
 bool isSigned(Scalar S) { return S >= Scalar::Int8 && S <= Scalar::Int64; }
 bool isFloat(Scalar S) { return S >= Scalar::Float16 && S <= Scalar::Float64; }
+bool isComplex(Scalar S) { return S == Scalar::Complex64 || S == Scalar::Complex128; }
+Scalar componentOf(Scalar S) { return S == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
+Scalar complexOf(Scalar S) {
+  return S == Scalar::Float32 || S == Scalar::Float16 ? Scalar::Complex64 : Scalar::Complex128;
+}
 unsigned bitWidth(Scalar S) { return info(S).Bits; }
 unsigned byteSize(Scalar S) { return S == Scalar::Bool ? 1 : info(S).Bits / 8; }
 const char *scalarName(Scalar S) { return info(S).Name; }
@@ -44,7 +50,8 @@ bool scalarFromName(const std::string &Name, Scalar &Out) {
       {"f2", Scalar::Float16},   {"i8", Scalar::Int64},     {"i4", Scalar::Int32},
       {"i2", Scalar::Int16},     {"i1", Scalar::Int8},      {"u8", Scalar::UInt64},
       {"u4", Scalar::UInt32},    {"u2", Scalar::UInt16},    {"u1", Scalar::UInt8},
-      {"half", Scalar::Float16}, {"single", Scalar::Float32}};
+      {"half", Scalar::Float16}, {"single", Scalar::Float32},
+      {"c8", Scalar::Complex64}, {"c16", Scalar::Complex128}, {"complex_", Scalar::Complex128}};
   for (const ScalarInfo &I : ScalarTable)
     if (Name == I.Name) {
       Out = I.S;
@@ -151,6 +158,10 @@ bool Type::operator==(const Type &O) const {
 }
 
 Scalar promoteArithmetic(Scalar A, Scalar B) {
+  // Complex: the complex of what the components (or reals) promote to.
+  if (isComplex(A) || isComplex(B))
+    return complexOf(promoteArithmetic(isComplex(A) ? componentOf(A) : A,
+                                       isComplex(B) ? componentOf(B) : B));
   // Floats: float64 wins; float32 survives only next to small ints (Numba 0.56).
   if (A == Scalar::Float64 || B == Scalar::Float64)
     return Scalar::Float64;
@@ -173,6 +184,12 @@ Scalar promoteArithmetic(Scalar A, Scalar B) {
 static bool unifyScalar(Scalar A, Scalar B, Scalar &Out) {
   if (A == B) {
     Out = A;
+    return true;
+  }
+  if (isComplex(A) || isComplex(B)) {
+    Scalar Component;
+    unifyScalar(isComplex(A) ? componentOf(A) : A, isComplex(B) ? componentOf(B) : B, Component);
+    Out = complexOf(Component);
     return true;
   }
   if (isFloat(A) || isFloat(B)) {

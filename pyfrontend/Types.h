@@ -16,11 +16,15 @@ enum class Scalar : uint8_t {
   Int8, Int16, Int32, Int64,
   UInt8, UInt16, UInt32, UInt64,
   Float16, Float32, Float64,
+  Complex64, Complex128, // pairs of float32 / float64
 };
 
 bool isInteger(Scalar S);
 bool isSigned(Scalar S);
 bool isFloat(Scalar S);
+bool isComplex(Scalar S);
+Scalar componentOf(Scalar Complex); // Complex64 -> Float32
+Scalar complexOf(Scalar Float);     // Float32 (or narrower) -> Complex64, else Complex128
 unsigned bitWidth(Scalar S);      // bool: 1
 unsigned byteSize(Scalar S);      // in memory; bool: 1
 const char *scalarName(Scalar S); // "float32", "bool", ...
@@ -60,6 +64,7 @@ struct Type {
   bool isPyObject() const { return K == Kind::PyObject; }
   bool isIntegerScalar() const { return isScalar() && isInteger(Elem); }
   bool isFloatScalar() const { return isScalar() && isFloat(Elem); }
+  bool isComplexScalar() const { return isScalar() && isComplex(Elem); }
   bool isBool() const { return isScalar() && Elem == Scalar::Bool; }
 
   // Numba's spelling: float32, array(float32, 1d, C), UniTuple(int64 x 2),

@@ -50,7 +50,7 @@ def checked(grid, n):
 # CHECKED-NEXT: unreachable
 # CHECKED: icmp uge i64 %{{.*}}, %grid.shape.1
 # CHECKED: call void @tidal.bounds.error(ptr @bounds.where{{.*}}, i64 %{{.*}}, i64 %grid.shape.1, i32 1)
-# MESSAGES-DAG: @assert.message = private unnamed_addr constant {{.*}} c"AssertionError: i is too large (assert i < n in kernel 'checked' at {{.*}}kernel-options.py:[[# @LINE - 14]])\00"
+# MESSAGES-DAG: @assert.message = private unnamed_addr constant {{.*}} c"i is too large (assert i < n in kernel 'checked' at {{.*}}kernel-options.py:[[# @LINE - 14]])\00"
 # MESSAGES-DAG: @bounds.where = private unnamed_addr constant {{.*}} c"kernel 'checked' at {{.*}}kernel-options.py:[[# @LINE - 14]], array 'grid'\00"
 # CHECKED-DAG: !{i32 4, !"tidal.debug", i32 1}
 
