@@ -210,6 +210,11 @@ llvm::Type *FunctionCompiler::llvmType(Scalar S) const {
     return llvm::Type::getFloatTy(Ctx);
   case Scalar::Float64:
     return llvm::Type::getDoubleTy(Ctx);
+  case Scalar::Complex64:
+  case Scalar::Complex128: {
+    llvm::Type *Component = llvmType(componentOf(S));
+    return StructType::get(Ctx, {Component, Component});
+  }
   default:
     return llvm::Type::getIntNTy(Ctx, bitWidth(S));
   }
@@ -261,6 +266,42 @@ std::vector<unsigned> flattenedParameterSizes(const frontend::Type &T) {
     break;
   }
   return Sizes;
+}
+
+Value *FunctionCompiler::makeComplex(Scalar S, Value *Re, Value *Im) {
+  Value *Z = UndefValue::get(llvmType(S));
+  Z = B.CreateInsertValue(Z, Re, 0);
+  return B.CreateInsertValue(Z, Im, 1);
+}
+
+// + - * / on complex numbers; division as CPython's _Py_c_quot (scaled by
+// the larger part of the divisor, so that it neither overflows early nor
+// loses the small part).
+Value *FunctionCompiler::complexArithmetic(const std::string &Op, Scalar S, Value *X, Value *Y) {
+  Value *A = B.CreateExtractValue(X, 0), *Bi = B.CreateExtractValue(X, 1);
+  Value *C = B.CreateExtractValue(Y, 0), *D = B.CreateExtractValue(Y, 1);
+  if (Op == "Add")
+    return makeComplex(S, B.CreateFAdd(A, C), B.CreateFAdd(Bi, D));
+  if (Op == "Sub")
+    return makeComplex(S, B.CreateFSub(A, C), B.CreateFSub(Bi, D));
+  if (Op == "Mult")
+    return makeComplex(S, B.CreateFSub(B.CreateFMul(A, C), B.CreateFMul(Bi, D)),
+                       B.CreateFAdd(B.CreateFMul(A, D), B.CreateFMul(Bi, C)));
+  // Div
+  Value *AbsC = B.CreateUnaryIntrinsic(Intrinsic::fabs, C);
+  Value *AbsD = B.CreateUnaryIntrinsic(Intrinsic::fabs, D);
+  Value *RealLarger = B.CreateFCmpOGE(AbsC, AbsD);
+  // |c| >= |d|: ratio = d / c, denominator = c + d * ratio
+  Value *R1 = B.CreateFDiv(D, C);
+  Value *Den1 = B.CreateFAdd(C, B.CreateFMul(D, R1));
+  Value *Re1 = B.CreateFDiv(B.CreateFAdd(A, B.CreateFMul(Bi, R1)), Den1);
+  Value *Im1 = B.CreateFDiv(B.CreateFSub(Bi, B.CreateFMul(A, R1)), Den1);
+  // |d| > |c|: ratio = c / d, denominator = c * ratio + d
+  Value *R2 = B.CreateFDiv(C, D);
+  Value *Den2 = B.CreateFAdd(B.CreateFMul(C, R2), D);
+  Value *Re2 = B.CreateFDiv(B.CreateFAdd(B.CreateFMul(A, R2), Bi), Den2);
+  Value *Im2 = B.CreateFDiv(B.CreateFSub(B.CreateFMul(Bi, R2), A), Den2);
+  return makeComplex(S, B.CreateSelect(RealLarger, Re1, Re2), B.CreateSelect(RealLarger, Im1, Im2));
 }
 
 CValue FunctionCompiler::makeScalar(Scalar S, Value *V) const {
@@ -324,6 +365,31 @@ void FunctionCompiler::startDeadBlock() {
 CValue FunctionCompiler::convert(const CValue &V, const frontend::Type &To, PyObject *Node) {
   if (V.T == To)
     return V;
+  if (V.T.isScalar() && To.isScalar() && (isComplex(V.T.Elem) || isComplex(To.Elem))) {
+    if (!isComplex(To.Elem) && To.Elem != Scalar::Bool)
+      typingError(Node, "cannot convert " + V.T.str() + " to " + To.str() +
+                            ": take .real, .imag or abs() of a complex number");
+    CValue R(To);
+    if (!Emitting)
+      return R;
+    if (To.Elem == Scalar::Bool) {
+      R.Parts.push_back(truth(V, Node));
+      return R;
+    }
+    frontend::Type Component = frontend::Type::scalar(componentOf(To.Elem));
+    Value *Re, *Im;
+    if (isComplex(V.T.Elem)) {
+      Re = convert(makeScalar(componentOf(V.T.Elem), B.CreateExtractValue(V.scalar(), 0)),
+                   Component, Node).scalar();
+      Im = convert(makeScalar(componentOf(V.T.Elem), B.CreateExtractValue(V.scalar(), 1)),
+                   Component, Node).scalar();
+    } else {
+      Re = convert(V, Component, Node).scalar();
+      Im = ConstantFP::get(Re->getType(), 0.0);
+    }
+    R.Parts.push_back(makeComplex(To.Elem, Re, Im));
+    return R;
+  }
   if (V.T.isScalar() && To.isScalar()) {
     CValue R(To);
     if (!Emitting)
@@ -371,6 +437,11 @@ Value *FunctionCompiler::truth(const CValue &V, PyObject *Node) {
     return X;
   if (isFloat(V.T.Elem)) // NaN is true, as in Python
     return B.CreateFCmpUNE(X, ConstantFP::get(X->getType(), 0.0));
+  if (isComplex(V.T.Elem)) {
+    Value *Zero = ConstantFP::get(llvmType(componentOf(V.T.Elem)), 0.0);
+    return B.CreateOr(B.CreateFCmpUNE(B.CreateExtractValue(X, 0), Zero),
+                      B.CreateFCmpUNE(B.CreateExtractValue(X, 1), Zero));
+  }
   return B.CreateICmpNE(X, ConstantInt::get(X->getType(), 0));
 }
 
@@ -972,6 +1043,17 @@ CValue FunctionCompiler::visitAttribute(PyObject *Node) {
     return CValue();
   if (Base.T.isPyObject())
     return attributeOfObject(Base, Attr, Node);
+  if (Base.T.isScalar() && (Attr == "real" || Attr == "imag")) {
+    if (!isComplex(Base.T.Elem)) {
+      // A real number's .real is itself and its .imag is zero.
+      if (Attr == "real")
+        return Base;
+      return convert(makeScalar(Scalar::Int64, Emitting ? B.getInt64(0) : nullptr), Base.T, Node);
+    }
+    Scalar Component = componentOf(Base.T.Elem);
+    return makeScalar(Component,
+                      Emitting ? B.CreateExtractValue(Base.scalar(), Attr == "real" ? 0 : 1) : nullptr);
+  }
   if (Base.T.isArray()) {
     unsigned N = Base.T.NDim;
     auto Dims = [&](unsigned First) {
@@ -1058,6 +1140,17 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
   Scalar Common = promoteArithmetic(L.T.Elem, R.T.Elem);
   bool Bitwise = Op == "BitAnd" || Op == "BitOr" || Op == "BitXor";
   bool Shift = Op == "LShift" || Op == "RShift";
+  if (isComplex(Common)) {
+    if (Op != "Add" && Op != "Sub" && Op != "Mult" && Op != "Div")
+      typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
+                            ": " + L.T.str() + " and " + R.T.str() +
+                            ": complex numbers take + - * / in kernels");
+    if (!Emitting)
+      return CValue(frontend::Type::scalar(Common));
+    frontend::Type CT = frontend::Type::scalar(Common);
+    return makeScalar(Common, complexArithmetic(Op, Common, convert(L, CT, Node).scalar(),
+                                                convert(R, CT, Node).scalar()));
+  }
   if ((Bitwise || Shift) && isFloat(Common))
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str() +
@@ -1248,7 +1341,17 @@ CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
   if (!V.T.isScalar())
     typingError(Node, "bad operand type for unary operator: " + V.T.str());
   // Numba widens small integers (and bools) as for binary arithmetic.
-  Scalar S = isFloat(V.T.Elem) ? V.T.Elem : promoteArithmetic(V.T.Elem, V.T.Elem);
+  Scalar S = isFloat(V.T.Elem) || isComplex(V.T.Elem) ? V.T.Elem
+                                                     : promoteArithmetic(V.T.Elem, V.T.Elem);
+  if (isComplex(S)) {
+    if (Op == "Invert")
+      typingError(Node, "bad operand type for unary ~: " + V.T.str());
+    if (!Emitting || Op == "UAdd")
+      return Emitting ? V : CValue(V.T);
+    Value *Z = V.scalar();
+    return makeScalar(S, makeComplex(S, B.CreateFNeg(B.CreateExtractValue(Z, 0)),
+                                     B.CreateFNeg(B.CreateExtractValue(Z, 1))));
+  }
   if (Op == "Invert" && isFloat(S))
     typingError(Node, "bad operand type for unary ~: " + V.T.str());
   if (Op == "Invert" && V.T.isBool())
@@ -1284,8 +1387,19 @@ CValue FunctionCompiler::compareOp(const std::string &Op, const CValue &L, const
   if (Op == "Is" || Op == "IsNot" || Op == "In" || Op == "NotIn")
     unsupported(Node, std::string("the '") + operatorSymbol(Op) +
                           "' operator is not supported on numbers");
+  bool ComplexOperands = isComplex(L.T.Elem) || isComplex(R.T.Elem);
+  if (ComplexOperands && Op != "Eq" && Op != "NotEq")
+    typingError(Node, std::string("complex numbers have no order: ") + operatorSymbol(Op) +
+                          " is not supported on " + L.T.str() + " and " + R.T.str());
   if (!Emitting)
     return makeScalar(Scalar::Bool, nullptr);
+  if (ComplexOperands) {
+    frontend::Type CT = frontend::Type::scalar(promoteArithmetic(L.T.Elem, R.T.Elem));
+    Value *X = convert(L, CT, Node).scalar(), *Y = convert(R, CT, Node).scalar();
+    Value *Same = B.CreateAnd(B.CreateFCmpOEQ(B.CreateExtractValue(X, 0), B.CreateExtractValue(Y, 0)),
+                              B.CreateFCmpOEQ(B.CreateExtractValue(X, 1), B.CreateExtractValue(Y, 1)));
+    return makeScalar(Scalar::Bool, Op == "Eq" ? Same : B.CreateNot(Same));
+  }
   // Compare in the common type: mixed signed/unsigned compares as Numba does.
   Scalar Common = (L.T.isBool() && R.T.isBool()) ? Scalar::Int64
                                                  : promoteArithmetic(L.T.Elem, R.T.Elem);
@@ -1566,7 +1680,7 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
   if (!Emitting)
     return makeScalar(Base.T.Elem, nullptr);
   llvm::Type *MemTy = llvmMemoryType(Base.T.Elem);
-  LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(byteSize(Base.T.Elem)));
+  LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Elem)));
   Value *V = Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
   return makeScalar(Base.T.Elem, V);
 }
@@ -1699,6 +1813,22 @@ CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
 
 CValue FunctionCompiler::visitCall(PyObject *Node) {
   PyRef FuncNode = field(Node, "func");
+  // z.conjugate(): the one method of numbers kernels call.
+  if (nodeKind(FuncNode.get()) == "Attribute" &&
+      identifierField(FuncNode.get(), "attr") == "conjugate") {
+    CValue Z = expr(field(FuncNode.get(), "value").get());
+    if (Z.T.isUndefined())
+      return CValue();
+    if (Z.T.isScalar()) {
+      if (PyList_GET_SIZE(field(Node, "args").get()) > 0)
+        typingError(Node, "conjugate() takes no arguments");
+      if (!isComplex(Z.T.Elem) || !Emitting)
+        return isComplex(Z.T.Elem) ? CValue(Z.T) : Z;
+      Value *V = Z.scalar();
+      return makeScalar(Z.T.Elem, makeComplex(Z.T.Elem, B.CreateExtractValue(V, 0),
+                                              B.CreateFNeg(B.CreateExtractValue(V, 1))));
+    }
+  }
   CValue Callee = expr(FuncNode.get());
   std::vector<PyObject *> ArgNodes = listItems(field(Node, "args").get());
   std::vector<CValue> Args;
@@ -1754,6 +1884,8 @@ CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vecto
       Name = "builtins.float";
     else if (T == &PyBool_Type)
       Name = "builtins.bool";
+    else if (T == &PyComplex_Type)
+      Name = "builtins.complex";
     else if (PyObject_HasAttrString(Callee, "__module__")) {
       PyRef Module = PyRef::borrow(Callee).attr("__module__");
       Scalar S;
@@ -1925,7 +2057,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
     Value *X = convert(V, frontend::Type::scalar(Base.T.Elem), ValueNode).scalar();
     if (Base.T.Elem == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
-    B.CreateAlignedStore(X, Ptr, Align(byteSize(Base.T.Elem)));
+    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
     return;
   }
   if (Kind == "Attribute")
@@ -1967,7 +2099,7 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
     CValue Old = makeScalar(Base.T.Elem, nullptr);
     if (Emitting) {
-      Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Elem), Ptr, Align(byteSize(Base.T.Elem)));
+      Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Elem), Ptr, Align(elementAlign(Base.T.Elem)));
       Old.Parts.push_back(Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
     }
     CValue Result = binaryOp(Op, Old, Operand, Node);
@@ -1976,7 +2108,7 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
     Value *X = convert(Result, frontend::Type::scalar(Base.T.Elem), Node).scalar();
     if (Base.T.Elem == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
-    B.CreateAlignedStore(X, Ptr, Align(byteSize(Base.T.Elem)));
+    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
     return;
   }
   unsupported(Target.get(), "cannot use this target of an augmented assignment in a kernel");

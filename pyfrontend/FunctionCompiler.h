@@ -81,6 +81,13 @@ public:
   llvm::Value *markerI32(const std::string &Name);
   CValue convert(const CValue &V, const Type &To, PyObject *Node);
   CValue makeScalar(Scalar S, llvm::Value *V) const;
+  // A complex value from its parts; + - * / of two complex values of type S.
+  llvm::Value *makeComplex(Scalar S, llvm::Value *Re, llvm::Value *Im);
+  llvm::Value *complexArithmetic(const std::string &Op, Scalar S, llvm::Value *X, llvm::Value *Y);
+  // The alignment of an array element (a complex number: its component's).
+  static unsigned elementAlign(Scalar S) {
+    return isComplex(S) ? byteSize(S) / 2 : byteSize(S);
+  }
   CValue makeTuple(std::vector<CValue> Elements) const;
   llvm::Value *truth(const CValue &V, PyObject *Node);
   // A compile-time integer argument (cuda.grid(ndim)); throws a TypingError

@@ -89,11 +89,25 @@ CValue builtinLen(IntrinsicCall &Call) {
   return Call.C.makeScalar(Scalar::Int64, Call.C.emitting() ? A.Parts[1] : nullptr);
 }
 
+// The magnitude of a complex number: hypot of its parts (math marker).
+Value *complexMagnitude(FunctionCompiler &C, Scalar S, Value *Z) {
+  IRBuilder<> &B = C.builder();
+  Scalar F = componentOf(S);
+  return C.callMarker(std::string("math.hypot.") + (F == Scalar::Float32 ? "f32" : "f64"),
+                      C.llvmType(F), {B.CreateExtractValue(Z, 0), B.CreateExtractValue(Z, 1)});
+}
+
 CValue builtinAbs(IntrinsicCall &Call) {
   expectArgCount(Call, "abs", 1, 1);
   const CValue &A = Call.Args[0];
   if (!A.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "abs() of a value of type " + A.T.str());
+  if (isComplex(A.T.Elem)) {
+    Scalar F = componentOf(A.T.Elem);
+    if (!Call.C.emitting())
+      return CValue(Type::scalar(F));
+    return Call.C.makeScalar(F, complexMagnitude(Call.C, A.T.Elem, A.scalar()));
+  }
   Scalar S = A.T.Elem == Scalar::Bool ? Scalar::Int64 : A.T.Elem;
   CValue X = Call.C.convert(A, Type::scalar(S), Call.Node);
   if (!Call.C.emitting() || !isSigned(S) && !isFloat(S))
@@ -118,6 +132,8 @@ CValue minOrMax(IntrinsicCall &Call, bool IsMax) {
     if (I)
       Common = promoteArithmetic(Common, Call.Args[I].T.Elem);
   }
+  if (isComplex(Common))
+    Call.C.typingError(Call.Node, std::string(Name) + "() of complex numbers: they have no order");
   // min/max of bools and small ints keep Numba's promotion.
   Type CT = Type::scalar(Common);
   if (!Call.C.emitting())
@@ -511,6 +527,8 @@ Scalar mathType(IntrinsicCall &Call, const std::string &Name) {
     Common = First ? Call.Args[I].T.Elem : promoteArithmetic(Common, Call.Args[I].T.Elem);
     First = false;
   }
+  if (isComplex(Common))
+    Call.C.typingError(Call.Node, Name + "() takes real numbers: use cmath for complex ones");
   return Common == Scalar::Float32 ? Scalar::Float32 : Scalar::Float64;
 }
 
@@ -658,6 +676,84 @@ CValue builtinRound(IntrinsicCall &Call) {
   return Call.C.convert(Call.C.makeScalar(X.T.Elem, R), Type::scalar(Scalar::Int64), Call.Node);
 }
 
+// --- complex numbers ----------------------------------------------------------------
+
+// complex(real=0, imag=0): complex64 from float32 parts, else complex128.
+CValue builtinComplex(IntrinsicCall &Call) {
+  bindArguments(Call, "complex", {"real", "imag"}, 0);
+  Scalar Part = Scalar::Bool;
+  for (size_t I = 0; I < Call.Args.size(); ++I) {
+    if (!Call.Args[I].T.isScalar() || isComplex(Call.Args[I].T.Elem))
+      Call.C.typingError(Call.ArgNodes[I], "complex() takes real numbers, not " + Call.Args[I].T.str());
+    Part = I ? promoteArithmetic(Part, Call.Args[I].T.Elem) : Call.Args[I].T.Elem;
+  }
+  Scalar S = Call.Args.empty() ? Scalar::Complex128 : complexOf(isFloat(Part) ? Part : Scalar::Float64);
+  if (!Call.C.emitting())
+    return CValue(Type::scalar(S));
+  Type Component = Type::scalar(componentOf(S));
+  llvm::Type *T = Call.C.llvmType(componentOf(S));
+  Value *Re = Call.Args.size() > 0 ? Call.C.convert(Call.Args[0], Component, Call.ArgNodes[0]).scalar()
+                                   : ConstantFP::get(T, 0.0);
+  Value *Im = Call.Args.size() > 1 ? Call.C.convert(Call.Args[1], Component, Call.ArgNodes[1]).scalar()
+                                   : ConstantFP::get(T, 0.0);
+  return Call.C.makeScalar(S, Call.C.makeComplex(S, Re, Im));
+}
+
+// The complex argument of a cmath function (a real one becomes complex128,
+// or complex64 from float32, as Numba types it).
+Scalar cmathArgument(IntrinsicCall &Call, const std::string &Name) {
+  bindArguments(Call, "cmath." + Name, {"z"}, 1);
+  const CValue &Z = Call.Args[0];
+  if (!Z.T.isScalar())
+    Call.C.typingError(Call.ArgNodes[0], "cmath." + Name + "() takes a number, not " + Z.T.str());
+  if (isComplex(Z.T.Elem))
+    return Z.T.Elem;
+  return Z.T.Elem == Scalar::Float32 ? Scalar::Complex64 : Scalar::Complex128;
+}
+
+CValue cmathFunction(IntrinsicCall &Call, const std::string &Name) {
+  Scalar S = cmathArgument(Call, Name);
+  Scalar F = componentOf(S);
+  if (!Call.C.emitting())
+    return CValue(Type::scalar(Name == "phase" ? F : S));
+  IRBuilder<> &B = Call.C.builder();
+  Value *Z = Call.C.convert(Call.Args[0], Type::scalar(S), Call.ArgNodes[0]).scalar();
+  Value *Re = B.CreateExtractValue(Z, 0), *Im = B.CreateExtractValue(Z, 1);
+  llvm::Type *T = Call.C.llvmType(F);
+  std::string Suffix = F == Scalar::Float32 ? ".f32" : ".f64";
+  auto Math = [&](const char *Fn, std::vector<Value *> Args) {
+    return Call.C.callMarker(std::string("math.") + Fn + Suffix, T, Args);
+  };
+  if (Name == "phase")
+    return Call.C.makeScalar(F, Math("atan2", {Im, Re}));
+  if (Name == "exp") { // e^re (cos im + i sin im)
+    Value *Scale = Math("exp", {Re});
+    return Call.C.makeScalar(S, Call.C.makeComplex(S, B.CreateFMul(Scale, Math("cos", {Im})),
+                                                   B.CreateFMul(Scale, Math("sin", {Im}))));
+  }
+  if (Name == "log") // log |z| + i arg z
+    return Call.C.makeScalar(S, Call.C.makeComplex(S, Math("log", {Math("hypot", {Re, Im})}),
+                                                   Math("atan2", {Im, Re})));
+  // sqrt: t = sqrt((|z| + |re|) / 2); the principal root, sign of im kept.
+  Value *Zero = ConstantFP::get(T, 0.0), *Half = ConstantFP::get(T, 0.5);
+  Value *Magnitude = Math("hypot", {Re, Im});
+  Value *AbsRe = B.CreateUnaryIntrinsic(Intrinsic::fabs, Re);
+  Value *Root = Math("sqrt", {B.CreateFMul(B.CreateFAdd(Magnitude, AbsRe), Half)});
+  Value *Other = B.CreateFDiv(Im, B.CreateFAdd(Root, Root));
+  Value *NonNegative = B.CreateFCmpOGE(Re, Zero);
+  Value *ResultRe = B.CreateSelect(NonNegative, Root, B.CreateUnaryIntrinsic(Intrinsic::fabs, Other));
+  Value *ResultIm = B.CreateSelect(NonNegative, Other, B.CreateBinaryIntrinsic(Intrinsic::copysign, Root, Im));
+  // sqrt(0 + i*im) for im = +-0 is (0, im).
+  Value *IsZero = B.CreateFCmpOEQ(Magnitude, Zero);
+  ResultRe = B.CreateSelect(IsZero, Zero, ResultRe);
+  ResultIm = B.CreateSelect(IsZero, Im, ResultIm);
+  return Call.C.makeScalar(S, Call.C.makeComplex(S, ResultRe, ResultIm));
+}
+CValue cmathSqrt(IntrinsicCall &Call) { return cmathFunction(Call, "sqrt"); }
+CValue cmathExp(IntrinsicCall &Call) { return cmathFunction(Call, "exp"); }
+CValue cmathLog(IntrinsicCall &Call) { return cmathFunction(Call, "log"); }
+CValue cmathPhase(IntrinsicCall &Call) { return cmathFunction(Call, "phase"); }
+
 // --- print ---------------------------------------------------------------------------
 
 // print(a, b, "text"): one printf with the format Numba's CUDA print uses:
@@ -685,6 +781,8 @@ CValue builtinPrint(IntrinsicCall &Call) {
       Call.C.typingError(ArgNode, "print() in kernels prints numbers and string literals, not " +
                                       V.T.str());
     Scalar S = V.T.Elem;
+    if (isComplex(S))
+      Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
     if (S == Scalar::Bool) {
       Format += "%s";
       if (Call.C.emitting())
@@ -724,6 +822,12 @@ const std::unordered_map<std::string, IntrinsicHandler> &callTable() {
       {"builtins.float", builtinFloat},
       {"builtins.bool", builtinBool},
       {"builtins.round", builtinRound},
+      {"builtins.complex", builtinComplex},
+      // complex math
+      {"cmath.sqrt", cmathSqrt},
+      {"cmath.exp", cmathExp},
+      {"cmath.log", cmathLog},
+      {"cmath.phase", cmathPhase},
       {"builtins.print", builtinPrint},
       // barriers and fences
       {"cuda.syncthreads", cudaSyncthreads},

@@ -94,6 +94,11 @@ bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) {
     Out = D->kind == 'i' ? Signed[Log] : Unsigned[Log];
     return true;
   }
+  case 'c':
+    if (D->elsize != 8 && D->elsize != 16)
+      return false;
+    Out = D->elsize == 8 ? Scalar::Complex64 : Scalar::Complex128;
+    return true;
   case 'f':
     if (D->elsize == 2)
       Out = Scalar::Float16;
@@ -122,6 +127,10 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
   }
   if (PyFloat_Check(O)) {
     Out = Type::scalar(Scalar::Float64);
+    return true;
+  }
+  if (PyComplex_Check(O)) {
+    Out = Type::scalar(Scalar::Complex128);
     return true;
   }
   if (PyArray_Check(O)) {
@@ -304,27 +313,32 @@ bool typeArguments(DispatcherState &D, PyObject *Args, std::vector<Type> &Types)
 
 // Writes the flattened parameter values of every argument, as
 // cuLaunchKernel's kernelParams: Params[i] points at the i-th value.
-bool packArguments(const Specialization &S, PyObject *Args, uint64_t *Storage, void **Params) {
+// One parameter value: 16 bytes hold the widest scalar (complex128).
+struct alignas(16) ParamSlot {
+  uint64_t Words[2];
+};
+
+bool packArguments(const Specialization &S, PyObject *Args, ParamSlot *Storage, void **Params) {
   unsigned K = 0;
   for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
     PyObject *O = PyTuple_GET_ITEM(Args, I);
     const Type &T = S.ArgTypes[I];
     if (T.isArray()) {
       PyArrayObject *A = reinterpret_cast<PyArrayObject *>(O);
-      Storage[K] = reinterpret_cast<uint64_t>(PyArray_DATA(A));
+      Storage[K].Words[0] = reinterpret_cast<uint64_t>(PyArray_DATA(A));
       Params[K] = &Storage[K];
       ++K;
       for (int D = 0; D < PyArray_NDIM(A); ++D, ++K) {
-        Storage[K] = static_cast<uint64_t>(PyArray_DIM(A, D));
+        Storage[K].Words[0] = static_cast<uint64_t>(PyArray_DIM(A, D));
         Params[K] = &Storage[K];
       }
       for (int D = 0; D < PyArray_NDIM(A); ++D, ++K) {
-        Storage[K] = static_cast<uint64_t>(PyArray_STRIDE(A, D));
+        Storage[K].Words[0] = static_cast<uint64_t>(PyArray_STRIDE(A, D));
         Params[K] = &Storage[K];
       }
       continue;
     }
-    Storage[K] = 0;
+    Storage[K] = ParamSlot{};
     void *Slot = &Storage[K];
     if (PyBool_Check(O)) {
       *static_cast<uint8_t *>(Slot) = O == Py_True;
@@ -337,6 +351,9 @@ bool packArguments(const Specialization &S, PyObject *Args, uint64_t *Storage, v
       *static_cast<int64_t *>(Slot) = V;
     } else if (PyFloat_Check(O)) {
       *static_cast<double *>(Slot) = PyFloat_AS_DOUBLE(O);
+    } else if (PyComplex_Check(O)) {
+      static_cast<double *>(Slot)[0] = PyComplex_RealAsDouble(O);
+      static_cast<double *>(Slot)[1] = PyComplex_ImagAsDouble(O);
     } else {
       PyArray_ScalarAsCtype(O, Slot); // a NumPy scalar of exactly type T
     }
@@ -371,11 +388,11 @@ PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
     return nullptr;
   }
   constexpr unsigned InlineParams = 64;
-  uint64_t InlineStorage[InlineParams];
+  ParamSlot InlineStorage[InlineParams];
   void *InlinePointers[InlineParams];
-  std::vector<uint64_t> HeapStorage;
+  std::vector<ParamSlot> HeapStorage;
   std::vector<void *> HeapPointers;
-  uint64_t *Storage = InlineStorage;
+  ParamSlot *Storage = InlineStorage;
   void **Params = InlinePointers;
   if (S.ParamCount > InlineParams) {
     HeapStorage.resize(S.ParamCount);
