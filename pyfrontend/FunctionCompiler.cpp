@@ -235,6 +235,9 @@ std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) c
     for (unsigned I = 0; I < 2u * T.NDim; ++I)
       Parts.push_back(llvm::Type::getInt64Ty(Ctx));
     break;
+  case frontend::Type::Kind::Record: // a pointer to the record's bytes
+    Parts.push_back(PointerType::get(Ctx, 0));
+    break;
   case frontend::Type::Kind::Tuple:
     for (const frontend::Type &E : T.Elements) {
       std::vector<llvm::Type *> Sub = partTypes(E);
@@ -255,6 +258,9 @@ std::vector<unsigned> flattenedParameterSizes(const frontend::Type &T) {
     break;
   case frontend::Type::Kind::Array:
     Sizes.assign(1 + 2u * T.NDim, 8);
+    break;
+  case frontend::Type::Kind::Record:
+    Sizes.push_back(8);
     break;
   case frontend::Type::Kind::Tuple:
     for (const frontend::Type &E : T.Elements) {
@@ -1043,6 +1049,18 @@ CValue FunctionCompiler::visitAttribute(PyObject *Node) {
     return CValue();
   if (Base.T.isPyObject())
     return attributeOfObject(Base, Attr, Node);
+  if (Base.T.isRecord()) {
+    const RecordField *Field = Base.T.Rec->field(Attr);
+    if (!Field)
+      typingError(Node, Base.T.str() + " has no field '" + Attr + "'");
+    if (!Emitting)
+      return CValue(frontend::Type::scalar(Field->Type));
+    Value *Ptr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base.scalar(), Field->Offset, Attr + ".addr");
+    Value *V = B.CreateAlignedLoad(llvmMemoryType(Field->Type), Ptr, Align(1), Attr);
+    if (Field->Type == Scalar::Bool)
+      V = B.CreateICmpNE(V, B.getInt8(0));
+    return makeScalar(Field->Type, V);
+  }
   if (Base.T.isScalar() && (Attr == "real" || Attr == "imag")) {
     if (!isComplex(Base.T.Elem)) {
       // A real number's .real is itself and its .imag is zero.
@@ -1627,7 +1645,8 @@ Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode
       B.SetInsertPoint(Ok);
     }
   }
-  llvm::Type *ElemTy = llvmMemoryType(AT.Elem);
+  llvm::Type *ElemTy = AT.Rec ? static_cast<llvm::Type *>(ArrayType::get(B.getInt8Ty(), AT.Rec->Size))
+                              : llvmMemoryType(AT.Elem);
   Value *Data = Array.Parts[0];
   if (AT.Lay == Layout::A || N == 0) {
     Value *Offset = B.getInt64(0);
@@ -1677,6 +1696,12 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
   if (!Base.T.isArray())
     typingError(Node, "cannot index a value of type " + Base.T.str());
   Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
+  if (Base.T.hasRecordElements()) { // a[i] of a record array: a view of it
+    CValue Ref(frontend::Type::record(Base.T.Rec, Base.T.ReadOnly));
+    if (Emitting)
+      Ref.Parts.push_back(Ptr);
+    return Ref;
+  }
   if (!Emitting)
     return makeScalar(Base.T.Elem, nullptr);
   llvm::Type *MemTy = llvmMemoryType(Base.T.Elem);
@@ -1750,6 +1775,7 @@ CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
     Lay = Contiguous ? Layout::C : Layout::A;
   }
   CValue View(frontend::Type::array(Base.T.Elem, ViewDims, Lay, Base.T.ReadOnly));
+  View.T.Rec = Base.T.Rec;
   for (const Dim &X : Dims) // type the bounds too
     for (PyObject *Bound : {X.Lower, X.Upper})
       if (Bound && !Emitting) {
@@ -2048,6 +2074,15 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
       typingError(Target, "cannot assign to an element of a value of type " + Base.T.str());
     if (Base.T.ReadOnly)
       typingError(Target, "cannot write to a read-only array (" + Base.T.str() + ")");
+    if (Base.T.hasRecordElements()) { // a[i] = record: copy its bytes
+      if (!V.T.isRecord() || !(*V.T.Rec == *Base.T.Rec))
+        typingError(ValueNode, "cannot store a value of type " + V.T.str() +
+                                   " into an element of " + Base.T.str());
+      Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
+      if (Emitting)
+        B.CreateMemMove(Ptr, Align(1), V.scalar(), Align(1), Base.T.Rec->Size);
+      return;
+    }
     if (!V.T.isScalar())
       typingError(ValueNode, "cannot store a value of type " + V.T.str() +
                                  " into an element of " + Base.T.str());
@@ -2060,8 +2095,29 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
     B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
     return;
   }
-  if (Kind == "Attribute")
-    unsupported(Target, "assigning to attributes is not supported in kernels");
+  if (Kind == "Attribute") {
+    // r.field = v on a record (a[i].x = v writes into the array).
+    CValue Base = expr(field(Target, "value").get());
+    std::string Attr = identifierField(Target, "attr");
+    if (Base.T.isUndefined() || V.T.isUndefined())
+      return;
+    if (!Base.T.isRecord())
+      unsupported(Target, "assigning to attributes is only supported on record fields, not on " +
+                              Base.T.str());
+    const RecordField *Field = Base.T.Rec->field(Attr);
+    if (!Field)
+      typingError(Target, Base.T.str() + " has no field '" + Attr + "'");
+    if (Base.T.ReadOnly)
+      typingError(Target, "cannot write to field '" + Attr + "' of a read-only record");
+    if (!Emitting)
+      return;
+    Value *X = convert(V, frontend::Type::scalar(Field->Type), ValueNode).scalar();
+    if (Field->Type == Scalar::Bool)
+      X = B.CreateZExt(X, B.getInt8Ty());
+    B.CreateAlignedStore(X, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base.scalar(), Field->Offset),
+                         Align(1));
+    return;
+  }
   unsupported(Target, "cannot assign to this target in a kernel");
 }
 
@@ -2110,6 +2166,11 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
       X = B.CreateZExt(X, B.getInt8Ty());
     B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
     return;
+  }
+  if (Kind == "Attribute") { // r.field op= v: read, compute, write back
+    CValue Current = expr(Target.get());
+    CValue Result = binaryOp(Op, Current, expr(ValueNode.get()), Node);
+    return assignTo(Target.get(), Result, ValueNode.get());
   }
   unsupported(Target.get(), "cannot use this target of an augmented assignment in a kernel");
 }

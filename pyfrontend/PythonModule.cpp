@@ -14,6 +14,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL tidal_ARRAY_API
 #include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
@@ -114,6 +115,68 @@ bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) {
   }
 }
 
+// The NumPy array over a device array's memory (tidal.cuda.DeviceNDArray's
+// _tidal_host: on the cpu target device memory is host memory), borrowed:
+// the device array owns it and never rebinds it. Null, with no error set,
+// for any other object.
+PyObject *hostArrayOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_host");
+  PyObject *Host = PyObject_GetAttr(O, Name);
+  if (!Host) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(Host);
+  return PyArray_Check(Host) ? Host : nullptr;
+}
+
+// Launch arguments with other libraries' device arrays (objects that only
+// carry __cuda_array_interface__) wrapped by tidal.cuda.as_cuda_array, in a
+// new tuple; Args itself, with nothing allocated, when there are none.
+PyRef wrapForeignDeviceArrays(PyObject *Args) {
+  PyRef Wrapped = PyRef::borrow(Args);
+  for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(Args); ++I) {
+    PyObject *O = PyTuple_GET_ITEM(Args, I);
+    if (PyArray_Check(O) || PyLong_Check(O) || PyFloat_Check(O) || PyComplex_Check(O) ||
+        PyArray_IsScalar(O, Generic) || hostArrayOf(O) ||
+        !PyObject_HasAttrString(O, "__cuda_array_interface__"))
+      continue; // typeofArgument takes it, or says why not
+    if (Wrapped.get() == Args) { // a copy (PyTuple_GetSlice would share Args)
+      Wrapped = PyRef::check(PyTuple_New(PyTuple_GET_SIZE(Args)));
+      for (Py_ssize_t J = 0; J < PyTuple_GET_SIZE(Args); ++J)
+        PyTuple_SET_ITEM(Wrapped.get(), J, PyRef::borrow(PyTuple_GET_ITEM(Args, J)).release());
+    }
+    PyRef Device = importModule("tidal.cuda.memory").attr("as_cuda_array");
+    Device = PyRef::check(PyObject_CallOneArg(Device.get(), O));
+    PyTuple_SetItem(Wrapped.get(), I, Device.release()); // steals; drops O's slot
+  }
+  return Wrapped;
+}
+
+// The fields of a structured dtype; null (and Why) when one is not a
+// supported scalar (nested records and sub-arrays are not).
+std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string &Why) {
+  auto Layout = std::make_shared<RecordLayout>();
+  Layout->Size = static_cast<unsigned>(D->elsize);
+  Layout->Align = static_cast<unsigned>(D->alignment);
+  for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(D->names); ++I) {
+    PyObject *Name = PyTuple_GET_ITEM(D->names, I);
+    PyObject *Info = PyDict_GetItem(D->fields, Name); // (dtype, offset[, title])
+    if (!Info || !PyTuple_Check(Info) || PyTuple_GET_SIZE(Info) < 2)
+      return nullptr;
+    auto *FieldType = reinterpret_cast<PyArray_Descr *>(PyTuple_GET_ITEM(Info, 0));
+    Scalar S;
+    if (FieldType->names || FieldType->subarray || !scalarOfDescr(FieldType, S)) {
+      Why = "a record whose field '" + PyRef::borrow(Name).str() +
+            "' is not a number (nested records and sub-arrays are not supported)";
+      return nullptr;
+    }
+    Layout->Fields.push_back({PyRef::borrow(Name).str(), S,
+                              static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Info, 1)))});
+  }
+  return Layout;
+}
+
 // The type Numba gives a launch argument; false (and Why) when kernels
 // can't take it.
 bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
@@ -135,6 +198,17 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
   }
   if (PyArray_Check(O)) {
     PyArrayObject *A = reinterpret_cast<PyArrayObject *>(O);
+    Layout L = PyArray_IS_C_CONTIGUOUS(A) ? Layout::C
+               : PyArray_IS_F_CONTIGUOUS(A) ? Layout::F
+                                            : Layout::A;
+    if (PyArray_DESCR(A)->names) { // a structured dtype: an array of records
+      auto Record = recordLayoutOf(PyArray_DESCR(A), Why);
+      if (!Record)
+        return false;
+      Out = Type::recordArray(std::move(Record), static_cast<unsigned>(PyArray_NDIM(A)), L,
+                              !PyArray_ISWRITEABLE(A));
+      return true;
+    }
     Scalar S;
     if (!scalarOfDescr(PyArray_DESCR(A), S)) {
       Why = "a NumPy array of dtype " + PyRef::borrow(reinterpret_cast<PyObject *>(PyArray_DESCR(A))).str() +
@@ -145,10 +219,19 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
       Why = "a NumPy array in non-native byte order";
       return false;
     }
-    Layout L = PyArray_IS_C_CONTIGUOUS(A) ? Layout::C
-               : PyArray_IS_F_CONTIGUOUS(A) ? Layout::F
-                                            : Layout::A;
     Out = Type::array(S, static_cast<unsigned>(PyArray_NDIM(A)), L, !PyArray_ISWRITEABLE(A));
+    return true;
+  }
+  if (PyArray_IsScalar(O, Void)) { // a record scalar: read-only, by reference
+    PyArray_Descr *D = reinterpret_cast<PyVoidScalarObject *>(O)->descr;
+    if (!D || !D->names) {
+      Why = "a NumPy void scalar without fields";
+      return false;
+    }
+    auto Record = recordLayoutOf(D, Why);
+    if (!Record)
+      return false;
+    Out = Type::record(std::move(Record), /*ReadOnly=*/true);
     return true;
   }
   if (PyArray_IsScalar(O, Generic)) {
@@ -162,6 +245,9 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
     Out = Type::scalar(S);
     return true;
   }
+  // A device array: typed as the NumPy array over its memory.
+  if (PyObject *Host = hostArrayOf(O))
+    return typeofArgument(Host, Out, Why);
   Why = "'" + typeName(O) + "'";
   return false;
 }
@@ -324,7 +410,12 @@ bool packArguments(const Specialization &S, PyObject *Args, ParamSlot *Storage, 
     PyObject *O = PyTuple_GET_ITEM(Args, I);
     const Type &T = S.ArgTypes[I];
     if (T.isArray()) {
-      PyArrayObject *A = reinterpret_cast<PyArrayObject *>(O);
+      PyObject *Array = PyArray_Check(O) ? O : hostArrayOf(O); // a device array's memory
+      if (!Array) {
+        PyErr_Format(PyExc_TypeError, "argument %zu of kernel is no longer an array", I);
+        return false;
+      }
+      PyArrayObject *A = reinterpret_cast<PyArrayObject *>(Array);
       Storage[K].Words[0] = reinterpret_cast<uint64_t>(PyArray_DATA(A));
       Params[K] = &Storage[K];
       ++K;
@@ -340,6 +431,12 @@ bool packArguments(const Specialization &S, PyObject *Args, ParamSlot *Storage, 
     }
     Storage[K] = ParamSlot{};
     void *Slot = &Storage[K];
+    if (T.isRecord()) { // a pointer to the record scalar's bytes
+      Storage[K].Words[0] = reinterpret_cast<uint64_t>(reinterpret_cast<PyVoidScalarObject *>(O)->obval);
+      Params[K] = Slot;
+      ++K;
+      continue;
+    }
     if (PyBool_Check(O)) {
       *static_cast<uint8_t *>(Slot) = O == Py_True;
     } else if (PyLong_Check(O)) {
@@ -378,6 +475,8 @@ PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
   }
   if (PyErr_Occurred())
     return nullptr;
+  PyRef Arguments = wrapForeignDeviceArrays(KernelArgs);
+  KernelArgs = Arguments.get();
   std::vector<Type> Types;
   if (!typeArguments(D, KernelArgs, Types))
     return nullptr;

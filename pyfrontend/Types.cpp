@@ -83,6 +83,30 @@ Type Type::tuple(std::vector<Type> Elements) {
   return T;
 }
 
+Type Type::record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly) {
+  Type T;
+  T.K = Kind::Record;
+  T.Rec = std::move(Layout);
+  T.ReadOnly = ReadOnly;
+  return T;
+}
+
+Type Type::recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim,
+                       frontend::Layout L, bool ReadOnly) {
+  Type T = array(Scalar::UInt8, NDim, L, ReadOnly);
+  T.Rec = std::move(Fields);
+  return T;
+}
+
+unsigned Type::elementSize() const { return Rec ? Rec->Size : byteSize(Elem); }
+
+static std::string recordName(const RecordLayout &R) {
+  std::string S = "Record(";
+  for (size_t I = 0; I < R.Fields.size(); ++I)
+    S += (I ? ", " : "") + R.Fields[I].Name + ":" + scalarName(R.Fields[I].Type);
+  return S + ")";
+}
+
 Type Type::pyObject(void *Object) {
   Type T;
   T.K = Kind::PyObject;
@@ -103,8 +127,11 @@ std::string Type::str() const {
   case Kind::Scalar:
     return scalarName(Elem);
   case Kind::Array:
-    return std::string(ReadOnly ? "readonly array(" : "array(") + scalarName(Elem) +
-           ", " + std::to_string(NDim) + "d, " + layoutName(Lay) + ")";
+    return std::string(ReadOnly ? "readonly array(" : "array(") +
+           (Rec ? recordName(*Rec) : scalarName(Elem)) + ", " + std::to_string(NDim) + "d, " +
+           layoutName(Lay) + ")";
+  case Kind::Record:
+    return recordName(*Rec);
   case Kind::Tuple: {
     bool Uniform = !Elements.empty() &&
                    std::all_of(Elements.begin(), Elements.end(),
@@ -128,7 +155,13 @@ std::string Type::mangle() const {
     return info(Elem).Short;
   case Kind::Array:
     return std::string("a") + std::to_string(NDim) + layoutName(Lay) +
-           (ReadOnly ? "r" : "") + info(Elem).Short;
+           (ReadOnly ? "r" : "") + (Rec ? "rec" + std::to_string(Rec->Size) : info(Elem).Short);
+  case Kind::Record: {
+    std::string S = "rec";
+    for (const RecordField &F : Rec->Fields)
+      S += "_" + F.Name + info(F.Type).Short;
+    return S;
+  }
   case Kind::Tuple: {
     std::string S = "t" + std::to_string(Elements.size());
     for (const Type &E : Elements)
@@ -147,7 +180,10 @@ bool Type::operator==(const Type &O) const {
   case Kind::Scalar:
     return Elem == O.Elem;
   case Kind::Array:
-    return Elem == O.Elem && NDim == O.NDim && Lay == O.Lay && ReadOnly == O.ReadOnly;
+    return Elem == O.Elem && NDim == O.NDim && Lay == O.Lay && ReadOnly == O.ReadOnly &&
+           (Rec == O.Rec || (Rec && O.Rec && *Rec == *O.Rec));
+  case Kind::Record:
+    return ReadOnly == O.ReadOnly && (Rec == O.Rec || (Rec && O.Rec && *Rec == *O.Rec));
   case Kind::Tuple:
     return Elements == O.Elements;
   case Kind::PyObject:
@@ -234,9 +270,11 @@ bool unify(const Type &A, const Type &B, Type &Out) {
     Out = Type::scalar(S);
     return true;
   }
-  if (A.isArray() && B.isArray() && A.Elem == B.Elem && A.NDim == B.NDim) {
+  if (A.isArray() && B.isArray() && A.Elem == B.Elem && A.NDim == B.NDim &&
+      (A.Rec == B.Rec || (A.Rec && B.Rec && *A.Rec == *B.Rec))) {
     Out = Type::array(A.Elem, A.NDim, A.Lay == B.Lay ? A.Lay : Layout::A,
                       A.ReadOnly || B.ReadOnly);
+    Out.Rec = A.Rec;
     return true;
   }
   if (A.isTuple() && B.isTuple() && A.Elements.size() == B.Elements.size()) {

@@ -32,6 +32,30 @@ bool scalarFromName(const std::string &Name, Scalar &Out);
 
 enum class Layout : uint8_t { C, F, A };
 
+// A NumPy structured dtype: named scalar fields at byte offsets.
+struct RecordField {
+  std::string Name;
+  Scalar Type;
+  unsigned Offset;
+  bool operator==(const RecordField &O) const {
+    return Name == O.Name && Type == O.Type && Offset == O.Offset;
+  }
+};
+struct RecordLayout {
+  std::vector<RecordField> Fields;
+  unsigned Size = 0;
+  unsigned Align = 1;
+  bool operator==(const RecordLayout &O) const {
+    return Fields == O.Fields && Size == O.Size && Align == O.Align;
+  }
+  const RecordField *field(const std::string &Name) const {
+    for (const RecordField &F : Fields)
+      if (F.Name == Name)
+        return &F;
+    return nullptr;
+  }
+};
+
 struct Type {
   enum class Kind : uint8_t {
     Undefined, // not yet known while typing
@@ -40,10 +64,12 @@ struct Type {
     Array,
     Tuple,
     PyObject,  // a compile-time Python object: module, intrinsic, dtype, ...
+    Record,    // a reference to a record (a pointer to its bytes)
   };
 
   Kind K = Kind::Undefined;
   Scalar Elem = Scalar::Int64; // Scalar, Array dtype
+  std::shared_ptr<const RecordLayout> Rec; // Record, and arrays of records
   uint8_t NDim = 0;            // Array
   Layout Lay = Layout::A;      // Array
   bool ReadOnly = false;       // Array
@@ -56,6 +82,13 @@ struct Type {
   static Type array(Scalar S, unsigned NDim, Layout L, bool ReadOnly = false);
   static Type tuple(std::vector<Type> Elements);
   static Type pyObject(void *Object);
+  static Type record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly = false);
+  static Type recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim, Layout L,
+                          bool ReadOnly = false);
+  bool isRecord() const { return K == Kind::Record; }
+  bool hasRecordElements() const { return K == Kind::Array && Rec != nullptr; }
+  // Bytes of one array element (records: their itemsize).
+  unsigned elementSize() const;
 
   bool isUndefined() const { return K == Kind::Undefined; }
   bool isScalar() const { return K == Kind::Scalar; }

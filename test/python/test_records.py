@@ -1,0 +1,84 @@
+"""NumPy structured dtypes (records): a[i].field read and write (also
+augmented), whole records copied, records passed as (read-only) scalars."""
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+from tidal.errors import TypingError
+
+PARTICLE = np.dtype([("x", np.float32), ("y", np.float32), ("mass", np.float64),
+                     ("id", np.int16), ("alive", np.bool_)], align=True)
+
+
+def test_fields_read_write_and_augmented(rng):
+    @cuda.jit
+    def step(particles, dt, out):
+        i = cuda.grid(1)
+        if i < particles.size:
+            p = particles[i]
+            p.x += dt * p.mass
+            particles[i].y = p.x * 2
+            out[i] = p.id + p.alive
+            if p.id % 2 == 0:
+                p.alive = False
+
+    n = 100
+    particles = np.zeros(n, PARTICLE)
+    particles["x"] = rng.random(n)
+    particles["mass"] = rng.random(n)
+    particles["id"] = np.arange(n)
+    particles["alive"] = True
+    before = particles.copy()
+    out = np.zeros(n, np.int64)
+    step[1, 128](particles, np.float32(0.5), out)
+    x = (before["x"] + np.float32(0.5) * before["mass"]).astype(np.float32)
+    np.testing.assert_allclose(particles["x"], x, rtol=1e-6)
+    np.testing.assert_allclose(particles["y"], particles["x"] * 2, rtol=1e-6)
+    np.testing.assert_array_equal(out, np.arange(n) + 1)
+    np.testing.assert_array_equal(particles["alive"], np.arange(n) % 2 == 1)
+    assert "Record(x:float32, y:float32, mass:float64, id:int16, alive:bool)" in step.signatures[0]
+
+
+def test_record_copy_and_record_scalar_argument():
+    @cuda.jit
+    def k(src, dst, template):
+        i = cuda.grid(1)
+        if i < src.size:
+            dst[i] = src[src.size - 1 - i]
+            dst[i].mass = dst[i].mass + template.mass
+
+    src = np.zeros(10, PARTICLE)
+    src["id"] = np.arange(10)
+    src["mass"] = np.arange(10) * 1.5
+    dst = np.zeros(10, PARTICLE)
+    template = np.zeros(1, PARTICLE)[0]
+    template["mass"] = 100.0
+    k[1, 16](src, dst, template)
+    np.testing.assert_array_equal(dst["id"], np.arange(10)[::-1])
+    np.testing.assert_array_equal(dst["mass"], np.arange(10)[::-1] * 1.5 + 100.0)
+
+
+def test_record_errors():
+    @cuda.jit
+    def missing(particles):
+        particles[0].velocity = 1
+
+    with pytest.raises(TypingError, match="has no field 'velocity'"):
+        missing[1, 1](np.zeros(2, PARTICLE))
+
+    @cuda.jit
+    def write_scalar(record):
+        record.mass = 2.0
+
+    with pytest.raises(TypingError, match="cannot write to field 'mass' of a read-only record"):
+        write_scalar[1, 1](np.zeros(1, PARTICLE)[0])
+
+    nested = np.dtype([("pos", np.float32, (3,)), ("id", np.int32)])
+
+    @cuda.jit
+    def takes(a):
+        pass
+
+    with pytest.raises(TypeError, match="field 'pos' is not a number"):
+        takes[1, 1](np.zeros(2, nested))
