@@ -14,3 +14,16 @@ from .intrinsics import (  # noqa: F401
     threadfence_system, threadIdx, warpsize,
 )
 from .target import current_target, detect, is_available  # noqa: F401
+from .memory import (  # noqa: F401
+    DeviceNDArray, as_cuda_array, device_array, device_array_like,
+    from_cuda_array_interface, is_cuda_array, managed_array, mapped, mapped_array,
+    mapped_array_like, pinned, pinned_array, pinned_array_like, to_device,
+)
+from .streams import (  # noqa: F401
+    default_stream, event, event_elapsed_time, legacy_default_stream,
+    per_thread_default_stream, stream, synchronize,
+)
+from .devices import (  # noqa: F401
+    close, current_context, defer_cleanup, get_current_device, gpus, list_devices,
+    select_device,
+)

@@ -1,0 +1,634 @@
+"""Device arrays and Numba's memory API (cuda.to_device, device_array, ...).
+
+On the cpu target device memory is host memory: a DeviceNDArray keeps its
+memory as a NumPy array (``_tidal_host``), copies between host and device are
+NumPy copies, and a kernel launched with a DeviceNDArray runs on that memory
+in place (the binding reads ``_tidal_host``; nothing is copied). The names,
+arguments, results and errors follow numba-cuda, so that a program runs
+unchanged on either target.
+"""
+
+import contextlib
+import functools
+import operator
+
+import numpy as np
+
+from .streams import _check_stream
+
+_NON_CONTIGUOUS = ("Array contains non-contiguous buffer and cannot be transferred as "
+                   "a single memory region. Please ensure contiguous buffer with numpy "
+                   ".ascontiguousarray()")
+
+
+# --- shapes, strides and extents ------------------------------------------------
+
+def _shape_strides_dtype(shape, strides, dtype, order):
+    """Numba's prepare_shape_strides_dtype, with checks: a shape of ints >= 0,
+    strides of ints (one per axis), order 'C' or 'F'."""
+    dtype = np.dtype(dtype)
+    shape = _index_tuple(shape, "shape")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: shape {shape}")
+    if strides is None:
+        if order not in ("C", "F"):
+            raise ValueError(f"order must be either 'C' or 'F', not {order!r}")
+        strides = _contiguous_strides(shape, dtype.itemsize, order)
+    else:
+        strides = _index_tuple(strides, "strides")
+        if len(strides) != len(shape):
+            raise ValueError(f"strides {strides} do not match shape {shape}: "
+                             f"one stride per axis")
+    return shape, strides, dtype
+
+
+def _index_tuple(value, what):
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    try:
+        return tuple(operator.index(n) for n in items)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a tuple of ints, not {value!r}") from None
+
+
+def _contiguous_strides(shape, itemsize, order):
+    strides = [0] * len(shape)
+    step = itemsize
+    axes = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
+    for axis in axes:
+        strides[axis] = step
+        step *= shape[axis]
+    return tuple(strides)
+
+
+def _extent(shape, strides, itemsize):
+    """(first byte, one past the last byte) of the elements, relative to the
+    pointer of element 0; (0, 0) when there are none."""
+    if any(n == 0 for n in shape):
+        return 0, 0
+    low = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
+    high = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0)
+    return low, high + itemsize
+
+
+def _allocate(shape, strides, dtype):
+    """Host memory for an array of this layout (uninitialised, as cudaMalloc),
+    as a NumPy array that owns it."""
+    low, high = _extent(shape, strides, dtype.itemsize)
+    buffer = np.empty(high - low, dtype=np.uint8)
+    return np.ndarray(shape, dtype=dtype, buffer=buffer, offset=-low, strides=strides)
+
+
+def _core(ary):
+    """The array without its broadcast axes (stride 0), as Numba's array_core."""
+    if not ary.strides or not ary.size:
+        return ary
+    return ary[tuple(0 if s == 0 else slice(None) for s in ary.strides)]
+
+
+def _is_c_layout(ary):
+    """C-contiguous, ignoring broadcast and length-1 axes (Numba's is_contiguous)."""
+    size = ary.dtype.itemsize
+    for n, s in zip(reversed(ary.shape), reversed(ary.strides)):
+        if n > 1 and s != 0:
+            if s != size:
+                return False
+            size *= n
+    return True
+
+
+def _require_contiguous(ary):
+    core = _core(ary)
+    if not core.flags["C_CONTIGUOUS"] and not core.flags["F_CONTIGUOUS"]:
+        raise ValueError(_NON_CONTIGUOUS)
+
+
+def _check_compatible(device, host, direction):
+    """Numba's check_array_compatibility: same dtype, same shape and strides
+    once length-1 axes are dropped."""
+    if device.dtype != host.dtype:
+        raise TypeError(f"incompatible dtype for a {direction} copy: device array is "
+                        f"{device.dtype}, host array is {host.dtype}")
+    if device.squeeze().shape != host.squeeze().shape:
+        raise ValueError(f"incompatible shape for a {direction} copy: device array has "
+                         f"shape {device.shape}, host array has shape {host.shape}")
+    if device.size and device.squeeze().strides != host.squeeze().strides:
+        raise ValueError(f"incompatible strides for a {direction} copy: device array has "
+                         f"strides {device.strides}, host array has strides "
+                         f"{host.strides}")
+
+
+def _check_index(item):
+    """Device arrays take basic indices only (ints, slices, ...), so that a
+    result is a view of the same memory, as in Numba."""
+    for part in item if isinstance(item, tuple) else (item,):
+        if part is Ellipsis or isinstance(part, slice):
+            continue
+        if (isinstance(part, (bool, np.bool_)) or not hasattr(part, "__index__")
+                or (isinstance(part, np.ndarray) and (part.ndim or part.dtype.kind != "i"))):
+            raise TypeError(f"a DeviceNDArray is indexed with ints and slices, not "
+                            f"{part!r} (copy it to the host for other NumPy indexing)")
+
+
+# --- device arrays ------------------------------------------------------------------
+
+class DeviceNDArray:
+    """An array in device memory: numba.cuda's DeviceNDArray.
+
+    On the cpu target device memory is host memory: ``_tidal_host`` is the
+    NumPy array over it, which kernels get in place. Views (slices, reshape,
+    ravel, split, squeeze, view) share memory with their parent. There is no
+    NumPy arithmetic on device arrays, as in Numba: copy_to_host() first.
+    """
+
+    __slots__ = ("_tidal_host", "stream", "__weakref__")
+    __cuda_memory__ = True
+    __cuda_ndarray__ = True
+
+    def __init__(self, shape, strides, dtype, stream=0):
+        shape, strides, dtype = _shape_strides_dtype(shape, strides, dtype, "C")
+        self._init(_allocate(shape, strides, dtype), stream)
+
+    @classmethod
+    def _wrap(cls, host, stream=0):
+        """A device array over this NumPy array's memory (no copy)."""
+        self = cls.__new__(cls)
+        self._init(host, stream)
+        return self
+
+    def _init(self, host, stream):
+        # Never rebound: the binding borrows it for the length of a launch.
+        self._tidal_host = host
+        self.stream = _check_stream(stream)
+
+    # attributes
+    shape = property(lambda self: self._tidal_host.shape)
+    strides = property(lambda self: self._tidal_host.strides)
+    dtype = property(lambda self: self._tidal_host.dtype)
+    ndim = property(lambda self: self._tidal_host.ndim)
+    size = property(lambda self: self._tidal_host.size)
+    nbytes = property(lambda self: self._tidal_host.nbytes)
+
+    @property
+    def alloc_size(self):
+        """Bytes spanned by the elements of this array (Numba: of its allocation)."""
+        low, high = _extent(self.shape, self.strides, self.dtype.itemsize)
+        return high - low
+
+    @property
+    def flags(self):
+        flags = self._tidal_host.flags
+        return {"C_CONTIGUOUS": flags.c_contiguous, "F_CONTIGUOUS": flags.f_contiguous}
+
+    def is_c_contiguous(self):
+        return bool(self._tidal_host.flags.c_contiguous)
+
+    def is_f_contiguous(self):
+        return bool(self._tidal_host.flags.f_contiguous)
+
+    @property
+    def device_ctypes_pointer(self):
+        """ctypes.c_void_p of element 0. On the cpu target: a host pointer."""
+        import ctypes
+        return ctypes.c_void_p(self._tidal_host.ctypes.data if self.size else None)
+
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3 of the CUDA Array Interface. On the cpu target ``data``
+        is a host pointer (device memory is host memory): hand it only to
+        code that runs on the cpu target too."""
+        host = self._tidal_host
+        stream = int(self.stream) if self.stream else 0
+        return {
+            "shape": host.shape,
+            "strides": None if _is_c_layout(host) else host.strides,
+            "data": (host.ctypes.data if host.size else 0, False),
+            "typestr": host.dtype.str,
+            "stream": stream or None,
+            "version": 3,
+        }
+
+    def __len__(self):
+        if not self.ndim:
+            raise TypeError("len() of a 0-d DeviceNDArray")
+        return self.shape[0]
+
+    def __repr__(self):
+        return (f"<tidal DeviceNDArray shape={self.shape} dtype={self.dtype} "
+                f"strides={self.strides} (cpu target: host memory)>")
+
+    def __array__(self, dtype=None, copy=None):
+        """A NumPy copy, as in Numba (np.asarray(d) copies to the host)."""
+        host = self.copy_to_host()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def _default_stream(self, stream):
+        return self.stream if not stream else _check_stream(stream)
+
+    def bind(self, stream=0):
+        """The same array, with ``stream`` as the default for its operations."""
+        return DeviceNDArray._wrap(self._tidal_host, stream)
+
+    # copies
+    def copy_to_host(self, ary=None, stream=0):
+        """Copies to ``ary`` (same dtype, shape and strides) or to a new NumPy
+        array with this array's layout; returns it. On the cpu target copies
+        are done when this returns, whatever the stream."""
+        self._default_stream(stream)
+        if any(s < 0 for s in self.strides):
+            raise NotImplementedError(
+                f"D->H copy not implemented for negative strides: {self.strides}")
+        if ary is None:
+            ary = _allocate(self.shape, self.strides, self.dtype)
+        else:
+            if not isinstance(ary, np.ndarray):
+                raise TypeError(f"copy_to_host copies into a NumPy array, not "
+                                f"{type(ary).__name__}")
+            _check_compatible(self._tidal_host, ary, "device to host")
+        np.copyto(ary, self._tidal_host, casting="no")
+        return ary
+
+    def copy_to_device(self, ary, stream=0):
+        """Copies ``ary`` (a host array, or a device array: a device-to-device
+        copy) into this array: same dtype, shape and strides."""
+        self._default_stream(stream)
+        if is_cuda_array(ary) and not isinstance(ary, np.ndarray):
+            source = _host_array(ary)
+            if source.size == 0:
+                return
+            _require_contiguous(self._tidal_host)
+            _require_contiguous(source)
+        else:
+            source = np.asarray(ary)
+            if source.size == 0:
+                return
+            _require_contiguous(self._tidal_host)
+            source = _core(source)
+            order = "C" if _core(self._tidal_host).flags.c_contiguous else "F"
+            source = np.asarray(source, order=order)
+        target = _core(self._tidal_host)
+        _check_compatible(target, source, "host to device")
+        np.copyto(target, source, casting="no")
+
+    # views
+    def __getitem__(self, item):
+        return self.getitem(item)
+
+    def getitem(self, item, stream=0):
+        """A view for a slice; a NumPy scalar (a copy) for one element."""
+        _check_index(item)
+        result = self._tidal_host[item]
+        if isinstance(result, np.ndarray):
+            return DeviceNDArray._wrap(result, self._default_stream(stream))
+        return result
+
+    def __setitem__(self, key, value):
+        self.setitem(key, value)
+
+    def setitem(self, key, value, stream=0):
+        """Writes a scalar or an array (broadcast as in Numba) into self[key]."""
+        self._default_stream(stream)
+        _check_index(key)
+        target = self._tidal_host[key]
+        source = _host_array(value) if is_cuda_array(value) else np.asarray(value)
+        target_shape = np.shape(target)
+        if source.ndim > len(target_shape):
+            raise ValueError(f"Can't assign {source.ndim}-D array to "
+                             f"{len(target_shape)}-D self")
+        padded = (1,) * (len(target_shape) - source.ndim) + source.shape
+        for axis, (n, m) in enumerate(zip(target_shape, padded)):
+            if m != 1 and m != n:
+                raise ValueError(f"Can't copy sequence with size {m} to array axis "
+                                 f"{axis} with dimension {n}")
+        self._tidal_host[key] = source
+
+    def reshape(self, *newshape, order="C"):
+        """A view with another shape, of a C- or F-contiguous array. As in
+        Numba, ``order`` is the layout of the result over the same memory."""
+        if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)):
+            newshape = tuple(newshape[0])
+        newshape = _index_tuple(newshape, "shape")
+        if newshape == self.shape:
+            return DeviceNDArray._wrap(self._tidal_host, self.stream)
+        if order not in ("C", "F", "A"):
+            raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
+        unknown = [i for i, n in enumerate(newshape) if n < 0]
+        if len(unknown) > 1:
+            raise ValueError("can only specify one unknown dimension")
+        known = functools.reduce(operator.mul, (n for n in newshape if n >= 0), 1)
+        if unknown:
+            if known == 0 or self.size % known:
+                raise ValueError(f"cannot reshape an array of size {self.size} into "
+                                 f"shape {newshape}")
+            newshape = tuple(self.size // known if n < 0 else n for n in newshape)
+        if functools.reduce(operator.mul, newshape, 1) != self.size:
+            raise ValueError(f"cannot reshape an array of size {self.size} into shape "
+                             f"{newshape}")
+        if not (self.is_c_contiguous() or self.is_f_contiguous()):
+            raise NotImplementedError(
+                f"reshape of a non-contiguous DeviceNDArray (shape {self.shape}, "
+                f"strides {self.strides}) would require a copy")
+        if order == "A":
+            order = "F" if self.is_f_contiguous() else "C"
+        return self._restrided(newshape,
+                               _contiguous_strides(newshape, self.dtype.itemsize, order))
+
+    def ravel(self, order="C", stream=0):
+        """A 1-D view of a contiguous array (NotImplementedError otherwise)."""
+        stream = self._default_stream(stream)
+        if order not in ("C", "F", "A"):
+            raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
+        if self.ndim <= 1:
+            return DeviceNDArray._wrap(self._tidal_host, stream)
+        if not ((order in "CA" and self.is_c_contiguous())
+                or (order in "FA" and self.is_f_contiguous())):
+            raise NotImplementedError(
+                f"ravel (order {order!r}) of a DeviceNDArray with shape {self.shape} and "
+                f"strides {self.strides}: the array is not contiguous in that order")
+        view = self._restrided((self.size,), (self.dtype.itemsize,))
+        view.stream = stream
+        return view
+
+    def _restrided(self, shape, strides):
+        host = self._tidal_host
+        if host.size == 0:
+            return DeviceNDArray._wrap(np.empty(shape, host.dtype), self.stream)
+        # Element 0 of a contiguous array is the lowest address for both layouts.
+        view = np.lib.stride_tricks.as_strided(host, shape, strides)
+        return DeviceNDArray._wrap(view, self.stream)
+
+    def squeeze(self, axis=None, stream=0):
+        """A view without the length-1 axes (or the given ones)."""
+        return DeviceNDArray._wrap(self._tidal_host.squeeze(axis),
+                                   self._default_stream(stream))
+
+    def view(self, dtype):
+        """The same memory as another dtype; a dtype of another size needs a
+        C-contiguous array whose last axis divides evenly."""
+        dtype = np.dtype(dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            if not self.is_c_contiguous():
+                raise ValueError("To change to a dtype of a different size, the array "
+                                 "must be C-contiguous")
+            if self.ndim == 0 or (self.shape[-1] * self.dtype.itemsize) % dtype.itemsize:
+                raise ValueError("When changing to a larger dtype, its size must be a "
+                                 "divisor of the total size in bytes of the last axis "
+                                 "of the array.")
+        return DeviceNDArray._wrap(self._tidal_host.view(dtype), self.stream)
+
+    def split(self, section, stream=0):
+        """Views of ``section`` elements each (the last may be shorter), of a
+        1-D array with unit stride; a generator, as in Numba."""
+        stream = self._default_stream(stream)
+        if self.ndim != 1:
+            raise ValueError(f"split needs a 1-D array, not {self.ndim}-D")
+        if self.strides[0] != self.dtype.itemsize:
+            raise ValueError(f"split needs unit stride, not {self.strides[0]} bytes for "
+                             f"{self.dtype.itemsize}-byte elements")
+        section = operator.index(section)
+        if section <= 0:
+            raise ValueError(f"split needs a section of at least 1 element, not {section}")
+        return (DeviceNDArray._wrap(self._tidal_host[begin:begin + section], stream)
+                for begin in range(0, self.size, section))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def transpose(self, axes=None):
+        """A transposed copy of a 2-D array, as Numba (which runs a transpose
+        kernel into new device memory)."""
+        if axes is not None and tuple(axes) == tuple(range(self.ndim)):
+            return self
+        if self.ndim != 2:
+            raise NotImplementedError("transposing a non-2D DeviceNDArray isn't supported")
+        if axes is not None and set(axes) != {0, 1}:
+            raise ValueError(f"invalid axes list {axes!r}")
+        return DeviceNDArray._wrap(np.ascontiguousarray(self._tidal_host.T), self.stream)
+
+
+class _HostMemoryArray(np.ndarray):
+    """mapped_array and managed_array: NumPy arrays that are device arrays
+    too (the memory is the same on the cpu target)."""
+
+    __cuda_memory__ = True
+    stream = 0
+
+    def device_setup(self, gpu_data=None, stream=0):
+        self.stream = _check_stream(stream)
+
+    @property
+    def __cuda_array_interface__(self):
+        return DeviceNDArray._wrap(self.view(np.ndarray), self.stream).__cuda_array_interface__
+
+
+class MappedNDArray(_HostMemoryArray):
+    """A host array mapped into the device's address space (cuda.mapped_array)."""
+
+
+class ManagedNDArray(_HostMemoryArray):
+    """An array in managed (unified) memory (cuda.managed_array)."""
+
+
+# --- allocation and transfers -------------------------------------------------------
+
+def is_cuda_array(obj):
+    """True when ``obj`` has ``__cuda_array_interface__`` (not verified)."""
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def _host_array(obj):
+    """The NumPy array over a device array's memory (no copy)."""
+    host = getattr(obj, "_tidal_host", None)
+    if isinstance(host, np.ndarray):
+        return host
+    if isinstance(obj, _HostMemoryArray):
+        return obj.view(np.ndarray)
+    return as_cuda_array(obj)._tidal_host
+
+
+class _InterfaceHolder:
+    """Exposes a cuda array interface as NumPy's array interface (same
+    pointer), keeping the exporting object alive."""
+
+    def __init__(self, owner, interface):
+        self.owner = owner
+        self.__array_interface__ = interface
+
+
+def _check_host_memory(pointer, low, high):
+    """On the cpu target a __cuda_array_interface__ pointer must be host
+    memory this process can read; a GPU pointer (another library's device
+    array) is refused here instead of crashing in a kernel."""
+    if high <= low:
+        return
+    begin, end = pointer + low, pointer + high
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                span, permissions = line.split(None, 2)[:2]
+                first, last = (int(x, 16) for x in span.split("-"))
+                if first <= begin < last:
+                    if permissions[0] != "r":
+                        break
+                    if end <= last:
+                        return
+                    begin = last
+    except OSError:
+        return  # no /proc: trust the exporter
+    raise ValueError(
+        f"__cuda_array_interface__ pointer {pointer:#x} is not host memory this process "
+        f"can read: on the cpu target device arrays must be in host memory")
+
+
+def from_cuda_array_interface(desc, owner=None, sync=True):
+    """A DeviceNDArray over the memory a __cuda_array_interface__ dict
+    describes (no copy). On the cpu target the pointer must be host memory."""
+    version = desc.get("version")
+    if version is None or version < 0:
+        raise ValueError(f"__cuda_array_interface__ without a valid version: {desc!r}")
+    if desc.get("mask") is not None:
+        raise NotImplementedError("Masked arrays are not supported")
+    dtype = np.dtype(desc["typestr"])
+    shape, strides, dtype = _shape_strides_dtype(desc["shape"], desc.get("strides"),
+                                                 dtype, "C")
+    pointer, readonly = desc["data"]
+    _check_host_memory(pointer, *_extent(shape, strides, dtype.itemsize))
+    if pointer == 0 or 0 in shape:
+        host = np.empty(shape, dtype=dtype)
+    else:
+        interface = {"shape": shape, "typestr": dtype.str, "data": (pointer, readonly),
+                     "strides": strides, "version": 3}
+        host = np.asarray(_InterfaceHolder(owner, interface))
+    return DeviceNDArray._wrap(host)
+
+
+def as_cuda_array(obj, sync=True):
+    """A DeviceNDArray over the memory of any object with
+    ``__cuda_array_interface__`` (no copy; it keeps ``obj`` alive). On the
+    cpu target its pointer must be host memory."""
+    if isinstance(obj, DeviceNDArray):
+        return obj
+    if not is_cuda_array(obj):
+        raise TypeError(f"*obj* doesn't implement the cuda array interface: "
+                        f"{type(obj).__name__} has no __cuda_array_interface__")
+    if isinstance(obj, _HostMemoryArray):
+        return DeviceNDArray._wrap(obj.view(np.ndarray), getattr(obj, "stream", 0))
+    return from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj, sync=sync)
+
+
+def to_device(obj, stream=0, copy=True, to=None):
+    """Copies a NumPy array (or anything np.asarray takes) to new device
+    memory; returns the DeviceNDArray. A device array is returned as it is.
+    With ``to``, copies into that device array instead."""
+    _check_stream(stream)
+    if to is not None:
+        if copy:
+            to.copy_to_device(obj, stream=stream)
+        return to
+    if isinstance(obj, DeviceNDArray):
+        return obj
+    if is_cuda_array(obj) and not isinstance(obj, np.ndarray):
+        return as_cuda_array(obj)
+    if isinstance(obj, np.void):
+        raise NotImplementedError("a record on the device (Numba's DeviceRecord) is not "
+                                  "supported yet: copy an array of records instead")
+    host = np.asarray(obj)
+    _require_contiguous(host)
+    device = DeviceNDArray(host.shape, host.strides, host.dtype, stream=stream)
+    if copy:
+        device.copy_to_device(host, stream=stream)
+    return device
+
+
+def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+    """New, uninitialised device memory, like np.empty."""
+    shape, strides, dtype = _shape_strides_dtype(shape, strides, dtype, order)
+    return DeviceNDArray(shape, strides, dtype, stream=stream)
+
+
+def _contiguous_strides_like(ary):
+    """Strides of a contiguous array that orders its axes as ``ary`` does
+    (None where C or F order does already), as numba's."""
+    if ary.flags["C_CONTIGUOUS"] or ary.flags["F_CONTIGUOUS"] or ary.ndim <= 1:
+        return None
+    strides = [0] * ary.ndim
+    step = ary.dtype.itemsize
+    for axis, _ in sorted(enumerate(ary.strides), key=lambda item: item[1]):
+        strides[axis] = step
+        step *= ary.shape[axis]
+    return tuple(strides)
+
+
+def _order_like(ary):
+    return "F" if ary.flags["F_CONTIGUOUS"] and not ary.flags["C_CONTIGUOUS"] else "C"
+
+
+def _like(ary):
+    if isinstance(ary, DeviceNDArray):
+        ary = ary._tidal_host
+    return dict(shape=ary.shape, dtype=ary.dtype, strides=_contiguous_strides_like(ary),
+                order=_order_like(ary))
+
+
+def device_array_like(ary, stream=0):
+    """device_array with the shape, dtype and layout of ``ary``."""
+    return device_array(stream=stream, **_like(ary))
+
+
+def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
+    """A host array in page-locked memory. On the cpu target: a NumPy array
+    (there is no transfer for pinning to speed up)."""
+    shape, strides, dtype = _shape_strides_dtype(shape, strides, dtype, order)
+    return _allocate(shape, strides, dtype)
+
+
+def pinned_array_like(ary):
+    return pinned_array(**_like(ary))
+
+
+def _host_memory_array(cls, shape, dtype, strides, order, stream):
+    shape, strides, dtype = _shape_strides_dtype(shape, strides, dtype, order)
+    array = _allocate(shape, strides, dtype).view(cls)
+    array.device_setup(stream=stream)
+    return array
+
+
+def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
+                 portable=False, wc=False):
+    """A host array that kernels use in place (mapped memory). On the cpu
+    target all memory is mapped: a NumPy array (MappedNDArray)."""
+    return _host_memory_array(MappedNDArray, shape, dtype, strides, order, stream)
+
+
+def mapped_array_like(ary, stream=0, portable=False, wc=False):
+    return mapped_array(stream=stream, **_like(ary))
+
+
+def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
+                  attach_global=True):
+    """An array in managed memory, used by the host and kernels alike. On the
+    cpu target: a NumPy array (ManagedNDArray)."""
+    return _host_memory_array(ManagedNDArray, shape, dtype, strides, order, stream)
+
+
+@contextlib.contextmanager
+def pinned(*arylist):
+    """Page-locks host arrays for the block. On the cpu target there is
+    nothing to lock: the arrays are only checked."""
+    for ary in arylist:
+        if not isinstance(ary, np.ndarray):
+            raise TypeError(f"cuda.pinned takes NumPy arrays, not {type(ary).__name__}")
+    yield
+
+
+@contextlib.contextmanager
+def mapped(*arylist, stream=0):
+    """Maps host arrays into device memory for the block; yields their
+    device arrays (one, or a list). On the cpu target they share the host
+    arrays' memory."""
+    devices = []
+    for ary in arylist:
+        if not isinstance(ary, np.ndarray):
+            raise TypeError(f"cuda.mapped takes NumPy arrays, not {type(ary).__name__}")
+        devices.append(DeviceNDArray._wrap(ary.view(np.ndarray), stream))
+    yield devices[0] if len(devices) == 1 else devices

@@ -1,0 +1,159 @@
+"""Streams and events: numba.cuda's cuda.stream(), cuda.event(), ...
+
+On the cpu target every operation (a launch, a copy) has finished when the
+call that issues it returns, so a stream only orders work, which program
+order already does: synchronize() has nothing to wait for, and an event
+completes when it is recorded, with the host's clock (time.perf_counter_ns)
+as its timestamp. elapsed_time() is then the host time between two
+record() calls, which includes the work issued between them.
+"""
+
+import asyncio
+import contextlib
+import itertools
+import time
+
+# Numba's handles of the three default streams (CU_STREAM_DEFAULT, _LEGACY,
+# _PER_THREAD); streams made by cuda.stream() count up from 16.
+_DEFAULT, _LEGACY, _PER_THREAD = 0, 1, 2
+_handles = itertools.count(16)
+
+
+class Stream:
+    """A CUDA stream (a queue of work). On the cpu target work runs when it
+    is issued, so a stream is always complete."""
+
+    __slots__ = ("handle", "external", "__weakref__")
+
+    def __init__(self, handle, external=False):
+        self.handle = handle
+        self.external = external
+
+    def __int__(self):
+        return self.handle
+
+    def __repr__(self):
+        default = {_DEFAULT: "Default", _LEGACY: "Legacy default",
+                   _PER_THREAD: "Per-thread default"}.get(self.handle)
+        if default:
+            return f"<{default} CUDA stream on the tidal cpu target>"
+        return f"<CUDA stream {self.handle} on the tidal cpu target>"
+
+    def synchronize(self):
+        """Waits for the work issued to this stream: on the cpu target it
+        has all finished already."""
+
+    @contextlib.contextmanager
+    def auto_synchronize(self):
+        """with stream.auto_synchronize(): ... synchronizes on leaving."""
+        yield self
+        self.synchronize()
+
+    def add_callback(self, callback, arg=None):
+        """Calls callback(stream, status, arg) once the work issued so far is
+        done: at once on the cpu target (status 0)."""
+        callback(self, 0, arg)
+
+    def async_done(self):
+        """An asyncio future that resolves (to this stream) when the work
+        issued so far is done: already resolved on the cpu target."""
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(self)
+        return future
+
+
+def _check_stream(stream):
+    """A stream argument: 0 (or None) for the default stream, or a Stream."""
+    if stream is None or isinstance(stream, Stream):
+        return stream or 0
+    if isinstance(stream, int) and not isinstance(stream, bool) and stream == 0:
+        return 0
+    raise TypeError(f"a stream argument is a cuda.stream() (or 0 for the default stream), "
+                    f"not {stream!r}")
+
+
+_default_stream = Stream(_DEFAULT)
+_legacy_default_stream = Stream(_LEGACY)
+_per_thread_default_stream = Stream(_PER_THREAD)
+
+
+def stream():
+    """A new stream."""
+    return Stream(next(_handles))
+
+
+def default_stream():
+    """The default stream (Numba: the legacy default stream's semantics)."""
+    return _default_stream
+
+
+def legacy_default_stream():
+    return _legacy_default_stream
+
+
+def per_thread_default_stream():
+    return _per_thread_default_stream
+
+
+class Event:
+    """A CUDA event: a point in a stream. On the cpu target it completes
+    when it is recorded, and a timing event keeps the host's clock then."""
+
+    __slots__ = ("timing", "_time_ns")
+
+    def __init__(self, timing=True):
+        self.timing = bool(timing)
+        self._time_ns = None
+
+    def __repr__(self):
+        state = "recorded" if self._time_ns is not None else "not recorded"
+        return f"<CUDA event ({state}) on the tidal cpu target>"
+
+    def record(self, stream=0):
+        """Marks the point after the work issued to ``stream`` so far."""
+        _check_stream(stream)
+        self._time_ns = time.perf_counter_ns()
+
+    def query(self):
+        """True when the work before the last record() is done (always, on
+        the cpu target; also for an event never recorded, as in CUDA)."""
+        return True
+
+    def synchronize(self):
+        """Waits for the event: on the cpu target it has completed."""
+
+    def wait(self, stream=0):
+        """Makes later work on ``stream`` wait for the event: on the cpu
+        target it has completed already."""
+        _check_stream(stream)
+
+    def elapsed_time(self, evtend):
+        """Milliseconds from this event to ``evtend`` (as CUDA:
+        start.elapsed_time(end))."""
+        return event_elapsed_time(self, evtend)
+
+
+def event(timing=True):
+    """A new event; elapsed_time needs timing=True."""
+    return Event(timing)
+
+
+def event_elapsed_time(evtstart, evtend):
+    """Milliseconds between two recorded timing events. Raises as CUDA's
+    cuEventElapsedTime does for an event made with timing=False or never
+    recorded."""
+    for what, evt in (("start", evtstart), ("end", evtend)):
+        if not isinstance(evt, Event):
+            raise TypeError(f"event_elapsed_time: the {what} event must be a cuda.event(), "
+                            f"not {evt!r}")
+        if not evt.timing:
+            raise RuntimeError(f"event_elapsed_time: the {what} event was created with "
+                               f"timing=False, so it has no time")
+        if evt._time_ns is None:
+            raise RuntimeError(f"event_elapsed_time: the {what} event was never recorded "
+                               f"(call its record() first)")
+    return (evtend._time_ns - evtstart._time_ns) / 1e6
+
+
+def synchronize():
+    """Waits for all work on the device: on the cpu target it has finished."""

@@ -1,0 +1,417 @@
+"""Numba's memory API on the cpu target: device arrays (copies, views,
+layouts, errors), allocation functions, __cuda_array_interface__, and
+device arrays as kernel arguments (used in place)."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+@cuda.jit
+def scale_2d(x, factor):
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < x.shape[1]:
+        x[i, j] *= factor
+
+
+# --- to_device, copies ---------------------------------------------------------------
+
+def test_to_device_copies_and_copy_to_host_round_trips(rng):
+    host = rng.standard_normal((4, 5)).astype(np.float32)
+    d = cuda.to_device(host)
+    assert isinstance(d, cuda.DeviceNDArray)
+    assert (d.shape, d.dtype, d.strides, d.size, d.ndim, d.nbytes, len(d)) == (
+        (4, 5), np.float32, host.strides, 20, 2, 80, 4)
+    host[0, 0] = 99  # the device copy is independent of the host array
+    back = d.copy_to_host()
+    assert back[0, 0] != 99
+    back[1, 1] = -1  # and so is the host copy of it
+    assert d[1, 1] != -1
+
+
+def test_to_device_keeps_fortran_order():
+    host = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    d = cuda.to_device(host)
+    assert d.is_f_contiguous() and not d.is_c_contiguous()
+    back = d.copy_to_host()
+    assert back.flags.f_contiguous
+    np.testing.assert_array_equal(back, host)
+
+
+def test_to_device_of_a_device_array_is_that_array():
+    d = cuda.to_device(np.arange(3))
+    assert cuda.to_device(d) is d
+
+
+def test_to_device_into_an_existing_array():
+    d = cuda.device_array(4, dtype=np.int64)
+    assert cuda.to_device(np.arange(4), to=d) is d
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(4))
+
+
+def test_to_device_of_a_list_and_of_a_scalar():
+    np.testing.assert_array_equal(cuda.to_device([1, 2, 3]).copy_to_host(), [1, 2, 3])
+    zero_d = cuda.to_device(np.float32(2.5))
+    assert zero_d.shape == () and zero_d.copy_to_host() == np.float32(2.5)
+
+
+def test_to_device_without_copy_allocates_only():
+    d = cuda.to_device(np.arange(5.0), copy=False)
+    assert d.shape == (5,) and d.dtype == np.float64
+
+
+def test_to_device_refuses_a_non_contiguous_array():
+    with pytest.raises(ValueError, match="non-contiguous"):
+        cuda.to_device(np.arange(20.0).reshape(4, 5)[:, 1:3])
+
+
+def test_copy_to_host_into_a_given_array():
+    d = cuda.to_device(np.arange(6, dtype=np.int32))
+    out = np.zeros(6, dtype=np.int32)
+    assert d.copy_to_host(out) is out
+    np.testing.assert_array_equal(out, np.arange(6))
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    (np.zeros(5, np.int32), ValueError, ["(6,)", "(5,)"]),
+    (np.zeros(6, np.float32), TypeError, ["int32", "float32"]),
+])
+def test_copy_to_host_into_a_wrong_array_raises(bad, error, words):
+    d = cuda.to_device(np.arange(6, dtype=np.int32))
+    with pytest.raises(error) as info:
+        d.copy_to_host(bad)
+    assert all(w in str(info.value) for w in words)
+
+
+def test_copy_to_host_into_a_non_array_raises():
+    with pytest.raises(TypeError, match="NumPy array"):
+        cuda.to_device(np.arange(3)).copy_to_host([0, 0, 0])
+
+
+def test_copy_to_device_copies_host_and_device_arrays():
+    d = cuda.device_array(4, dtype=np.float64)
+    d.copy_to_device(np.arange(4.0))
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(4.0))
+    e = cuda.device_array_like(d)
+    e.copy_to_device(d)  # device to device
+    d.copy_to_device(np.zeros(4))
+    np.testing.assert_array_equal(e.copy_to_host(), np.arange(4.0))
+
+
+def test_copy_to_device_of_a_wrong_shape_names_both_shapes():
+    d = cuda.device_array((3, 4))
+    with pytest.raises(ValueError) as info:
+        d.copy_to_device(np.zeros((4, 3)))
+    assert "(3, 4)" in str(info.value) and "(4, 3)" in str(info.value)
+
+
+def test_copy_to_device_of_a_wrong_dtype_raises():
+    with pytest.raises(TypeError, match="float64.*int64|int64.*float64"):
+        cuda.device_array(3).copy_to_device(np.arange(3))
+
+
+def test_copy_to_device_into_a_non_contiguous_view_raises():
+    d = cuda.device_array((4, 4))
+    with pytest.raises(ValueError, match="non-contiguous"):
+        d[:, 1].copy_to_device(np.zeros(4))
+
+
+def test_array_protocol_copies_to_the_host():
+    d = cuda.to_device(np.arange(3.0))
+    host = np.asarray(d)
+    host[0] = 42
+    assert d[0] == 0.0
+    assert np.asarray(d, dtype=np.int32).dtype == np.int32
+
+
+# --- allocation ----------------------------------------------------------------------
+
+def test_device_array_layouts():
+    c = cuda.device_array((2, 3), dtype=np.int16)
+    f = cuda.device_array((2, 3), dtype=np.int16, order="F")
+    s = cuda.device_array((2, 3), dtype=np.int16, strides=(2, 4))
+    assert c.strides == (6, 2) and c.is_c_contiguous()
+    assert f.strides == (2, 4) and f.is_f_contiguous()
+    assert s.strides == (2, 4)
+    assert cuda.device_array(7).shape == (7,) and cuda.device_array(7).dtype == np.float64
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(shape=(-1, 2)), ValueError, "negative"),
+    (dict(shape=(2, 2), order="X"), ValueError, "order"),
+    (dict(shape="abc"), TypeError, "shape"),
+    (dict(shape=(2, 2), strides=(8,)), ValueError, "one stride per axis"),
+    (dict(shape=3, dtype="not a dtype"), TypeError, "not a dtype"),
+])
+def test_device_array_bad_arguments_raise(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        cuda.device_array(**kwargs)
+
+
+def test_device_array_like_follows_the_layout():
+    host = np.zeros((3, 4, 5), dtype=np.float32).transpose(2, 0, 1)
+    d = cuda.device_array_like(host)
+    assert d.shape == host.shape and d.dtype == host.dtype
+    assert sorted(d.strides) == sorted(host.strides)
+    assert cuda.device_array_like(np.zeros((2, 3), order="F")).is_f_contiguous()
+    assert cuda.device_array_like(cuda.device_array(4)).shape == (4,)
+
+
+def test_pinned_mapped_and_managed_arrays_are_host_arrays():
+    p = cuda.pinned_array((2, 3), dtype=np.int32, order="F")
+    assert type(p) is np.ndarray and p.flags.f_contiguous
+    m = cuda.mapped_array(8, dtype=np.float32)
+    g = cuda.managed_array(8, dtype=np.float32)
+    for a in (m, g):
+        assert isinstance(a, np.ndarray) and cuda.is_cuda_array(a)
+        a[:] = 1
+        add_one[1, 32](a)  # kernels use them in place
+        np.testing.assert_array_equal(a, 2)
+        assert a.__cuda_array_interface__["data"][0] == a.ctypes.data
+    assert cuda.pinned_array_like(m).shape == (8,)
+    assert cuda.mapped_array_like(p).shape == (2, 3)
+
+
+def test_pinned_and_mapped_context_managers():
+    host = np.arange(4.0)
+    with cuda.pinned(host):
+        d = cuda.to_device(host)
+    np.testing.assert_array_equal(d.copy_to_host(), host)
+    with cuda.mapped(host) as mapped:
+        add_one[1, 32](mapped)
+    np.testing.assert_array_equal(host, np.arange(4.0) + 1)  # mapped memory is the host's
+    with cuda.mapped(host, np.zeros(2)) as both:
+        assert len(both) == 2
+    with pytest.raises(TypeError, match="NumPy arrays"):
+        with cuda.pinned([1, 2]):
+            pass
+
+
+# --- views, indexing -----------------------------------------------------------------
+
+def test_slices_are_views_of_the_parent():
+    d = cuda.to_device(np.arange(12.0).reshape(3, 4))
+    row, column = d[1], d[:, 0]
+    assert isinstance(row, cuda.DeviceNDArray) and row.shape == (4,)
+    assert column.shape == (3,) and column.strides == (32,)
+    assert not column.is_c_contiguous()
+    column[:] = -1  # writes through to the parent
+    np.testing.assert_array_equal(d.copy_to_host()[:, 0], [-1, -1, -1])
+    np.testing.assert_array_equal(row.copy_to_host(), [-1, 5, 6, 7])
+    np.testing.assert_array_equal(d[0:2, 1:3].copy_to_host(), [[1, 2], [5, 6]])
+
+
+def test_element_access_returns_a_numpy_scalar():
+    d = cuda.to_device(np.arange(6, dtype=np.int32).reshape(2, 3))
+    value = d[1, 2]
+    assert type(value) is np.int32 and value == 5
+    assert d[-1, 0] == 3
+
+
+def test_setitem_with_scalars_arrays_and_device_arrays():
+    d = cuda.device_array((2, 3), dtype=np.int64)
+    d[:] = 7
+    d[0, 1] = 1
+    d[1] = np.array([4, 5, 6])
+    d[:, 2] = cuda.to_device(np.array([10, 20]))
+    np.testing.assert_array_equal(d.copy_to_host(), [[7, 1, 10], [4, 5, 20]])
+
+
+def test_setitem_of_a_wrong_shape_raises():
+    d = cuda.device_array((2, 3))
+    with pytest.raises(ValueError, match="size 2 to array axis 1 with dimension 3"):
+        d[:] = np.zeros(2)
+    with pytest.raises(ValueError, match="Can't assign 3-D array to 2-D self"):
+        d[:] = np.zeros((1, 2, 3))
+
+
+def test_fancy_indexing_is_refused():
+    d = cuda.device_array(5)
+    with pytest.raises(TypeError, match="ints and slices"):
+        d[[0, 1]]
+    with pytest.raises(TypeError, match="ints and slices"):
+        d[np.array([True, False, True, False, True])] = 0
+    with pytest.raises(IndexError):
+        d[5]
+
+
+def test_reshape_and_ravel_are_views_of_contiguous_arrays():
+    d = cuda.to_device(np.arange(12))
+    r = d.reshape(3, 4)
+    assert r.shape == (3, 4) and r.is_c_contiguous()
+    r[0, 0] = 100
+    assert d[0] == 100
+    assert d.reshape((2, -1)).shape == (2, 6)
+    flat = r.ravel()
+    flat[1] = 200
+    assert d[1] == 200
+    f = d.reshape(3, 4, order="F")  # Numba: the new layout over the same memory
+    assert f.is_f_contiguous()
+    np.testing.assert_array_equal(f.copy_to_host(), d.copy_to_host().reshape(3, 4, order="F"))
+
+
+def test_reshape_of_a_non_contiguous_view_raises():
+    column = cuda.to_device(np.arange(12.0).reshape(3, 4))[:, 1:3]
+    with pytest.raises(NotImplementedError, match="non-contiguous"):
+        column.reshape(6)
+    with pytest.raises(NotImplementedError, match="not contiguous"):
+        column.ravel()
+
+
+@pytest.mark.parametrize("shape, match", [
+    ((5, 5), "size 12"), ((-1, -1), "one unknown"), ((5, -1), "size 12")])
+def test_reshape_to_a_wrong_size_raises(shape, match):
+    with pytest.raises(ValueError, match=match):
+        cuda.device_array(12).reshape(*shape)
+
+
+def test_split_views_the_memory():
+    d = cuda.to_device(np.arange(10))
+    parts = list(d.split(4))
+    assert [p.shape for p in parts] == [(4,), (4,), (2,)]
+    parts[2][0] = -5
+    assert d[8] == -5
+    with pytest.raises(ValueError, match="1-D"):
+        list(cuda.device_array((2, 2)).split(1))
+    with pytest.raises(ValueError, match="unit stride"):
+        list(d[::2].split(2))
+
+
+def test_transpose_is_a_copy_as_in_numba():
+    host = np.arange(6.0).reshape(2, 3)
+    d = cuda.to_device(host)
+    t = d.T
+    np.testing.assert_array_equal(t.copy_to_host(), host.T)
+    assert t.is_c_contiguous()
+    assert d.transpose((0, 1)) is d
+    with pytest.raises(NotImplementedError, match="non-2D"):
+        cuda.device_array((2, 2, 2)).T
+
+
+def test_squeeze_and_view():
+    d = cuda.to_device(np.arange(4, dtype=np.int32).reshape(1, 4))
+    s = d.squeeze()
+    assert s.shape == (4,)
+    v = s.view(np.uint8)
+    assert v.shape == (16,) and v[4] == 1
+    with pytest.raises(ValueError, match="C-contiguous"):
+        cuda.device_array((4, 4), dtype=np.int32)[:, 0].view(np.int16)
+
+
+def test_negative_strides_copy_to_host_raises_as_numba():
+    with pytest.raises(NotImplementedError, match="negative strides"):
+        cuda.to_device(np.arange(4))[::-1].copy_to_host()
+
+
+def test_zero_d_and_empty_arrays():
+    with pytest.raises(TypeError, match="0-d"):
+        len(cuda.to_device(np.float64(1.0)))
+    empty = cuda.device_array((0, 3))
+    assert empty.size == 0 and empty.copy_to_host().shape == (0, 3)
+    assert empty.__cuda_array_interface__["data"][0] == 0
+
+
+# --- __cuda_array_interface__ --------------------------------------------------------
+
+def test_cuda_array_interface_is_version_3_over_host_memory():
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = cuda.to_device(host)
+    interface = d.__cuda_array_interface__
+    assert interface["version"] == 3 and interface["shape"] == (3, 4)
+    assert interface["typestr"] == "<f4" and interface["strides"] is None
+    assert interface["stream"] is None
+    pointer, readonly = interface["data"]
+    assert not readonly
+    assert ctypes.c_float.from_address(pointer + 4 * 5).value == 5.0  # host memory
+    assert d[:, 1].__cuda_array_interface__["strides"] == (16,)
+    assert cuda.is_cuda_array(d) and not cuda.is_cuda_array(host)
+
+
+class _Exporter:
+    """Another library's device array: only __cuda_array_interface__."""
+
+    def __init__(self, interface, keep=None):
+        self.__cuda_array_interface__ = interface
+        self.keep = keep
+
+
+def test_as_cuda_array_views_the_exported_memory():
+    host = np.arange(8, dtype=np.int32)
+    exporter = _Exporter(dict(host.__array_interface__, version=3), keep=host)
+    d = cuda.as_cuda_array(exporter)
+    assert d.shape == (8,) and d.dtype == np.int32
+    d[0] = 50
+    assert host[0] == 50  # no copy
+    assert cuda.as_cuda_array(d) is d
+
+
+def test_foreign_device_arrays_are_kernel_arguments():
+    host = np.zeros(16, dtype=np.float64)
+    exporter = _Exporter(dict(host.__array_interface__, version=3), keep=host)
+    add_one[1, 32](exporter)
+    np.testing.assert_array_equal(host, 1.0)
+
+
+def test_as_cuda_array_refuses_other_objects_and_non_host_pointers():
+    with pytest.raises(TypeError, match="cuda array interface"):
+        cuda.as_cuda_array(np.arange(3))
+    gpu_like = _Exporter({"shape": (4,), "typestr": "<f4", "data": (8, False),
+                          "version": 3})
+    with pytest.raises(ValueError, match="not host memory"):
+        cuda.as_cuda_array(gpu_like)
+    with pytest.raises(ValueError, match="not host memory"):
+        add_one[1, 32](gpu_like)
+    masked = _Exporter({"shape": (1,), "typestr": "<f4", "data": (0, False),
+                        "version": 3, "mask": object()})
+    with pytest.raises(NotImplementedError, match="Masked"):
+        cuda.as_cuda_array(masked)
+
+
+# --- kernel arguments ----------------------------------------------------------------
+
+def test_kernels_run_on_device_arrays_in_place():
+    host = np.arange(10.0)
+    d = cuda.to_device(host)
+    add_one[1, 32](d)
+    add_one[1, 32](d)
+    np.testing.assert_array_equal(d.copy_to_host(), host + 2)
+    np.testing.assert_array_equal(host, np.arange(10.0))  # the host copy is untouched
+
+
+def test_kernels_run_on_views():
+    d = cuda.to_device(np.zeros((4, 6)))
+    add_one[1, 32](d[:, 2])  # a strided view: layout A
+    scale_2d[(1, 1), (8, 8)](d[1:3], 5.0)
+    expected = np.zeros((4, 6))
+    expected[:, 2] = 1
+    expected[1:3] *= 5
+    np.testing.assert_array_equal(d.copy_to_host(), expected)
+
+
+def test_device_array_and_numpy_array_share_a_specialisation():
+    @cuda.jit
+    def fill(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = i
+
+    d = cuda.device_array(5, dtype=np.int64)
+    fill[1, 8](d)
+    fill[1, 8](np.zeros(5, dtype=np.int64))
+    assert len(fill.signatures) == 1
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(5))
+
+
+def test_unsupported_dtype_on_a_device_array_is_named():
+    with pytest.raises(TypeError, match="dtype"):
+        add_one[1, 32](cuda.device_array(3, dtype="U3"))
