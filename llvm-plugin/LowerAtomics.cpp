@@ -1,7 +1,8 @@
 // tidal-lower-atomics: replaces tidal.atomic.<op>.<T> by atomicrmw / cmpxchg
 // (monotonic, i.e. CUDA's relaxed atomics), returning the old value. The
 // instructions are target-neutral: NVPTX selects atom.{global,shared}.* and
-// expands what has no instruction (float min/max) into a CAS loop.
+// expands what has no instruction (float min/max) into a CAS loop; 32-bit
+// inc/dec, which LLVM 19 would also expand, are PTX's atom.inc/dec.u32.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-atomics in.ll
 
 #include "Markers.h"
@@ -9,6 +10,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Module.h"
 
 #define DEBUG_TYPE "tidal-lower-atomics"
@@ -57,7 +59,15 @@ bool lowerAtomics(Module &M) {
     Type *ValueType = Call.getType();
     Align Alignment(ValueType->getPrimitiveSizeInBits() / 8);
     Value *Old;
-    if (Operation == "cas") {
+    if ((Operation == "inc" || Operation == "dec") && ValueType->isIntegerTy(32)) {
+      // PTX has atom.inc/dec.u32, but LLVM 19 expands uinc_wrap/udec_wrap
+      // into a CAS loop: emit the instruction itself (generic address).
+      auto *AsmType = FunctionType::get(ValueType, {Pointer->getType(), ValueType}, false);
+      InlineAsm *Atom = InlineAsm::get(
+          AsmType, ("atom." + Operation + ".u32 $0, [$1], $2;").str(), "=r,l,r,~{memory}",
+          /*hasSideEffects=*/true);
+      Old = Builder.CreateCall(Atom, {Pointer, Call.getArgOperand(1)});
+    } else if (Operation == "cas") {
       Value *Exchange = Builder.CreateAtomicCmpXchg(
           Pointer, Call.getArgOperand(1), Call.getArgOperand(2), Alignment,
           AtomicOrdering::Monotonic, AtomicOrdering::Monotonic);

@@ -1,9 +1,10 @@
 ; Every atomic marker becomes a monotonic atomicrmw / cmpxchg (CUDA's atomics
 ; are relaxed) returning the old value: signedness from the suffix for
-; max/min, sub on floats as fadd of the negation, inc/dec as uinc/udec_wrap.
-; The PTX has atom.global/atom.shared; float max/min and inc/dec are CAS
-; loops (LLVM 19's NVPTX selects no atom.inc/dec for uinc/udec_wrap, and PTX
-; has no float atom.max/min): correct, not single instructions.
+; max/min, sub on floats as fadd of the negation; 32-bit inc/dec as PTX's
+; atom.inc/dec.u32 (LLVM 19's NVPTX would expand uinc/udec_wrap into a CAS
+; loop), 64-bit ones as uinc/udec_wrap (PTX has no atom.inc.u64).
+; The PTX has atom.global/atom.shared; float max/min and 64-bit inc/dec are
+; CAS loops (PTX has no such instructions): correct, not single instructions.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-atomics -S %s | FileCheck %s
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-nvptx %s | llc -march=nvptx64 -mcpu=sm_75 -o %t.sm_75.ptx
 ; RUN: FileCheck %s --check-prefix=PTX < %t.sm_75.ptx
@@ -302,9 +303,9 @@ define void @xor_i64(ptr %p, i64 %v) {
 
 ; atomic.inc.u32
 ; CHECK-LABEL: define void @inc_u32(
-; CHECK-NEXT:    %old = atomicrmw uinc_wrap ptr %p, i32 %v monotonic, align 4
+; CHECK-NEXT:    %old = call i32 asm sideeffect "atom.inc.u32 $0, [$1], $2;", "=r,l,r,~{memory}"(ptr %p, i32 %v)
 ; PTX-LABEL: .entry inc_u32(
-; PTX:         atom.global.cas.b32
+; PTX:         atom.inc.u32
 define void @inc_u32(ptr %p, i32 %v) {
   %old = call i32 @tidal.atomic.inc.u32(ptr %p, i32 %v)
   store i32 %old, ptr %p
@@ -324,9 +325,9 @@ define void @inc_u64(ptr %p, i64 %v) {
 
 ; atomic.dec.u32
 ; CHECK-LABEL: define void @dec_u32(
-; CHECK-NEXT:    %old = atomicrmw udec_wrap ptr %p, i32 %v monotonic, align 4
+; CHECK-NEXT:    %old = call i32 asm sideeffect "atom.dec.u32 $0, [$1], $2;", "=r,l,r,~{memory}"(ptr %p, i32 %v)
 ; PTX-LABEL: .entry dec_u32(
-; PTX:         atom.global.cas.b32
+; PTX:         atom.dec.u32
 define void @dec_u32(ptr %p, i32 %v) {
   %old = call i32 @tidal.atomic.dec.u32(ptr %p, i32 %v)
   store i32 %old, ptr %p
