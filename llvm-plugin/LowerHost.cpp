@@ -27,6 +27,7 @@
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/Dominators.h"
+#include "llvm/IR/GetElementPtrTypeIterator.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -249,13 +250,187 @@ CountedLoop beginLoop(IRBuilder<> &Builder, Value *Count, const Twine &Name) {
 }
 
 // Closes the loop where the builder is and leaves the builder after it.
-void endLoop(IRBuilder<> &Builder, const CountedLoop &Loop) {
+// With AccessGroup, the loop's iterations are declared independent for the
+// memory accesses in that group (llvm.loop.parallel_accesses).
+void endLoop(IRBuilder<> &Builder, const CountedLoop &Loop,
+             MDNode *AccessGroup = nullptr) {
   Value *Next = Builder.CreateNUWAdd(Loop.Counter, Builder.getInt32(1),
                                      Loop.Counter->getName() + ".next");
   Loop.Counter->addIncoming(Next, Builder.GetInsertBlock());
-  Builder.CreateBr(Loop.Condition);
+  BranchInst *Latch = Builder.CreateBr(Loop.Condition);
+  if (AccessGroup) {
+    LLVMContext &Context = Builder.getContext();
+    MDNode *Parallel = MDNode::get(
+        Context, {MDString::get(Context, "llvm.loop.parallel_accesses"), AccessGroup});
+    MDNode *LoopID = MDNode::getDistinct(Context, {nullptr, Parallel});
+    LoopID->replaceOperandWith(0, LoopID);
+    Latch->setMetadata(LLVMContext::MD_loop, LoopID);
+  }
   Loop.Exit->insertInto(Builder.GetInsertBlock()->getParent());
   Builder.SetInsertPoint(Loop.Exit);
+}
+
+// Every thread of the block: for tid.z, for tid.y, for tid.x: Body(x, y, z),
+// x innermost; with YInnermost, y innermost instead whenever the block has
+// more than one row (else the x order). Leaves the builder after the loops.
+void emitThreadLoops(IRBuilder<> &Builder, Value *const BlockDim[3],
+                     bool YInnermost, MDNode *AccessGroup,
+                     function_ref<void(Value *, Value *, Value *)> Body) {
+  auto Nest = [&](unsigned Outer, unsigned Middle, unsigned Inner) {
+    static const char *Names[3] = {"tid.x", "tid.y", "tid.z"};
+    CountedLoop Loops[3];
+    for (unsigned Dimension : {Outer, Middle, Inner})
+      Loops[Dimension] = beginLoop(Builder, BlockDim[Dimension], Names[Dimension]);
+    Body(Loops[0].Counter, Loops[1].Counter, Loops[2].Counter);
+    for (unsigned Dimension : {Inner, Middle, Outer})
+      endLoop(Builder, Loops[Dimension], AccessGroup);
+  };
+  if (!YInnermost) {
+    Nest(2, 1, 0);
+    return;
+  }
+  LLVMContext &Context = Builder.getContext();
+  Function *F = Builder.GetInsertBlock()->getParent();
+  BasicBlock *Rows = BasicBlock::Create(Context, "y.innermost", F);
+  BasicBlock *Columns = BasicBlock::Create(Context, "x.innermost", F);
+  BasicBlock *Join = BasicBlock::Create(Context, "threads.done", F);
+  Builder.CreateCondBr(Builder.CreateICmpUGT(BlockDim[1], Builder.getInt32(1)),
+                       Rows, Columns);
+  Builder.SetInsertPoint(Rows);
+  Nest(2, 0, 1);
+  Builder.CreateBr(Join);
+  Builder.SetInsertPoint(Columns);
+  Nest(2, 1, 0);
+  Builder.CreateBr(Join);
+  Join->moveAfter(Builder.GetInsertBlock());
+  Builder.SetInsertPoint(Join);
+}
+
+// How an address moves when one thread index grows by one: not at all, by a
+// constant number of bytes, or otherwise (a heuristic for the loop order;
+// wrapping arithmetic is ignored).
+struct ThreadStep {
+  enum Kinds { None, Constant, Other } Kind = None;
+  int64_t Bytes = 0;
+  bool operator==(const ThreadStep &O) const {
+    return Kind == O.Kind && (Kind != Constant || Bytes == O.Bytes);
+  }
+};
+
+ThreadStep addSteps(ThreadStep A, ThreadStep B, bool Subtract) {
+  if (A.Kind == ThreadStep::Other || B.Kind == ThreadStep::Other)
+    return {ThreadStep::Other};
+  if (B.Kind == ThreadStep::None)
+    return A;
+  int64_t Bytes = (A.Kind == ThreadStep::None ? 0 : A.Bytes) +
+                  (Subtract ? -B.Bytes : B.Bytes);
+  return {ThreadStep::Constant, Bytes};
+}
+
+ThreadStep stepAlong(Value *V, Argument *Index, const DataLayout &DL,
+                     DenseMap<Value *, ThreadStep> &Known, unsigned Depth = 0) {
+  if (V == Index)
+    return {ThreadStep::Constant, 1};
+  auto *I = dyn_cast<Instruction>(V);
+  if (!I)
+    return {};
+  if (auto Found = Known.find(V); Found != Known.end())
+    return Found->second;
+  if (Depth > 24)
+    return {ThreadStep::Other};
+  Known[V] = {ThreadStep::Other}; // a cycle through phis
+  auto Of = [&](Value *Operand) {
+    return stepAlong(Operand, Index, DL, Known, Depth + 1);
+  };
+  ThreadStep Result;
+  switch (I->getOpcode()) {
+  case Instruction::Add:
+  case Instruction::Sub:
+    Result = addSteps(Of(I->getOperand(0)), Of(I->getOperand(1)),
+                      I->getOpcode() == Instruction::Sub);
+    break;
+  case Instruction::Mul:
+  case Instruction::Shl: {
+    ThreadStep A = Of(I->getOperand(0)), B = Of(I->getOperand(1));
+    auto *Factor = dyn_cast<ConstantInt>(I->getOperand(1));
+    if (A.Kind == ThreadStep::None && B.Kind == ThreadStep::None)
+      Result = {};
+    else if (I->getOpcode() == Instruction::Mul && B.Kind != ThreadStep::None &&
+             A.Kind == ThreadStep::None && isa<ConstantInt>(I->getOperand(0)))
+      Result = B.Kind == ThreadStep::Constant
+                   ? ThreadStep{ThreadStep::Constant,
+                                B.Bytes * cast<ConstantInt>(I->getOperand(0))
+                                              ->getSExtValue()}
+                   : ThreadStep{ThreadStep::Other};
+    else if (A.Kind == ThreadStep::Constant && Factor &&
+             Factor->getValue().getActiveBits() < 32)
+      Result = {ThreadStep::Constant,
+                I->getOpcode() == Instruction::Mul
+                    ? A.Bytes * Factor->getSExtValue()
+                    : A.Bytes << Factor->getZExtValue()};
+    else
+      Result = {ThreadStep::Other};
+    break;
+  }
+  case Instruction::ZExt:
+  case Instruction::SExt:
+  case Instruction::Trunc:
+  case Instruction::Freeze:
+    Result = Of(I->getOperand(0));
+    break;
+  case Instruction::Select: {
+    // Python's negative-index wrap: both arms move alike.
+    ThreadStep A = Of(I->getOperand(1)), B = Of(I->getOperand(2));
+    Result = A == B ? A : ThreadStep{ThreadStep::Other};
+    break;
+  }
+  case Instruction::GetElementPtr: {
+    auto *GEP = cast<GetElementPtrInst>(I);
+    Result = Of(GEP->getPointerOperand());
+    for (gep_type_iterator It = gep_type_begin(GEP), End = gep_type_end(GEP);
+         It != End && Result.Kind != ThreadStep::Other; ++It) {
+      ThreadStep S = Of(It.getOperand());
+      if (S.Kind == ThreadStep::None)
+        continue;
+      if (It.isStruct() || S.Kind == ThreadStep::Other) {
+        Result = {ThreadStep::Other};
+        break;
+      }
+      int64_t Stride = It.getSequentialElementStride(DL).getFixedValue();
+      Result = addSteps(Result, {ThreadStep::Constant, S.Bytes * Stride}, false);
+    }
+    break;
+  }
+  default:
+    // Loads, phis, calls: along the index only if nothing they read is.
+    Result = {};
+    for (Value *Operand : I->operands())
+      if (Of(Operand).Kind != ThreadStep::None)
+        Result = {ThreadStep::Other};
+    break;
+  }
+  Known[V] = Result;
+  return Result;
+}
+
+// True if more of `Thread`'s memory accesses are contiguous along tid.y than
+// along tid.x (a row-major a[i, j] indexed by i, j = grid(2)): the thread
+// loops then run y innermost, which the vectoriser can use.
+bool prefersYInnermost(Function &Thread, Argument *X, Argument *Y) {
+  const DataLayout &DL = Thread.getDataLayout();
+  DenseMap<Value *, ThreadStep> AlongX, AlongY;
+  unsigned ContiguousX = 0, ContiguousY = 0;
+  for (Instruction &I : instructions(Thread)) {
+    Value *Pointer = getLoadStorePointerOperand(&I);
+    if (!Pointer)
+      continue;
+    int64_t Bytes = DL.getTypeStoreSize(getLoadStoreType(&I)).getFixedValue();
+    ThreadStep SX = stepAlong(Pointer, X, DL, AlongX);
+    ThreadStep SY = stepAlong(Pointer, Y, DL, AlongY);
+    ContiguousX += SX.Kind == ThreadStep::Constant && SX.Bytes == Bytes;
+    ContiguousY += SY.Kind == ThreadStep::Constant && SY.Bytes == Bytes;
+  }
+  return ContiguousY > ContiguousX;
 }
 
 // A sync point of K.thread: a call after which a thread needs values that
@@ -347,6 +522,12 @@ public:
   bool UsesShared = false;
   uint64_t FrameSlotBytes = 0;    // per thread, 0 = no frame
   SmallVector<SyncPoint, 8> SyncPoints;
+  // Shared-memory atomics lowered to a plain load and store: the threads of
+  // a round must not run them as parallel accesses.
+  SmallPtrSet<Instruction *, 8> SerialisedAtomics;
+  MDNode *ThreadAccesses = nullptr;
+
+  void markParallelAccesses();
 
   void createThreadFunction();
   bool lowerMarkers();
@@ -531,9 +712,11 @@ Value *KernelLowering::lowerAtomic(IRBuilder<> &B, CallInst &Call,
   if (Operation == "cas") {
     Value *Compare = Call.getArgOperand(1), *New = Call.getArgOperand(2);
     if (SharedOnly) {
-      Value *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
-      B.CreateAlignedStore(B.CreateSelect(B.CreateICmpEQ(Old, Compare), New, Old),
-                           Pointer, Alignment);
+      LoadInst *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
+      StoreInst *Store = B.CreateAlignedStore(
+          B.CreateSelect(B.CreateICmpEQ(Old, Compare), New, Old), Pointer, Alignment);
+      SerialisedAtomics.insert(Old);
+      SerialisedAtomics.insert(Store);
       return Old;
     }
     Value *Pair = B.CreateAtomicCmpXchg(Pointer, Compare, New, Alignment,
@@ -562,9 +745,11 @@ Value *KernelLowering::lowerAtomic(IRBuilder<> &B, CallInst &Call,
   assert(Op != AtomicRMWInst::BAD_BINOP && "getMarkerType admitted it");
   Value *Operand = Call.getArgOperand(1);
   if (SharedOnly) {
-    Value *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
-    B.CreateAlignedStore(buildAtomicRMWValue(Op, B, Old, Operand), Pointer,
-                         Alignment);
+    LoadInst *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
+    StoreInst *Store = B.CreateAlignedStore(buildAtomicRMWValue(Op, B, Old, Operand),
+                                            Pointer, Alignment);
+    SerialisedAtomics.insert(Old);
+    SerialisedAtomics.insert(Store);
     return Old;
   }
   // CUDA's atomics are relaxed; threadfence() orders them.
@@ -1067,6 +1252,38 @@ void KernelLowering::makeResumable() {
 }
 
 
+// Threads of a round (between two sync points) may run in any order, and
+// two of them touching the same location, one writing, without an atomic is
+// a data race in CUDA: the thread loops may run their iterations in parallel
+// (vectorised) for every plain load and store of K.thread, which go into one
+// access group. A kernel with atomics (also their plain form on shared
+// memory), volatile accesses or calls gets no group: its loops are analysed
+// as usual.
+void KernelLowering::markParallelAccesses() {
+  if (!SerialisedAtomics.empty())
+    return;
+  SmallVector<Instruction *, 32> Accesses;
+  for (Instruction &I : instructions(*Thread)) {
+    if (isa<LoadInst, StoreInst>(I)) {
+      if (isa<LoadInst>(I) ? !cast<LoadInst>(I).isSimple()
+                           : !cast<StoreInst>(I).isSimple())
+        return; // volatile or atomic: leave every thread loop as it is
+      Accesses.push_back(&I);
+    } else if (I.mayReadOrWriteMemory() &&
+               !(isa<IntrinsicInst>(I) && !I.mayWriteToMemory())) {
+      return; // an atomic, a fence or a call
+    }
+  }
+  if (Accesses.empty())
+    return;
+  // The calls of K.thread in the thread loops carry the group too: the
+  // inliner gives it to every access of the inlined body, also to those that
+  // K.thread's own simplification (before inlining) created without it.
+  ThreadAccesses = MDNode::getDistinct(Context, {});
+  for (Instruction *I : Accesses)
+    I->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+}
+
 // A private constant C string.
 Constant *getString(Module &M, StringRef Text, const Twine &Name) {
   IRBuilder<> B(M.getContext());
@@ -1174,16 +1391,16 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   Arguments.append({BlockContext, SharedMemory, FrameMemory});
 
   // 4. Without sync points: for tid.z, for tid.y, for tid.x: K.thread.
+  //    (y innermost for kernels whose accesses are contiguous along y).
+  const bool YInnermost = prefersYInnermost(*Thread, ThreadIndex[0], ThreadIndex[1]);
   if (SyncPoints.empty()) {
-    CountedLoop Z = beginLoop(Builder, BlockDim[2], "tid.z");
-    CountedLoop Y = beginLoop(Builder, BlockDim[1], "tid.y");
-    CountedLoop X = beginLoop(Builder, BlockDim[0], "tid.x");
-    Arguments.append({X.Counter, Y.Counter, Z.Counter, Builder.getInt32(0),
-                      Builder.getInt32(0)});
-    Builder.CreateCall(Thread, Arguments);
-    endLoop(Builder, X);
-    endLoop(Builder, Y);
-    endLoop(Builder, Z);
+    emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
+      SmallVector<Value *, 16> ThreadArguments(Arguments);
+      ThreadArguments.append({X, Y, Z, Builder.getInt32(0), Builder.getInt32(0)});
+      CallInst *Run = Builder.CreateCall(Thread, ThreadArguments);
+      if (ThreadAccesses)
+        Run->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+    });
     Builder.CreateRetVoid();
     if (Debugging)
       Debugging->finalizeSubprogram(Scope);
@@ -1219,32 +1436,30 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
         BasicBlock::Create(Context, "from." + Twine(K), Block);
     Switch->addCase(Builder.getInt32(K), Region);
     Builder.SetInsertPoint(Region);
-    CountedLoop Z = beginLoop(Builder, BlockDim[2], "tid.z");
-    CountedLoop Y = beginLoop(Builder, BlockDim[1], "tid.y");
-    CountedLoop X = beginLoop(Builder, BlockDim[0], "tid.x");
-    SmallVector<Value *, 16> ThreadArguments(Arguments);
-    ThreadArguments.append({X.Counter, Y.Counter, Z.Counter,
-                            Builder.getInt32(K), RoundPhase});
-    Value *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
-    Value *Linear = Builder.CreateNUWAdd(
-        Builder.CreateNUWMul(
-            Builder.CreateNUWAdd(Builder.CreateNUWMul(Z.Counter, BlockDim[1]),
-                                 Y.Counter),
-            BlockDim[0]),
-        X.Counter, "thread");
-    Builder.CreateStore(Reached, Builder.CreateInBoundsGEP(
-                                     I32, Next, Builder.CreateZExt(Linear, I64)));
-    Builder.CreateStore(
-        Builder.CreateBinaryIntrinsic(Intrinsic::smin,
-                                      Builder.CreateLoad(I32, Lowest), Reached),
-        Lowest);
-    Builder.CreateStore(
-        Builder.CreateBinaryIntrinsic(Intrinsic::smax,
-                                      Builder.CreateLoad(I32, Highest), Reached),
-        Highest);
-    endLoop(Builder, X);
-    endLoop(Builder, Y);
-    endLoop(Builder, Z);
+    emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
+      SmallVector<Value *, 16> ThreadArguments(Arguments);
+      ThreadArguments.append({X, Y, Z, Builder.getInt32(K), RoundPhase});
+      CallInst *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
+      if (ThreadAccesses)
+        Reached->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+      Value *Linear = Builder.CreateNUWAdd(
+          Builder.CreateNUWMul(
+              Builder.CreateNUWAdd(Builder.CreateNUWMul(Z, BlockDim[1]), Y),
+              BlockDim[0]),
+          X, "thread");
+      StoreInst *Record = Builder.CreateStore(
+          Reached, Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Linear, I64)));
+      if (ThreadAccesses)
+        Record->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+      Builder.CreateStore(
+          Builder.CreateBinaryIntrinsic(Intrinsic::smin,
+                                        Builder.CreateLoad(I32, Lowest), Reached),
+          Lowest);
+      Builder.CreateStore(
+          Builder.CreateBinaryIntrinsic(Intrinsic::smax,
+                                        Builder.CreateLoad(I32, Highest), Reached),
+          Highest);
+    });
     Builder.CreateBr(Check);
   }
   Check->insertInto(Block);
@@ -1402,6 +1617,7 @@ bool lowerHost(Module &M) {
     Lowering.createThreadFunction();
     Lowering.lowerMarkers();
     Lowering.makeResumable();
+    Lowering.markParallelAccesses();
     Lowering.createBlockFunction(BlockName);
     Lowered.insert(Kernel);
   }

@@ -34,6 +34,8 @@ constexpr uint64_t AdmitsWorkers = uint64_t(1) << 31;
 constexpr uint64_t WorkersInsideMask = AdmitsWorkers - 1;
 constexpr uint64_t MaxBlocksPerLaunch = uint64_t(1) << 62;
 constexpr size_t SharedMemoryAlignment = 64;
+// The longest run of consecutive blocks a participant takes at once.
+constexpr uint64_t MaxBlocksPerTake = 64;
 
 // How long an idle worker, or a launcher waiting for workers, polls before it
 // sleeps: long enough to catch launches issued back to back.
@@ -250,13 +252,38 @@ void CpuThreadPool::runBlocks(Participant &Self) {
   const uint64_t GridX = LaunchGrid[0];
   const uint64_t GridY = LaunchGrid[1];
   const std::atomic<bool> &Failed = Failure->Failed;
-  for (uint64_t Index = NextBlock.fetch_add(1, std::memory_order_relaxed);
-       Index < BlockCount && !Failed.load(std::memory_order_relaxed);
-       Index = NextBlock.fetch_add(1, std::memory_order_relaxed)) {
-    Context.block_idx[0] = uint32_t(Index % GridX);
-    Context.block_idx[1] = uint32_t(Index / GridX % GridY);
-    Context.block_idx[2] = uint32_t(Index / GridX / GridY);
-    Function(Params, &Context);
+  const uint64_t Participants = ParticipantCount;
+  for (;;) {
+    // 1. Take the next run of consecutive blocks: about an eighth of each
+    //    participant's share of what is left, so that the counter's cache
+    //    line moves between cores a few dozen times per launch, not once
+    //    per block, while the last runs stay short for the load balance.
+    uint64_t First = NextBlock.load(std::memory_order_relaxed);
+    uint64_t Count;
+    do {
+      if (First >= BlockCount)
+        return;
+      Count = std::clamp<uint64_t>((BlockCount - First) / (8 * Participants), 1,
+                                   MaxBlocksPerTake);
+    } while (!NextBlock.compare_exchange_weak(First, First + Count,
+                                              std::memory_order_relaxed));
+    // 2. Run them in order, the block index stepped without divisions.
+    uint64_t X = First % GridX, Y = First / GridX % GridY, Z = First / GridX / GridY;
+    for (uint64_t Index = First; Index < First + Count; ++Index) {
+      if (Failed.load(std::memory_order_relaxed))
+        return;
+      Context.block_idx[0] = uint32_t(X);
+      Context.block_idx[1] = uint32_t(Y);
+      Context.block_idx[2] = uint32_t(Z);
+      Function(Params, &Context);
+      if (++X == GridX) {
+        X = 0;
+        if (++Y == GridY) {
+          Y = 0;
+          ++Z;
+        }
+      }
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 // The pool that runs a cpu-target launch: persistent workers plus the
-// launching thread take blocks from an atomic counter over the linear block
-// index (x fastest). Private to the runtime; the tests use it directly to
+// launching thread take runs of consecutive blocks from an atomic counter
+// over the linear block index (x fastest). Private to the runtime; the tests use it directly to
 // pin the participant count.
 #ifndef TIDAL_RUNTIME_CPUTHREADPOOL_H
 #define TIDAL_RUNTIME_CPUTHREADPOOL_H
