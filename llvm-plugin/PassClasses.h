@@ -81,6 +81,14 @@ struct LowerHostPass : llvm::PassInfoMixin<LowerHostPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
 };
 
+// CheckMarkerReachability.cpp: tidal-check-marker-reachability. Returns true
+// if every function that uses a marker is a kernel or reached from one.
+bool checkMarkerReachability(llvm::Module &M);
+struct CheckMarkerReachabilityPass : llvm::PassInfoMixin<CheckMarkerReachabilityPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+};
+
 // VerifyMarkers.cpp: tidal-verify-markers. Returns true if no marker is left.
 bool verifyMarkers(llvm::Module &M);
 struct VerifyMarkersPass : llvm::PassInfoMixin<VerifyMarkersPass> {

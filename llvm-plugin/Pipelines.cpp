@@ -22,6 +22,7 @@ using namespace llvm;
 namespace tidal {
 
 void addLowerNVPTXPasses(ModulePassManager &MPM, const NVPTXOptions &Options) {
+  MPM.addPass(CheckMarkerReachabilityPass());
   MPM.addPass(LowerSpecialRegistersPass());
   MPM.addPass(LowerBarriersPass());
   MPM.addPass(LowerMemorySpacesPass());

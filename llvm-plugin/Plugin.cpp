@@ -96,6 +96,10 @@ bool addModulePasses(PassBuilder &PB, StringRef Name, ModulePassManager &MPM) {
     MPM.addPass(MarkReadOnlyArgumentsPass());
     return true;
   }
+  if (Name == "tidal-check-marker-reachability") {
+    MPM.addPass(CheckMarkerReachabilityPass());
+    return true;
+  }
   if (Name == "tidal-verify-markers") {
     MPM.addPass(VerifyMarkersPass());
     return true;
