@@ -10,6 +10,7 @@
 #include "tidal/Passes.h"
 #include "tidal/runtime/CpuTarget.h"
 #include "tidal/runtime/CudaDriver.h"
+#include "tidal/runtime/CudaTarget.h"
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL tidal_ARRAY_API
@@ -60,6 +61,21 @@ PyObject *raiseFromCurrentException() {
                      : E.kind() == runtime::KernelError::Kind::Assert ? PyExc_AssertionError
                                                                       : PyExc_RuntimeError;
     PyErr_SetString(Type, E.what());
+  } catch (const runtime::CudaDriverError &E) {
+    // tidal.cuda.CudaDriverError(message, call, error_name, code)
+    PyRef Driver = PyRef::steal(PyImport_ImportModule("tidal.cuda.driver"));
+    PyRef Class = Driver ? Driver.attrOrNull("CudaDriverError") : PyRef();
+    if (!Class) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_RuntimeError, E.what());
+      return nullptr;
+    }
+    PyRef Instance = PyRef::steal(PyObject_CallFunction(
+        Class.get(), "sssi", E.what(), E.call().c_str(), E.errorName().c_str(), E.result()));
+    if (Instance)
+      PyErr_SetObject(Class.get(), Instance.get());
+  } catch (const runtime::LaunchConfigError &E) {
+    PyErr_SetString(PyExc_ValueError, E.what());
   } catch (const runtime::RuntimeError &E) {
     PyErr_SetString(PyExc_RuntimeError, E.what());
   } catch (const std::bad_alloc &) {
@@ -261,6 +277,14 @@ struct Specialization {
   std::unique_ptr<runtime::CpuModule> Cpu;
   TidalBlockFunction Block = nullptr;
   unsigned ParamCount = 0; // flattened
+  // cuda target: the kernel loaded on each device it has run on, from PTX
+  // for that device's sm.
+  struct CudaLoaded {
+    runtime::CudaContext *Context;
+    std::unique_ptr<runtime::CudaModule> Module;
+    std::unique_ptr<runtime::CudaFunction> Function;
+  };
+  std::vector<CudaLoaded> Cuda;
 };
 
 std::string signatureText(const std::vector<Type> &Types) {
@@ -460,6 +484,130 @@ bool packArguments(const Specialization &S, PyObject *Args, ParamSlot *Storage, 
   return true;
 }
 
+// --- the cuda target ------------------------------------------------------------
+
+// The kernel of S loaded on device Ordinal: compiled to PTX for the device's
+// sm (capped to what LLVM 19 knows) and loaded on first use.
+runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &S, int Ordinal) {
+  for (auto &Loaded : S.Cuda)
+    if (Loaded.Context->ordinal() == Ordinal)
+      return *Loaded.Function;
+  const runtime::CudaDriver &Driver = runtime::CudaDriver::get();
+  if (!Driver.usable())
+    throw runtime::RuntimeError("kernel '" + D.Name +
+                                "' cannot run on the cuda target: the CUDA driver is not usable: " +
+                                Driver.reason() + " (TIDAL_TARGET=cpu runs kernels on the cpu)");
+  runtime::CudaContext &Context = runtime::CudaContext::forDevice(Ordinal);
+  unsigned SM = Context.limits().ptxSM();
+  llvm::LLVMContext Ctx;
+  std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
+  lowerForNVPTX(*M, SM);
+  auto Module = std::make_unique<runtime::CudaModule>(Context, emitPTX(*M, SM));
+  auto Function = std::make_unique<runtime::CudaFunction>(Module->function(S.KernelName));
+  S.Cuda.push_back({&Context, std::move(Module), std::move(Function)});
+  return *S.Cuda.back().Function;
+}
+
+// One host buffer a launch copies to the device (and back, unless read-only).
+struct DeviceCopy {
+  char *Host = nullptr;
+  size_t Bytes = 0;
+  bool CopyBack = false;
+  runtime::CudaDeviceBuffer Device;
+};
+
+// The bytes [Start, Start + Bytes) an array's elements span in memory
+// (strides may be negative); Bytes is 0 for an empty array.
+void arraySpan(PyArrayObject *A, char *&Start, size_t &Bytes) {
+  char *Data = static_cast<char *>(PyArray_DATA(A));
+  npy_intp Low = 0, High = 0;
+  for (int D = 0; D < PyArray_NDIM(A); ++D) {
+    if (PyArray_DIM(A, D) == 0) {
+      Start = Data;
+      Bytes = 0;
+      return;
+    }
+    npy_intp Reach = (PyArray_DIM(A, D) - 1) * PyArray_STRIDE(A, D);
+    (Reach < 0 ? Low : High) += Reach;
+  }
+  Start = Data + Low;
+  Bytes = static_cast<size_t>(High - Low + PyArray_ITEMSIZE(A));
+}
+
+// Launches S on the GPU as Numba does for host arrays: each NumPy array (and
+// the memory of each tidal device array, which is host memory) is copied to
+// fresh device memory, the kernel runs on the device pointers, the context is
+// synchronised and the writable arrays are copied back.
+void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Dim3 Grid,
+                        runtime::Dim3 Block, size_t SharedBytes, PyObject *Args,
+                        ParamSlot *Storage, void **Params) {
+  runtime::CudaFunction &Kernel = cudaFunctionOf(D, S, 0);
+  runtime::CudaContext &Context = Kernel.context();
+  Context.requireUsable();
+  Context.makeCurrent();
+  const runtime::CudaDriver &Driver = Context.driver();
+
+  constexpr size_t InlineCopies = 16;
+  DeviceCopy InlineStorage[InlineCopies];
+  std::vector<DeviceCopy> HeapStorage;
+  DeviceCopy *Copies = InlineStorage;
+  size_t CopyCount = 0;
+  size_t Needed = 0;
+  for (const Type &T : S.ArgTypes)
+    Needed += T.isArray() || T.isRecord();
+  if (Needed > InlineCopies) {
+    HeapStorage.resize(Needed);
+    Copies = HeapStorage.data();
+  }
+  // 1. Host memory to the device; the data-pointer slots packArguments wrote
+  //    (host pointers) now point at the device copies.
+  unsigned K = 0;
+  for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
+    PyObject *O = PyTuple_GET_ITEM(Args, I);
+    const Type &T = S.ArgTypes[I];
+    if (T.isArray()) {
+      auto *A = reinterpret_cast<PyArrayObject *>(PyArray_Check(O) ? O : hostArrayOf(O));
+      DeviceCopy &Copy = Copies[CopyCount++];
+      arraySpan(A, Copy.Host, Copy.Bytes);
+      Copy.CopyBack = PyArray_ISWRITEABLE(A);
+      Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
+      Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
+      Storage[K].Words[0] =
+          Copy.Bytes ? Copy.Device.pointer() +
+                           static_cast<uint64_t>(static_cast<char *>(PyArray_DATA(A)) - Copy.Host)
+                     : 0;
+      K += 1 + 2 * static_cast<unsigned>(PyArray_NDIM(A));
+      continue;
+    }
+    if (T.isRecord()) { // read-only, by reference
+      auto *Record = reinterpret_cast<PyVoidScalarObject *>(O);
+      DeviceCopy &Copy = Copies[CopyCount++];
+      Copy.Host = Record->obval;
+      Copy.Bytes = static_cast<size_t>(Record->descr->elsize);
+      Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
+      Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
+      Storage[K].Words[0] = Copy.Device.pointer();
+    }
+    ++K;
+  }
+  // 2. Launch, wait, copy back: without the GIL (only array memory is touched,
+  //    and Args keeps the arrays alive).
+  std::exception_ptr Failure;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    Kernel.launch(Grid, Block, SharedBytes, nullptr, Params);
+    Kernel.synchronize();
+    for (size_t C = 0; C < CopyCount; ++C)
+      if (Copies[C].CopyBack)
+        Copies[C].Device.copyToHost(Copies[C].Host, Copies[C].Bytes);
+  } catch (...) {
+    Failure = std::current_exception();
+  }
+  Py_END_ALLOW_THREADS
+  if (Failure)
+    std::rethrow_exception(Failure);
+}
+
 PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
   PyObject *Grid, *Block, *KernelArgs;
   unsigned long long SharedBytes;
@@ -481,11 +629,6 @@ PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
   if (!typeArguments(D, KernelArgs, Types))
     return nullptr;
   Specialization &S = D.compile(Types);
-  if (D.Target != "cpu") {
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "launching on a GPU is not implemented yet: set TIDAL_TARGET=cpu");
-    return nullptr;
-  }
   constexpr unsigned InlineParams = 64;
   ParamSlot InlineStorage[InlineParams];
   void *InlinePointers[InlineParams];
@@ -501,6 +644,10 @@ PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
   }
   if (!packArguments(S, KernelArgs, Storage, Params))
     return nullptr;
+  if (D.Target == "cuda") {
+    launchOnCudaTarget(D, S, G, Bk, static_cast<size_t>(SharedBytes), KernelArgs, Storage, Params);
+    Py_RETURN_NONE;
+  }
   // The launch runs without the GIL; its exception (a KernelError from a
   // failed check) is rethrown once the GIL is held again.
   std::exception_ptr Failure;
@@ -583,6 +730,42 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
   TIDAL_CATCH
 }
 
+// kernel_attribute(signature_text, what): a fact of the kernel loaded on the
+// GPU (cuFuncGetAttribute): "regs", "shared", "local" or "max_threads".
+PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
+  const char *Signature, *What;
+  if (!PyArg_ParseTuple(Args, "ss", &Signature, &What))
+    return nullptr;
+  TIDAL_TRY
+  DispatcherState &D = state(Self);
+  if (D.Target != "cuda") {
+    PyErr_Format(PyExc_RuntimeError,
+                 "the facts of kernel '%s' come from the CUDA driver and need a GPU: kernels "
+                 "run on the %s target here",
+                 D.Name.c_str(), D.Target.c_str());
+    return nullptr;
+  }
+  for (auto &S : D.Specializations) {
+    if (signatureText(S->ArgTypes) != Signature)
+      continue;
+    runtime::CudaFunction &Kernel = cudaFunctionOf(D, *S, 0);
+    std::string Kind = What;
+    if (Kind == "regs")
+      return PyLong_FromLong(Kernel.registersPerThread());
+    if (Kind == "shared")
+      return PyLong_FromLong(Kernel.staticSharedBytes());
+    if (Kind == "local")
+      return PyLong_FromLong(Kernel.localBytesPerThread());
+    if (Kind == "max_threads")
+      return PyLong_FromLong(Kernel.maxThreadsPerBlock());
+    PyErr_Format(PyExc_ValueError, "unknown kernel attribute '%s'", What);
+    return nullptr;
+  }
+  PyErr_Format(PyExc_KeyError, "kernel '%s' has no specialisation %s", D.Name.c_str(), Signature);
+  return nullptr;
+  TIDAL_CATCH
+}
+
 PyObject *Dispatcher_signatures(PyObject *Self, void *) {
   TIDAL_TRY
   DispatcherState &D = state(Self);
@@ -606,6 +789,9 @@ PyMethodDef DispatcherMethods[] = {
      "specialize(*args): compile for the types of these arguments."},
     {"inspect", Dispatcher_inspect, METH_VARARGS,
      "inspect(signature_text, what, sm=75): 'markers', 'llvm' or 'ptx'."},
+    {"kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,
+     "kernel_attribute(signature_text, what): 'regs', 'shared', 'local' or 'max_threads' "
+     "of the kernel loaded on the GPU (cuda target only)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef DispatcherGetSet[] = {

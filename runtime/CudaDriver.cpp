@@ -1,5 +1,6 @@
-// Opens libcuda with dlopen, resolves the entry points the runtime needs and
-// records, in one line, why the driver cannot be used when it cannot.
+// Opens libcuda with dlopen, resolves the entry points the runtime needs
+// (cuGetProcAddress where the driver has it, dlsym otherwise) and records, in
+// one line, why the driver cannot be used when it cannot.
 #include "tidal/runtime/CudaDriver.h"
 
 #include <cstdlib>
@@ -31,6 +32,20 @@ constexpr KnownError KnownErrors[] = {
      "API call requires a newer CUDA driver"},
     {46, "CUDA_ERROR_DEVICE_UNAVAILABLE",
      "CUDA-capable device(s) busy or unavailable"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {218, "CUDA_ERROR_INVALID_PTX",
+     "a PTX JIT compilation failed"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {304, "CUDA_ERROR_OPERATING_SYSTEM",
@@ -44,6 +59,11 @@ constexpr KnownError KnownErrors[] = {
      "forward compatibility was attempted on non supported HW"},
     {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
+
+// cuGetProcAddress of CUDA 12 (exported as cuGetProcAddress_v2).
+using CuGetProcAddressFunction = int (*)(const char *Symbol, void **Function,
+                                         int CudaVersion, uint64_t Flags,
+                                         int *SymbolStatus);
 
 std::string lastLoaderError() {
   const char *Message = dlerror();
@@ -108,7 +128,87 @@ CudaDriver::CudaDriver(std::string Path) : LibraryPath(std::move(Path)) {
     Reason = "no CUDA device [" + LibraryPath + "]";
     return;
   }
-  Usable = true;
+  resolveEntryPoints();
+  Usable = Reason.empty();
+}
+
+void CudaDriver::resolveEntryPoints() {
+  // Each entry point by its base name (for cuGetProcAddress, which picks the
+  // version matching cu::ApiVersion) and by its exported, versioned name.
+  struct EntryPoint {
+    const char *BaseName;
+    const char *ExportedName;
+    void **Slot;
+  };
+  auto slot = [](auto &Function) { return reinterpret_cast<void **>(&Function); };
+  const EntryPoint EntryPoints[] = {
+      {"cuDriverGetVersion", "cuDriverGetVersion", slot(Api.DriverGetVersion)},
+      {"cuDeviceGet", "cuDeviceGet", slot(Api.DeviceGet)},
+      {"cuDeviceGetName", "cuDeviceGetName", slot(Api.DeviceGetName)},
+      {"cuDeviceGetAttribute", "cuDeviceGetAttribute", slot(Api.DeviceGetAttribute)},
+      {"cuDeviceTotalMem", "cuDeviceTotalMem_v2", slot(Api.DeviceTotalMem)},
+      {"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain",
+       slot(Api.DevicePrimaryCtxRetain)},
+      {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2",
+       slot(Api.DevicePrimaryCtxRelease)},
+      {"cuCtxSetCurrent", "cuCtxSetCurrent", slot(Api.CtxSetCurrent)},
+      {"cuCtxGetCurrent", "cuCtxGetCurrent", slot(Api.CtxGetCurrent)},
+      {"cuCtxSynchronize", "cuCtxSynchronize", slot(Api.CtxSynchronize)},
+      {"cuModuleLoadDataEx", "cuModuleLoadDataEx", slot(Api.ModuleLoadDataEx)},
+      {"cuModuleUnload", "cuModuleUnload", slot(Api.ModuleUnload)},
+      {"cuModuleGetFunction", "cuModuleGetFunction", slot(Api.ModuleGetFunction)},
+      {"cuFuncGetAttribute", "cuFuncGetAttribute", slot(Api.FuncGetAttribute)},
+      {"cuFuncSetAttribute", "cuFuncSetAttribute", slot(Api.FuncSetAttribute)},
+      {"cuMemAlloc", "cuMemAlloc_v2", slot(Api.MemAlloc)},
+      {"cuMemFree", "cuMemFree_v2", slot(Api.MemFree)},
+      {"cuMemcpyHtoD", "cuMemcpyHtoD_v2", slot(Api.MemcpyHtoD)},
+      {"cuMemcpyDtoH", "cuMemcpyDtoH_v2", slot(Api.MemcpyDtoH)},
+      {"cuLaunchKernel", "cuLaunchKernel", slot(Api.LaunchKernel)},
+  };
+
+  auto GetProcAddress = reinterpret_cast<CuGetProcAddressFunction>(
+      dlsym(Library.get(), "cuGetProcAddress_v2"));
+  UsedProcAddress = GetProcAddress != nullptr;
+  for (const EntryPoint &Entry : EntryPoints) {
+    *Entry.Slot = nullptr;
+    if (GetProcAddress) {
+      int Status = -1;
+      if (GetProcAddress(Entry.BaseName, Entry.Slot, cu::ApiVersion, 0, &Status) !=
+              cu::Success ||
+          Status != 0)
+        *Entry.Slot = nullptr;
+    }
+    if (!*Entry.Slot) {
+      UsedProcAddress = false;
+      dlerror();
+      *Entry.Slot = dlsym(Library.get(), Entry.ExportedName);
+    }
+    if (!*Entry.Slot && Reason.empty())
+      Reason = LibraryPath + " has no " + Entry.ExportedName + ": " + lastLoaderError();
+  }
+}
+
+std::string CudaDriver::errorName(int Result) const {
+  const char *Name = nullptr;
+  if (CuGetErrorName && CuGetErrorName(Result, &Name) == 0 && Name)
+    return Name;
+  for (const KnownError &Known : KnownErrors)
+    if (Known.Result == Result)
+      return Known.Name;
+  return "CUDA error " + std::to_string(Result);
+}
+
+void CudaDriver::fail(cu::Result Result, const char *Call,
+                      const std::string &Context) const {
+  std::string Message = std::string(Call) + " failed: " + describeError(Result);
+  if (!Context.empty())
+    Message += ": " + Context;
+  throw CudaDriverError(Message, Call, Result, errorName(Result));
+}
+
+void CudaDriver::requireUsable() const {
+  if (!Usable)
+    throw RuntimeError("the CUDA driver is not usable: " + Reason);
 }
 
 std::string CudaDriver::describeError(int Result) const {

@@ -27,3 +27,4 @@ from .devices import (  # noqa: F401
     close, current_context, defer_cleanup, get_current_device, gpus, list_devices,
     select_device,
 )
+from .driver import CudaDriverError  # noqa: F401

@@ -176,6 +176,34 @@ class Dispatcher:
         """The PTX, per signature."""
         return self._views(signature, "ptx", arch)
 
+    def _kernel_facts(self, method, what, signature):
+        """A fact of the kernel loaded on the GPU (cuFuncGetAttribute), per
+        signature (or for one), as Numba's get_regs_per_thread() etc."""
+        target = current_target()
+        if target != "cuda":
+            raise RuntimeError(
+                f"kernel '{self.__name__}': {method}() reads the compiled kernel from the "
+                f"CUDA driver and needs a GPU; kernels run on the {target} target here")
+        if signature is not None:
+            return self._native.kernel_attribute(self._signature_text(signature), what)
+        return {s: self._native.kernel_attribute(s, what) for s in self._native.signatures}
+
+    def get_regs_per_thread(self, signature=None):
+        """Registers each thread of the kernel uses (cuda target)."""
+        return self._kernel_facts("get_regs_per_thread", "regs", signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        """Static shared memory of a block, in bytes (cuda target)."""
+        return self._kernel_facts("get_shared_mem_per_block", "shared", signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        """Local memory of each thread, in bytes (cuda target)."""
+        return self._kernel_facts("get_local_mem_per_thread", "local", signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        """The most threads a block of this kernel can have (cuda target)."""
+        return self._kernel_facts("get_max_threads_per_block", "max_threads", signature)
+
     def __repr__(self):
         return f"<tidal kernel {self.__qualname__}>"
 

@@ -1,5 +1,7 @@
-"""Which target runs kernels: ``cuda`` when a GPU is usable, ``cpu``
-otherwise (with a one-line notice), or what TIDAL_TARGET says."""
+"""Which target runs kernels: ``cuda`` when the CUDA driver loads and has a
+device, ``cpu`` otherwise (with a one-line notice), or what TIDAL_TARGET says
+(TIDAL_TARGET=cuda without a usable driver fails at the first launch, naming
+the driver's reason)."""
 
 import os
 import sys
@@ -26,13 +28,11 @@ def current_target():
         _current = requested
         return _current
     usable, count, reason, _ = _native().driver_status()
-    if usable:
-        # Launching on a GPU comes with the runtime; until then run on the cpu.
-        print(f"tidal: {count} CUDA device(s) found, but launching on a GPU is not "
-              "implemented yet; kernels run on the cpu target", file=sys.stderr)
-    else:
-        print(f"tidal: no usable CUDA GPU ({reason}); kernels run on the cpu target",
-              file=sys.stderr)
+    if usable and count > 0:
+        _current = "cuda"
+        return _current
+    print(f"tidal: no usable CUDA GPU ({reason}); kernels run on the cpu target",
+          file=sys.stderr)
     _current = "cpu"
     return _current
 

@@ -1,12 +1,108 @@
 // The CUDA driver, opened with dlopen so that nothing needs a GPU or the
 // CUDA toolkit to build or start. TIDAL_CUDA_DRIVER overrides the library.
+// The entry points are resolved with cuGetProcAddress (CUDA 12's, exported
+// as cuGetProcAddress_v2) where the driver has it, else with dlsym.
 #ifndef TIDAL_RUNTIME_CUDADRIVER_H
 #define TIDAL_RUNTIME_CUDADRIVER_H
 
+#include "tidal/runtime/CpuTarget.h" // RuntimeError
+
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 namespace tidal::runtime {
+
+// The few types of cuda.h the runtime needs, declared here so that the
+// toolkit stays optional (values checked against CUDA 13's cuda.h).
+namespace cu {
+using Result = int; // CUresult
+using Device = int; // CUdevice
+using Context = struct CUctx_st *;
+using Module = struct CUmod_st *;
+using Function = struct CUfunc_st *;
+using Stream = struct CUstream_st *;
+using DevicePointer = unsigned long long; // CUdeviceptr (v2)
+
+constexpr Result Success = 0;
+constexpr Result ErrorInvalidValue = 1;
+constexpr Result ErrorNotSupported = 801;
+
+// CUjit_option
+constexpr int JitInfoLogBuffer = 3;
+constexpr int JitInfoLogBufferSizeBytes = 4;
+constexpr int JitErrorLogBuffer = 5;
+constexpr int JitErrorLogBufferSizeBytes = 6;
+
+// CUdevice_attribute
+constexpr int AttributeMaxThreadsPerBlock = 1;
+constexpr int AttributeMaxBlockDimX = 2; // Y = 3, Z = 4
+constexpr int AttributeMaxGridDimX = 5;  // Y = 6, Z = 7
+constexpr int AttributeMaxSharedMemoryPerBlock = 8;
+constexpr int AttributeComputeCapabilityMajor = 75;
+constexpr int AttributeComputeCapabilityMinor = 76;
+constexpr int AttributeMaxSharedMemoryPerBlockOptin = 97;
+
+// CUfunction_attribute
+constexpr int FunctionMaxThreadsPerBlock = 0;
+constexpr int FunctionSharedSizeBytes = 1;
+constexpr int FunctionLocalSizeBytes = 3;
+constexpr int FunctionNumRegs = 4;
+constexpr int FunctionMaxDynamicSharedSizeBytes = 8;
+
+// The version whose signatures the declarations below follow, asked of
+// cuGetProcAddress.
+constexpr int ApiVersion = 12000;
+} // namespace cu
+
+// A failed driver call: what() is "<call> failed: <NAME> (<description>)"
+// plus any context the caller adds (the kernel, the JIT's log).
+class CudaDriverError : public RuntimeError {
+public:
+  CudaDriverError(const std::string &Message, std::string Call, int Result,
+                  std::string ErrorName)
+      : RuntimeError(Message), CallName(std::move(Call)), ResultCode(Result),
+        Name(std::move(ErrorName)) {}
+  const std::string &call() const { return CallName; }
+  int result() const { return ResultCode; }
+  const std::string &errorName() const { return Name; }
+
+private:
+  std::string CallName;
+  int ResultCode;
+  std::string Name;
+};
+
+// The driver's entry points, as cuda.h (12.0) declares them.
+struct CudaDriverApi {
+  cu::Result (*DriverGetVersion)(int *Version) = nullptr;
+  cu::Result (*DeviceGet)(cu::Device *Device, int Ordinal) = nullptr;
+  cu::Result (*DeviceGetName)(char *Name, int Length, cu::Device Device) = nullptr;
+  cu::Result (*DeviceGetAttribute)(int *Value, int Attribute, cu::Device Device) = nullptr;
+  cu::Result (*DeviceTotalMem)(size_t *Bytes, cu::Device Device) = nullptr;
+  cu::Result (*DevicePrimaryCtxRetain)(cu::Context *Context, cu::Device Device) = nullptr;
+  cu::Result (*DevicePrimaryCtxRelease)(cu::Device Device) = nullptr;
+  cu::Result (*CtxSetCurrent)(cu::Context Context) = nullptr;
+  cu::Result (*CtxGetCurrent)(cu::Context *Context) = nullptr;
+  cu::Result (*CtxSynchronize)() = nullptr;
+  cu::Result (*ModuleLoadDataEx)(cu::Module *Module, const void *Image, unsigned Options,
+                                 int *OptionIds, void **OptionValues) = nullptr;
+  cu::Result (*ModuleUnload)(cu::Module Module) = nullptr;
+  cu::Result (*ModuleGetFunction)(cu::Function *Function, cu::Module Module,
+                                  const char *Name) = nullptr;
+  cu::Result (*FuncGetAttribute)(int *Value, int Attribute, cu::Function Function) = nullptr;
+  cu::Result (*FuncSetAttribute)(cu::Function Function, int Attribute, int Value) = nullptr;
+  cu::Result (*MemAlloc)(cu::DevicePointer *Pointer, size_t Bytes) = nullptr;
+  cu::Result (*MemFree)(cu::DevicePointer Pointer) = nullptr;
+  cu::Result (*MemcpyHtoD)(cu::DevicePointer Destination, const void *Source,
+                           size_t Bytes) = nullptr;
+  cu::Result (*MemcpyDtoH)(void *Destination, cu::DevicePointer Source, size_t Bytes) = nullptr;
+  cu::Result (*LaunchKernel)(cu::Function Function, unsigned GridX, unsigned GridY,
+                             unsigned GridZ, unsigned BlockX, unsigned BlockY, unsigned BlockZ,
+                             unsigned SharedBytes, cu::Stream Stream, void **Params,
+                             void **Extra) = nullptr;
+};
 
 class CudaDriver {
 public:
@@ -20,22 +116,43 @@ public:
   // tests and tools: the runtime uses get().
   static CudaDriver open(const std::string &LibraryPath);
 
-  // True when libcuda was opened, cuInit succeeded and there is a device.
+  // True when libcuda was opened, cuInit succeeded, every entry point was
+  // found and there is a device.
   bool usable() const { return Usable; }
-  // Why it is not usable (library path and dlerror, or the cuInit error
-  // name), empty when usable.
+  // Why it is not usable (library path and dlerror, the cuInit error name,
+  // a missing entry point), empty when usable.
   const std::string &reason() const { return Reason; }
   int deviceCount() const { return DeviceCount; }
   const std::string &libraryPath() const { return LibraryPath; }
+  // True when the entry points came from cuGetProcAddress, false for dlsym.
+  bool resolvedWithProcAddress() const { return UsedProcAddress; }
+
+  // The entry points; call only when usable() (else they are null).
+  const CudaDriverApi &api() const { return Api; }
 
   // "CUDA_ERROR_NAME (description)" for a CUresult: the driver's own words
   // when it gives them, a built-in table otherwise (the toolkit's stub
   // library answers every call, cuGetErrorName included, with
   // CUDA_ERROR_STUB_LIBRARY).
   std::string describeError(int Result) const;
+  // "CUDA_ERROR_NAME" alone.
+  std::string errorName(int Result) const;
+
+  // Throws CudaDriverError "<Call> failed: <describeError>[: <Context>]"
+  // unless Result is CUDA_SUCCESS.
+  void check(cu::Result Result, const char *Call, const std::string &Context = {}) const {
+    if (Result != cu::Success)
+      fail(Result, Call, Context);
+  }
+  [[noreturn]] void fail(cu::Result Result, const char *Call,
+                         const std::string &Context = {}) const;
+
+  // Throws RuntimeError with reason() unless usable().
+  void requireUsable() const;
 
 private:
   explicit CudaDriver(std::string LibraryPath);
+  void resolveEntryPoints();
 
   struct LibraryCloser {
     void operator()(void *Handle) const;
@@ -46,6 +163,7 @@ private:
   using CuGetErrorTextFunction = int (*)(int Result, const char **Text);
 
   bool Usable = false;
+  bool UsedProcAddress = false;
   int DeviceCount = 0;
   std::string Reason;
   std::string LibraryPath;
@@ -54,6 +172,7 @@ private:
   CuDeviceGetCountFunction CuDeviceGetCount = nullptr;
   CuGetErrorTextFunction CuGetErrorName = nullptr;
   CuGetErrorTextFunction CuGetErrorString = nullptr;
+  CudaDriverApi Api;
 };
 
 } // namespace tidal::runtime

@@ -1,0 +1,300 @@
+// The cuda target over the Driver API: primary contexts, PTX modules,
+// kernels, device memory, launch checks and fault reporting.
+#include "tidal/runtime/CudaTarget.h"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+namespace tidal::runtime {
+
+namespace {
+
+// The errors after which a context cannot be used any more (CUDA's
+// "sticky" errors: the process has to be restarted).
+bool isStickyKernelFault(int Result) {
+  switch (Result) {
+  case 700: // CUDA_ERROR_ILLEGAL_ADDRESS
+  case 702: // CUDA_ERROR_LAUNCH_TIMEOUT
+  case 710: // CUDA_ERROR_ASSERT
+  case 714: // CUDA_ERROR_HARDWARE_STACK_ERROR
+  case 715: // CUDA_ERROR_ILLEGAL_INSTRUCTION
+  case 716: // CUDA_ERROR_MISALIGNED_ADDRESS
+  case 717: // CUDA_ERROR_INVALID_ADDRESS_SPACE
+  case 718: // CUDA_ERROR_INVALID_PC
+  case 719: // CUDA_ERROR_LAUNCH_FAILED
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string dimsText(Dim3 D) {
+  return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " +
+         std::to_string(D[2]) + ")";
+}
+
+} // namespace
+
+unsigned CudaDeviceLimits::ptxSM() const {
+  return std::min<unsigned>(static_cast<unsigned>(ComputeMajor * 10 + ComputeMinor), MaxPtxSM);
+}
+
+// --- context ---------------------------------------------------------------------
+
+CudaContext::CudaContext(const CudaDriver &D, int DeviceOrdinal)
+    : Driver(D), Ordinal(DeviceOrdinal) {
+  Driver.requireUsable();
+  const CudaDriverApi &Api = Driver.api();
+  Driver.check(Api.DeviceGet(&Device, Ordinal), "cuDeviceGet",
+               "device " + std::to_string(Ordinal));
+  char DeviceName[256] = {};
+  Driver.check(Api.DeviceGetName(DeviceName, sizeof DeviceName - 1, Device), "cuDeviceGetName");
+  Name = DeviceName;
+
+  auto attribute = [&](int Attribute) {
+    int Value = 0;
+    Driver.check(Api.DeviceGetAttribute(&Value, Attribute, Device), "cuDeviceGetAttribute",
+                 "attribute " + std::to_string(Attribute) + " of " + describe());
+    return Value;
+  };
+  Limits.MaxThreadsPerBlock = attribute(cu::AttributeMaxThreadsPerBlock);
+  for (int Axis = 0; Axis < 3; ++Axis) {
+    Limits.MaxBlockDim[Axis] = static_cast<uint32_t>(attribute(cu::AttributeMaxBlockDimX + Axis));
+    Limits.MaxGridDim[Axis] = static_cast<uint32_t>(attribute(cu::AttributeMaxGridDimX + Axis));
+  }
+  Limits.MaxSharedPerBlock = attribute(cu::AttributeMaxSharedMemoryPerBlock);
+  Limits.MaxSharedPerBlockOptin =
+      std::max(Limits.MaxSharedPerBlock, attribute(cu::AttributeMaxSharedMemoryPerBlockOptin));
+  Limits.ComputeMajor = attribute(cu::AttributeComputeCapabilityMajor);
+  Limits.ComputeMinor = attribute(cu::AttributeComputeCapabilityMinor);
+
+  Driver.check(Api.DevicePrimaryCtxRetain(&Context, Device), "cuDevicePrimaryCtxRetain",
+               describe());
+  try {
+    makeCurrent();
+  } catch (...) {
+    Api.DevicePrimaryCtxRelease(Device);
+    throw;
+  }
+}
+
+CudaContext::~CudaContext() {
+  // Errors ignored: a destructor cannot report them, and after a fault
+  // every call fails.
+  cu::Context Current = nullptr;
+  if (Driver.api().CtxGetCurrent(&Current) == cu::Success && Current == Context)
+    Driver.api().CtxSetCurrent(nullptr);
+  Driver.api().DevicePrimaryCtxRelease(Device);
+}
+
+CudaContext &CudaContext::forDevice(int Ordinal) {
+  static std::mutex Lock;
+  static std::vector<CudaContext *> *Contexts = new std::vector<CudaContext *>();
+  std::lock_guard<std::mutex> Guard(Lock);
+  const CudaDriver &Driver = CudaDriver::get();
+  Driver.requireUsable();
+  if (Ordinal < 0 || Ordinal >= Driver.deviceCount())
+    throw RuntimeError("there is no CUDA device " + std::to_string(Ordinal) + ": the driver has " +
+                       std::to_string(Driver.deviceCount()));
+  if (Contexts->size() < static_cast<size_t>(Driver.deviceCount()))
+    Contexts->resize(static_cast<size_t>(Driver.deviceCount()), nullptr);
+  CudaContext *&Slot = (*Contexts)[static_cast<size_t>(Ordinal)];
+  if (!Slot)
+    Slot = new CudaContext(Driver, Ordinal); // never destroyed (see above)
+  return *Slot;
+}
+
+// The launch path (makeCurrent, launch, buffers) builds its error text only
+// on failure: a successful launch allocates nothing.
+void CudaContext::makeCurrent() const {
+  if (cu::Result Result = Driver.api().CtxSetCurrent(Context))
+    Driver.fail(Result, "cuCtxSetCurrent", describe());
+}
+
+void CudaContext::synchronize() const {
+  requireUsable();
+  Driver.check(Driver.api().CtxSynchronize(), "cuCtxSynchronize", describe());
+}
+
+std::string CudaContext::describe() const {
+  return "device " + std::to_string(Ordinal) + (Name.empty() ? "" : " (" + Name + ")");
+}
+
+void CudaContext::requireUsable() const {
+  if (faulted())
+    throw CudaDriverError(FaultMessage, "cuCtxSynchronize", FaultResult,
+                          Driver.errorName(FaultResult));
+}
+
+// --- module ------------------------------------------------------------------------
+
+CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX) : Context(Ctx) {
+  Context.requireUsable();
+  Context.makeCurrent();
+  const CudaDriver &Driver = Context.driver();
+  // The JIT writes its errors here; the size option is read back as the
+  // length it wrote.
+  char ErrorLog[8192] = {};
+  int OptionIds[] = {cu::JitErrorLogBuffer, cu::JitErrorLogBufferSizeBytes};
+  void *OptionValues[] = {ErrorLog, reinterpret_cast<void *>(sizeof ErrorLog - 1)};
+  cu::Result Result = Driver.api().ModuleLoadDataEx(&Module, PTX.c_str(), 2, OptionIds,
+                                                    OptionValues);
+  if (Result != cu::Success) {
+    Module = nullptr;
+    std::string Log(ErrorLog);
+    while (!Log.empty() && (Log.back() == '\n' || Log.back() == ' '))
+      Log.pop_back();
+    Driver.fail(Result, "cuModuleLoadDataEx",
+                "the JIT rejected the PTX for " + Context.describe() +
+                    (Log.empty() ? std::string(" (it wrote no log)") : ":\n" + Log));
+  }
+}
+
+CudaModule::~CudaModule() {
+  if (Module)
+    Context.driver().api().ModuleUnload(Module); // errors ignored, as ~CudaContext
+}
+
+CudaFunction CudaModule::function(const std::string &Name) const {
+  cu::Function Function = nullptr;
+  Context.driver().check(Context.driver().api().ModuleGetFunction(&Function, Module, Name.c_str()),
+                         "cuModuleGetFunction", "kernel '" + Name + "'");
+  return CudaFunction(Context, Function, Name);
+}
+
+// --- function -----------------------------------------------------------------------
+
+CudaFunction::CudaFunction(CudaContext &Ctx, cu::Function F, std::string KernelName)
+    : Context(Ctx), Function(F), Name(std::move(KernelName)) {
+  MaxThreadsPerBlock = attribute(cu::FunctionMaxThreadsPerBlock);
+  StaticSharedBytes = attribute(cu::FunctionSharedSizeBytes);
+  DynamicSharedLimit = attribute(cu::FunctionMaxDynamicSharedSizeBytes);
+}
+
+int CudaFunction::attribute(int Attribute) const {
+  int Value = 0;
+  Context.driver().check(Context.driver().api().FuncGetAttribute(&Value, Attribute, Function),
+                         "cuFuncGetAttribute",
+                         "attribute " + std::to_string(Attribute) + " of kernel '" + Name + "'");
+  return Value;
+}
+
+void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
+  const CudaDeviceLimits &Limits = Context.limits();
+  auto fail = [&](const std::string &What) {
+    throw LaunchConfigError("cannot launch kernel '" + Name + "' on " + Context.describe() +
+                            ": " + What);
+  };
+  static const char Axes[] = "xyz";
+  for (int Axis = 0; Axis < 3; ++Axis) {
+    if (Block[Axis] > Limits.MaxBlockDim[Axis])
+      fail("blockdim " + dimsText(Block) + " is " + std::to_string(Block[Axis]) + " along " +
+           Axes[Axis] + ", the device allows at most " + std::to_string(Limits.MaxBlockDim[Axis]));
+    if (Grid[Axis] > Limits.MaxGridDim[Axis])
+      fail("griddim " + dimsText(Grid) + " is " + std::to_string(Grid[Axis]) + " along " +
+           Axes[Axis] + ", the device allows at most " + std::to_string(Limits.MaxGridDim[Axis]));
+  }
+  uint64_t Threads = uint64_t(Block[0]) * Block[1] * Block[2];
+  if (Threads > static_cast<uint64_t>(Limits.MaxThreadsPerBlock))
+    fail("blockdim " + dimsText(Block) + " has " + std::to_string(Threads) +
+         " threads, the device allows at most " + std::to_string(Limits.MaxThreadsPerBlock) +
+         " per block");
+  if (Threads > static_cast<uint64_t>(MaxThreadsPerBlock))
+    fail("blockdim " + dimsText(Block) + " has " + std::to_string(Threads) +
+         " threads, the compiled kernel can run at most " + std::to_string(MaxThreadsPerBlock) +
+         " per block (its registers per thread or launch_bounds limit it)");
+  if (SharedBytes > static_cast<size_t>(DynamicSharedLimit)) {
+    // Above 48 KB a kernel must opt in, up to the device's opt-in limit
+    // less its static shared memory.
+    size_t Most = static_cast<size_t>(std::max(0, Limits.MaxSharedPerBlockOptin - StaticSharedBytes));
+    if (SharedBytes > Most)
+      fail(std::to_string(SharedBytes) + " bytes of dynamic shared memory asked, the device allows at most " +
+           std::to_string(Most) + " (" + std::to_string(Limits.MaxSharedPerBlockOptin) +
+           " per block less the kernel's " + std::to_string(StaticSharedBytes) + " static bytes)");
+    Context.driver().check(Context.driver().api().FuncSetAttribute(
+                               Function, cu::FunctionMaxDynamicSharedSizeBytes,
+                               static_cast<int>(SharedBytes)),
+                           "cuFuncSetAttribute",
+                           "raising the dynamic shared memory of kernel '" + Name + "' to " +
+                               std::to_string(SharedBytes) + " bytes");
+    DynamicSharedLimit = static_cast<int>(SharedBytes);
+  }
+}
+
+void CudaFunction::launch(Dim3 Grid, Dim3 Block, size_t SharedBytes, cu::Stream Stream,
+                          void **Params) {
+  Context.requireUsable();
+  checkLaunch(Grid, Block, SharedBytes);
+  const CudaDriver &Driver = Context.driver();
+  if (cu::Result Result = Driver.api().LaunchKernel(
+          Function, Grid[0], Grid[1], Grid[2], Block[0], Block[1], Block[2],
+          static_cast<unsigned>(SharedBytes), Stream, Params, nullptr))
+    Driver.fail(Result, "cuLaunchKernel",
+                "kernel '" + Name + "', griddim " + dimsText(Grid) + ", blockdim " +
+                    dimsText(Block));
+}
+
+void CudaFunction::synchronize() const {
+  Context.requireUsable();
+  const CudaDriver &Driver = Context.driver();
+  cu::Result Result = Driver.api().CtxSynchronize();
+  if (Result == cu::Success)
+    return;
+  if (!isStickyKernelFault(Result))
+    Driver.fail(Result, "cuCtxSynchronize", "after kernel '" + Name + "'");
+  std::string Message = "kernel '" + Name + "' failed on " + Context.describe() +
+                        ": cuCtxSynchronize failed: " + Driver.describeError(Result) +
+                        ". The CUDA context is no longer usable: every later CUDA call in "
+                        "this process fails; restart the process";
+  Context.FaultResult = Result;
+  Context.markFaulted(Message);
+  throw CudaDriverError(Message, "cuCtxSynchronize", Result, Driver.errorName(Result));
+}
+
+// --- memory -------------------------------------------------------------------------
+
+CudaDeviceBuffer::CudaDeviceBuffer(const CudaDriver &D, size_t Count) : Driver(&D), Bytes(Count) {
+  if (Bytes)
+    if (cu::Result Result = Driver->api().MemAlloc(&Pointer, Bytes))
+      Driver->fail(Result, "cuMemAlloc", std::to_string(Bytes) + " bytes");
+}
+
+CudaDeviceBuffer &CudaDeviceBuffer::operator=(CudaDeviceBuffer &&Other) noexcept {
+  if (this != &Other) {
+    reset();
+    Driver = Other.Driver;
+    Pointer = Other.Pointer;
+    Bytes = Other.Bytes;
+    Other.Pointer = 0;
+    Other.Bytes = 0;
+  }
+  return *this;
+}
+
+void CudaDeviceBuffer::reset() {
+  if (Pointer)
+    Driver->api().MemFree(Pointer);
+  Pointer = 0;
+  Bytes = 0;
+}
+
+void CudaDeviceBuffer::copyFromHost(const void *Source, size_t Count) const {
+  if (Count > Bytes)
+    throw RuntimeError("internal error: copying " + std::to_string(Count) + " bytes into a " +
+                       std::to_string(Bytes) + "-byte device buffer");
+  if (Count)
+    if (cu::Result Result = Driver->api().MemcpyHtoD(Pointer, Source, Count))
+      Driver->fail(Result, "cuMemcpyHtoD", std::to_string(Count) + " bytes");
+}
+
+void CudaDeviceBuffer::copyToHost(void *Destination, size_t Count) const {
+  if (Count > Bytes)
+    throw RuntimeError("internal error: copying " + std::to_string(Count) + " bytes out of a " +
+                       std::to_string(Bytes) + "-byte device buffer");
+  if (Count)
+    if (cu::Result Result = Driver->api().MemcpyDtoH(Destination, Pointer, Count))
+      Driver->fail(Result, "cuMemcpyDtoH", std::to_string(Count) + " bytes");
+}
+
+} // namespace tidal::runtime

@@ -1,0 +1,167 @@
+// The cuda target: a device's primary context, modules loaded from PTX, their
+// kernels, device memory and launching, over the Driver API that CudaDriver
+// opened with dlopen. Every handle is owned by one object (RAII); every failed
+// call throws CudaDriverError naming the call and the driver's error.
+#ifndef TIDAL_RUNTIME_CUDATARGET_H
+#define TIDAL_RUNTIME_CUDATARGET_H
+
+#include "tidal/runtime/CpuTarget.h" // Dim3, RuntimeError
+#include "tidal/runtime/CudaDriver.h"
+
+#include <cstddef>
+#include <string>
+
+namespace tidal::runtime {
+
+// A launch configuration the device cannot run (threads per block, block or
+// grid dimensions, dynamic shared memory); thrown before anything is launched.
+// The binding turns it into ValueError.
+class LaunchConfigError : public RuntimeError {
+public:
+  using RuntimeError::RuntimeError;
+};
+
+// The newest sm LLVM 19's NVPTX backend knows; newer devices JIT sm_90 PTX.
+constexpr unsigned MaxPtxSM = 90;
+
+// What a device allows, read with cuDeviceGetAttribute once per device.
+struct CudaDeviceLimits {
+  int MaxThreadsPerBlock = 0;
+  Dim3 MaxBlockDim{};
+  Dim3 MaxGridDim{};
+  int MaxSharedPerBlock = 0;      // without opting in (48 KB)
+  int MaxSharedPerBlockOptin = 0; // with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  int ComputeMajor = 0, ComputeMinor = 0;
+
+  // The sm PTX is compiled for: the device's, capped to MaxPtxSM.
+  unsigned ptxSM() const;
+};
+
+// The primary context of one device, retained while the object lives.
+class CudaContext {
+public:
+  // Retains the primary context of device Ordinal, makes it current on this
+  // thread and reads the device's limits. Driver must outlive the context.
+  CudaContext(const CudaDriver &Driver, int Ordinal);
+  ~CudaContext();
+  CudaContext(const CudaContext &) = delete;
+  CudaContext &operator=(const CudaContext &) = delete;
+
+  // The process-wide context of a device of CudaDriver::get(), created on
+  // first use and never released (code at exit may still use it). Throws
+  // RuntimeError with the driver's reason when the driver is not usable.
+  static CudaContext &forDevice(int Ordinal);
+
+  // cuCtxSetCurrent on the calling thread.
+  void makeCurrent() const;
+  // cuCtxSynchronize; a failure throws CudaDriverError.
+  void synchronize() const;
+
+  const CudaDriver &driver() const { return Driver; }
+  int ordinal() const { return Ordinal; }
+  const std::string &name() const { return Name; }
+  const CudaDeviceLimits &limits() const { return Limits; }
+  // "device 0 (NVIDIA H100 80GB HBM3)"
+  std::string describe() const;
+
+  // A kernel that faulted leaves the context unusable (CUDA's errors 700 and
+  // up are sticky): later launches raise at once with this message.
+  void markFaulted(std::string Message) { FaultMessage = std::move(Message); }
+  bool faulted() const { return !FaultMessage.empty(); }
+  // Throws CudaDriverError when the context has faulted.
+  void requireUsable() const;
+
+private:
+  const CudaDriver &Driver;
+  int Ordinal;
+  cu::Device Device = 0;
+  cu::Context Context = nullptr;
+  std::string Name;
+  CudaDeviceLimits Limits;
+  std::string FaultMessage;
+  int FaultResult = 0;
+  friend class CudaFunction;
+};
+
+class CudaFunction;
+
+// A module loaded from PTX, unloaded when destroyed.
+class CudaModule {
+public:
+  // Loads null-terminated PTX into Context with cuModuleLoadDataEx; a
+  // failure throws CudaDriverError whose message ends with the JIT's log.
+  CudaModule(CudaContext &Context, const std::string &PTX);
+  ~CudaModule();
+  CudaModule(const CudaModule &) = delete;
+  CudaModule &operator=(const CudaModule &) = delete;
+
+  // The kernel Name (cuModuleGetFunction); valid while the module lives.
+  CudaFunction function(const std::string &Name) const;
+
+private:
+  CudaContext &Context;
+  cu::Module Module = nullptr;
+};
+
+// A kernel of a loaded module, with the facts a launch checks.
+class CudaFunction {
+public:
+  CudaFunction(CudaContext &Context, cu::Function Function, std::string Name);
+
+  // cuFuncGetAttribute.
+  int attribute(int Attribute) const;
+  int registersPerThread() const { return attribute(cu::FunctionNumRegs); }
+  int staticSharedBytes() const { return StaticSharedBytes; }
+  int localBytesPerThread() const { return attribute(cu::FunctionLocalSizeBytes); }
+  int maxThreadsPerBlock() const { return MaxThreadsPerBlock; }
+  const std::string &name() const { return Name; }
+  CudaContext &context() const { return Context; }
+
+  // Throws LaunchConfigError when the device cannot run this configuration;
+  // raises the kernel's dynamic shared memory limit above 48 KB when asked.
+  void checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes);
+  // checkLaunch, then cuLaunchKernel with Params as kernelParams (one
+  // pointer per flattened parameter value). Asynchronous.
+  void launch(Dim3 Grid, Dim3 Block, size_t SharedBytes, cu::Stream Stream, void **Params);
+  // cuCtxSynchronize after a launch of this kernel: a fault (an illegal
+  // address, ...) throws CudaDriverError naming the kernel and saying that
+  // the context is no longer usable, and marks the context faulted.
+  void synchronize() const;
+
+private:
+  CudaContext &Context;
+  cu::Function Function;
+  std::string Name;
+  int MaxThreadsPerBlock = 0;
+  int StaticSharedBytes = 0;
+  int DynamicSharedLimit = 0; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES now
+};
+
+// Device memory (cuMemAlloc in the current context), freed when destroyed.
+class CudaDeviceBuffer {
+public:
+  CudaDeviceBuffer() = default;
+  // Bytes may be 0: nothing is allocated and pointer() is 0.
+  CudaDeviceBuffer(const CudaDriver &Driver, size_t Bytes);
+  ~CudaDeviceBuffer() { reset(); }
+  CudaDeviceBuffer(CudaDeviceBuffer &&Other) noexcept { *this = std::move(Other); }
+  CudaDeviceBuffer &operator=(CudaDeviceBuffer &&Other) noexcept;
+  CudaDeviceBuffer(const CudaDeviceBuffer &) = delete;
+  CudaDeviceBuffer &operator=(const CudaDeviceBuffer &) = delete;
+
+  cu::DevicePointer pointer() const { return Pointer; }
+  size_t size() const { return Bytes; }
+  void copyFromHost(const void *Source, size_t Count) const;
+  void copyToHost(void *Destination, size_t Count) const;
+  // Frees the memory now (errors ignored: after a fault every call fails).
+  void reset();
+
+private:
+  const CudaDriver *Driver = nullptr;
+  cu::DevicePointer Pointer = 0;
+  size_t Bytes = 0;
+};
+
+} // namespace tidal::runtime
+
+#endif

@@ -1,0 +1,179 @@
+"""Real kernels on a real GPU (the cuda target), checked against NumPy.
+
+Marked ``gpu``: run on a lent GPU machine with ``pytest -m gpu`` (through
+utils/gpu-kit/run.sh); everywhere else they are skipped, saying why the CUDA
+driver is not usable.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tidal import _tidal, cuda
+
+_USABLE, _COUNT, _REASON, _LIBRARY = _tidal.driver_status()
+
+
+def _skip_reason():
+    if not _USABLE:
+        return f"no usable CUDA GPU: {_REASON}"
+    if cuda.current_target() != "cuda":
+        return f"kernels run on the {cuda.current_target()} target (TIDAL_TARGET)"
+    return None
+
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or ""),
+]
+
+
+@cuda.jit
+def saxpy(out, a, x, y):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = a * x[i] + y[i]
+
+
+@cuda.jit
+def add_2d(out, x, y):
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = x[i, j] + y[i, j] * (i + 1)
+
+
+@cuda.jit
+def block_sums(out, x):
+    # Tree reduction in shared memory: one partial sum per block.
+    buf = cuda.shared.array(256, np.float32)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[tid] = x[i] if i < x.shape[0] else np.float32(0)
+    cuda.syncthreads()
+    stride = 128
+    while stride > 0:
+        if tid < stride:
+            buf[tid] += buf[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if tid == 0:
+        out[cuda.blockIdx.x] = buf[0]
+
+
+@cuda.jit
+def histogram(bins, values):
+    i = cuda.grid(1)
+    if i < values.shape[0]:
+        cuda.atomic.add(bins, values[i] % bins.shape[0], 1)
+
+
+@cuda.jit
+def dynamic_shared_copy(out, x):
+    buf = cuda.shared.array(0, np.float32)
+    tid = cuda.threadIdx.x
+    buf[tid] = x[tid] * 2
+    cuda.syncthreads()
+    out[tid] = buf[cuda.blockDim.x - 1 - tid]
+
+
+def test_saxpy():
+    n = 100_003
+    rng = np.random.default_rng(1)
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    saxpy[(n + 255) // 256, 256](out, np.float32(2.5), x, y)
+    np.testing.assert_allclose(out, np.float32(2.5) * x + y, rtol=1e-6)
+
+
+def test_saxpy_device_arrays():
+    n = 4096
+    x = np.arange(n, dtype=np.float32)
+    d_out = cuda.device_array(n, np.float32)
+    saxpy[n // 128, 128](d_out, np.float32(3), cuda.to_device(x), cuda.to_device(x))
+    np.testing.assert_array_equal(d_out.copy_to_host(), 4 * x)
+
+
+def test_two_dimensional_grid():
+    x = np.arange(300 * 200, dtype=np.float64).reshape(300, 200)
+    y = np.ones_like(x)
+    out = np.zeros_like(x)
+    add_2d[(19, 13), (16, 16)](out, x, y)
+    np.testing.assert_array_equal(out, x + np.arange(1, 301)[:, None])
+
+
+def test_shared_memory_reduction():
+    x = np.random.default_rng(2).random(256 * 40 + 17, dtype=np.float32)
+    blocks = (x.size + 255) // 256
+    out = np.zeros(blocks, np.float32)
+    block_sums[blocks, 256](out, x)
+    padded = np.concatenate([x, np.zeros(blocks * 256 - x.size, np.float32)])
+    np.testing.assert_allclose(out, padded.reshape(blocks, 256).sum(axis=1), rtol=1e-5)
+
+
+def test_atomics():
+    values = np.random.default_rng(3).integers(0, 1000, 50_000).astype(np.int64)
+    bins = np.zeros(16, np.int64)
+    histogram[(values.size + 127) // 128, 128](bins, values)
+    np.testing.assert_array_equal(bins, np.bincount(values % 16, minlength=16))
+
+
+def test_dynamic_shared_memory_above_48_kb():
+    n = 1024
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    dynamic_shared_copy[1, n, 0, 64 * 1024](out, x)  # opts in above 48 KB
+    np.testing.assert_array_equal(out, (2 * x)[::-1])
+
+
+def test_read_only_array_is_not_written_back():
+    x = np.arange(64, dtype=np.float32)
+    x.flags.writeable = False
+    out = np.zeros(64, np.float32)
+    saxpy[1, 64](out, np.float32(1), x, x)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_kernel_facts():
+    sig = saxpy.compile("void(float32[::1], float32, float32[::1], float32[::1])")
+    saxpy[1, 32](np.zeros(32, np.float32), np.float32(1), np.zeros(32, np.float32),
+                 np.zeros(32, np.float32))
+    assert 0 < saxpy.get_regs_per_thread(sig) <= 255
+    assert saxpy.get_max_threads_per_block(sig) >= 256
+    assert saxpy.get_shared_mem_per_block(sig) == 0
+    sums = block_sums.compile("void(float32[::1], float32[::1])")
+    assert block_sums.get_shared_mem_per_block(sums) == 256 * 4
+    assert block_sums.get_local_mem_per_thread(sums) >= 0
+
+
+def test_launch_beyond_the_device_is_a_clear_error():
+    with pytest.raises(ValueError, match="dynamic shared memory"):
+        dynamic_shared_copy[1, 32, 0, 1 << 30](np.zeros(32, np.float32),
+                                              np.zeros(32, np.float32))
+
+
+def test_illegal_address_names_the_kernel(tmp_path):
+    # In a process of its own: the fault leaves the context unusable.
+    (tmp_path / "faulting.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from tidal import cuda
+
+        @cuda.jit
+        def write_far(a, index):
+            a[index] = 1.0
+
+        try:
+            write_far[1, 1](np.zeros(4, np.float32), 1 << 40)
+        except cuda.CudaDriverError as e:
+            print("ERROR", e.call, e.error_name)
+            print(e)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, str(tmp_path / "faulting.py")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert "ERROR cuCtxSynchronize CUDA_ERROR_" in proc.stdout, proc.stdout + proc.stderr
+    assert "kernel 'write_far'" in proc.stdout and "no longer usable" in proc.stdout

@@ -1,0 +1,729 @@
+// libtidal_mock_cuda.so: a stand-in for libcuda.so.1 on machines without a GPU,
+// loaded through TIDAL_CUDA_DRIVER. It checks the CALL SEQUENCE and the
+// argument packing of the cuda target, not PTX execution: device memory is
+// host memory (copies are real), a launch records its configuration and its
+// parameter bytes (sized from the PTX's .entry), and runs a built-in
+// behaviour for a few kernel names. Controlled by environment variables, read
+// at each call:
+//   TIDAL_MOCK_CUDA_LOG=FILE            one JSON object per call, appended
+//   TIDAL_MOCK_CUDA_PTX_OUT=FILE        every PTX image loaded, appended
+//   TIDAL_MOCK_CUDA_JIT_FAIL_MARKER=S   PTX containing S fails to load
+//                                       (CUDA_ERROR_INVALID_PTX, with a log)
+//   TIDAL_MOCK_CUDA_FAULT_KERNEL=S      launching a kernel whose name contains S
+//                                       makes the next cuCtxSynchronize (and all
+//                                       later calls) fail with ILLEGAL_ADDRESS
+//   TIDAL_MOCK_CUDA_NO_PROC_ADDRESS=1   cuGetProcAddress_v2 answers
+//                                       CUDA_ERROR_NOT_SUPPORTED (dlsym path)
+//   TIDAL_MOCK_CUDA_DEVICES=N           device count (1)
+//   TIDAL_MOCK_CUDA_CC=M.m              compute capability (9.0)
+//   TIDAL_MOCK_CUDA_MAX_THREADS=N       threads per block (1024)
+//   TIDAL_MOCK_CUDA_MAX_GRID_X=N        grid x (2147483647)
+//   TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN=N  opt-in shared bytes per block (232448)
+// Built-in behaviours, by kernel name: "fill_seven" writes int32 7 from its
+// first device-pointer parameter to the end of that allocation.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+
+constexpr CUresult Success = 0;
+constexpr CUresult InvalidValue = 1;
+constexpr CUresult NotInitialized = 3;
+constexpr CUresult NoDevice = 100;
+constexpr CUresult InvalidDevice = 101;
+constexpr CUresult InvalidContext = 201;
+constexpr CUresult InvalidPtx = 218;
+constexpr CUresult InvalidHandle = 400;
+constexpr CUresult NotFound = 500;
+constexpr CUresult IllegalAddress = 700;
+constexpr CUresult LaunchOutOfResources = 701;
+constexpr CUresult NotSupported = 801;
+
+struct ErrorText {
+  CUresult Result;
+  const char *Name, *Description;
+};
+constexpr ErrorText Errors[] = {
+    {Success, "CUDA_SUCCESS", "no error"},
+    {InvalidValue, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {NotInitialized, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {NoDevice, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {InvalidDevice, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {InvalidContext, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {InvalidPtx, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {InvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {NotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {IllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {LaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {NotSupported, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+
+long envNumber(const char *Name, long Default) {
+  const char *Text = std::getenv(Name);
+  return Text && *Text ? std::strtol(Text, nullptr, 0) : Default;
+}
+
+struct MockFunction {
+  std::string Name;
+  std::vector<size_t> ParamSizes;
+  int MaxDynamicShared = 48 * 1024;
+};
+
+struct MockModule {
+  std::string PTX;
+  std::map<std::string, std::unique_ptr<MockFunction>> Functions;
+};
+
+struct Allocation {
+  size_t Bytes;
+  int Id;
+};
+
+struct Launch {
+  std::string Kernel;
+  unsigned Dims[6];
+  unsigned Shared;
+  std::vector<std::vector<uint8_t>> Params;
+};
+
+struct MockState {
+  std::mutex Lock;
+  bool Initialised = false;
+  CUresult Sticky = Success; // after a fault, every call fails with it
+  bool FaultPending = false;
+  std::map<uintptr_t, Allocation> Allocations; // host memory standing in for device memory
+  int NextAllocationId = 1;
+  std::map<MockModule *, std::unique_ptr<MockModule>> Modules;
+  int PrimaryRetains[8] = {};
+  std::map<std::string, int> Calls;
+  std::vector<Launch> Launches;
+};
+
+MockState &state() {
+  static MockState *S = new MockState();
+  return *S;
+}
+
+// One opaque context handle per device.
+char ContextTags[8];
+thread_local void *CurrentContext = nullptr;
+
+std::string jsonString(const std::string &Text) {
+  std::string Out = "\"";
+  for (char C : Text) {
+    if (C == '"' || C == '\\')
+      Out += '\\', Out += C;
+    else if (C == '\n')
+      Out += "\\n";
+    else if (static_cast<unsigned char>(C) < 0x20)
+      Out += ' ';
+    else
+      Out += C;
+  }
+  return Out + "\"";
+}
+
+// Counts the call and appends Json (the fields after "call") to the log.
+void record(MockState &S, const char *Call, const std::string &Json = "") {
+  ++S.Calls[Call];
+  const char *Path = std::getenv("TIDAL_MOCK_CUDA_LOG");
+  if (!Path || !*Path)
+    return;
+  if (FILE *F = std::fopen(Path, "a")) {
+    std::fprintf(F, "{\"call\": \"%s\"%s%s}\n", Call, Json.empty() ? "" : ", ", Json.c_str());
+    std::fclose(F);
+  }
+}
+
+// The allocation holding Pointer, or null.
+const std::pair<const uintptr_t, Allocation> *findAllocation(MockState &S, uintptr_t Pointer,
+                                                             size_t Bytes = 1) {
+  auto It = S.Allocations.upper_bound(Pointer);
+  if (It == S.Allocations.begin())
+    return nullptr;
+  --It;
+  if (Pointer + Bytes > It->first + It->second.Bytes)
+    return nullptr;
+  return &*It;
+}
+
+int deviceCount() { return static_cast<int>(envNumber("TIDAL_MOCK_CUDA_DEVICES", 1)); }
+
+void computeCapability(int &Major, int &Minor) {
+  const char *Text = std::getenv("TIDAL_MOCK_CUDA_CC");
+  Major = 9, Minor = 0;
+  if (Text && *Text)
+    std::sscanf(Text, "%d.%d", &Major, &Minor);
+}
+
+// The sizes of the parameters of ".entry Name(...)" in PTX; false when the
+// entry is not there.
+bool parseEntryParams(const std::string &PTX, const std::string &Name, std::vector<size_t> &Sizes) {
+  std::string Needle = ".entry " + Name + "(";
+  size_t Start = PTX.find(Needle);
+  if (Start == std::string::npos)
+    return false;
+  Start += Needle.size();
+  size_t End = PTX.find(')', Start);
+  std::string List = PTX.substr(Start, End - Start);
+  size_t Position = 0;
+  while (Position < List.size()) {
+    size_t Comma = List.find(',', Position);
+    std::string Declaration =
+        List.substr(Position, Comma == std::string::npos ? std::string::npos : Comma - Position);
+    Position = Comma == std::string::npos ? List.size() : Comma + 1;
+    if (Declaration.find(".param") == std::string::npos)
+      continue;
+    size_t Size = 0;
+    static const char *Types[] = {"8", "16", "32", "64"};
+    for (const char *Bits : Types)
+      for (const char *Kind : {".u", ".s", ".b", ".f"}) {
+        std::string Token = std::string(Kind) + Bits + " ";
+        if (Declaration.find(Token) != std::string::npos)
+          Size = std::strtoul(Bits, nullptr, 10) / 8;
+      }
+    size_t Bracket = Declaration.find('[');
+    if (Bracket != std::string::npos)
+      Size *= std::strtoul(Declaration.c_str() + Bracket + 1, nullptr, 10);
+    Sizes.push_back(Size);
+  }
+  return true;
+}
+
+std::string hexOf(const uint8_t *Bytes, size_t Count) {
+  static const char Digits[] = "0123456789abcdef";
+  std::string Out;
+  for (size_t I = 0; I < Count; ++I)
+    Out += Digits[Bytes[I] >> 4], Out += Digits[Bytes[I] & 15];
+  return Out;
+}
+
+#define MOCK_ENTER(S)                                                                    \
+  MockState &S = state();                                                                \
+  std::lock_guard<std::mutex> Guard(S.Lock)
+
+#define MOCK_REQUIRE_INIT(S)                                                             \
+  do {                                                                                   \
+    if (!S.Initialised)                                                                  \
+      return NotInitialized;                                                             \
+    if (S.Sticky)                                                                        \
+      return S.Sticky;                                                                   \
+  } while (0)
+
+} // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned Flags) {
+  MOCK_ENTER(S);
+  record(S, "cuInit");
+  if (Flags != 0)
+    return InvalidValue;
+  S.Initialised = true;
+  return Success;
+}
+
+CUresult cuDriverGetVersion(int *Version) {
+  MOCK_ENTER(S);
+  record(S, "cuDriverGetVersion");
+  if (!Version)
+    return InvalidValue;
+  *Version = 13000;
+  return Success;
+}
+
+CUresult cuDeviceGetCount(int *Count) {
+  MOCK_ENTER(S);
+  record(S, "cuDeviceGetCount");
+  MOCK_REQUIRE_INIT(S);
+  *Count = deviceCount();
+  return Success;
+}
+
+CUresult cuDeviceGet(int *Device, int Ordinal) {
+  MOCK_ENTER(S);
+  record(S, "cuDeviceGet");
+  MOCK_REQUIRE_INIT(S);
+  if (Ordinal < 0 || Ordinal >= deviceCount() || Ordinal >= 8)
+    return InvalidDevice;
+  *Device = Ordinal;
+  return Success;
+}
+
+CUresult cuDeviceGetName(char *Name, int Length, int Device) {
+  MOCK_ENTER(S);
+  record(S, "cuDeviceGetName");
+  MOCK_REQUIRE_INIT(S);
+  if (Device < 0 || Device >= deviceCount())
+    return InvalidDevice;
+  std::snprintf(Name, static_cast<size_t>(Length), "tidal mock GPU %d", Device);
+  return Success;
+}
+
+CUresult cuDeviceGetAttribute(int *Value, int Attribute, int Device) {
+  MOCK_ENTER(S);
+  record(S, "cuDeviceGetAttribute", "\"attribute\": " + std::to_string(Attribute));
+  MOCK_REQUIRE_INIT(S);
+  if (Device < 0 || Device >= deviceCount())
+    return InvalidDevice;
+  int Major, Minor;
+  computeCapability(Major, Minor);
+  switch (Attribute) {
+  case 1: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_MAX_THREADS", 1024)); return Success;
+  case 2: *Value = 1024; return Success;
+  case 3: *Value = 1024; return Success;
+  case 4: *Value = 64; return Success;
+  case 5: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_MAX_GRID_X", 2147483647)); return Success;
+  case 6: *Value = 65535; return Success;
+  case 7: *Value = 65535; return Success;
+  case 8: *Value = 48 * 1024; return Success;
+  case 75: *Value = Major; return Success;
+  case 76: *Value = Minor; return Success;
+  case 97: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN", 232448)); return Success;
+  default: return InvalidValue;
+  }
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *Bytes, int Device) {
+  MOCK_ENTER(S);
+  record(S, "cuDeviceTotalMem_v2");
+  MOCK_REQUIRE_INIT(S);
+  if (Device < 0 || Device >= deviceCount())
+    return InvalidDevice;
+  *Bytes = size_t(1) << 30;
+  return Success;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **Context, int Device) {
+  MOCK_ENTER(S);
+  record(S, "cuDevicePrimaryCtxRetain", "\"device\": " + std::to_string(Device));
+  MOCK_REQUIRE_INIT(S);
+  if (Device < 0 || Device >= deviceCount() || Device >= 8)
+    return InvalidDevice;
+  ++S.PrimaryRetains[Device];
+  *Context = &ContextTags[Device];
+  return Success;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(int Device) {
+  MOCK_ENTER(S);
+  record(S, "cuDevicePrimaryCtxRelease_v2", "\"device\": " + std::to_string(Device));
+  if (!S.Initialised)
+    return NotInitialized;
+  if (Device < 0 || Device >= 8 || S.PrimaryRetains[Device] == 0)
+    return InvalidContext;
+  --S.PrimaryRetains[Device];
+  return Success;
+}
+
+CUresult cuCtxSetCurrent(void *Context) {
+  MOCK_ENTER(S);
+  record(S, "cuCtxSetCurrent");
+  if (!S.Initialised)
+    return NotInitialized;
+  CurrentContext = Context;
+  return Success;
+}
+
+CUresult cuCtxGetCurrent(void **Context) {
+  MOCK_ENTER(S);
+  record(S, "cuCtxGetCurrent");
+  if (!S.Initialised)
+    return NotInitialized;
+  *Context = CurrentContext;
+  return Success;
+}
+
+CUresult cuCtxSynchronize() {
+  MOCK_ENTER(S);
+  record(S, "cuCtxSynchronize");
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  if (S.FaultPending) {
+    S.FaultPending = false;
+    S.Sticky = IllegalAddress;
+    return IllegalAddress;
+  }
+  return Success;
+}
+
+CUresult cuModuleLoadDataEx(void **Module, const void *Image, unsigned Options, int *OptionIds,
+                            void **OptionValues) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext) {
+    record(S, "cuModuleLoadDataEx", "\"result\": 201");
+    return InvalidContext;
+  }
+  std::string PTX = static_cast<const char *>(Image);
+  if (const char *Path = std::getenv("TIDAL_MOCK_CUDA_PTX_OUT"); Path && *Path)
+    if (FILE *F = std::fopen(Path, "a")) {
+      std::fputs(PTX.c_str(), F);
+      std::fputs("\n// ---- end of image ----\n", F);
+      std::fclose(F);
+    }
+  char *ErrorLog = nullptr;
+  size_t ErrorLogSize = 0;
+  for (unsigned I = 0; I < Options; ++I) {
+    if (OptionIds[I] == 5)
+      ErrorLog = static_cast<char *>(OptionValues[I]);
+    else if (OptionIds[I] == 6)
+      ErrorLogSize = reinterpret_cast<uintptr_t>(OptionValues[I]);
+  }
+  const char *Marker = std::getenv("TIDAL_MOCK_CUDA_JIT_FAIL_MARKER");
+  if (Marker && *Marker && PTX.find(Marker) != std::string::npos) {
+    std::string Log = "ptxas application ptx input, line 1; error   : mock JIT rejects PTX "
+                      "containing '" + std::string(Marker) + "'";
+    if (ErrorLog && ErrorLogSize) {
+      std::snprintf(ErrorLog, ErrorLogSize, "%s", Log.c_str());
+      // The driver writes back the length of the log it wrote.
+      for (unsigned I = 0; I < Options; ++I)
+        if (OptionIds[I] == 6)
+          OptionValues[I] = reinterpret_cast<void *>(std::min(Log.size(), ErrorLogSize - 1));
+    }
+    record(S, "cuModuleLoadDataEx", "\"result\": 218");
+    return InvalidPtx;
+  }
+  if (PTX.find(".version") == std::string::npos || PTX.find(".target") == std::string::npos) {
+    record(S, "cuModuleLoadDataEx", "\"result\": 218");
+    return InvalidPtx;
+  }
+  auto Owned = std::make_unique<MockModule>();
+  Owned->PTX = PTX;
+  MockModule *Handle = Owned.get();
+  S.Modules[Handle] = std::move(Owned);
+  *Module = Handle;
+  size_t Target = PTX.find(".target ");
+  std::string TargetText = PTX.substr(Target + 8, PTX.find_first_of("\n,", Target) - Target - 8);
+  record(S, "cuModuleLoadDataEx", "\"result\": 0, \"target\": " + jsonString(TargetText));
+  return Success;
+}
+
+CUresult cuModuleUnload(void *Module) {
+  MOCK_ENTER(S);
+  record(S, "cuModuleUnload");
+  if (!S.Modules.erase(static_cast<MockModule *>(Module)))
+    return InvalidHandle;
+  return S.Sticky;
+}
+
+CUresult cuModuleGetFunction(void **Function, void *Module, const char *Name) {
+  MOCK_ENTER(S);
+  record(S, "cuModuleGetFunction", "\"name\": " + jsonString(Name));
+  MOCK_REQUIRE_INIT(S);
+  auto It = S.Modules.find(static_cast<MockModule *>(Module));
+  if (It == S.Modules.end())
+    return InvalidHandle;
+  MockModule &M = *It->second;
+  auto &Slot = M.Functions[Name];
+  if (!Slot) {
+    auto F = std::make_unique<MockFunction>();
+    F->Name = Name;
+    if (!parseEntryParams(M.PTX, Name, F->ParamSizes)) {
+      M.Functions.erase(Name);
+      return NotFound;
+    }
+    Slot = std::move(F);
+  }
+  *Function = Slot.get();
+  return Success;
+}
+
+CUresult cuFuncGetAttribute(int *Value, int Attribute, void *Function) {
+  MOCK_ENTER(S);
+  record(S, "cuFuncGetAttribute", "\"attribute\": " + std::to_string(Attribute));
+  MOCK_REQUIRE_INIT(S);
+  auto *F = static_cast<MockFunction *>(Function);
+  switch (Attribute) {
+  case 0: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024)); return Success;
+  case 1: *Value = 0; return Success;    // static shared bytes
+  case 2: *Value = 0; return Success;    // const bytes
+  case 3: *Value = 16; return Success;   // local bytes per thread
+  case 4: *Value = 32; return Success;   // registers per thread
+  case 5: *Value = 90; return Success;   // PTX version
+  case 6: *Value = 90; return Success;   // binary version
+  case 8: *Value = F->MaxDynamicShared; return Success;
+  default: return InvalidValue;
+  }
+}
+
+CUresult cuFuncSetAttribute(void *Function, int Attribute, int Value) {
+  MOCK_ENTER(S);
+  record(S, "cuFuncSetAttribute",
+         "\"attribute\": " + std::to_string(Attribute) + ", \"value\": " + std::to_string(Value));
+  MOCK_REQUIRE_INIT(S);
+  auto *F = static_cast<MockFunction *>(Function);
+  if (Attribute != 8)
+    return InvalidValue;
+  if (Value < 0 || Value > envNumber("TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN", 232448))
+    return InvalidValue;
+  F->MaxDynamicShared = Value;
+  return Success;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *Pointer, size_t Bytes) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  if (Bytes == 0)
+    return InvalidValue;
+  void *Memory = std::calloc(1, Bytes);
+  int Id = S.NextAllocationId++;
+  S.Allocations[reinterpret_cast<uintptr_t>(Memory)] = {Bytes, Id};
+  *Pointer = reinterpret_cast<uintptr_t>(Memory);
+  record(S, "cuMemAlloc_v2", "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " + std::to_string(Id));
+  return Success;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr Pointer) {
+  MOCK_ENTER(S);
+  auto It = S.Allocations.find(static_cast<uintptr_t>(Pointer));
+  if (It == S.Allocations.end()) {
+    record(S, "cuMemFree_v2", "\"alloc\": null");
+    return InvalidValue;
+  }
+  record(S, "cuMemFree_v2", "\"alloc\": " + std::to_string(It->second.Id));
+  std::free(reinterpret_cast<void *>(It->first));
+  S.Allocations.erase(It);
+  return S.Sticky;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr Destination, const void *Source, size_t Bytes) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto *A = findAllocation(S, static_cast<uintptr_t>(Destination), Bytes);
+  if (!A)
+    return InvalidValue;
+  std::memcpy(reinterpret_cast<void *>(Destination), Source, Bytes);
+  record(S, "cuMemcpyHtoD_v2",
+         "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " + std::to_string(A->second.Id));
+  return Success;
+}
+
+CUresult cuMemcpyDtoH_v2(void *Destination, CUdeviceptr Source, size_t Bytes) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto *A = findAllocation(S, static_cast<uintptr_t>(Source), Bytes);
+  if (!A)
+    return InvalidValue;
+  std::memcpy(Destination, reinterpret_cast<const void *>(Source), Bytes);
+  record(S, "cuMemcpyDtoH_v2",
+         "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " + std::to_string(A->second.Id));
+  return Success;
+}
+
+CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned GridZ,
+                        unsigned BlockX, unsigned BlockY, unsigned BlockZ, unsigned Shared,
+                        void *Stream, void **Params, void **Extra) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  auto *F = static_cast<MockFunction *>(Function);
+  // The checks the real driver makes, so that a missing check of ours shows.
+  if (uint64_t(BlockX) * BlockY * BlockZ > uint64_t(envNumber("TIDAL_MOCK_CUDA_MAX_THREADS", 1024)) ||
+      GridX > uint64_t(envNumber("TIDAL_MOCK_CUDA_MAX_GRID_X", 2147483647)) || GridY > 65535 ||
+      GridZ > 65535 || BlockZ > 64 || !GridX || !GridY || !GridZ || !BlockX || !BlockY || !BlockZ)
+    return InvalidValue;
+  if (Shared > static_cast<unsigned>(F->MaxDynamicShared))
+    return InvalidValue;
+  if (Extra || (!Params && !F->ParamSizes.empty()))
+    return InvalidValue;
+  Launch L{F->Name, {GridX, GridY, GridZ, BlockX, BlockY, BlockZ}, Shared, {}};
+  std::string Json = "\"kernel\": " + jsonString(F->Name) + ", \"grid\": [" +
+                     std::to_string(GridX) + ", " + std::to_string(GridY) + ", " +
+                     std::to_string(GridZ) + "], \"block\": [" + std::to_string(BlockX) + ", " +
+                     std::to_string(BlockY) + ", " + std::to_string(BlockZ) +
+                     "], \"shared\": " + std::to_string(Shared) +
+                     ", \"stream\": " + (Stream ? "1" : "0") + ", \"params\": [";
+  uintptr_t FirstDevicePointer = 0;
+  for (size_t I = 0; I < F->ParamSizes.size(); ++I) {
+    const auto *Bytes = static_cast<const uint8_t *>(Params[I]);
+    L.Params.emplace_back(Bytes, Bytes + F->ParamSizes[I]);
+    Json += std::string(I ? ", " : "") + "{\"hex\": \"" + hexOf(Bytes, F->ParamSizes[I]) + "\"";
+    if (F->ParamSizes[I] == 8) {
+      uint64_t Value;
+      std::memcpy(&Value, Bytes, 8);
+      if (auto *A = findAllocation(S, static_cast<uintptr_t>(Value))) {
+        Json += ", \"alloc\": " + std::to_string(A->second.Id) +
+                ", \"offset\": " + std::to_string(Value - A->first);
+        if (!FirstDevicePointer)
+          FirstDevicePointer = static_cast<uintptr_t>(Value);
+      }
+    }
+    Json += "}";
+  }
+  Json += "]";
+  S.Launches.push_back(std::move(L));
+  record(S, "cuLaunchKernel", Json);
+
+  if (F->Name.find("fill_seven") != std::string::npos && FirstDevicePointer) {
+    auto *A = findAllocation(S, FirstDevicePointer);
+    for (uintptr_t P = FirstDevicePointer; P + 4 <= A->first + A->second.Bytes; P += 4) {
+      int32_t Seven = 7;
+      std::memcpy(reinterpret_cast<void *>(P), &Seven, 4);
+    }
+  }
+  const char *Fault = std::getenv("TIDAL_MOCK_CUDA_FAULT_KERNEL");
+  if (Fault && *Fault && F->Name.find(Fault) != std::string::npos)
+    S.FaultPending = true;
+  return Success;
+}
+
+CUresult cuGetErrorName(CUresult Result, const char **Name) {
+  for (const ErrorText &E : Errors)
+    if (E.Result == Result) {
+      *Name = E.Name;
+      return Success;
+    }
+  *Name = nullptr;
+  return InvalidValue;
+}
+
+CUresult cuGetErrorString(CUresult Result, const char **Description) {
+  for (const ErrorText &E : Errors)
+    if (E.Result == Result) {
+      *Description = E.Description;
+      return Success;
+    }
+  *Description = nullptr;
+  return InvalidValue;
+}
+
+CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int Version, uint64_t Flags,
+                             int *Status);
+
+// --- for the tests: what the mock saw ----------------------------------------------
+
+int tidalMockCallCount(const char *Call) {
+  MOCK_ENTER(S);
+  auto It = S.Calls.find(Call);
+  return It == S.Calls.end() ? 0 : It->second;
+}
+int tidalMockLiveAllocations() {
+  MOCK_ENTER(S);
+  return static_cast<int>(S.Allocations.size());
+}
+int tidalMockLiveModules() {
+  MOCK_ENTER(S);
+  return static_cast<int>(S.Modules.size());
+}
+int tidalMockPrimaryRetains(int Device) {
+  MOCK_ENTER(S);
+  return Device >= 0 && Device < 8 ? S.PrimaryRetains[Device] : -1;
+}
+int tidalMockLaunchCount() {
+  MOCK_ENTER(S);
+  return static_cast<int>(S.Launches.size());
+}
+// The last launch: its grid and block (6 values) and shared bytes; returns
+// its parameter count, -1 when nothing was launched.
+int tidalMockLastLaunch(unsigned *Dims, unsigned *Shared) {
+  MOCK_ENTER(S);
+  if (S.Launches.empty())
+    return -1;
+  const Launch &L = S.Launches.back();
+  std::memcpy(Dims, L.Dims, sizeof L.Dims);
+  *Shared = L.Shared;
+  return static_cast<int>(L.Params.size());
+}
+// Copies parameter Index of the last launch (at most Capacity bytes);
+// returns its size.
+int tidalMockLastLaunchParam(int Index, void *Out, int Capacity) {
+  MOCK_ENTER(S);
+  if (S.Launches.empty() || Index < 0 || static_cast<size_t>(Index) >= S.Launches.back().Params.size())
+    return -1;
+  const auto &Bytes = S.Launches.back().Params[static_cast<size_t>(Index)];
+  std::memcpy(Out, Bytes.data(), std::min(Bytes.size(), static_cast<size_t>(Capacity)));
+  return static_cast<int>(Bytes.size());
+}
+// Forgets a fault and the records (the mock is shared by the tests of one process).
+void tidalMockReset() {
+  MOCK_ENTER(S);
+  S.Sticky = Success;
+  S.FaultPending = false;
+  S.Calls.clear();
+  S.Launches.clear();
+}
+
+} // extern "C"
+
+namespace {
+
+struct ProcEntry {
+  const char *Name;
+  void *Function;
+};
+
+} // namespace
+
+extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int Version,
+                                        uint64_t Flags, int *Status) {
+  {
+    MOCK_ENTER(S);
+    record(S, "cuGetProcAddress_v2", "\"symbol\": " + jsonString(Symbol));
+  }
+  const char *Off = std::getenv("TIDAL_MOCK_CUDA_NO_PROC_ADDRESS");
+  if (Off && *Off && std::strcmp(Off, "0") != 0)
+    return NotSupported;
+  if (!Symbol || !Function || Flags != 0)
+    return InvalidValue;
+  // Base names, answered with the version a CUDA 12 caller gets.
+  static const ProcEntry Entries[] = {
+      {"cuInit", reinterpret_cast<void *>(&cuInit)},
+      {"cuDriverGetVersion", reinterpret_cast<void *>(&cuDriverGetVersion)},
+      {"cuDeviceGetCount", reinterpret_cast<void *>(&cuDeviceGetCount)},
+      {"cuDeviceGet", reinterpret_cast<void *>(&cuDeviceGet)},
+      {"cuDeviceGetName", reinterpret_cast<void *>(&cuDeviceGetName)},
+      {"cuDeviceGetAttribute", reinterpret_cast<void *>(&cuDeviceGetAttribute)},
+      {"cuDeviceTotalMem", reinterpret_cast<void *>(&cuDeviceTotalMem_v2)},
+      {"cuDevicePrimaryCtxRetain", reinterpret_cast<void *>(&cuDevicePrimaryCtxRetain)},
+      {"cuDevicePrimaryCtxRelease", reinterpret_cast<void *>(&cuDevicePrimaryCtxRelease_v2)},
+      {"cuCtxSetCurrent", reinterpret_cast<void *>(&cuCtxSetCurrent)},
+      {"cuCtxGetCurrent", reinterpret_cast<void *>(&cuCtxGetCurrent)},
+      {"cuCtxSynchronize", reinterpret_cast<void *>(&cuCtxSynchronize)},
+      {"cuModuleLoadDataEx", reinterpret_cast<void *>(&cuModuleLoadDataEx)},
+      {"cuModuleUnload", reinterpret_cast<void *>(&cuModuleUnload)},
+      {"cuModuleGetFunction", reinterpret_cast<void *>(&cuModuleGetFunction)},
+      {"cuFuncGetAttribute", reinterpret_cast<void *>(&cuFuncGetAttribute)},
+      {"cuFuncSetAttribute", reinterpret_cast<void *>(&cuFuncSetAttribute)},
+      {"cuMemAlloc", reinterpret_cast<void *>(&cuMemAlloc_v2)},
+      {"cuMemFree", reinterpret_cast<void *>(&cuMemFree_v2)},
+      {"cuMemcpyHtoD", reinterpret_cast<void *>(&cuMemcpyHtoD_v2)},
+      {"cuMemcpyDtoH", reinterpret_cast<void *>(&cuMemcpyDtoH_v2)},
+      {"cuLaunchKernel", reinterpret_cast<void *>(&cuLaunchKernel)},
+      {"cuGetErrorName", reinterpret_cast<void *>(&cuGetErrorName)},
+      {"cuGetErrorString", reinterpret_cast<void *>(&cuGetErrorString)},
+  };
+  for (const ProcEntry &E : Entries)
+    if (std::strcmp(E.Name, Symbol) == 0) {
+      if (Version < 12000) {
+        if (Status)
+          *Status = 2; // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+        *Function = nullptr;
+        return NotFound;
+      }
+      *Function = E.Function;
+      if (Status)
+        *Status = 0;
+      return Success;
+    }
+  *Function = nullptr;
+  if (Status)
+    *Status = 1; // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+  return NotFound;
+}
