@@ -5,7 +5,7 @@
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-host in.ll
 //
 // K's body becomes the resumable thread function
-//   i32 @K.thread(K's params..., ptr %ctx, ptr %shared, ptr %frame,
+//   i32 @K.thread(K's params..., ptr %ctx, ptr %shared, ptr %frame, ptr %uniforms,
 //                 i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase)
 // that runs one thread from sync point %resume (0: the start) to the next
 // sync point k (a barrier or a warp collective), where it returns k, or to
@@ -24,6 +24,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Analysis/CallGraph.h"
+#include "llvm/Analysis/PostDominators.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/Dominators.h"
@@ -39,6 +40,7 @@
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LowerAtomic.h"
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
+#include "llvm/Transforms/Utils/SSAUpdater.h"
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -52,7 +54,7 @@ namespace tidal {
 namespace {
 
 // Fields of TidalBlockContext read by index: {block_dim, grid_dim,
-// block_idx, reserved, dynamic_shared, dynamic_shared_bytes, runtime}.
+// block_idx, flags, dynamic_shared, dynamic_shared_bytes, runtime}.
 enum ContextField : unsigned {
   BlockDimField = 0,
   GridDimField = 1,
@@ -61,7 +63,7 @@ enum ContextField : unsigned {
 static_assert(offsetof(TidalBlockContext, block_dim) == 0 &&
                   offsetof(TidalBlockContext, grid_dim) == 12 &&
                   offsetof(TidalBlockContext, block_idx) == 24 &&
-                  offsetof(TidalBlockContext, reserved) == 36 &&
+                  offsetof(TidalBlockContext, flags) == 36 &&
                   offsetof(TidalBlockContext, dynamic_shared) == 40 &&
                   offsetof(TidalBlockContext, dynamic_shared_bytes) == 48 &&
                   offsetof(TidalBlockContext, runtime) == 56 &&
@@ -497,6 +499,81 @@ Function *getWarpBitsFunction(Module &M) {
   return F;
 }
 
+// Values that every thread of a block computes alike (block-uniform):
+// built from constants, the kernel's parameters, the invariant context
+// fields and other uniform values only, under control flow that does not
+// depend on the thread. Everything else is divergent: the thread index,
+// memory (other than the context), calls, and phis that join paths a
+// divergent branch chose between (also the header phis of loops whose exit
+// depends on the thread). Optimistic: all uniform, then divergence spreads
+// to a fixed point.
+SmallPtrSet<const Value *, 32>
+findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments) {
+  PostDominatorTree PostDominators(Thread);
+  SmallPtrSet<const Value *, 32> Divergent(DivergentArguments.begin(),
+                                           DivergentArguments.end());
+  SmallPtrSet<const Instruction *, 16> DivergentBranches;
+  SmallPtrSet<const BasicBlock *, 32> ControlledBlocks; // by a divergent branch
+  auto IsDivergent = [&](const Value *V) { return Divergent.contains(V); };
+  auto ComputesDivergent = [&](const Instruction &I) {
+    if (auto *Phi = dyn_cast<PHINode>(&I)) {
+      for (unsigned In = 0; In < Phi->getNumIncomingValues(); ++In) {
+        const BasicBlock *From = Phi->getIncomingBlock(In);
+        if (IsDivergent(Phi->getIncomingValue(In)) || ControlledBlocks.contains(From) ||
+            DivergentBranches.contains(From->getTerminator()))
+          return true;
+      }
+      return false;
+    }
+    if (auto *Load = dyn_cast<LoadInst>(&I))
+      if (!Load->getMetadata(LLVMContext::MD_invariant_load))
+        return true; // memory: only the block context is the same for all
+    if (isa<AllocaInst>(I) || isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
+      return true;
+    if (auto *Call = dyn_cast<CallBase>(&I))
+      if (!isa<IntrinsicInst>(Call) || Call->mayReadOrWriteMemory())
+        return true;
+    return any_of(I.operands(), [&](const Use &U) { return IsDivergent(U.get()); });
+  };
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (BasicBlock &Block : Thread) {
+      Instruction *Terminator = Block.getTerminator();
+      Value *Condition = nullptr;
+      if (auto *Branch = dyn_cast<BranchInst>(Terminator); Branch && Branch->isConditional())
+        Condition = Branch->getCondition();
+      else if (auto *Switch = dyn_cast<SwitchInst>(Terminator))
+        Condition = Switch->getCondition();
+      if (!Condition || !IsDivergent(Condition) ||
+          !DivergentBranches.insert(Terminator).second)
+        continue;
+      // The blocks between the branch and its join (immediate
+      // post-dominator; none if the paths only meet at the exit).
+      Changed = true;
+      DomTreeNode *Node = PostDominators.getNode(&Block);
+      DomTreeNode *JoinNode = Node ? Node->getIDom() : nullptr;
+      const BasicBlock *Join = JoinNode ? JoinNode->getBlock() : nullptr;
+      SmallVector<const BasicBlock *, 16> Work(successors(&Block));
+      while (!Work.empty()) {
+        const BasicBlock *Controlled = Work.pop_back_val();
+        if (Controlled == Join || !ControlledBlocks.insert(Controlled).second)
+          continue;
+        append_range(Work, successors(Controlled));
+      }
+    }
+    for (Instruction &I : instructions(Thread))
+      if (!I.getType()->isVoidTy() && !IsDivergent(&I) && ComputesDivergent(I)) {
+        Divergent.insert(&I);
+        Changed = true;
+      }
+  }
+  SmallPtrSet<const Value *, 32> Uniform;
+  for (Instruction &I : instructions(Thread))
+    if (!I.getType()->isVoidTy() && !IsDivergent(&I))
+      Uniform.insert(&I);
+  return Uniform;
+}
+
 // Everything the lowering of one kernel K knows: its thread function, the
 // values its dispatch entry computes, the shared memory and frame layouts.
 class KernelLowering {
@@ -514,13 +591,24 @@ public:
   Function *Thread = nullptr;
   BasicBlock *Entry = nullptr; // the dispatch entry of K.thread
   BasicBlock *Body = nullptr;  // K's entry block, cloned
-  Argument *ContextPointer = nullptr, *Shared = nullptr, *Frame = nullptr;
+  Argument *ContextPointer = nullptr, *Shared = nullptr, *Frame = nullptr,
+           *Uniforms = nullptr;
   Argument *ThreadIndex[3] = {};
   Argument *Resume = nullptr, *Phase = nullptr;
 
   uint64_t StaticSharedBytes = 0; // multiple of SharedAlignment
   bool UsesShared = false;
   uint64_t FrameSlotBytes = 0;    // per thread, 0 = no frame
+  // Block-uniform values live at a sync point: one scalar per block in the
+  // block function's %uniforms (an alloca, promoted to registers), stored
+  // by the threads at `Offset + Stride` (pending) and read at `Offset`
+  // (current); the block function copies pending to current between rounds.
+  struct UniformSlot {
+    Type *ValueType;
+    uint64_t Offset, Stride;
+  };
+  SmallVector<UniformSlot, 8> UniformSlots;
+  uint64_t UniformBytes = 0;
   SmallVector<SyncPoint, 8> SyncPoints;
   // Shared-memory atomics lowered to a plain load and store: the threads of
   // a round must not run them as parallel accesses.
@@ -533,9 +621,12 @@ public:
   bool lowerMarkers();
   void makeResumable();
   Function *createBlockFunction(const Twine &Name);
+  void addAloneVariant(const std::string &BlockName);
 
 private:
   DenseMap<unsigned, Value *> Fields;
+  uint64_t FramePrefix = FirstValuePrefix; // next free frame array
+  Value *Thread64 = nullptr;
   Value *ThreadCount = nullptr, *PaddedThreadCount = nullptr,
         *LinearThread = nullptr;
 
@@ -622,7 +713,10 @@ private:
   void lowerSharedCalls(ArrayRef<CallInst *> Calls);
   Value *resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
   void storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
-  void demoteValuesAcrossSyncPoints();
+  Value *frameElement(uint64_t Size, uint64_t Alignment, const Twine &Name);
+  void keepValuesAcrossSyncPoints(ArrayRef<BasicBlock *> SyncBlocks,
+                                  ArrayRef<BasicBlock *> ResumeBlocks,
+                                  const SmallPtrSetImpl<const Value *> &Uniform);
   void moveAllocasToFrame();
 };
 
@@ -633,7 +727,7 @@ void KernelLowering::createThreadFunction() {
   Type *I32 = Type::getInt32Ty(Context);
   Type *Pointer = PointerType::getUnqual(Context);
   SmallVector<Type *, 16> Parameters(Kernel.getFunctionType()->params());
-  Parameters.append({Pointer, Pointer, Pointer, I32, I32, I32, I32, I32});
+  Parameters.append({Pointer, Pointer, Pointer, Pointer, I32, I32, I32, I32, I32});
   Thread = Function::Create(FunctionType::get(I32, Parameters, false),
                             GlobalValue::InternalLinkage,
                             Kernel.getName() + ".thread", M);
@@ -641,13 +735,15 @@ void KernelLowering::createThreadFunction() {
   ContextPointer = Thread->getArg(First);
   Shared = Thread->getArg(First + 1);
   Frame = Thread->getArg(First + 2);
+  Uniforms = Thread->getArg(First + 3);
   for (unsigned D = 0; D < 3; ++D)
-    ThreadIndex[D] = Thread->getArg(First + 3 + D);
-  Resume = Thread->getArg(First + 6);
-  Phase = Thread->getArg(First + 7);
+    ThreadIndex[D] = Thread->getArg(First + 4 + D);
+  Resume = Thread->getArg(First + 7);
+  Phase = Thread->getArg(First + 8);
   ContextPointer->setName("ctx");
   Shared->setName("shared");
   Frame->setName("frame");
+  Uniforms->setName("uniforms");
   ThreadIndex[0]->setName("tid.x");
   ThreadIndex[1]->setName("tid.y");
   ThreadIndex[2]->setName("tid.z");
@@ -1108,27 +1204,43 @@ Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
   return B.CreateInsertValue(Result, AllEqual, 1);
 }
 
+// This thread's element (address in the entry) of a new frame array of
+// `Size` bytes per thread.
+Value *KernelLowering::frameElement(uint64_t Size, uint64_t Alignment,
+                                    const Twine &Name) {
+  if (!Thread64) {
+    Value *Linear = linearThread();
+    IRBuilder<> B = entryBuilder();
+    Thread64 = B.CreateZExt(Linear, B.getInt64Ty(), "thread.i64");
+  }
+  uint64_t Stride = alignTo(std::max<uint64_t>(Size, 1),
+                            std::max<uint64_t>(Alignment, 4));
+  Value *Array = frameArray(FramePrefix, nullptr, Name + ".frame");
+  FramePrefix += Stride;
+  IRBuilder<> B = entryBuilder();
+  return B.CreateInBoundsGEP(B.getInt8Ty(), Array,
+                             B.CreateNUWMul(Thread64, B.getInt64(Stride)));
+}
+
 // Values defined before a sync point and used after it no longer dominate
-// their uses once the entry dispatches to the resume points: they go to the
-// stack (and then, with every alloca, to the frame).
-void KernelLowering::demoteValuesAcrossSyncPoints() {
-  // Phis first: each becomes a load at its place, itself demoted below if
-  // it does not dominate the phi's uses.
-  auto NotDominating = [this](bool Phis) {
-    DominatorTree Tree(*Thread);
-    SmallVector<Instruction *, 32> Found;
-    for (BasicBlock &Block : *Thread)
-      for (Instruction &I : Block)
-        if (!isa<AllocaInst>(I) && isa<PHINode>(I) == Phis &&
-            any_of(I.uses(), [&](Use &U) { return !Tree.dominates(&I, U); }))
-          Found.push_back(&I);
-    return Found;
-  };
-  for (Instruction *Phi : NotDominating(true))
-    DemotePHIToStack(cast<PHINode>(Phi), Entry->getFirstInsertionPt());
-  // Pure computations from the entry's values (thread index arithmetic,
-  // addresses in shared memory) move to the entry instead: recomputing them
-  // is cheaper than keeping them in the frame.
+// their uses once the entry dispatches to the resume points. Pure
+// computations from the entry's values (thread index arithmetic, addresses
+// in shared memory) move to the entry: recomputing them is cheaper than
+// keeping them. Every other such value is stored where the thread returns
+// at a sync point at which it is live, loaded where the thread resumes
+// there (ResumeBlocks[k], reached only from the entry), and SSA is rebuilt
+// around those loads: a region reads its live-in values once and writes its
+// live-out values once. A block-uniform value is one scalar of the block
+// (UniformSlots), any other one element per thread of a frame array.
+void KernelLowering::keepValuesAcrossSyncPoints(
+    ArrayRef<BasicBlock *> SyncBlocks, ArrayRef<BasicBlock *> ResumeBlocks,
+    const SmallPtrSetImpl<const Value *> &Uniform) {
+  DominatorTree Tree(*Thread);
+  SmallVector<Instruction *, 32> Crossing;
+  for (Instruction &I : instructions(*Thread))
+    if (!isa<AllocaInst>(I) &&
+        any_of(I.uses(), [&](Use &U) { return !Tree.dominates(&I, U); }))
+      Crossing.push_back(&I);
   std::function<bool(Instruction *, unsigned)> Hoist = [&](Instruction *I,
                                                            unsigned Depth) {
     if (I->getParent() == Entry)
@@ -1143,9 +1255,82 @@ void KernelLowering::demoteValuesAcrossSyncPoints() {
     I->moveBefore(Entry->getTerminator());
     return true;
   };
-  for (Instruction *I : NotDominating(false))
-    if (!Hoist(I, 0))
-      DemoteRegToStack(*I, false, Entry->getFirstInsertionPt());
+  DenseMap<BasicBlock *, unsigned> ResumeIndex;
+  for (auto [K, Block] : enumerate(ResumeBlocks))
+    ResumeIndex[Block] = K;
+  for (Instruction *V : Crossing) {
+    if (Hoist(V, 0))
+      continue;
+    // 1. The sync points where V is live: walk back from its uses; a resume
+    //    block leads back to its sync point.
+    BasicBlock *Definition = V->getParent();
+    SmallVector<unsigned, 4> LiveAt;
+    SmallPtrSet<BasicBlock *, 16> Visited;
+    SmallVector<BasicBlock *, 16> Work;
+    auto NeededAtEnd = [&](BasicBlock *Block) {
+      if (Block != Definition)
+        Work.push_back(Block);
+    };
+    for (Use &U : V->uses()) {
+      auto *User = cast<Instruction>(U.getUser());
+      auto *Phi = dyn_cast<PHINode>(User);
+      NeededAtEnd(Phi ? Phi->getIncomingBlock(U) : User->getParent());
+    }
+    while (!Work.empty()) {
+      BasicBlock *Block = Work.pop_back_val();
+      if (Block == Entry || !Visited.insert(Block).second)
+        continue;
+      if (auto Found = ResumeIndex.find(Block); Found != ResumeIndex.end()) {
+        LiveAt.push_back(Found->second);
+        NeededAtEnd(SyncBlocks[Found->second]);
+        continue;
+      }
+      for (BasicBlock *Predecessor : predecessors(Block))
+        NeededAtEnd(Predecessor);
+    }
+    // 2. Its place: a scalar of the block or an element per thread.
+    Type *T = V->getType();
+    uint64_t Size = DL.getTypeAllocSize(T).getFixedValue();
+    Value *ReadAt, *WriteAt;
+    Align Alignment;
+    if (Uniform.contains(V)) {
+      uint64_t Stride = alignTo(std::max<uint64_t>(Size, 1), 16);
+      UniformSlots.push_back({T, UniformBytes, Stride});
+      IRBuilder<> B = entryBuilder();
+      ReadAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Uniforms, UniformBytes,
+                                            V->getName() + ".uniform");
+      WriteAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Uniforms,
+                                             UniformBytes + Stride,
+                                             V->getName() + ".pending");
+      UniformBytes += 2 * Stride;
+      Alignment = Align(16);
+    } else {
+      uint64_t Before = FramePrefix;
+      ReadAt = WriteAt = frameElement(Size, DL.getABITypeAlign(T).value(), V->getName());
+      Alignment = commonAlignment(Align(64), FramePrefix - Before);
+    }
+    // 3. Stored before returning, loaded on resuming; SSA rebuilt.
+    SSAUpdater Updater;
+    Updater.Initialize(T, V->getName());
+    Updater.AddAvailableValue(Definition, V);
+    for (unsigned K : LiveAt) {
+      IRBuilder<> B(&*ResumeBlocks[K]->getFirstInsertionPt());
+      Updater.AddAvailableValue(
+          ResumeBlocks[K], B.CreateAlignedLoad(T, ReadAt, Alignment, V->getName() + ".resumed"));
+    }
+    SmallVector<Use *, 8> Rewrite;
+    for (Use &U : V->uses())
+      if (!Tree.dominates(V, U))
+        Rewrite.push_back(&U);
+    for (unsigned K : LiveAt) {
+      IRBuilder<> B(SyncBlocks[K]->getTerminator());
+      StoreInst *Store = B.CreateAlignedStore(V, WriteAt, Alignment);
+      if (!Tree.dominates(V, Store->getOperandUse(0)))
+        Rewrite.push_back(&Store->getOperandUse(0));
+    }
+    for (Use *U : Rewrite)
+      Updater.RewriteUse(*U);
+  }
 }
 
 // Every alloca (demoted values, local arrays, variables) becomes the
@@ -1155,8 +1340,6 @@ void KernelLowering::moveAllocasToFrame() {
   for (Instruction &I : instructions(*Thread))
     if (auto *Alloca = dyn_cast<AllocaInst>(&I))
       Allocas.push_back(Alloca);
-  uint64_t Prefix = FirstValuePrefix;
-  Value *Thread64 = nullptr;
   for (AllocaInst *Alloca : Allocas) {
     std::optional<TypeSize> Size = Alloca->getAllocationSize(DL);
     if (!Alloca->isStaticAlloca() || !Size || Size->isScalable()) {
@@ -1165,18 +1348,8 @@ void KernelLowering::moveAllocasToFrame() {
                                "across a barrier");
       continue;
     }
-    if (!Thread64) {
-      Value *Linear = linearThread();
-      IRBuilder<> B = entryBuilder();
-      Thread64 = B.CreateZExt(Linear, B.getInt64Ty(), "thread.i64");
-    }
-    uint64_t Alignment = std::max<uint64_t>(Alloca->getAlign().value(), 4);
-    uint64_t Stride = alignTo(std::max<uint64_t>(Size->getFixedValue(), 1), Alignment);
-    Value *Array = frameArray(Prefix, nullptr, Alloca->getName() + ".frame");
-    Prefix += Stride;
-    IRBuilder<> B = entryBuilder();
-    Value *Address = B.CreateInBoundsGEP(
-        B.getInt8Ty(), Array, B.CreateNUWMul(Thread64, B.getInt64(Stride)));
+    Value *Address = frameElement(Size->getFixedValue(),
+                                  Alloca->getAlign().value(), Alloca->getName());
     for (User *U : make_early_inc_range(Alloca->users()))
       if (auto *Intrinsic = dyn_cast<IntrinsicInst>(U);
           Intrinsic && Intrinsic->isLifetimeStartOrEnd())
@@ -1185,7 +1358,7 @@ void KernelLowering::moveAllocasToFrame() {
     Alloca->replaceAllUsesWith(Address);
     Alloca->eraseFromParent();
   }
-  FrameSlotBytes = Prefix;
+  FrameSlotBytes = FramePrefix;
 
   // The addresses went to the end of the entry, after computations moved
   // there that use them: put the entry (pure, no phis) in def-use order.
@@ -1215,7 +1388,9 @@ void KernelLowering::moveAllocasToFrame() {
 void KernelLowering::makeResumable() {
   if (SyncPoints.empty())
     return;
-  SmallVector<BasicBlock *, 8> ResumeBlocks;
+  SmallPtrSet<const Value *, 32> Uniform =
+      findUniformValues(*Thread, {ThreadIndex[0], ThreadIndex[1], ThreadIndex[2]});
+  SmallVector<BasicBlock *, 8> SyncBlocks, ResumeBlocks;
   Type *I32 = Type::getInt32Ty(Context);
   unsigned Number = 0;
   for (SyncPoint &Point : SyncPoints) {
@@ -1223,7 +1398,10 @@ void KernelLowering::makeResumable() {
     CallInst *Call = Point.Call;
     BasicBlock *Before = Call->getParent();
     BasicBlock *After = Before->splitBasicBlock(Call->getNextNode(),
-                                                "resume." + Twine(Number));
+                                                "sync." + Twine(Number) + ".after");
+    BasicBlock *Resumed =
+        BasicBlock::Create(Context, "resume." + Twine(Number), Thread, After);
+    BranchInst::Create(After, Resumed);
     IRBuilder<> B(Call);
     storeBeforeSyncPoint(B, Point);
     Before->getTerminator()->eraseFromParent();
@@ -1235,7 +1413,8 @@ void KernelLowering::makeResumable() {
     }
     Call->eraseFromParent();
     Point.Call = nullptr;
-    ResumeBlocks.push_back(After);
+    SyncBlocks.push_back(Before);
+    ResumeBlocks.push_back(Resumed);
   }
   Instruction *Branch = Entry->getTerminator();
   BasicBlock *Invalid = BasicBlock::Create(Context, "resume.invalid", Thread);
@@ -1247,7 +1426,7 @@ void KernelLowering::makeResumable() {
     Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), K),
                     ResumeBlocks[K - 1]);
   Branch->eraseFromParent();
-  demoteValuesAcrossSyncPoints();
+  keepValuesAcrossSyncPoints(SyncBlocks, ResumeBlocks, Uniform);
   moveAllocasToFrame();
 }
 
@@ -1388,11 +1567,20 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
         Builder.CreateNUWMul(Padded, Builder.getInt64(FrameSlotBytes)));
     FrameMemory = Builder.CreateCall(Hook, {BlockContext, Bytes}, "frame");
   }
-  Arguments.append({BlockContext, SharedMemory, FrameMemory});
+  Value *UniformMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
+  if (UniformBytes) {
+    auto *Scalars = Builder.CreateAlloca(ArrayType::get(Builder.getInt8Ty(), UniformBytes),
+                                         nullptr, "uniforms");
+    Scalars->setAlignment(Align(16));
+    UniformMemory = Scalars;
+  }
+  Arguments.append({BlockContext, SharedMemory, FrameMemory, UniformMemory});
 
   // 4. Without sync points: for tid.z, for tid.y, for tid.x: K.thread.
   //    (y innermost for kernels whose accesses are contiguous along y).
-  const bool YInnermost = prefersYInnermost(*Thread, ThreadIndex[0], ThreadIndex[1]);
+  const unsigned FirstIndex = Kernel.arg_size() + 4; // tid.x of K.thread
+  const bool YInnermost = prefersYInnermost(*Thread, Thread->getArg(FirstIndex),
+                                            Thread->getArg(FirstIndex + 1));
   if (SyncPoints.empty()) {
     emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
       SmallVector<Value *, 16> ThreadArguments(Arguments);
@@ -1508,6 +1696,18 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   // the threads whose predicate held (they stored it in this round's
   // exchange buffer), for K.thread to read from the frame's header.
   Builder.SetInsertPoint(Continue);
+  // What the threads stored of the block-uniform values is what the next
+  // round reads.
+  for (const UniformSlot &Slot : UniformSlots)
+    Builder.CreateAlignedStore(
+        Builder.CreateAlignedLoad(
+            Slot.ValueType,
+            Builder.CreateConstInBoundsGEP1_64(Builder.getInt8Ty(), UniformMemory,
+                                               Slot.Offset + Slot.Stride),
+            Align(16)),
+        Builder.CreateConstInBoundsGEP1_64(Builder.getInt8Ty(), UniformMemory,
+                                           Slot.Offset),
+        Align(16));
   Value *AtReduction = Builder.getFalse();
   for (unsigned K = 1; K <= SyncCount; ++K)
     if (isBarrierReduction(SyncPoints[K - 1].Operation))
@@ -1555,6 +1755,59 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   if (Debugging)
     Debugging->finalizeSubprogram(Scope);
   return Block;
+}
+
+// For a kernel with atomics on global memory: __tidal_block_K runs
+// `.atomic` (the block function as built) or, when the context says that no
+// other host thread runs a block of this launch (TIDAL_CONTEXT_ALONE),
+// `.alone`, the same block function over a copy of K.thread whose atomics
+// are plain read-modify-writes: a locked instruction costs ~2.5 ns and the
+// atomics' cache lines stay in one core either way.
+void KernelLowering::addAloneVariant(const std::string &BlockName) {
+  if (none_of(instructions(*Thread), [](Instruction &I) {
+        return isa<AtomicRMWInst, AtomicCmpXchgInst>(I);
+      }))
+    return;
+  Function *Atomic = M.getFunction(BlockName);
+  Atomic->setName(BlockName + ".atomic");
+  Atomic->setLinkage(GlobalValue::InternalLinkage);
+  ValueToValueMapTy Map;
+  Function *Plain = CloneFunction(Thread, Map);
+  Plain->setName(Thread->getName() + ".alone");
+  for (Instruction &I : make_early_inc_range(instructions(*Plain)))
+    if (auto *RMW = dyn_cast<AtomicRMWInst>(&I))
+      lowerAtomicRMWInst(RMW);
+    else if (auto *Exchange = dyn_cast<AtomicCmpXchgInst>(&I))
+      lowerAtomicCmpXchgInst(Exchange);
+  Function *Shared = Thread;
+  Thread = Plain;
+  Function *Alone = createBlockFunction(BlockName + ".alone");
+  Thread = Shared;
+  Alone->setLinkage(GlobalValue::InternalLinkage);
+
+  Function *Dispatch = Function::Create(Atomic->getFunctionType(),
+                                        GlobalValue::ExternalLinkage, BlockName, M);
+  Dispatch->copyAttributesFrom(Atomic);
+  Dispatch->setLinkage(GlobalValue::ExternalLinkage);
+  Argument *Params = Dispatch->getArg(0), *BlockContext = Dispatch->getArg(1);
+  Params->setName("params");
+  BlockContext->setName("ctx");
+  IRBuilder<> B(BasicBlock::Create(Context, "entry", Dispatch));
+  Value *FlagsAddress = B.CreateStructGEP(getContextType(Context), BlockContext, 3);
+  LoadInst *Flags = B.CreateAlignedLoad(B.getInt32Ty(), FlagsAddress, Align(4), "flags");
+  Flags->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(Context, {}));
+  BasicBlock *RunAlone = BasicBlock::Create(Context, "alone", Dispatch);
+  BasicBlock *RunShared = BasicBlock::Create(Context, "shared", Dispatch);
+  B.CreateCondBr(B.CreateICmpNE(B.CreateAnd(Flags, TIDAL_CONTEXT_ALONE), B.getInt32(0)),
+                 RunAlone, RunShared);
+  for (auto [Block, Callee] : {std::pair(RunAlone, Alone), std::pair(RunShared, Atomic)}) {
+    B.SetInsertPoint(Block);
+    B.CreateCall(Callee, {Params, BlockContext})->setTailCall();
+    B.CreateRetVoid();
+  }
+  // The runtime runs such kernels' launches on one host thread (docs).
+  M.getOrInsertNamedMetadata("tidal.run.alone")
+      ->addOperand(MDNode::get(Context, {ValueAsMetadata::get(Dispatch)}));
 }
 
 // Rewrites !tidal.kernels without the kernels in `Lowered`; drops it if none
@@ -1619,6 +1872,7 @@ bool lowerHost(Module &M) {
     Lowering.makeResumable();
     Lowering.markParallelAccesses();
     Lowering.createBlockFunction(BlockName);
+    Lowering.addAloneVariant(BlockName);
     Lowered.insert(Kernel);
   }
 

@@ -1,6 +1,7 @@
 // The cpu target's compiler half: one process-wide ORC LLJIT, one JITDylib
 // per CpuModule. Modules arrive optimised, so the JIT only runs codegen.
 #include "tidal/runtime/CpuTarget.h"
+#include "CpuThreadPool.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -11,6 +12,7 @@
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/Error.h"
@@ -201,8 +203,11 @@ std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() {
 struct CpuModule::Impl {
   orc::JITDylib *Dylib = nullptr;
   llvm::StringMap<TidalBlockFunction> BlockFunctions;
+  std::vector<TidalBlockFunction> RunAlone; // registered with the pool
 
   ~Impl() {
+    for (TidalBlockFunction Fn : RunAlone)
+      CpuThreadPool::process().setRunsAlone(Fn, false);
     if (Dylib)
       HostJit::get().remove(*Dylib);
   }
@@ -235,10 +240,25 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
                        "' defines no block function (" TIDAL_BLOCK_PREFIX
                        "<kernel>)");
 
+  // Kernels the lowering marked to run on one host thread (their global
+  // atomics then become plain read-modify-writes; docs/cpu-target.md).
+  std::vector<std::string> AloneNames;
+  if (llvm::NamedMDNode *Alone = M->getNamedMetadata("tidal.run.alone"))
+    for (llvm::MDNode *Entry : Alone->operands())
+      if (auto *F = llvm::mdconst::dyn_extract_or_null<llvm::Function>(
+              Entry->getOperand(0)))
+        AloneNames.push_back(F->getName().str());
+
   auto State = std::make_unique<Impl>();
   State->Dylib = &HostJit::get().compile(
       orc::ThreadSafeModule(std::move(M), std::move(Context)), BlockNames,
       State->BlockFunctions);
+  for (const std::string &Name : AloneNames)
+    if (auto Found = State->BlockFunctions.find(Name);
+        Found != State->BlockFunctions.end()) {
+      CpuThreadPool::process().setRunsAlone(Found->second, true);
+      State->RunAlone.push_back(Found->second);
+    }
   return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
 }
 

@@ -207,7 +207,10 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
   NextBlock.store(0, std::memory_order_relaxed);
 
   const uint64_t SpareBlocks = BlockCount - 1;
-  if (SpareBlocks == 0 || Workers.empty()) {
+  LaunchAlone = SpareBlocks == 0 || Workers.empty() ||
+                std::find(AloneFunctions.begin(), AloneFunctions.end(), Fn) !=
+                    AloneFunctions.end();
+  if (LaunchAlone) {
     runBlocks(Participants[0]); // in order, on this thread
     throwIfFailed();
     return;
@@ -221,6 +224,14 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
   if (Closed & WorkersInsideMask)
     waitForWorkersToLeave();
   throwIfFailed();
+}
+
+void CpuThreadPool::setRunsAlone(TidalBlockFunction Fn, bool Alone) {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  AloneFunctions.erase(std::remove(AloneFunctions.begin(), AloneFunctions.end(), Fn),
+                       AloneFunctions.end());
+  if (Alone)
+    AloneFunctions.push_back(Fn);
 }
 
 void CpuThreadPool::throwIfFailed() {
@@ -242,7 +253,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
     Context.block_dim[D] = LaunchBlock[D];
     Context.grid_dim[D] = LaunchGrid[D];
   }
-  Context.reserved = 0;
+  Context.flags = LaunchAlone ? TIDAL_CONTEXT_ALONE : 0;
   Context.dynamic_shared = Self.DynamicShared.data();
   Context.dynamic_shared_bytes = LaunchSharedBytes;
 

@@ -39,6 +39,10 @@ public:
 
   unsigned participantCount() const { return ParticipantCount; }
 
+  // Launches of Fn run every block on the launching thread, which Fn is
+  // told (TIDAL_CONTEXT_ALONE): for kernels dominated by global atomics.
+  void setRunsAlone(TidalBlockFunction Fn, bool Alone);
+
   // The first failure of the launch in progress (runtime entry points of
   // HostABI.h record it; launch() throws it). Defined in the .cpp.
   struct LaunchFailure;
@@ -71,6 +75,8 @@ private:
   Dim3 LaunchBlock{};
   void **LaunchParams = nullptr;
   size_t LaunchSharedBytes = 0;
+  std::vector<TidalBlockFunction> AloneFunctions; // under LaunchMutex
+  bool LaunchAlone = false; // one host thread runs every block (TIDAL_CONTEXT_ALONE)
   uint64_t LaunchBlockCount = 0;
   uint32_t LaunchGeneration = 0;
 

@@ -15,7 +15,9 @@ extern "C" {
 //   field 0: blockDim  (x, y, z)   -> tidal.ntid.*
 //   field 1: gridDim   (x, y, z)   -> tidal.nctaid.*
 //   field 2: blockIdx  (x, y, z)   -> tidal.ctaid.*
-//   field 3: reserved (padding, zero)
+//   field 3: flags: TIDAL_CONTEXT_ALONE when no other host thread runs a
+//            block of this launch (global atomics may then be plain
+//            read-modify-writes)
 //   field 4: dynamic shared memory of this block (sized at launch)
 //   field 5: its size in bytes
 //   field 6: the runtime's own state for this block (opaque to kernels); the
@@ -24,7 +26,7 @@ typedef struct TidalBlockContext {
   uint32_t block_dim[3];
   uint32_t grid_dim[3];
   uint32_t block_idx[3];
-  uint32_t reserved;
+  uint32_t flags;
   void *dynamic_shared;
   uint64_t dynamic_shared_bytes;
   void *runtime;
@@ -37,6 +39,9 @@ typedef struct TidalBlockContext {
 typedef void (*TidalBlockFunction)(void **params, TidalBlockContext *ctx);
 
 #define TIDAL_BLOCK_PREFIX "__tidal_block_"
+
+// TidalBlockContext.flags bits.
+#define TIDAL_CONTEXT_ALONE 1u
 
 // The cpu runtime's entry points that host-lowered code calls (defined in
 // runtime/CpuThreadPool.cpp, given to the JIT by name; docs/cpu-target.md).

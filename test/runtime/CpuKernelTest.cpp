@@ -308,6 +308,85 @@ TEST(CpuKernel, ReductionWithSyncthreadsInALoop) {
   }
 }
 
+// Values live across barriers: %half, %s and %acc are the same in every
+// thread (one scalar of the block); %pick (a phi after a branch on the
+// thread index) and %k (from a loop whose trip count depends on the thread
+// index) only look uniform and must stay per thread.
+constexpr const char *LiveAcrossBarriersKernel = R"(
+define void @live(ptr %out, i32 %n) {
+entry:
+  %t = call i32 @tidal.tid.x()
+  %half = lshr i32 %n, 1
+  %small = icmp ult i32 %t, 5
+  br i1 %small, label %few, label %many
+few:
+  br label %join
+many:
+  br label %join
+join:
+  %pick = phi i32 [ 1, %few ], [ 2, %many ]
+  %m = urem i32 %t, 3
+  br label %count
+count:
+  %i = phi i32 [ 0, %join ], [ %i.next, %count ]
+  %k = phi i32 [ %half, %join ], [ %k.next, %count ]
+  %i.next = add i32 %i, 1
+  %k.next = add i32 %k, 3
+  %more = icmp ule i32 %i.next, %m
+  br i1 %more, label %count, label %after
+after:
+  call void @tidal.syncthreads()
+  br label %head
+head:
+  %s = phi i32 [ %half, %after ], [ %s.next, %body ]
+  %acc = phi i32 [ 0, %after ], [ %acc.next, %body ]
+  %go = icmp ugt i32 %s, 0
+  br i1 %go, label %body, label %exit
+body:
+  call void @tidal.syncthreads()
+  %acc.next = add i32 %acc, %s
+  %s.next = lshr i32 %s, 1
+  br label %head
+exit:
+  call void @tidal.syncthreads()
+  %b = call i32 @tidal.ctaid.x()
+  %d = call i32 @tidal.ntid.x()
+  %g = mul i32 %b, %d
+  %gt = add i32 %g, %t
+  %base = mul i32 %gt, 3
+  %base64 = zext i32 %base to i64
+  %p0 = getelementptr i32, ptr %out, i64 %base64
+  store i32 %pick, ptr %p0
+  %p1 = getelementptr i32, ptr %p0, i64 1
+  store i32 %k.next, ptr %p1
+  %p2 = getelementptr i32, ptr %p0, i64 2
+  store i32 %acc, ptr %p2
+  ret void
+}
+!tidal.kernels = !{!0}
+!0 = !{ptr @live}
+)";
+
+TEST(CpuKernel, UniformAndPerThreadValuesAcrossBarriers) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(LiveAcrossBarriersKernel, "live");
+  ASSERT_TRUE(Module);
+  for (uint32_t BlockSize : {64u, 7u}) {
+    const uint32_t Blocks = 3;
+    std::vector<int32_t> Out(size_t(3) * Blocks * BlockSize, -1);
+    int32_t *OutData = Out.data();
+    int32_t N = 100; // half = 50: acc = 50 + 25 + 12 + 6 + 3 + 1
+    void *Params[] = {&OutData, &N};
+    launchOnCpu(Module->blockFunction("live"), {Blocks, 1, 1}, {BlockSize, 1, 1},
+                Params, 0);
+    for (uint32_t G = 0; G < Blocks * BlockSize; ++G) {
+      uint32_t T = G % BlockSize;
+      ASSERT_EQ(Out[3 * G], T < 5 ? 1 : 2) << "thread " << G;
+      ASSERT_EQ(Out[3 * G + 1], int32_t(50 + 3 * (T % 3 + 1))) << "thread " << G;
+      ASSERT_EQ(Out[3 * G + 2], 97) << "thread " << G;
+    }
+  }
+}
+
 TEST(CpuKernel, TiledMatmulInSharedMemory) {
   std::unique_ptr<CpuModule> Module = compileMarkers(MatmulKernel, "matmul");
   ASSERT_TRUE(Module);

@@ -13,7 +13,7 @@ declare ptr @tidal.shared.array(i64, i64)
 ; out[t] * v (loaded before the barrier: kept in the frame; the thread index
 ; arithmetic is recomputed instead).
 ; CHECK-LABEL: define internal i32 @swap.thread(
-; CHECK-SAME:    ptr %out, i32 %v, ptr %ctx, ptr %shared, ptr %frame, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase)
+; CHECK-SAME:    ptr %out, i32 %v, ptr %ctx, ptr %shared, ptr %frame, ptr %uniforms, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase)
 ; CHECK:       thread.entry:
 ; CHECK:         %sh = getelementptr inbounds i8, ptr %shared, i64 0
 ; CHECK:         %[[SLOT:.+]] = getelementptr inbounds i8, ptr %{{.+}}.frame, i64 %{{.+}}
@@ -36,8 +36,8 @@ declare ptr @tidal.shared.array(i64, i64)
 ; CHECK-NEXT:      i32 0, label %from.0
 ; CHECK-NEXT:      i32 1, label %from.1
 ; CHECK-NEXT:    ]
-; CHECK:         %reached = call i32 @swap.thread(ptr %out, i32 %v, ptr %ctx, ptr %shared, ptr %frame, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 %phase)
-; CHECK:         %reached{{.*}} = call i32 @swap.thread(ptr %out, i32 %v, ptr %ctx, ptr %shared, ptr %frame, i32 %tid.x{{.*}}, i32 %tid.y{{.*}}, i32 %tid.z{{.*}}, i32 1, i32 %phase)
+; CHECK:         %reached = call i32 @swap.thread(ptr %out, i32 %v, ptr %ctx, ptr %shared, ptr %frame, ptr null, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 %phase)
+; CHECK:         %reached{{.*}} = call i32 @swap.thread(ptr %out, i32 %v, ptr %ctx, ptr %shared, ptr %frame, ptr null, i32 %tid.x{{.*}}, i32 %tid.y{{.*}}, i32 %tid.z{{.*}}, i32 1, i32 %phase)
 ; CHECK:       round.diverged:
 ; CHECK-NEXT:    call void @__tidal_cpu_barrier_error(ptr %ctx, ptr @swap.name, ptr %next, i32 %nthreads, ptr @swap.sync.names, i32 2)
 ; CHECK:       declare noalias ptr @__tidal_cpu_shared(ptr nocapture, i64, i32)

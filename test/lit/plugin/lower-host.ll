@@ -38,7 +38,7 @@ define i32 @square(i32 %v) {
 ; as ranges (the runtime enforces them). A kernel without sync points runs
 ; from its start to its end: it returns -1 (finished).
 ; CHECK-LABEL: define internal i32 @all_registers.thread(
-; CHECK-SAME:    ptr %out, i64 %n, ptr %ctx, ptr %shared, ptr %frame, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase) #[[THREAD:[0-9]+]] {
+; CHECK-SAME:    ptr %out, i64 %n, ptr %ctx, ptr %shared, ptr %frame, ptr %uniforms, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase) #[[THREAD:[0-9]+]] {
 ; CHECK-NEXT:  thread.entry:
 ; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 0, i32 0
 ; CHECK-NEXT:    %ntid.x = load i32, ptr %[[A]], align 4, !range ![[BDX:[0-9]+]], !invariant.load
@@ -105,7 +105,7 @@ define i32 @square(i32 %v) {
 ; CHECK-NEXT:    %tid.x.inrange = icmp ult i32 %tid.x, %ntid.x
 ; CHECK-NEXT:    br i1 %tid.x.inrange, label %tid.x.body, label %tid.x.end
 ; CHECK:       tid.x.body:
-; CHECK-NEXT:    call i32 @all_registers.thread(ptr %out, i64 %n, ptr %ctx, ptr null, ptr null, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 0)
+; CHECK-NEXT:    call i32 @all_registers.thread(ptr %out, i64 %n, ptr %ctx, ptr null, ptr null, ptr null, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 0)
 ; CHECK-NEXT:    %tid.x.next = add nuw i32 %tid.x, 1
 ; CHECK-NEXT:    br label %tid.x.cond
 ; CHECK:       tid.x.end:
@@ -147,7 +147,7 @@ define void @all_registers(ptr %out, i64 %n) {
 ; A device function that uses markers is inlined into the kernel and then
 ; erased; one that does not (@square) stays a call.
 ; CHECK-LABEL: define internal i32 @uses_helper.thread(
-; CHECK-SAME:    ptr %out, ptr %ctx, ptr %shared, ptr %frame, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase) #[[THREAD]] {
+; CHECK-SAME:    ptr %out, ptr %ctx, ptr %shared, ptr %frame, ptr %uniforms, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 %resume, i32 %phase) #[[THREAD]] {
 ; CHECK-NEXT:  thread.entry:
 ; CHECK-NEXT:    %[[A:.+]] = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 2, i32 0
 ; CHECK-NEXT:    %[[BLOCK:.+]] = load i32, ptr %[[A]], align 4, !range !{{[0-9]+}}, !invariant.load
@@ -160,7 +160,7 @@ define void @all_registers(ptr %out, i64 %n) {
 ; CHECK-NEXT:    store i32 %s, ptr %out
 ; CHECK-NEXT:    ret i32 -1
 ; CHECK-LABEL: define void @__tidal_block_uses_helper(
-; CHECK:         call i32 @uses_helper.thread(ptr %out, ptr %ctx, ptr null, ptr null, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 0)
+; CHECK:         call i32 @uses_helper.thread(ptr %out, ptr %ctx, ptr null, ptr null, ptr null, i32 %tid.x, i32 %tid.y, i32 %tid.z, i32 0, i32 0)
 define void @uses_helper(ptr %out) {
   %i = call i32 @linear_index()
   %s = call i32 @square(i32 %i)
