@@ -37,6 +37,11 @@ struct KernelModule {
   std::string KernelName;   // the kernel's symbol in Module
   std::vector<Type> ParamTypes;
   std::string SourceFile;
+  // For inspect_types(): the kernel's source lines (from FirstLine) and the
+  // type of each local variable, as typing settled them.
+  int FirstLine = 1;
+  std::vector<std::string> SourceLines;
+  std::vector<std::pair<std::string, std::string>> VariableTypes;
 };
 
 // Emits marker IR for the kernel `Function` (a Python function object)

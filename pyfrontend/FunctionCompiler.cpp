@@ -527,6 +527,14 @@ Value *FunctionCompiler::constantString(const std::string &Text, const std::stri
   return G;
 }
 
+std::vector<std::pair<std::string, std::string>> FunctionCompiler::variableTypes() const {
+  std::vector<std::pair<std::string, std::string>> Out;
+  for (const auto &[Name, Var] : Variables)
+    if (!Var.T.isUndefined() && !Var.T.isPyObject())
+      Out.emplace_back(Name, Var.T.str());
+  return Out;
+}
+
 std::string FunctionCompiler::functionName() const {
   return identifierField(Tree.get(), "name");
 }
@@ -2441,6 +2449,9 @@ KernelModule emitKernel(PyObject *Function, const std::vector<frontend::Type> &A
   Out.KernelName = F->getName().str();
   Out.ParamTypes = ArgTypes;
   Out.SourceFile = PyRef::borrow(Function).attr("__code__").attr("co_filename").str();
+  Out.FirstLine = Compiler.source().FirstLine;
+  Out.SourceLines = Compiler.source().Lines;
+  Out.VariableTypes = Compiler.variableTypes();
   Out.Module->setSourceFileName(Out.SourceFile);
   return Out;
 }

@@ -124,6 +124,8 @@ public:
   // A private constant global string (for print formats and debug messages).
   llvm::Value *constantString(const std::string &Text, const std::string &Name);
   const SourceInfo &source() const { return Source; }
+  // Local variables and their settled types, in name order.
+  std::vector<std::pair<std::string, std::string>> variableTypes() const;
   SourceLocation location(PyObject *Node) const { return locate(Node); }
   std::string functionName() const;
   const FrontendOptions &options() const { return Options; }

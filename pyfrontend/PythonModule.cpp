@@ -274,6 +274,7 @@ struct Specialization {
   std::vector<Type> ArgTypes;
   std::string KernelName;
   std::string MarkerIR; // the frontend's output, kept for inspection
+  std::string TypesText; // inspect_types(): source and variable types
   std::unique_ptr<runtime::CpuModule> Cpu;
   TidalBlockFunction Block = nullptr;
   unsigned ParamCount = 0; // flattened
@@ -305,6 +306,23 @@ std::unique_ptr<llvm::Module> parseIR(const std::string &Text, llvm::LLVMContext
   return M;
 }
 
+// What inspect_types() prints, in Numba's shape: the signature, the
+// source with its line numbers, then each local variable and its type.
+std::string typesText(const std::string &Name, const KernelModule &KM) {
+  std::string Out = Name + " " + signatureText(KM.ParamTypes) + "\n" + std::string(80, '-') + "\n";
+  Out += "# File: " + KM.SourceFile + "\n";
+  for (size_t I = 0; I < KM.SourceLines.size(); ++I) {
+    std::string Line = KM.SourceLines[I];
+    while (!Line.empty() && (Line.back() == '\n' || Line.back() == '\r'))
+      Line.pop_back();
+    Out += "# --- LINE " + std::to_string(KM.FirstLine + static_cast<int>(I)) + " ---\n" + Line + "\n";
+  }
+  Out += "\n# variables:\n";
+  for (const auto &[Variable, Type] : KM.VariableTypes)
+    Out += "#   " + Variable + " = " + Type + "\n";
+  return Out + std::string(80, '=') + "\n";
+}
+
 // --- Dispatcher: the C++ half of tidal.cuda's dispatcher ------------------------
 
 struct DispatcherState {
@@ -330,6 +348,7 @@ struct DispatcherState {
     Spec->ArgTypes = Types;
     Spec->KernelName = KM.KernelName;
     Spec->MarkerIR = moduleText(*KM.Module);
+    Spec->TypesText = typesText(Name, KM);
     for (const Type &T : Types)
       Spec->ParamCount += flattenedParameterSizes(T).size();
     if (Target == "cpu") {
@@ -715,6 +734,8 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
     std::string Kind = What;
     if (Kind == "markers")
       return PyUnicode_FromString(S->MarkerIR.c_str());
+    if (Kind == "types")
+      return PyUnicode_FromString(S->TypesText.c_str());
     llvm::LLVMContext Ctx;
     std::unique_ptr<llvm::Module> M = parseIR(S->MarkerIR, Ctx);
     lowerForNVPTX(*M, SM);

@@ -143,3 +143,21 @@ def test_return_type_unifies_over_returns():
     k[1, 1](out)
     np.testing.assert_array_equal(out, [1.0, 2.5])
     assert "define internal double @pick.b1(" in k.inspect_markers(k.signatures[0])
+
+
+def test_inspect_types_shows_each_variables_type(capsys):
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        s = 0
+        for j in range(3):
+            s += x[i] * j
+        out[i] = s
+
+    k[1, 4](np.ones(4, np.float32), np.zeros(4))
+    k.inspect_types()
+    text = capsys.readouterr().out
+    assert text.startswith("k (array(float32, 1d, C), array(float64, 1d, C))")
+    assert "#   s = float64" in text          # int then float32: float64
+    assert "#   i = int64" in text and "#   j = int64" in text  # range of an int64 literal
+    assert "s += x[i] * j" in text and "# --- LINE " in text

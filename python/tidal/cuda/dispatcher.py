@@ -172,6 +172,15 @@ class Dispatcher:
         """The IR after tidal-nvptx (lowered and optimised), per signature."""
         return self._views(signature, "llvm", arch)
 
+    def inspect_types(self, file=None, signature=None):
+        """Prints each specialisation's source and the type of every local
+        variable (to `file`, stdout by default), as Numba's does."""
+        import sys
+        out = file if file is not None else sys.stdout
+        views = self._views(signature, "types")
+        for text in ([views] if isinstance(views, str) else views.values()):
+            print(text, file=out, end="")
+
     def inspect_asm(self, signature=None, arch=None):
         """The PTX, per signature."""
         return self._views(signature, "ptx", arch)
