@@ -11,6 +11,7 @@
 #include "tidal/runtime/CpuTarget.h"
 #include "tidal/runtime/CudaDriver.h"
 #include "tidal/runtime/CudaTarget.h"
+#include "tidal/runtime/CudaMemory.h"
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL tidal_ARRAY_API
@@ -146,6 +147,37 @@ PyObject *hostArrayOf(PyObject *O) {
   return PyArray_Check(Host) ? Host : nullptr;
 }
 
+// The NumPy array over a cuda-target device array's device memory
+// (tidal.cuda.DeviceNDArray's _tidal_device: its data pointer is the device
+// pointer of element 0; never read through), borrowed as hostArrayOf's. Null,
+// with no error set, for any other object.
+PyObject *deviceLayoutOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_device");
+  PyObject *Layout = PyObject_GetAttr(O, Name);
+  if (!Layout) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(Layout);
+  return PyArray_Check(Layout) ? Layout : nullptr;
+}
+
+constexpr const char *AllocationCapsule = "tidal.CudaAllocation";
+constexpr const char *StreamCapsule = "tidal.CudaStream";
+constexpr const char *EventCapsule = "tidal.CudaEvent";
+
+// The allocation a cuda-target device array holds (_tidal_memory), or null.
+runtime::CudaAllocation *deviceAllocationOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_memory");
+  PyRef Capsule = PyRef::steal(PyObject_GetAttr(O, Name));
+  if (!Capsule || !PyCapsule_IsValid(Capsule.get(), AllocationCapsule)) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return static_cast<runtime::CudaAllocation *>(
+      PyCapsule_GetPointer(Capsule.get(), AllocationCapsule));
+}
+
 // Launch arguments with other libraries' device arrays (objects that only
 // carry __cuda_array_interface__) wrapped by tidal.cuda.as_cuda_array, in a
 // new tuple; Args itself, with nothing allocated, when there are none.
@@ -154,7 +186,7 @@ PyRef wrapForeignDeviceArrays(PyObject *Args) {
   for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(Args); ++I) {
     PyObject *O = PyTuple_GET_ITEM(Args, I);
     if (PyArray_Check(O) || PyLong_Check(O) || PyFloat_Check(O) || PyComplex_Check(O) ||
-        PyArray_IsScalar(O, Generic) || hostArrayOf(O) ||
+        PyArray_IsScalar(O, Generic) || hostArrayOf(O) || deviceLayoutOf(O) ||
         !PyObject_HasAttrString(O, "__cuda_array_interface__"))
       continue; // typeofArgument takes it, or says why not
     if (Wrapped.get() == Args) { // a copy (PyTuple_GetSlice would share Args)
@@ -264,6 +296,8 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
   // A device array: typed as the NumPy array over its memory.
   if (PyObject *Host = hostArrayOf(O))
     return typeofArgument(Host, Out, Why);
+  if (PyObject *Layout = deviceLayoutOf(O)) // cuda target: device memory
+    return typeofArgument(Layout, Out, Why);
   Why = "'" + typeName(O) + "'";
   return false;
 }
@@ -454,6 +488,8 @@ bool packArguments(const Specialization &S, PyObject *Args, ParamSlot *Storage, 
     const Type &T = S.ArgTypes[I];
     if (T.isArray()) {
       PyObject *Array = PyArray_Check(O) ? O : hostArrayOf(O); // a device array's memory
+      if (!Array)
+        Array = deviceLayoutOf(O); // cuda target: the device pointer itself
       if (!Array) {
         PyErr_Format(PyExc_TypeError, "argument %zu of kernel is no longer an array", I);
         return false;
@@ -553,13 +589,15 @@ void arraySpan(PyArrayObject *A, char *&Start, size_t &Bytes) {
   Bytes = static_cast<size_t>(High - Low + PyArray_ITEMSIZE(A));
 }
 
-// Launches S on the GPU as Numba does for host arrays: each NumPy array (and
-// the memory of each tidal device array, which is host memory) is copied to
-// fresh device memory, the kernel runs on the device pointers, the context is
-// synchronised and the writable arrays are copied back.
+// Launches S on the GPU as Numba does: device arrays (cuda-target
+// DeviceNDArrays) are passed by their device pointers, with no copy; each
+// NumPy array (and the host memory of any other device array) is copied to
+// fresh device memory, and then the context is synchronised and the writable
+// arrays are copied back. A launch whose arguments are all device arrays and
+// numbers is asynchronous on Stream.
 void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Dim3 Grid,
                         runtime::Dim3 Block, size_t SharedBytes, PyObject *Args,
-                        ParamSlot *Storage, void **Params) {
+                        ParamSlot *Storage, void **Params, runtime::cu::Stream Stream) {
   runtime::CudaFunction &Kernel = cudaFunctionOf(D, S, 0);
   runtime::CudaContext &Context = Kernel.context();
   Context.requireUsable();
@@ -584,6 +622,14 @@ void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Di
   for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
     PyObject *O = PyTuple_GET_ITEM(Args, I);
     const Type &T = S.ArgTypes[I];
+    if (T.isArray() && !PyArray_Check(O) && !hostArrayOf(O) && deviceLayoutOf(O)) {
+      // Device memory: packArguments wrote its device pointer already.
+      if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O))
+        Allocation->usedOn(Stream);
+      K += 1 + 2 * static_cast<unsigned>(PyArray_NDIM(
+                       reinterpret_cast<PyArrayObject *>(deviceLayoutOf(O))));
+      continue;
+    }
     if (T.isArray()) {
       auto *A = reinterpret_cast<PyArrayObject *>(PyArray_Check(O) ? O : hostArrayOf(O));
       DeviceCopy &Copy = Copies[CopyCount++];
@@ -614,8 +660,9 @@ void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Di
   std::exception_ptr Failure;
   Py_BEGIN_ALLOW_THREADS
   try {
-    Kernel.launch(Grid, Block, SharedBytes, nullptr, Params);
-    Kernel.synchronize();
+    Kernel.launch(Grid, Block, SharedBytes, Stream, Params);
+    if (CopyCount)
+      Kernel.synchronize();
     for (size_t C = 0; C < CopyCount; ++C)
       if (Copies[C].CopyBack)
         Copies[C].Device.copyToHost(Copies[C].Host, Copies[C].Bytes);
@@ -629,9 +676,9 @@ void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Di
 
 PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
   PyObject *Grid, *Block, *KernelArgs;
-  unsigned long long SharedBytes;
-  if (!PyArg_ParseTuple(Args, "O!O!KO!", &PyTuple_Type, &Grid, &PyTuple_Type, &Block,
-                        &SharedBytes, &PyTuple_Type, &KernelArgs))
+  unsigned long long SharedBytes, StreamHandle = 0;
+  if (!PyArg_ParseTuple(Args, "O!O!KO!|K", &PyTuple_Type, &Grid, &PyTuple_Type, &Block,
+                        &SharedBytes, &PyTuple_Type, &KernelArgs, &StreamHandle))
     return nullptr;
   TIDAL_TRY
   DispatcherState &D = state(Self);
@@ -664,7 +711,8 @@ PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
   if (!packArguments(S, KernelArgs, Storage, Params))
     return nullptr;
   if (D.Target == "cuda") {
-    launchOnCudaTarget(D, S, G, Bk, static_cast<size_t>(SharedBytes), KernelArgs, Storage, Params);
+    launchOnCudaTarget(D, S, G, Bk, static_cast<size_t>(SharedBytes), KernelArgs, Storage, Params,
+                       reinterpret_cast<runtime::cu::Stream>(StreamHandle));
     Py_RETURN_NONE;
   }
   // The launch runs without the GIL; its exception (a KernelError from a
@@ -802,8 +850,9 @@ PyObject *Dispatcher_signatures(PyObject *Self, void *) {
 
 PyMethodDef DispatcherMethods[] = {
     {"launch", Dispatcher_launch, METH_VARARGS,
-     "launch(grid, block, shared_bytes, args): compile for the arguments' types if "
-     "needed, then run the kernel over the grid."},
+     "launch(grid, block, shared_bytes, args, stream=0): compile for the arguments' types "
+     "if needed, then run the kernel over the grid (cuda target: on the CUstream handle "
+     "stream)."},
     {"compile", Dispatcher_compile, METH_O,
      "compile(signature): compile eagerly; returns the signature's text."},
     {"specialize", Dispatcher_specialize, METH_VARARGS,
@@ -891,7 +940,248 @@ PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
   TIDAL_CATCH
 }
 
+// --- the cuda target's memory, streams and events (tidal.cuda.memory, streams) ----
+// Allocations, streams and events are C++ objects owned by capsules: the
+// Python objects hold the capsule, and the object is destroyed (the memory
+// given back to the caching allocator, cuStreamDestroy, cuEventDestroy) when
+// the capsule is collected. Device 0's context.
+
+template <typename T> void destroyCapsule(PyObject *Capsule, const char *Name) {
+  delete static_cast<T *>(PyCapsule_GetPointer(Capsule, Name));
+}
+
+template <typename T> T &capsuleObject(PyObject *Capsule, const char *Name) {
+  auto *Object = static_cast<T *>(PyCapsule_GetPointer(Capsule, Name));
+  if (!Object)
+    throw std::invalid_argument(std::string("expected a ") + Name);
+  return *Object;
+}
+
+runtime::cu::Stream streamFromHandle(unsigned long long Handle) {
+  return reinterpret_cast<runtime::cu::Stream>(Handle);
+}
+
+// cuda_alloc(bytes, stream) -> (allocation capsule, device pointer)
+PyObject *module_cuda_alloc(PyObject *, PyObject *Args) {
+  unsigned long long Bytes, Stream;
+  if (!PyArg_ParseTuple(Args, "KK", &Bytes, &Stream))
+    return nullptr;
+  TIDAL_TRY
+  auto Allocation = std::make_unique<runtime::CudaAllocation>(
+      runtime::CudaAllocator::forDevice(0), static_cast<size_t>(Bytes), streamFromHandle(Stream));
+  unsigned long long Pointer = Allocation->pointer();
+  PyRef Capsule = PyRef::check(PyCapsule_New(Allocation.get(), AllocationCapsule, [](PyObject *C) {
+    destroyCapsule<runtime::CudaAllocation>(C, AllocationCapsule);
+  }));
+  Allocation.release();
+  return Py_BuildValue("(OK)", Capsule.get(), Pointer);
+  TIDAL_CATCH
+}
+
+// cuda_copy(kind, destination, source, bytes, stream, allocation): kind 0 host
+// to device, 1 device to host, 2 device to device; pointers as ints; the
+// allocation capsule (or None) is marked as used on the stream.
+PyObject *module_cuda_copy(PyObject *, PyObject *Args) {
+  int Kind;
+  unsigned long long Destination, Source, Bytes, Stream;
+  PyObject *Allocation = Py_None;
+  if (!PyArg_ParseTuple(Args, "iKKKK|O", &Kind, &Destination, &Source, &Bytes, &Stream,
+                        &Allocation))
+    return nullptr;
+  TIDAL_TRY
+  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+  Context.requireUsable();
+  Context.makeCurrent();
+  if (Allocation != Py_None)
+    capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule)
+        .usedOn(streamFromHandle(Stream));
+  std::exception_ptr Failure;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    const runtime::CudaDriver &Driver = Context.driver();
+    if (Kind == 0)
+      runtime::cudaCopyToDevice(Driver, Destination, reinterpret_cast<const void *>(Source),
+                                Bytes, streamFromHandle(Stream));
+    else if (Kind == 1)
+      runtime::cudaCopyToHost(Driver, reinterpret_cast<void *>(Destination), Source, Bytes,
+                              streamFromHandle(Stream));
+    else
+      runtime::cudaCopyDeviceToDevice(Driver, Destination, Source, Bytes,
+                                      streamFromHandle(Stream));
+  } catch (...) {
+    Failure = std::current_exception();
+  }
+  Py_END_ALLOW_THREADS
+  if (Failure)
+    std::rethrow_exception(Failure);
+  Py_RETURN_NONE;
+  TIDAL_CATCH
+}
+
+PyObject *module_cuda_memory_stats(PyObject *, PyObject *) {
+  TIDAL_TRY
+  runtime::CudaMemoryStats S = runtime::CudaAllocator::forDevice(0).stats();
+  return Py_BuildValue("{sKsKsKsKsKsKsKsK}", "bytes_in_use", (unsigned long long)S.BytesInUse,
+                       "bytes_requested", (unsigned long long)S.BytesRequested, "bytes_cached",
+                       (unsigned long long)S.BytesCached, "bytes_pending",
+                       (unsigned long long)S.BytesPending, "driver_allocations",
+                       (unsigned long long)S.DriverAllocations, "driver_frees",
+                       (unsigned long long)S.DriverFrees, "live_driver_allocations",
+                       (unsigned long long)S.LiveDriverAllocations, "reuses",
+                       (unsigned long long)S.Reuses);
+  TIDAL_CATCH
+}
+
+PyObject *module_cuda_memory_clear(PyObject *, PyObject *) {
+  TIDAL_TRY
+  runtime::CudaAllocator &Allocator = runtime::CudaAllocator::forDevice(0);
+  Py_BEGIN_ALLOW_THREADS
+  Allocator.releaseCached();
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+  TIDAL_CATCH
+}
+
+PyObject *module_cuda_memory_info(PyObject *, PyObject *) {
+  TIDAL_TRY
+  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+  Context.makeCurrent();
+  size_t Free = 0, Total = 0;
+  Context.driver().check(Context.driver().api().MemGetInfo(&Free, &Total), "cuMemGetInfo");
+  return Py_BuildValue("(KK)", (unsigned long long)Free, (unsigned long long)Total);
+  TIDAL_CATCH
+}
+
+PyObject *module_cuda_synchronize(PyObject *, PyObject *) {
+  TIDAL_TRY
+  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+  std::exception_ptr Failure;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    Context.makeCurrent();
+    Context.synchronize();
+  } catch (...) {
+    Failure = std::current_exception();
+  }
+  Py_END_ALLOW_THREADS
+  if (Failure)
+    std::rethrow_exception(Failure);
+  Py_RETURN_NONE;
+  TIDAL_CATCH
+}
+
+// cuda_stream_create() -> (stream capsule, CUstream handle)
+PyObject *module_cuda_stream_create(PyObject *, PyObject *) {
+  TIDAL_TRY
+  auto Stream = std::make_unique<runtime::CudaStream>(runtime::CudaContext::forDevice(0));
+  unsigned long long Handle = reinterpret_cast<unsigned long long>(Stream->handle());
+  PyRef Capsule = PyRef::check(PyCapsule_New(Stream.get(), StreamCapsule, [](PyObject *C) {
+    destroyCapsule<runtime::CudaStream>(C, StreamCapsule);
+  }));
+  Stream.release();
+  return Py_BuildValue("(OK)", Capsule.get(), Handle);
+  TIDAL_CATCH
+}
+
+// cuda_stream_synchronize(handle): cuStreamSynchronize (0: the default stream).
+PyObject *module_cuda_stream_synchronize(PyObject *, PyObject *Args) {
+  unsigned long long Handle;
+  if (!PyArg_ParseTuple(Args, "K", &Handle))
+    return nullptr;
+  TIDAL_TRY
+  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+  Context.requireUsable();
+  runtime::cu::Result Result;
+  Py_BEGIN_ALLOW_THREADS
+  Result = Context.driver().api().StreamSynchronize(streamFromHandle(Handle));
+  Py_END_ALLOW_THREADS
+  Context.driver().check(Result, "cuStreamSynchronize");
+  Py_RETURN_NONE;
+  TIDAL_CATCH
+}
+
+// cuda_event_create(timing) -> event capsule
+PyObject *module_cuda_event_create(PyObject *, PyObject *Args) {
+  int Timing = 1;
+  if (!PyArg_ParseTuple(Args, "|p", &Timing))
+    return nullptr;
+  TIDAL_TRY
+  auto Event = std::make_unique<runtime::CudaEvent>(runtime::CudaContext::forDevice(0), Timing);
+  PyRef Capsule = PyRef::check(PyCapsule_New(Event.get(), EventCapsule, [](PyObject *C) {
+    destroyCapsule<runtime::CudaEvent>(C, EventCapsule);
+  }));
+  Event.release();
+  return Capsule.release();
+  TIDAL_CATCH
+}
+
+// cuda_event(what, event, stream_or_end): what is "record", "query",
+// "synchronize", "wait" or "elapsed".
+PyObject *module_cuda_event(PyObject *, PyObject *Args) {
+  const char *What;
+  PyObject *EventObject, *Other = Py_None;
+  if (!PyArg_ParseTuple(Args, "sO|O", &What, &EventObject, &Other))
+    return nullptr;
+  TIDAL_TRY
+  runtime::CudaEvent &Event = capsuleObject<runtime::CudaEvent>(EventObject, EventCapsule);
+  std::string Op = What;
+  auto streamArg = [&] {
+    unsigned long long Handle = PyLong_AsUnsignedLongLong(Other);
+    if (PyErr_Occurred())
+      throw std::invalid_argument("a stream handle must be an int");
+    return streamFromHandle(Handle);
+  };
+  if (Op == "record") {
+    Event.record(streamArg());
+    Py_RETURN_NONE;
+  }
+  if (Op == "query")
+    return PyBool_FromLong(Event.query());
+  if (Op == "wait") {
+    Event.waitOn(streamArg());
+    Py_RETURN_NONE;
+  }
+  if (Op == "elapsed")
+    return PyFloat_FromDouble(runtime::CudaEvent::elapsed(
+        Event, capsuleObject<runtime::CudaEvent>(Other, EventCapsule)));
+  if (Op == "synchronize") {
+    std::exception_ptr Failure;
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      Event.synchronize();
+    } catch (...) {
+      Failure = std::current_exception();
+    }
+    Py_END_ALLOW_THREADS
+    if (Failure)
+      std::rethrow_exception(Failure);
+    Py_RETURN_NONE;
+  }
+  throw std::invalid_argument("unknown event operation " + Op);
+  TIDAL_CATCH
+}
+
 PyMethodDef ModuleMethods[] = {
+    {"cuda_alloc", module_cuda_alloc, METH_VARARGS,
+     "cuda_alloc(bytes, stream): (allocation, device pointer) from the caching allocator."},
+    {"cuda_copy", module_cuda_copy, METH_VARARGS,
+     "cuda_copy(kind, dst, src, bytes, stream, allocation=None): 0 HtoD, 1 DtoH, 2 DtoD."},
+    {"cuda_memory_stats", module_cuda_memory_stats, METH_NOARGS,
+     "cuda_memory_stats(): the caching allocator's statistics (dict)."},
+    {"cuda_memory_clear", module_cuda_memory_clear, METH_NOARGS,
+     "cuda_memory_clear(): returns the cached blocks to the driver."},
+    {"cuda_memory_info", module_cuda_memory_info, METH_NOARGS,
+     "cuda_memory_info(): (free, total) bytes (cuMemGetInfo)."},
+    {"cuda_synchronize", module_cuda_synchronize, METH_NOARGS,
+     "cuda_synchronize(): cuCtxSynchronize."},
+    {"cuda_stream_create", module_cuda_stream_create, METH_NOARGS,
+     "cuda_stream_create(): (stream, CUstream handle)."},
+    {"cuda_stream_synchronize", module_cuda_stream_synchronize, METH_VARARGS,
+     "cuda_stream_synchronize(handle)."},
+    {"cuda_event_create", module_cuda_event_create, METH_VARARGS,
+     "cuda_event_create(timing=True): an event."},
+    {"cuda_event", module_cuda_event, METH_VARARGS,
+     "cuda_event(what, event, stream_or_end=None)."},
     {"compile_ptx_timed", module_compile_ptx_timed, METH_VARARGS,
      "compile_ptx_timed(function, signature, sm=75): (ptx, {stage: seconds})."},
     {"typeof", module_typeof, METH_O, "typeof(value): the kernel type of a launch argument."},

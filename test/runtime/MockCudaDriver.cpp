@@ -19,6 +19,13 @@
 //   TIDAL_MOCK_CUDA_MAX_THREADS=N       threads per block (1024)
 //   TIDAL_MOCK_CUDA_MAX_GRID_X=N        grid x (2147483647)
 //   TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN=N  opt-in shared bytes per block (232448)
+//   TIDAL_MOCK_CUDA_EVENTS_PENDING=1    a recorded event stays not ready
+//                                       (cuEventQuery: CUDA_ERROR_NOT_READY) until
+//                                       its stream, the context or the event is
+//                                       synchronised; otherwise work is done when
+//                                       it is issued and events complete at once
+// Streams and events are numbered from 1 in the log ("stream": 0 is the
+// default stream); copies and launches are done when they are issued.
 // Built-in behaviours, by kernel name: "fill_seven" writes int32 7 from its
 // first device-pointer parameter to the end of that allocation.
 #include <cstdint>
@@ -46,6 +53,7 @@ constexpr CUresult InvalidContext = 201;
 constexpr CUresult InvalidPtx = 218;
 constexpr CUresult InvalidHandle = 400;
 constexpr CUresult NotFound = 500;
+constexpr CUresult NotReady = 600;
 constexpr CUresult IllegalAddress = 700;
 constexpr CUresult LaunchOutOfResources = 701;
 constexpr CUresult NotSupported = 801;
@@ -64,6 +72,7 @@ constexpr ErrorText Errors[] = {
     {InvalidPtx, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {InvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {NotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {NotReady, "CUDA_ERROR_NOT_READY", "device not ready"},
     {IllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {LaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
      "too many resources requested for launch"},
@@ -98,7 +107,24 @@ struct Launch {
   std::vector<std::vector<uint8_t>> Params;
 };
 
+struct MockStream {
+  int Id;
+};
+
+struct MockEvent {
+  int Id;
+  unsigned Flags;
+  bool Recorded = false;
+  bool Done = true;
+  MockStream *Stream = nullptr;
+  long long Tick = 0;
+};
+
 struct MockState {
+  std::map<MockStream *, std::unique_ptr<MockStream>> Streams;
+  std::map<MockEvent *, std::unique_ptr<MockEvent>> Events;
+  int NextStreamId = 1, NextEventId = 1;
+  long long Ticks = 0; // a clock: one tick per call that does work
   std::mutex Lock;
   bool Initialised = false;
   CUresult Sticky = Success; // after a fault, every call fails with it
@@ -157,6 +183,21 @@ const std::pair<const uintptr_t, Allocation> *findAllocation(MockState &S, uintp
   if (Pointer + Bytes > It->first + It->second.Bytes)
     return nullptr;
   return &*It;
+}
+
+// The log's number of a stream: 0 for the default stream, -1 for an unknown one.
+int streamId(MockState &S, void *Stream) {
+  if (!Stream || Stream == reinterpret_cast<void *>(1) || Stream == reinterpret_cast<void *>(2))
+    return 0; // CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+  auto It = S.Streams.find(static_cast<MockStream *>(Stream));
+  return It == S.Streams.end() ? -1 : It->second->Id;
+}
+
+// Synchronising a stream (null: every stream) completes its events.
+void completeEvents(MockState &S, void *Stream) {
+  for (auto &[Handle, E] : S.Events)
+    if (!Stream || E->Stream == Stream)
+      E->Done = true;
 }
 
 int deviceCount() { return static_cast<int>(envNumber("TIDAL_MOCK_CUDA_DEVICES", 1)); }
@@ -352,6 +393,7 @@ CUresult cuCtxSynchronize() {
   MOCK_REQUIRE_INIT(S);
   if (!CurrentContext)
     return InvalidContext;
+  completeEvents(S, nullptr);
   if (S.FaultPending) {
     S.FaultPending = false;
     S.Sticky = IllegalAddress;
@@ -526,6 +568,203 @@ CUresult cuMemcpyDtoH_v2(void *Destination, CUdeviceptr Source, size_t Bytes) {
   return Success;
 }
 
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr Destination, const void *Source, size_t Bytes,
+                              void *Stream) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto *A = findAllocation(S, static_cast<uintptr_t>(Destination), Bytes);
+  if (!A || streamId(S, Stream) < 0)
+    return InvalidValue;
+  std::memcpy(reinterpret_cast<void *>(Destination), Source, Bytes);
+  record(S, "cuMemcpyHtoDAsync_v2",
+         "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " + std::to_string(A->second.Id) +
+             ", \"offset\": " + std::to_string(Destination - A->first) +
+             ", \"stream\": " + std::to_string(streamId(S, Stream)));
+  return Success;
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *Destination, CUdeviceptr Source, size_t Bytes, void *Stream) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto *A = findAllocation(S, static_cast<uintptr_t>(Source), Bytes);
+  if (!A || streamId(S, Stream) < 0)
+    return InvalidValue;
+  std::memcpy(Destination, reinterpret_cast<const void *>(Source), Bytes);
+  record(S, "cuMemcpyDtoHAsync_v2",
+         "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " + std::to_string(A->second.Id) +
+             ", \"offset\": " + std::to_string(Source - A->first) +
+             ", \"stream\": " + std::to_string(streamId(S, Stream)));
+  return Success;
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr Destination, CUdeviceptr Source, size_t Bytes) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto *To = findAllocation(S, static_cast<uintptr_t>(Destination), Bytes);
+  auto *From = findAllocation(S, static_cast<uintptr_t>(Source), Bytes);
+  if (!To || !From)
+    return InvalidValue;
+  std::memmove(reinterpret_cast<void *>(Destination), reinterpret_cast<const void *>(Source), Bytes);
+  record(S, "cuMemcpyDtoD_v2", "\"bytes\": " + std::to_string(Bytes));
+  return Success;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr Destination, CUdeviceptr Source, size_t Bytes,
+                              void *Stream) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto *To = findAllocation(S, static_cast<uintptr_t>(Destination), Bytes);
+  auto *From = findAllocation(S, static_cast<uintptr_t>(Source), Bytes);
+  if (!To || !From || streamId(S, Stream) < 0)
+    return InvalidValue;
+  std::memmove(reinterpret_cast<void *>(Destination), reinterpret_cast<const void *>(Source), Bytes);
+  record(S, "cuMemcpyDtoDAsync_v2", "\"bytes\": " + std::to_string(Bytes) +
+                                        ", \"stream\": " + std::to_string(streamId(S, Stream)));
+  return Success;
+}
+
+CUresult cuMemGetInfo_v2(size_t *Free, size_t *Total) {
+  MOCK_ENTER(S);
+  record(S, "cuMemGetInfo_v2");
+  MOCK_REQUIRE_INIT(S);
+  size_t Used = 0;
+  for (auto &[Pointer, A] : S.Allocations)
+    Used += A.Bytes;
+  *Total = size_t(1) << 30;
+  *Free = *Total > Used ? *Total - Used : 0;
+  return Success;
+}
+
+CUresult cuStreamCreate(void **Stream, unsigned Flags) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  auto Owned = std::make_unique<MockStream>(MockStream{S.NextStreamId++});
+  *Stream = Owned.get();
+  record(S, "cuStreamCreate", "\"stream\": " + std::to_string(Owned->Id) + ", \"flags\": " +
+                                  std::to_string(Flags));
+  S.Streams[Owned.get()] = std::move(Owned);
+  return Success;
+}
+
+CUresult cuStreamDestroy_v2(void *Stream) {
+  MOCK_ENTER(S);
+  int Id = streamId(S, Stream);
+  record(S, "cuStreamDestroy_v2", "\"stream\": " + std::to_string(Id));
+  if (Id <= 0)
+    return InvalidHandle;
+  for (auto &[Handle, E] : S.Events)
+    if (E->Stream == Stream)
+      E->Stream = nullptr, E->Done = true;
+  S.Streams.erase(static_cast<MockStream *>(Stream));
+  return S.Sticky;
+}
+
+CUresult cuStreamSynchronize(void *Stream) {
+  MOCK_ENTER(S);
+  record(S, "cuStreamSynchronize", "\"stream\": " + std::to_string(streamId(S, Stream)));
+  MOCK_REQUIRE_INIT(S);
+  if (streamId(S, Stream) < 0)
+    return InvalidHandle;
+  completeEvents(S, Stream);
+  return Success;
+}
+
+CUresult cuEventCreate(void **Event, unsigned Flags) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  auto Owned = std::make_unique<MockEvent>();
+  Owned->Id = S.NextEventId++;
+  Owned->Flags = Flags;
+  *Event = Owned.get();
+  record(S, "cuEventCreate", "\"event\": " + std::to_string(Owned->Id) + ", \"flags\": " +
+                                 std::to_string(Flags));
+  S.Events[Owned.get()] = std::move(Owned);
+  return Success;
+}
+
+static MockEvent *findEvent(MockState &S, void *Event) {
+  auto It = S.Events.find(static_cast<MockEvent *>(Event));
+  return It == S.Events.end() ? nullptr : It->second.get();
+}
+
+CUresult cuEventRecord(void *Event, void *Stream) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  MockEvent *E = findEvent(S, Event);
+  int Id = streamId(S, Stream);
+  if (!E || Id < 0)
+    return InvalidHandle;
+  record(S, "cuEventRecord", "\"event\": " + std::to_string(E->Id) + ", \"stream\": " +
+                                 std::to_string(Id));
+  E->Recorded = true;
+  E->Stream = static_cast<MockStream *>(Stream);
+  E->Done = envNumber("TIDAL_MOCK_CUDA_EVENTS_PENDING", 0) == 0;
+  E->Tick = ++S.Ticks;
+  return Success;
+}
+
+CUresult cuEventQuery(void *Event) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  MockEvent *E = findEvent(S, Event);
+  if (!E)
+    return InvalidHandle;
+  record(S, "cuEventQuery", "\"event\": " + std::to_string(E->Id) + ", \"done\": " +
+                                (E->Done ? "true" : "false"));
+  return E->Done ? Success : NotReady;
+}
+
+CUresult cuEventSynchronize(void *Event) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  MockEvent *E = findEvent(S, Event);
+  if (!E)
+    return InvalidHandle;
+  record(S, "cuEventSynchronize", "\"event\": " + std::to_string(E->Id));
+  E->Done = true;
+  return Success;
+}
+
+CUresult cuEventElapsedTime(float *Milliseconds, void *Start, void *End) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  MockEvent *A = findEvent(S, Start), *B = findEvent(S, End);
+  record(S, "cuEventElapsedTime");
+  if (!A || !B)
+    return InvalidHandle;
+  if ((A->Flags & 2) || (B->Flags & 2) || !A->Recorded || !B->Recorded)
+    return InvalidHandle; // CUDA_ERROR_INVALID_HANDLE, as the driver
+  if (!A->Done || !B->Done)
+    return NotReady;
+  *Milliseconds = static_cast<float>(B->Tick - A->Tick) * 0.5f; // half a millisecond per tick
+  return Success;
+}
+
+CUresult cuStreamWaitEvent(void *Stream, void *Event, unsigned Flags) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  MockEvent *E = findEvent(S, Event);
+  if (!E || streamId(S, Stream) < 0)
+    return InvalidHandle;
+  record(S, "cuStreamWaitEvent", "\"stream\": " + std::to_string(streamId(S, Stream)) +
+                                     ", \"event\": " + std::to_string(E->Id));
+  return Success;
+}
+
+CUresult cuEventDestroy_v2(void *Event) {
+  MOCK_ENTER(S);
+  MockEvent *E = findEvent(S, Event);
+  record(S, "cuEventDestroy_v2", "\"event\": " + std::to_string(E ? E->Id : -1));
+  if (!E)
+    return InvalidHandle;
+  S.Events.erase(E);
+  return S.Sticky;
+}
+
 CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned GridZ,
                         unsigned BlockX, unsigned BlockY, unsigned BlockZ, unsigned Shared,
                         void *Stream, void **Params, void **Extra) {
@@ -549,7 +788,7 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
                      std::to_string(GridZ) + "], \"block\": [" + std::to_string(BlockX) + ", " +
                      std::to_string(BlockY) + ", " + std::to_string(BlockZ) +
                      "], \"shared\": " + std::to_string(Shared) +
-                     ", \"stream\": " + (Stream ? "1" : "0") + ", \"params\": [";
+                     ", \"stream\": " + std::to_string(streamId(S, Stream)) + ", \"params\": [";
   uintptr_t FirstDevicePointer = 0;
   for (size_t I = 0; I < F->ParamSizes.size(); ++I) {
     const auto *Bytes = static_cast<const uint8_t *>(Params[I]);
@@ -706,6 +945,21 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
       {"cuMemcpyHtoD", reinterpret_cast<void *>(&cuMemcpyHtoD_v2)},
       {"cuMemcpyDtoH", reinterpret_cast<void *>(&cuMemcpyDtoH_v2)},
       {"cuLaunchKernel", reinterpret_cast<void *>(&cuLaunchKernel)},
+      {"cuMemcpyHtoDAsync", reinterpret_cast<void *>(&cuMemcpyHtoDAsync_v2)},
+      {"cuMemcpyDtoHAsync", reinterpret_cast<void *>(&cuMemcpyDtoHAsync_v2)},
+      {"cuMemcpyDtoD", reinterpret_cast<void *>(&cuMemcpyDtoD_v2)},
+      {"cuMemcpyDtoDAsync", reinterpret_cast<void *>(&cuMemcpyDtoDAsync_v2)},
+      {"cuMemGetInfo", reinterpret_cast<void *>(&cuMemGetInfo_v2)},
+      {"cuStreamCreate", reinterpret_cast<void *>(&cuStreamCreate)},
+      {"cuStreamDestroy", reinterpret_cast<void *>(&cuStreamDestroy_v2)},
+      {"cuStreamSynchronize", reinterpret_cast<void *>(&cuStreamSynchronize)},
+      {"cuStreamWaitEvent", reinterpret_cast<void *>(&cuStreamWaitEvent)},
+      {"cuEventCreate", reinterpret_cast<void *>(&cuEventCreate)},
+      {"cuEventRecord", reinterpret_cast<void *>(&cuEventRecord)},
+      {"cuEventQuery", reinterpret_cast<void *>(&cuEventQuery)},
+      {"cuEventSynchronize", reinterpret_cast<void *>(&cuEventSynchronize)},
+      {"cuEventElapsedTime", reinterpret_cast<void *>(&cuEventElapsedTime)},
+      {"cuEventDestroy", reinterpret_cast<void *>(&cuEventDestroy_v2)},
       {"cuGetErrorName", reinterpret_cast<void *>(&cuGetErrorName)},
       {"cuGetErrorString", reinterpret_cast<void *>(&cuGetErrorString)},
   };

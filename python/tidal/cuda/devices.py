@@ -71,7 +71,13 @@ class _PendingDeallocations:
     its last reference goes, so nothing is ever pending."""
 
     def clear(self):
-        """Frees the pending deallocations: none on the cpu target."""
+        """Frees the pending deallocations: none on the cpu target. On the
+        cuda target the caching allocator's freed blocks go back to the
+        driver (cuMemFree), once the streams that used them are done."""
+        from .target import current_target
+        if current_target() == "cuda":
+            from .. import _tidal
+            _tidal.cuda_memory_clear()
 
     @contextlib.contextmanager
     def disable(self):
@@ -96,9 +102,29 @@ class Context:
     def id(self):
         return self.device.id
 
+    def memory_stats(self):
+        """The cuda target's caching allocator (tidal's own API; numba-cuda
+        has none): a dict of bytes_in_use (size-class bytes of live
+        allocations), bytes_requested, bytes_cached (freed blocks kept for
+        reuse), bytes_pending (of those, blocks a stream may still be
+        using), driver_allocations and driver_frees (cuMemAlloc / cuMemFree
+        calls), live_driver_allocations and reuses. On the cpu target
+        memory is NumPy's: every count is 0."""
+        from .target import current_target
+        if current_target() == "cuda":
+            from .. import _tidal
+            return _tidal.cuda_memory_stats()
+        return dict.fromkeys(("bytes_in_use", "bytes_requested", "bytes_cached",
+                              "bytes_pending", "driver_allocations", "driver_frees",
+                              "live_driver_allocations", "reuses"), 0)
+
     def get_memory_info(self):
         """(free, total) bytes of this machine's memory (MemAvailable and
-        MemTotal of /proc/meminfo)."""
+        MemTotal of /proc/meminfo); cuMemGetInfo on the cuda target."""
+        from .target import current_target
+        if current_target() == "cuda":
+            from .. import _tidal
+            return _MemoryInfo(*_tidal.cuda_memory_info())
         fields = {}
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:

@@ -37,6 +37,16 @@ def _dims(value, what, kernel):
     return tuple(dims) + (1,) * (3 - len(dims))
 
 
+def _stream_handle(stream, kernel):
+    """The launch's stream as the handle the binding takes (0: the default)."""
+    if stream is None or (isinstance(stream, int) and not isinstance(stream, bool) and stream == 0):
+        return 0
+    if hasattr(stream, "handle"):
+        return int(stream)
+    raise TypeError(f"the stream of kernel '{kernel}' must be a cuda.stream() or 0, "
+                    f"got {stream!r}")
+
+
 def _launch_bounds(value, kernel):
     """launch_bounds=N or (max_threads_per_block, min_blocks_per_sm)."""
     if value is None:
@@ -63,7 +73,8 @@ class _LaunchConfiguration:
         self.sharedmem = sharedmem
 
     def __call__(self, *args):
-        self.dispatcher._native.launch(self.griddim, self.blockdim, self.sharedmem, args)
+        self.dispatcher._native.launch(self.griddim, self.blockdim, self.sharedmem, args,
+                                       self.stream)
 
     def __repr__(self):
         return (f"<launch of {self.dispatcher.__name__} griddim={self.griddim} "
@@ -122,7 +133,7 @@ class Dispatcher:
             raise ValueError(
                 f"blockdim {config[1]!r} of kernel '{name}' has {threads} threads: "
                 f"a block has at most {_MAX_THREADS_PER_BLOCK}")
-        stream = config[2] if len(config) > 2 else 0
+        stream = _stream_handle(config[2] if len(config) > 2 else 0, name)
         sharedmem = config[3] if len(config) > 3 else 0
         if not isinstance(sharedmem, int) or isinstance(sharedmem, bool) or sharedmem < 0:
             raise ValueError(

@@ -6,6 +6,15 @@ NumPy copies, and a kernel launched with a DeviceNDArray runs on that memory
 in place (the binding reads ``_tidal_host``; nothing is copied). The names,
 arguments, results and errors follow numba-cuda, so that a program runs
 unchanged on either target.
+
+On the cuda target a DeviceNDArray owns device memory from the C++ caching
+allocator (``_tidal_memory``, a capsule shared by its views) and describes it
+with ``_tidal_device``: a NumPy array whose data pointer is the device
+pointer of element 0. That array is only a layout (shape, strides, dtype,
+pointer arithmetic for views): it is never read or written from the host.
+Copies go through cuMemcpy* (asynchronous on a stream other than the default
+one), and a kernel launched with a device array gets its device pointer,
+with no copy.
 """
 
 import contextlib
@@ -14,7 +23,43 @@ import operator
 
 import numpy as np
 
-from .streams import _check_stream
+from .streams import _check_stream, _stream_handle
+
+
+def _on_cuda():
+    from .target import current_target
+    return current_target() == "cuda"
+
+
+def _native():
+    from .. import _tidal
+    return _tidal
+
+
+def _device_layout(pointer, shape, strides, dtype, owner):
+    """A NumPy array over device memory: element 0 at ``pointer``. Never read."""
+    if pointer == 0 or 0 in shape:
+        return np.empty(shape, dtype=dtype)
+    typestr = dtype.str if dtype.fields is None else f"|V{dtype.itemsize}"
+    interface = {"shape": tuple(shape), "typestr": typestr, "data": (pointer, False),
+                 "strides": tuple(strides), "version": 3}
+    layout = np.asarray(_InterfaceHolder(owner, interface))
+    return layout if dtype.fields is None else layout.view(dtype)
+
+
+def _allocate_device(shape, strides, dtype, stream):
+    """(layout, allocation) of new device memory for this layout."""
+    low, high = _extent(shape, strides, dtype.itemsize)
+    if high <= low:
+        return np.empty(shape, dtype=dtype), None
+    memory, pointer = _native().cuda_alloc(high - low, _stream_handle(stream))
+    return _device_layout(pointer - low, shape, strides, dtype, memory), memory
+
+
+def _span(ary):
+    """(address of the lowest byte, bytes) of an array's elements."""
+    low, high = _extent(ary.shape, ary.strides, ary.dtype.itemsize)
+    return ary.ctypes.data + low, high - low
 
 _NON_CONTIGUOUS = ("Array contains non-contiguous buffer and cannot be transferred as "
                    "a single memory region. Please ensure contiguous buffer with numpy "
@@ -140,13 +185,41 @@ class DeviceNDArray:
     NumPy arithmetic on device arrays, as in Numba: copy_to_host() first.
     """
 
-    __slots__ = ("_tidal_host", "stream", "__weakref__")
+    __slots__ = ("_tidal_host", "_tidal_device", "_tidal_memory", "stream", "__weakref__")
     __cuda_memory__ = True
     __cuda_ndarray__ = True
 
     def __init__(self, shape, strides, dtype, stream=0):
         shape, strides, dtype = _shape_strides_dtype(shape, strides, dtype, "C")
-        self._init(_allocate(shape, strides, dtype), stream)
+        if _on_cuda():
+            layout, memory = _allocate_device(shape, strides, dtype, _check_stream(stream))
+            self._init_device(layout, memory, stream)
+        else:
+            self._init(_allocate(shape, strides, dtype), stream)
+
+    @classmethod
+    def _wrap_device(cls, layout, memory, stream=0):
+        """A device array over device memory (cuda target; no copy)."""
+        self = cls.__new__(cls)
+        self._init_device(layout, memory, stream)
+        return self
+
+    def _init_device(self, layout, memory, stream):
+        self._tidal_host = None
+        self._tidal_device = layout
+        self._tidal_memory = memory
+        self.stream = _check_stream(stream)
+
+    @property
+    def _layout(self):
+        host = self._tidal_host
+        return self._tidal_device if host is None else host
+
+    def _derive(self, layout, stream):
+        """A view: ``layout`` is a view of this array's layout array."""
+        if self._tidal_host is None:
+            return DeviceNDArray._wrap_device(layout, self._tidal_memory, stream)
+        return DeviceNDArray._wrap(layout, stream)
 
     @classmethod
     def _wrap(cls, host, stream=0):
@@ -158,15 +231,17 @@ class DeviceNDArray:
     def _init(self, host, stream):
         # Never rebound: the binding borrows it for the length of a launch.
         self._tidal_host = host
+        self._tidal_device = None
+        self._tidal_memory = None
         self.stream = _check_stream(stream)
 
     # attributes
-    shape = property(lambda self: self._tidal_host.shape)
-    strides = property(lambda self: self._tidal_host.strides)
-    dtype = property(lambda self: self._tidal_host.dtype)
-    ndim = property(lambda self: self._tidal_host.ndim)
-    size = property(lambda self: self._tidal_host.size)
-    nbytes = property(lambda self: self._tidal_host.nbytes)
+    shape = property(lambda self: self._layout.shape)
+    strides = property(lambda self: self._layout.strides)
+    dtype = property(lambda self: self._layout.dtype)
+    ndim = property(lambda self: self._layout.ndim)
+    size = property(lambda self: self._layout.size)
+    nbytes = property(lambda self: self._layout.nbytes)
 
     @property
     def alloc_size(self):
@@ -176,27 +251,28 @@ class DeviceNDArray:
 
     @property
     def flags(self):
-        flags = self._tidal_host.flags
+        flags = self._layout.flags
         return {"C_CONTIGUOUS": flags.c_contiguous, "F_CONTIGUOUS": flags.f_contiguous}
 
     def is_c_contiguous(self):
-        return bool(self._tidal_host.flags.c_contiguous)
+        return bool(self._layout.flags.c_contiguous)
 
     def is_f_contiguous(self):
-        return bool(self._tidal_host.flags.f_contiguous)
+        return bool(self._layout.flags.f_contiguous)
 
     @property
     def device_ctypes_pointer(self):
         """ctypes.c_void_p of element 0. On the cpu target: a host pointer."""
         import ctypes
-        return ctypes.c_void_p(self._tidal_host.ctypes.data if self.size else None)
+        return ctypes.c_void_p(self._layout.ctypes.data if self.size else None)
 
     @property
     def __cuda_array_interface__(self):
         """Version 3 of the CUDA Array Interface. On the cpu target ``data``
         is a host pointer (device memory is host memory): hand it only to
-        code that runs on the cpu target too."""
-        host = self._tidal_host
+        code that runs on the cpu target too. On the cuda target it is the
+        device pointer."""
+        host = self._layout
         stream = int(self.stream) if self.stream else 0
         return {
             "shape": host.shape,
@@ -213,8 +289,10 @@ class DeviceNDArray:
         return self.shape[0]
 
     def __repr__(self):
+        where = "cpu target: host memory" if self._tidal_host is not None else \
+            "cuda target: device memory"
         return (f"<tidal DeviceNDArray shape={self.shape} dtype={self.dtype} "
-                f"strides={self.strides} (cpu target: host memory)>")
+                f"strides={self.strides} ({where})>")
 
     def __array__(self, dtype=None, copy=None):
         """A NumPy copy, as in Numba (np.asarray(d) copies to the host)."""
@@ -226,7 +304,7 @@ class DeviceNDArray:
 
     def bind(self, stream=0):
         """The same array, with ``stream`` as the default for its operations."""
-        return DeviceNDArray._wrap(self._tidal_host, stream)
+        return self._derive(self._layout, stream)
 
     # copies
     def copy_to_host(self, ary=None, stream=0):
@@ -243,14 +321,24 @@ class DeviceNDArray:
             if not isinstance(ary, np.ndarray):
                 raise TypeError(f"copy_to_host copies into a NumPy array, not "
                                 f"{type(ary).__name__}")
-            _check_compatible(self._tidal_host, ary, "device to host")
+            _check_compatible(self._layout, ary, "device to host")
+        if self._tidal_host is None:
+            if self.size:
+                stream = self._default_stream(stream)
+                address, nbytes = _span(ary)
+                source, _ = _span(self._tidal_device)
+                _native().cuda_copy(1, address, source, nbytes, _stream_handle(stream),
+                                    self._tidal_memory)
+            return ary
         np.copyto(ary, self._tidal_host, casting="no")
         return ary
 
     def copy_to_device(self, ary, stream=0):
         """Copies ``ary`` (a host array, or a device array: a device-to-device
         copy) into this array: same dtype, shape and strides."""
-        self._default_stream(stream)
+        stream = self._default_stream(stream)
+        if self._tidal_host is None:
+            return self._copy_to_device_cuda(ary, stream)
         if is_cuda_array(ary) and not isinstance(ary, np.ndarray):
             source = _host_array(ary)
             if source.size == 0:
@@ -269,6 +357,36 @@ class DeviceNDArray:
         _check_compatible(target, source, "host to device")
         np.copyto(target, source, casting="no")
 
+    def _copy_to_device_cuda(self, ary, stream):
+        layout = self._tidal_device
+        handle = _stream_handle(stream)
+        if is_cuda_array(ary) and not isinstance(ary, np.ndarray):
+            source = as_cuda_array(ary)
+            if source.size == 0:
+                return
+            _require_contiguous(layout)
+            _require_contiguous(source._layout)
+            _check_compatible(_core(layout), _core(source._layout), "device to device")
+            if source._tidal_host is not None:  # host memory: a host to device copy
+                address, nbytes = _span(_core(source._tidal_host))
+                _native().cuda_copy(0, _span(_core(layout))[0], address, nbytes, handle,
+                                    self._tidal_memory)
+                return
+            address, nbytes = _span(_core(source._tidal_device))
+            _native().cuda_copy(2, _span(_core(layout))[0], address, nbytes, handle,
+                                self._tidal_memory)
+            return
+        source = np.asarray(ary)
+        if source.size == 0:
+            return
+        _require_contiguous(layout)
+        target = _core(layout)
+        order = "C" if target.flags.c_contiguous else "F"
+        source = np.asarray(_core(source), order=order)
+        _check_compatible(target, source, "host to device")
+        address, nbytes = _span(source)
+        _native().cuda_copy(0, _span(target)[0], address, nbytes, handle, self._tidal_memory)
+
     # views
     def __getitem__(self, item):
         return self.getitem(item)
@@ -276,6 +394,15 @@ class DeviceNDArray:
     def getitem(self, item, stream=0):
         """A view for a slice; a NumPy scalar (a copy) for one element."""
         _check_index(item)
+        if self._tidal_host is None:
+            # Ellipsis keeps the result a (0-d) view: nothing is read.
+            parts = item if isinstance(item, tuple) else (item,)
+            view = self._tidal_device[parts if Ellipsis in parts else parts + (Ellipsis,)]
+            result = self._derive(view, self._default_stream(stream))
+            if view.ndim == 0 and Ellipsis not in parts and not any(
+                    isinstance(p, slice) or p is None for p in parts):
+                return result.copy_to_host()[()]
+            return result
         result = self._tidal_host[item]
         if isinstance(result, np.ndarray):
             return DeviceNDArray._wrap(result, self._default_stream(stream))
@@ -286,8 +413,10 @@ class DeviceNDArray:
 
     def setitem(self, key, value, stream=0):
         """Writes a scalar or an array (broadcast as in Numba) into self[key]."""
-        self._default_stream(stream)
+        stream = self._default_stream(stream)
         _check_index(key)
+        if self._tidal_host is None:
+            return self._setitem_cuda(key, value, stream)
         target = self._tidal_host[key]
         source = _host_array(value) if is_cuda_array(value) else np.asarray(value)
         target_shape = np.shape(target)
@@ -301,6 +430,39 @@ class DeviceNDArray:
                                  f"{axis} with dimension {n}")
         self._tidal_host[key] = source
 
+    def _setitem_cuda(self, key, value, stream):
+        parts = key if isinstance(key, tuple) else (key,)
+        target = self._derive(
+            self._tidal_device[parts if Ellipsis in parts else parts + (Ellipsis,)], stream)
+        source = (as_cuda_array(value).copy_to_host() if is_cuda_array(value)
+                  and not isinstance(value, np.ndarray) else np.asarray(value))
+        if source.ndim > target.ndim:
+            raise ValueError(f"Can't assign {source.ndim}-D array to {target.ndim}-D self")
+        padded = (1,) * (target.ndim - source.ndim) + source.shape
+        for axis, (n, m) in enumerate(zip(target.shape, padded)):
+            if m != 1 and m != n:
+                raise ValueError(f"Can't copy sequence with size {m} to array axis "
+                                 f"{axis} with dimension {n}")
+        if not target.size:
+            return
+        # Read, modify, write the bytes the view spans (any strides).
+        layout = target._tidal_device
+        low, high = _extent(layout.shape, layout.strides, layout.dtype.itemsize)
+        span = np.empty(high - low, dtype=np.uint8)
+        device_low = layout.ctypes.data + low
+        handle = _stream_handle(stream)
+        _native().cuda_copy(1, span.ctypes.data, device_low, high - low, handle,
+                            self._tidal_memory)
+        if handle:
+            _native().cuda_stream_synchronize(handle)
+        host = np.ndarray(layout.shape, dtype=layout.dtype, buffer=span, offset=-low,
+                          strides=layout.strides)
+        host[...] = source
+        _native().cuda_copy(0, device_low, span.ctypes.data, high - low, handle,
+                            self._tidal_memory)
+        if handle:
+            _native().cuda_stream_synchronize(handle)
+
     def reshape(self, *newshape, order="C"):
         """A view with another shape, of a C- or F-contiguous array. As in
         Numba, ``order`` is the layout of the result over the same memory."""
@@ -308,7 +470,7 @@ class DeviceNDArray:
             newshape = tuple(newshape[0])
         newshape = _index_tuple(newshape, "shape")
         if newshape == self.shape:
-            return DeviceNDArray._wrap(self._tidal_host, self.stream)
+            return self._derive(self._layout, self.stream)
         if order not in ("C", "F", "A"):
             raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
         unknown = [i for i, n in enumerate(newshape) if n < 0]
@@ -338,7 +500,7 @@ class DeviceNDArray:
         if order not in ("C", "F", "A"):
             raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
         if self.ndim <= 1:
-            return DeviceNDArray._wrap(self._tidal_host, stream)
+            return self._derive(self._layout, stream)
         if not ((order in "CA" and self.is_c_contiguous())
                 or (order in "FA" and self.is_f_contiguous())):
             raise NotImplementedError(
@@ -349,17 +511,16 @@ class DeviceNDArray:
         return view
 
     def _restrided(self, shape, strides):
-        host = self._tidal_host
+        host = self._layout
         if host.size == 0:
-            return DeviceNDArray._wrap(np.empty(shape, host.dtype), self.stream)
+            return self._derive(np.empty(shape, host.dtype), self.stream)
         # Element 0 of a contiguous array is the lowest address for both layouts.
         view = np.lib.stride_tricks.as_strided(host, shape, strides)
-        return DeviceNDArray._wrap(view, self.stream)
+        return self._derive(view, self.stream)
 
     def squeeze(self, axis=None, stream=0):
         """A view without the length-1 axes (or the given ones)."""
-        return DeviceNDArray._wrap(self._tidal_host.squeeze(axis),
-                                   self._default_stream(stream))
+        return self._derive(self._layout.squeeze(axis), self._default_stream(stream))
 
     def view(self, dtype):
         """The same memory as another dtype; a dtype of another size needs a
@@ -373,7 +534,7 @@ class DeviceNDArray:
                 raise ValueError("When changing to a larger dtype, its size must be a "
                                  "divisor of the total size in bytes of the last axis "
                                  "of the array.")
-        return DeviceNDArray._wrap(self._tidal_host.view(dtype), self.stream)
+        return self._derive(self._layout.view(dtype), self.stream)
 
     def split(self, section, stream=0):
         """Views of ``section`` elements each (the last may be shorter), of a
@@ -387,7 +548,7 @@ class DeviceNDArray:
         section = operator.index(section)
         if section <= 0:
             raise ValueError(f"split needs a section of at least 1 element, not {section}")
-        return (DeviceNDArray._wrap(self._tidal_host[begin:begin + section], stream)
+        return (self._derive(self._layout[begin:begin + section], stream)
                 for begin in range(0, self.size, section))
 
     @property
@@ -403,6 +564,8 @@ class DeviceNDArray:
             raise NotImplementedError("transposing a non-2D DeviceNDArray isn't supported")
         if axes is not None and set(axes) != {0, 1}:
             raise ValueError(f"invalid axes list {axes!r}")
+        if self._tidal_host is None:  # through the host (Numba runs a kernel)
+            return to_device(np.ascontiguousarray(self.copy_to_host().T), stream=self.stream)
         return DeviceNDArray._wrap(np.ascontiguousarray(self._tidal_host.T), self.stream)
 
 
@@ -492,6 +655,9 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
     shape, strides, dtype = _shape_strides_dtype(desc["shape"], desc.get("strides"),
                                                  dtype, "C")
     pointer, readonly = desc["data"]
+    if _on_cuda():  # another library's device memory, kept alive by owner
+        return DeviceNDArray._wrap_device(
+            _device_layout(pointer, shape, strides, dtype, owner), None)
     _check_host_memory(pointer, *_extent(shape, strides, dtype.itemsize))
     if pointer == 0 or 0 in shape:
         host = np.empty(shape, dtype=dtype)
@@ -565,7 +731,7 @@ def _order_like(ary):
 
 def _like(ary):
     if isinstance(ary, DeviceNDArray):
-        ary = ary._tidal_host
+        ary = ary._layout
     return dict(shape=ary.shape, dtype=ary.dtype, strides=_contiguous_strides_like(ary),
                 order=_order_like(ary))
 

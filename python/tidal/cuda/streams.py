@@ -6,6 +6,10 @@ order already does: synchronize() has nothing to wait for, and an event
 completes when it is recorded, with the host's clock (time.perf_counter_ns)
 as its timestamp. elapsed_time() is then the host time between two
 record() calls, which includes the work issued between them.
+
+On the cuda target cuda.stream() creates a CUstream and cuda.event() a
+CUevent (C++ objects the Stream and Event hold, destroyed with them); a
+stream's handle is the CUstream, so int(stream) is what the driver takes.
 """
 
 import asyncio
@@ -19,15 +23,31 @@ _DEFAULT, _LEGACY, _PER_THREAD = 0, 1, 2
 _handles = itertools.count(16)
 
 
+def _on_cuda():
+    from .target import current_target
+    return current_target() == "cuda"
+
+
+def _native():
+    from .. import _tidal
+    return _tidal
+
+
+def _stream_handle(stream):
+    """The CUstream of a stream argument (0 for the default stream)."""
+    return int(stream) if stream else 0
+
+
 class Stream:
     """A CUDA stream (a queue of work). On the cpu target work runs when it
     is issued, so a stream is always complete."""
 
-    __slots__ = ("handle", "external", "__weakref__")
+    __slots__ = ("handle", "external", "_tidal_stream", "__weakref__")
 
-    def __init__(self, handle, external=False):
+    def __init__(self, handle, external=False, owner=None):
         self.handle = handle
         self.external = external
+        self._tidal_stream = owner  # cuda target: the CUstream's owner
 
     def __int__(self):
         return self.handle
@@ -35,13 +55,16 @@ class Stream:
     def __repr__(self):
         default = {_DEFAULT: "Default", _LEGACY: "Legacy default",
                    _PER_THREAD: "Per-thread default"}.get(self.handle)
+        target = "cuda" if _on_cuda() else "cpu"
         if default:
-            return f"<{default} CUDA stream on the tidal cpu target>"
-        return f"<CUDA stream {self.handle} on the tidal cpu target>"
+            return f"<{default} CUDA stream on the tidal {target} target>"
+        return f"<CUDA stream {self.handle:#x} on the tidal {target} target>"
 
     def synchronize(self):
-        """Waits for the work issued to this stream: on the cpu target it
-        has all finished already."""
+        """Waits for the work issued to this stream (cuStreamSynchronize on
+        the cuda target; on the cpu target it has all finished already)."""
+        if _on_cuda():
+            _native().cuda_stream_synchronize(self.handle)
 
     @contextlib.contextmanager
     def auto_synchronize(self):
@@ -51,13 +74,16 @@ class Stream:
 
     def add_callback(self, callback, arg=None):
         """Calls callback(stream, status, arg) once the work issued so far is
-        done: at once on the cpu target (status 0)."""
+        done: at once on the cpu target (status 0); after synchronising the
+        stream on the cuda target."""
+        self.synchronize()
         callback(self, 0, arg)
 
     def async_done(self):
         """An asyncio future that resolves (to this stream) when the work
         issued so far is done: already resolved on the cpu target."""
         future = asyncio.get_running_loop().create_future()
+        self.synchronize()
         future.set_result(self)
         return future
 
@@ -78,7 +104,10 @@ _per_thread_default_stream = Stream(_PER_THREAD)
 
 
 def stream():
-    """A new stream."""
+    """A new stream (a CUstream on the cuda target)."""
+    if _on_cuda():
+        owner, handle = _native().cuda_stream_create()
+        return Stream(handle, owner=owner)
     return Stream(next(_handles))
 
 
@@ -99,11 +128,13 @@ class Event:
     """A CUDA event: a point in a stream. On the cpu target it completes
     when it is recorded, and a timing event keeps the host's clock then."""
 
-    __slots__ = ("timing", "_time_ns")
+    __slots__ = ("timing", "_time_ns", "_tidal_event")
 
     def __init__(self, timing=True):
         self.timing = bool(timing)
         self._time_ns = None
+        # cuda target: the CUevent (a capsule owning it)
+        self._tidal_event = _native().cuda_event_create(self.timing) if _on_cuda() else None
 
     def __repr__(self):
         state = "recorded" if self._time_ns is not None else "not recorded"
@@ -111,21 +142,29 @@ class Event:
 
     def record(self, stream=0):
         """Marks the point after the work issued to ``stream`` so far."""
-        _check_stream(stream)
+        stream = _check_stream(stream)
+        if self._tidal_event is not None:
+            _native().cuda_event("record", self._tidal_event, _stream_handle(stream))
         self._time_ns = time.perf_counter_ns()
 
     def query(self):
         """True when the work before the last record() is done (always, on
         the cpu target; also for an event never recorded, as in CUDA)."""
+        if self._tidal_event is not None:
+            return _native().cuda_event("query", self._tidal_event)
         return True
 
     def synchronize(self):
         """Waits for the event: on the cpu target it has completed."""
+        if self._tidal_event is not None:
+            _native().cuda_event("synchronize", self._tidal_event)
 
     def wait(self, stream=0):
         """Makes later work on ``stream`` wait for the event: on the cpu
         target it has completed already."""
-        _check_stream(stream)
+        stream = _check_stream(stream)
+        if self._tidal_event is not None:
+            _native().cuda_event("wait", self._tidal_event, _stream_handle(stream))
 
     def elapsed_time(self, evtend):
         """Milliseconds from this event to ``evtend`` (as CUDA:
@@ -152,8 +191,13 @@ def event_elapsed_time(evtstart, evtend):
         if evt._time_ns is None:
             raise RuntimeError(f"event_elapsed_time: the {what} event was never recorded "
                                f"(call its record() first)")
+    if evtstart._tidal_event is not None and evtend._tidal_event is not None:
+        return _native().cuda_event("elapsed", evtstart._tidal_event, evtend._tidal_event)
     return (evtend._time_ns - evtstart._time_ns) / 1e6
 
 
 def synchronize():
-    """Waits for all work on the device: on the cpu target it has finished."""
+    """Waits for all work on the device (cuCtxSynchronize on the cuda
+    target; on the cpu target it has finished)."""
+    if _on_cuda():
+        _native().cuda_synchronize()

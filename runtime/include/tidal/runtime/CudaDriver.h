@@ -23,11 +23,18 @@ using Context = struct CUctx_st *;
 using Module = struct CUmod_st *;
 using Function = struct CUfunc_st *;
 using Stream = struct CUstream_st *;
+using Event = struct CUevent_st *;
 using DevicePointer = unsigned long long; // CUdeviceptr (v2)
 
 constexpr Result Success = 0;
 constexpr Result ErrorInvalidValue = 1;
+constexpr Result ErrorOutOfMemory = 2;
+constexpr Result ErrorNotReady = 600;
 constexpr Result ErrorNotSupported = 801;
+
+// cuStreamCreate / cuEventCreate flags
+constexpr unsigned StreamNonBlocking = 1;
+constexpr unsigned EventDisableTiming = 2;
 
 // CUjit_option
 constexpr int JitInfoLogBuffer = 3;
@@ -102,6 +109,26 @@ struct CudaDriverApi {
                              unsigned GridZ, unsigned BlockX, unsigned BlockY, unsigned BlockZ,
                              unsigned SharedBytes, cu::Stream Stream, void **Params,
                              void **Extra) = nullptr;
+  // Streams, events and asynchronous copies (issue 5).
+  cu::Result (*StreamCreate)(cu::Stream *Stream, unsigned Flags) = nullptr;
+  cu::Result (*StreamDestroy)(cu::Stream Stream) = nullptr;
+  cu::Result (*StreamSynchronize)(cu::Stream Stream) = nullptr;
+  cu::Result (*StreamWaitEvent)(cu::Stream Stream, cu::Event Event, unsigned Flags) = nullptr;
+  cu::Result (*EventCreate)(cu::Event *Event, unsigned Flags) = nullptr;
+  cu::Result (*EventRecord)(cu::Event Event, cu::Stream Stream) = nullptr;
+  cu::Result (*EventQuery)(cu::Event Event) = nullptr;
+  cu::Result (*EventSynchronize)(cu::Event Event) = nullptr;
+  cu::Result (*EventElapsedTime)(float *Milliseconds, cu::Event Start, cu::Event End) = nullptr;
+  cu::Result (*EventDestroy)(cu::Event Event) = nullptr;
+  cu::Result (*MemcpyHtoDAsync)(cu::DevicePointer Destination, const void *Source, size_t Bytes,
+                                cu::Stream Stream) = nullptr;
+  cu::Result (*MemcpyDtoHAsync)(void *Destination, cu::DevicePointer Source, size_t Bytes,
+                                cu::Stream Stream) = nullptr;
+  cu::Result (*MemcpyDtoD)(cu::DevicePointer Destination, cu::DevicePointer Source,
+                           size_t Bytes) = nullptr;
+  cu::Result (*MemcpyDtoDAsync)(cu::DevicePointer Destination, cu::DevicePointer Source,
+                                size_t Bytes, cu::Stream Stream) = nullptr;
+  cu::Result (*MemGetInfo)(size_t *Free, size_t *Total) = nullptr;
 };
 
 class CudaDriver {

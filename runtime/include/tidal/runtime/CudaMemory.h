@@ -1,0 +1,159 @@
+// Device memory that stays on the GPU, streams and events of the cuda target
+// (issue 5): a caching allocator with size classes, the allocations it hands
+// out (RAII), and CUstream / CUevent owners. Every failed call throws
+// CudaDriverError; destructors ignore errors (after a fault every call fails).
+#ifndef TIDAL_RUNTIME_CUDAMEMORY_H
+#define TIDAL_RUNTIME_CUDAMEMORY_H
+
+#include "tidal/runtime/CudaTarget.h"
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tidal::runtime {
+
+// A CUstream (cuStreamCreate), destroyed with the object.
+class CudaStream {
+public:
+  explicit CudaStream(CudaContext &Context, unsigned Flags = 0);
+  ~CudaStream();
+  CudaStream(const CudaStream &) = delete;
+  CudaStream &operator=(const CudaStream &) = delete;
+
+  cu::Stream handle() const { return Stream; }
+  // cuStreamSynchronize.
+  void synchronize() const;
+
+private:
+  CudaContext &Context;
+  cu::Stream Stream = nullptr;
+};
+
+// A CUevent (cuEventCreate), destroyed with the object.
+class CudaEvent {
+public:
+  explicit CudaEvent(CudaContext &Context, bool Timing = true);
+  ~CudaEvent();
+  CudaEvent(const CudaEvent &) = delete;
+  CudaEvent &operator=(const CudaEvent &) = delete;
+
+  cu::Event handle() const { return Event; }
+  bool timing() const { return Timing; }
+  void record(cu::Stream Stream);
+  // True when the work before the last record() is done (cuEventQuery).
+  bool query() const;
+  void synchronize() const;
+  // cuStreamWaitEvent: later work on Stream waits for this event.
+  void waitOn(cu::Stream Stream) const;
+  // Milliseconds from Start to End (cuEventElapsedTime).
+  static float elapsed(const CudaEvent &Start, const CudaEvent &End);
+
+private:
+  CudaContext &Context;
+  cu::Event Event = nullptr;
+  bool Timing;
+};
+
+// What the allocator has done, for cuda.current_context().memory_stats().
+struct CudaMemoryStats {
+  size_t BytesInUse = 0;       // size-class bytes of live allocations
+  size_t BytesRequested = 0;   // bytes asked for by live allocations
+  size_t BytesCached = 0;      // freed blocks kept for reuse (ready or pending)
+  size_t BytesPending = 0;     // of those, blocks a stream may still use
+  size_t DriverAllocations = 0;     // cuMemAlloc calls made
+  size_t DriverFrees = 0;           // cuMemFree calls made
+  size_t LiveDriverAllocations = 0; // blocks held from the driver now
+  size_t Reuses = 0;                // allocations served from the cache
+};
+
+// The caching allocator of one context. Requests are rounded up to a size
+// class (512-byte granularity up to 1 MiB in powers of two, then 2 MiB
+// multiples); a freed block is kept and reused for the same class. A block
+// freed while a stream may still use it gets a cuEventRecord on that stream
+// and is reused at once only on that stream (stream order makes it safe),
+// on another stream only once cuEventQuery says the event is done, as
+// Numba's deferred deallocation does. Cached blocks go back to the driver on
+// releaseCached() (deallocations.clear()), when cuMemAlloc runs out of
+// memory (then the allocation is retried once), and never otherwise (the
+// process-wide allocators live until exit).
+class CudaAllocator {
+public:
+  explicit CudaAllocator(CudaContext &Context) : Context(Context) {}
+  ~CudaAllocator();
+  CudaAllocator(const CudaAllocator &) = delete;
+  CudaAllocator &operator=(const CudaAllocator &) = delete;
+
+  // The allocator of CudaContext::forDevice(Ordinal), never destroyed.
+  static CudaAllocator &forDevice(int Ordinal);
+
+  static size_t sizeClass(size_t Bytes);
+
+  struct Block {
+    cu::DevicePointer Pointer = 0;
+    size_t ClassBytes = 0;
+  };
+  // A block of at least Bytes (> 0) for use on Stream.
+  Block allocate(size_t Bytes, cu::Stream Stream);
+  // Gives a block back; LastStream is the stream that used it last.
+  void free(Block B, cu::Stream LastStream) noexcept;
+  // Returns every cached block to the driver (waiting for pending ones).
+  void releaseCached() noexcept;
+  CudaMemoryStats stats() const;
+  CudaContext &context() const { return Context; }
+  // Accounting of the bytes asked for, for stats.
+  void noteRequested(ptrdiff_t Delta);
+
+private:
+  struct Cached {
+    Block B;
+    cu::Stream Stream = nullptr;
+    cu::Event Done = nullptr; // null: nothing pending
+  };
+  bool takeCached(size_t ClassBytes, cu::Stream Stream, Block &Out);
+  void releaseLocked() noexcept;
+  cu::Event takeEvent() noexcept;
+
+  CudaContext &Context;
+  mutable std::mutex Lock;
+  std::vector<Cached> Free;
+  std::vector<cu::Event> SpareEvents;
+  CudaMemoryStats Stats;
+};
+
+// Device memory from a CudaAllocator, given back when destroyed. Views of a
+// device array share one allocation (the binding holds it in a capsule).
+class CudaAllocation {
+public:
+  CudaAllocation(CudaAllocator &Allocator, size_t Bytes, cu::Stream Stream);
+  ~CudaAllocation();
+  CudaAllocation(const CudaAllocation &) = delete;
+  CudaAllocation &operator=(const CudaAllocation &) = delete;
+
+  cu::DevicePointer pointer() const { return B.Pointer; }
+  size_t size() const { return Bytes; }
+  // The stream that used the memory last (launches and copies set it): the
+  // free is deferred until that stream's work is done.
+  void usedOn(cu::Stream Stream) { LastStream = Stream; }
+  CudaAllocator &allocator() const { return Allocator; }
+
+private:
+  CudaAllocator &Allocator;
+  CudaAllocator::Block B;
+  size_t Bytes;
+  cu::Stream LastStream;
+};
+
+// Copies between host and device memory: asynchronous on Stream when it is
+// not null, else synchronous (cuMemcpy*).
+void cudaCopyToDevice(const CudaDriver &Driver, cu::DevicePointer Destination,
+                      const void *Source, size_t Bytes, cu::Stream Stream);
+void cudaCopyToHost(const CudaDriver &Driver, void *Destination, cu::DevicePointer Source,
+                    size_t Bytes, cu::Stream Stream);
+void cudaCopyDeviceToDevice(const CudaDriver &Driver, cu::DevicePointer Destination,
+                            cu::DevicePointer Source, size_t Bytes, cu::Stream Stream);
+
+} // namespace tidal::runtime
+
+#endif
