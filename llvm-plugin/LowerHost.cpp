@@ -19,6 +19,7 @@
 #include "PassClasses.h"
 #include "tidal/HostABI.h"
 
+#include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/SCCIterator.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -121,6 +122,7 @@ constexpr const char *BoundsErrorHook = "__tidal_cpu_bounds_error";
 constexpr const char *AssertFailHook = "__tidal_cpu_assert_fail";
 constexpr const char *BarrierErrorHook = "__tidal_cpu_barrier_error";
 constexpr const char *PrintHook = "__tidal_cpu_print";
+constexpr const char *WarpStepHook = "__tidal_cpu_warp_step";
 
 // Return values of K.thread besides sync point numbers.
 constexpr int ThreadFinished = -1;
@@ -137,6 +139,10 @@ constexpr uint64_t FrameHeaderBytes = 64;
 constexpr uint64_t ExchangePrefix = 0;
 constexpr uint64_t NextPrefix = 16;
 constexpr uint64_t FirstValuePrefix = 20;
+// Kernels with warp rounds (a warp collective, syncwarp or activemask) also
+// keep the mask each lane passed to its collective (i32) before the values.
+constexpr uint64_t MaskPrefix = 20;
+constexpr uint64_t WarpFirstValuePrefix = 24;
 constexpr uint64_t SharedAlignment = 64;
 
 Function *getHook(Module &M, StringRef Name, Type *Result,
@@ -443,10 +449,16 @@ struct SyncPoint {
   std::string Description; // for the divergence report
 };
 
-bool isSyncPointOperation(StringRef Operation) {
-  return Operation.starts_with("syncthreads") || Operation == "syncwarp" ||
+// Sync points of one warp: collectives (lanes exchange values), syncwarp,
+// and activemask (the lanes at the call: those that arrived together).
+bool isWarpSyncOperation(StringRef Operation) {
+  return Operation == "syncwarp" || Operation == "activemask" ||
          Operation.starts_with("shfl.") || Operation.starts_with("vote.") ||
          Operation.starts_with("match.");
+}
+
+bool isSyncPointOperation(StringRef Operation) {
+  return Operation.starts_with("syncthreads") || isWarpSyncOperation(Operation);
 }
 
 bool isBarrierReduction(StringRef Operation) {
@@ -507,8 +519,11 @@ Function *getWarpBitsFunction(Module &M) {
 // divergent branch chose between (also the header phis of loops whose exit
 // depends on the thread). Optimistic: all uniform, then divergence spreads
 // to a fixed point.
+// With `Controlled`, also the blocks that a divergent branch controls (that
+// only some threads of a block may run).
 SmallPtrSet<const Value *, 32>
-findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments) {
+findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
+                  SmallPtrSet<const BasicBlock *, 32> *Controlled = nullptr) {
   PostDominatorTree PostDominators(Thread);
   SmallPtrSet<const Value *, 32> Divergent(DivergentArguments.begin(),
                                            DivergentArguments.end());
@@ -571,6 +586,8 @@ findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArgument
   for (Instruction &I : instructions(Thread))
     if (!I.getType()->isVoidTy() && !IsDivergent(&I))
       Uniform.insert(&I);
+  if (Controlled)
+    *Controlled = std::move(ControlledBlocks);
   return Uniform;
 }
 
@@ -610,6 +627,10 @@ public:
   SmallVector<UniformSlot, 8> UniformSlots;
   uint64_t UniformBytes = 0;
   SmallVector<SyncPoint, 8> SyncPoints;
+  // A warp sync point exists: the block function runs warp rounds (each
+  // warp until its lanes stop at a block barrier or finish), not rounds of
+  // the whole block.
+  bool WarpRounds = false;
   // Shared-memory atomics lowered to a plain load and store: the threads of
   // a round must not run them as parallel accesses.
   SmallPtrSet<Instruction *, 8> SerialisedAtomics;
@@ -624,6 +645,16 @@ public:
   void addAloneVariant(const std::string &BlockName);
 
 private:
+  void emitBarrierError(IRBuilder<> &Builder, Value *BlockContext, Value *Next,
+                        Value *Count);
+  void emitBarrierReduction(IRBuilder<> &Builder, Value *Low, Value *FrameMemory,
+                            Value *Padded, Value *Count, Value *RoundPhase,
+                            BasicBlock *EntryBlock);
+  void emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
+                      Value *const BlockDim[3], bool YInnermost,
+                      Value *BlockContext, Value *Count, Value *Padded,
+                      Value *FrameMemory, BasicBlock *EntryBlock);
+
   DenseMap<unsigned, Value *> Fields;
   uint64_t FramePrefix = FirstValuePrefix; // next free frame array
   Value *Thread64 = nullptr;
@@ -956,14 +987,6 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
     Result = Operation == "laneid"
                  ? Lane
                  : B.CreateSub(B.CreateShl(B.getInt32(1), Lane), B.getInt32(1));
-  } else if (Operation == "activemask") {
-    // Every existing lane of the warp (see docs/cpu-target.md, limits).
-    Value *Thread = linearThread();
-    Value *Lanes = B.CreateSub(threadCount(), B.CreateAnd(Thread, ~31u));
-    Value *Partial = B.CreateSub(
-        B.CreateShl(B.getInt32(1), B.CreateAnd(Lanes, 31)), B.getInt32(1));
-    Result = B.CreateSelect(B.CreateICmpUGE(Lanes, B.getInt32(32)),
-                            B.getInt32(~0u), Partial, "activemask");
   }
   // fences: a block's threads share one host thread
   else if (Operation == "threadfence.block") {
@@ -1079,6 +1102,57 @@ bool KernelLowering::lowerMarkers() {
             {Call, Operation.str(),
              Name + (Location.empty() ? "" : " at " + Location)});
       }
+  // Warp rounds only for a warp sync point that a divergent branch controls
+  // (`if tid < 32: shfl...`, or after an early return): one that every
+  // thread of the block reaches is completed for the whole block at once, as
+  // a syncthreads (block rounds, the faster code). activemask there is every
+  // existing lane of the warp: no sync point.
+  if (any_of(SyncPoints, [](const SyncPoint &P) {
+        return isWarpSyncOperation(P.Operation);
+      })) {
+    SmallPtrSet<const BasicBlock *, 32> Controlled;
+    findUniformValues(*Thread, {ThreadIndex[0], ThreadIndex[1], ThreadIndex[2]},
+                      &Controlled);
+    WarpRounds = any_of(SyncPoints, [&](const SyncPoint &P) {
+      return isWarpSyncOperation(P.Operation) &&
+             Controlled.contains(P.Call->getParent());
+    });
+    if (WarpRounds) {
+      FramePrefix = WarpFirstValuePrefix;
+    } else {
+      for (SyncPoint &Point : SyncPoints)
+        if (Point.Operation == "activemask") {
+          IRBuilder<> B(Point.Call);
+          Value *Thread = linearThread();
+          Value *Lanes = B.CreateSub(threadCount(), B.CreateAnd(Thread, ~31u));
+          Value *Partial = B.CreateSub(
+              B.CreateShl(B.getInt32(1), B.CreateAnd(Lanes, 31)), B.getInt32(1));
+          Value *Mask = B.CreateSelect(B.CreateICmpUGE(Lanes, B.getInt32(32)),
+                                       B.getInt32(~0u), Partial, "activemask");
+          Point.Call->replaceAllUsesWith(Mask);
+          Point.Call->eraseFromParent();
+          Point.Call = nullptr;
+        }
+      llvm::erase_if(SyncPoints, [](const SyncPoint &P) { return !P.Call; });
+    }
+  }
+  // With warp rounds, the block barriers come first (a round in which no
+  // thread returned a higher number needs no warp step), then the warp
+  // points in reverse post-order: __tidal_cpu_warp_step completes the group
+  // at the lowest point first, so that lanes split by a branch meet again
+  // after it.
+  if (WarpRounds) {
+    DenseMap<const BasicBlock *, unsigned> Order;
+    for (BasicBlock *Block : ReversePostOrderTraversal<Function *>(Thread))
+      Order.try_emplace(Block, Order.size());
+    llvm::stable_sort(SyncPoints, [&](const SyncPoint &A, const SyncPoint &B) {
+      bool WarpA = isWarpSyncOperation(A.Operation),
+           WarpB = isWarpSyncOperation(B.Operation);
+      if (WarpA != WarpB)
+        return WarpB;
+      return Order.lookup(A.Call->getParent()) < Order.lookup(B.Call->getParent());
+    });
+  }
   return AllLowered;
 }
 
@@ -1111,6 +1185,14 @@ void KernelLowering::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point
   else if (Operation.starts_with("shfl.") || Operation.starts_with("vote.") ||
            Operation.starts_with("match."))
     Stored = toExchange(B, Call->getArgOperand(1));
+  if (WarpRounds && isWarpSyncOperation(Operation) && Operation != "activemask") {
+    Value *Masks = frameArray(MaskPrefix, nullptr, "masks");
+    B.CreateAlignedStore(
+        Call->getArgOperand(0),
+        B.CreateInBoundsGEP(B.getInt32Ty(), Masks,
+                            B.CreateZExt(linearThread(), B.getInt64Ty())),
+        Align(4));
+  }
   if (!Stored)
     return;
   Value *Slot = B.CreateInBoundsGEP(B.getInt64Ty(), exchangeBuffer(true),
@@ -1147,6 +1229,10 @@ Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
     return B.CreateAlignedLoad(
         I64, B.CreateInBoundsGEP(I64, Read, B.CreateZExt(Index, I64)), Align(8));
   };
+  // activemask: the lanes that arrived together (__tidal_cpu_warp_step
+  // wrote them as this thread's result).
+  if (Operation == "activemask")
+    return B.CreateTrunc(LoadLane(Thread), I32);
   if (Operation.starts_with("shfl.")) {
     StringRef Mode = Operation.drop_front(5).split('.').first;
     Value *Delta = Call->getArgOperand(2);
@@ -1388,8 +1474,13 @@ void KernelLowering::moveAllocasToFrame() {
 void KernelLowering::makeResumable() {
   if (SyncPoints.empty())
     return;
-  SmallPtrSet<const Value *, 32> Uniform =
-      findUniformValues(*Thread, {ThreadIndex[0], ThreadIndex[1], ThreadIndex[2]});
+  // Warps run their rounds at different times: a value of the block would
+  // need more than one pending copy, so with warp rounds every value is kept
+  // per thread.
+  SmallPtrSet<const Value *, 32> Uniform;
+  if (!WarpRounds)
+    Uniform = findUniformValues(*Thread,
+                                {ThreadIndex[0], ThreadIndex[1], ThreadIndex[2]});
   SmallVector<BasicBlock *, 8> SyncBlocks, ResumeBlocks;
   Type *I32 = Type::getInt32Ty(Context);
   unsigned Number = 0;
@@ -1473,6 +1564,380 @@ Constant *getString(Module &M, StringRef Text, const Twine &Name) {
   Global->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
   Global->setAlignment(Align(1));
   return Global;
+}
+
+// Threads at different sync points (or some finished): the runtime reports
+// them all (Next: the sync point each thread reached).
+void KernelLowering::emitBarrierError(IRBuilder<> &Builder, Value *BlockContext,
+                                      Value *Next, Value *Count) {
+  Type *Pointer = Builder.getPtrTy(), *I32 = Builder.getInt32Ty();
+  unsigned SyncCount = SyncPoints.size();
+  SmallVector<Constant *, 8> Names;
+  Names.push_back(getString(M, "the start", Kernel.getName() + ".sync.0"));
+  for (unsigned K = 1; K <= SyncCount; ++K)
+    Names.push_back(getString(M, SyncPoints[K - 1].Description,
+                              Kernel.getName() + ".sync." + Twine(K)));
+  auto *NameArray = ArrayType::get(Pointer, Names.size());
+  auto *Table = new GlobalVariable(M, NameArray, true,
+                                   GlobalValue::PrivateLinkage,
+                                   ConstantArray::get(NameArray, Names),
+                                   Kernel.getName() + ".sync.names");
+  Function *Hook = getHook(M, BarrierErrorHook, Builder.getVoidTy(),
+                           {Pointer, Pointer, Pointer, I32, Pointer, I32});
+  Builder.CreateCall(Hook, {BlockContext,
+                            getString(M, Kernel.getName(),
+                                      Kernel.getName() + ".name"),
+                            Next, Count, Table,
+                            Builder.getInt32(SyncCount + 1)});
+}
+
+// Everyone at sync point `Low`: after a syncthreads_count/and/or, count
+// the threads whose predicate held (they stored it in this round's
+// exchange buffer), for K.thread to read from the frame's header.
+void KernelLowering::emitBarrierReduction(IRBuilder<> &Builder, Value *Low,
+                                          Value *FrameMemory, Value *Padded,
+                                          Value *Count, Value *RoundPhase,
+                                          BasicBlock *EntryBlock) {
+  Type *I32 = Builder.getInt32Ty(), *I64 = Builder.getInt64Ty();
+  Function *Block = Builder.GetInsertBlock()->getParent();
+  unsigned SyncCount = SyncPoints.size();
+  Value *AtReduction = Builder.getFalse();
+  for (unsigned K = 1; K <= SyncCount; ++K)
+    if (isBarrierReduction(SyncPoints[K - 1].Operation))
+      AtReduction = Builder.CreateOr(
+          AtReduction, Builder.CreateICmpEQ(Low, Builder.getInt32(K)));
+  if (!isa<Constant>(AtReduction)) {
+    BasicBlock *Reduce = BasicBlock::Create(Context, "reduce", Block);
+    BasicBlock *Back = BasicBlock::Create(Context, "round.back", Block);
+    Builder.CreateCondBr(AtReduction, Reduce, Back);
+    Builder.SetInsertPoint(Reduce);
+    Value *Written = Builder.CreateInBoundsGEP(
+        Builder.getInt8Ty(), FrameMemory,
+        Builder.CreateNUWAdd(
+            Builder.getInt64(FrameHeaderBytes),
+            Builder.CreateNUWMul(
+                Padded, Builder.CreateNUWAdd(
+                            Builder.getInt64(ExchangePrefix),
+                            Builder.CreateShl(Builder.CreateZExt(RoundPhase, I64),
+                                              3)))),
+        "exchange");
+    AllocaInst *Sum = new AllocaInst(I32, DL.getAllocaAddrSpace(), "count",
+                                     EntryBlock->getTerminator()->getIterator());
+    Builder.CreateStore(Builder.getInt32(0), Sum);
+    CountedLoop Each = beginLoop(Builder, Count, "reduce.thread");
+    Value *Predicate = Builder.CreateLoad(
+        I64, Builder.CreateInBoundsGEP(I64, Written,
+                                       Builder.CreateZExt(Each.Counter, I64)));
+    Builder.CreateStore(
+        Builder.CreateAdd(Builder.CreateLoad(I32, Sum),
+                          Builder.CreateTrunc(Predicate, I32)),
+        Sum);
+    endLoop(Builder, Each);
+    Builder.CreateAlignedStore(Builder.CreateLoad(I32, Sum), FrameMemory,
+                               Align(FrameHeaderBytes));
+    Builder.CreateBr(Back);
+    Builder.SetInsertPoint(Back);
+  }
+}
+
+// Rounds of a kernel with a warp sync point under a divergent branch
+// (docs/cpu-target.md, "Warp rounds"). Every thread has a state in next[t]:
+// the sync point where it stopped (or -1 finished, -2 failed), plus
+// TIDAL_SYNC_RELEASED when it may resume there. A block round runs every
+// thread from the round's resume point (one thread loop per point). If all
+// then wait at one warp point, it is completed for the whole block (the next
+// round, other %phase, reads what they wrote). Else each warp with a lane
+// at a warp point settles: __tidal_cpu_warp_step completes one group of its
+// lanes (filling the read buffer for them) and the group's lanes run from
+// there (one lane loop per warp point), again, until no group can complete.
+// Then the block is checked as in the block rounds (all at one syncthreads,
+// or all finished; else the report) and the next round resumes there.
+void KernelLowering::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
+                                    Value *const BlockDim[3], bool YInnermost,
+                                    Value *BlockContext, Value *Count, Value *Padded,
+                                    Value *FrameMemory, BasicBlock *EntryBlock) {
+  Type *Pointer = Builder.getPtrTy(), *I32 = Builder.getInt32Ty(),
+       *I64 = Builder.getInt64Ty();
+  Function *Block = Builder.GetInsertBlock()->getParent();
+  unsigned SyncCount = SyncPoints.size();
+  auto FrameArrayAt = [&](uint64_t Prefix, const Twine &Name) {
+    return Builder.CreateInBoundsGEP(
+        Builder.getInt8Ty(), FrameMemory,
+        Builder.CreateNUWAdd(Builder.getInt64(FrameHeaderBytes),
+                             Builder.CreateNUWMul(Padded, Builder.getInt64(Prefix))),
+        Name);
+  };
+  Value *Next = FrameArrayAt(NextPrefix, "next");
+  Value *Masks = FrameArrayAt(MaskPrefix, "masks");
+  Value *Exchange = FrameArrayAt(ExchangePrefix, "exchange");
+  SmallVector<uint8_t, 16> Kinds(SyncCount + 1, TIDAL_SYNC_BLOCK);
+  for (unsigned K = 1; K <= SyncCount; ++K) {
+    StringRef Operation = SyncPoints[K - 1].Operation;
+    Kinds[K] = Operation == "activemask"           ? TIDAL_SYNC_ACTIVEMASK
+               : isWarpSyncOperation(Operation) ? TIDAL_SYNC_WARP
+                                                : TIDAL_SYNC_BLOCK;
+  }
+  auto *KindTable = new GlobalVariable(
+      M, ArrayType::get(Builder.getInt8Ty(), Kinds.size()), true,
+      GlobalValue::PrivateLinkage, ConstantDataArray::get(Context, Kinds),
+      Kernel.getName() + ".sync.kinds");
+  Function *Step = getHook(M, WarpStepHook, I32,
+                           {Pointer, I32, Pointer, Pointer, Pointer, Pointer});
+  Value *Released = Builder.getInt32(TIDAL_SYNC_RELEASED);
+  auto StateOf = [&](Value *Thread) {
+    return Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Thread, I64));
+  };
+  AllocaInst *Lowest = Builder.CreateAlloca(I32, nullptr, "lowest");
+  AllocaInst *Highest = Builder.CreateAlloca(I32, nullptr, "highest");
+  // Bit w: a thread of warp w stopped at a warp point (at most 32 warps).
+  AllocaInst *Waiting = Builder.CreateAlloca(I32, nullptr, "waiting");
+  unsigned LastBlockPoint = 0;
+  for (unsigned K = 1; K <= SyncCount; ++K)
+    if (Kinds[K] == TIDAL_SYNC_BLOCK)
+      LastBlockPoint = K;
+  BasicBlock *Round = BasicBlock::Create(Context, "round", Block);
+  BasicBlock *Done = BasicBlock::Create(Context, "done");
+  BasicBlock *Warps = BasicBlock::Create(Context, "warps");
+  BasicBlock *Reached = BasicBlock::Create(Context, "round.reached");
+  Builder.CreateBr(Round);
+  Builder.SetInsertPoint(Round);
+
+  // 1. Every thread from the round's resume point (the start or a block
+  //    barrier) to its next sync point: one thread loop per such point, as
+  //    in the block rounds (vectorisable).
+  PHINode *ResumeAt = Builder.CreatePHI(I32, 3, "resume");
+  PHINode *RoundPhase = Builder.CreatePHI(I32, 3, "phase");
+  ResumeAt->addIncoming(Builder.getInt32(0), EntryBlock);
+  RoundPhase->addIncoming(Builder.getInt32(0), EntryBlock);
+  // This round's exchange buffers: threads write buffer %phase and read the
+  // other one (as K.thread computes them).
+  Value *PhaseOffset = Builder.CreateMul(Builder.CreateZExt(RoundPhase, I64),
+                                        Padded);
+  Value *Written = Builder.CreateInBoundsGEP(
+      I64, Exchange, PhaseOffset, "exchange.written");
+  Value *Read = Builder.CreateInBoundsGEP(
+      I64, Exchange, Builder.CreateSub(Padded, PhaseOffset), "exchange.read");
+  BasicBlock *Invalid = BasicBlock::Create(Context, "round.invalid", Block);
+  new UnreachableInst(Context, Invalid);
+  Builder.CreateStore(Builder.getInt32(0), Waiting);
+  Builder.CreateStore(Builder.getInt32(INT32_MAX), Lowest);
+  Builder.CreateStore(Builder.getInt32(INT32_MIN), Highest);
+  SwitchInst *Resumes = Builder.CreateSwitch(ResumeAt, Invalid, SyncCount + 1);
+  for (unsigned K = 0; K <= SyncCount; ++K) {
+    BasicBlock *Region = BasicBlock::Create(Context, "from." + Twine(K), Block);
+    Resumes->addCase(Builder.getInt32(K), Region);
+    Builder.SetInsertPoint(Region);
+    emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses,
+                    [&](Value *X, Value *Y, Value *Z) {
+                      SmallVector<Value *, 16> ThreadArguments(Arguments);
+                      ThreadArguments.append(
+                          {X, Y, Z, Builder.getInt32(K), RoundPhase});
+                      CallInst *Reached =
+                          Builder.CreateCall(Thread, ThreadArguments, "reached");
+                      Value *Linear = Builder.CreateNUWAdd(
+                          Builder.CreateNUWMul(
+                              Builder.CreateNUWAdd(
+                                  Builder.CreateNUWMul(Z, BlockDim[1]), Y),
+                              BlockDim[0]),
+                          X, "thread");
+                      StoreInst *Record = Builder.CreateStore(Reached, StateOf(Linear));
+                      Value *AtWarpPoint = Builder.CreateZExt(
+                          Builder.CreateICmpSGT(Reached,
+                                                Builder.getInt32(LastBlockPoint)),
+                          I32);
+                      Value *WarpBit =
+                          Builder.CreateShl(AtWarpPoint, Builder.CreateLShr(Linear, 5));
+                      Builder.CreateStore(
+                          Builder.CreateOr(Builder.CreateLoad(I32, Waiting), WarpBit),
+                          Waiting);
+                      Builder.CreateStore(
+                          Builder.CreateBinaryIntrinsic(
+                              Intrinsic::smin, Builder.CreateLoad(I32, Lowest), Reached),
+                          Lowest);
+                      Builder.CreateStore(
+                          Builder.CreateBinaryIntrinsic(
+                              Intrinsic::smax, Builder.CreateLoad(I32, Highest), Reached),
+                          Highest);
+                      if (ThreadAccesses) {
+                        Reached->setMetadata(LLVMContext::MD_access_group,
+                                             ThreadAccesses);
+                        Record->setMetadata(LLVMContext::MD_access_group,
+                                            ThreadAccesses);
+                      }
+                    });
+    Builder.CreateBr(Reached);
+  }
+  // No thread at a warp point (they come after the block barriers): no
+  // warp step.
+  Reached->insertInto(Block);
+  Builder.SetInsertPoint(Reached);
+  BasicBlock *CheckBlock = BasicBlock::Create(Context, "round.check");
+  BasicBlock *Some = BasicBlock::Create(Context, "round.some", Block);
+  BasicBlock *Together = BasicBlock::Create(Context, "round.together", Block);
+  Value *WaitingWarps = Builder.CreateLoad(I32, Waiting, "waiting.warps");
+  Value *ALow = Builder.CreateLoad(I32, Lowest, "reached.lowest");
+  Value *AHigh = Builder.CreateLoad(I32, Highest, "reached.highest");
+  // Every thread of the block at the same warp point (the usual case: all
+  // warps run the collective): every warp's group is whole; complete them
+  // all at once (one vectorisable copy) and go on with the block rounds.
+  Builder.CreateCondBr(
+      Builder.CreateAnd(Builder.CreateICmpEQ(ALow, AHigh),
+                        Builder.CreateICmpSGT(ALow, Builder.getInt32(LastBlockPoint))),
+      Together, Some);
+  Builder.SetInsertPoint(Together);
+  {
+    // The next round (other phase) reads what they wrote; activemask: the
+    // existing lanes of each thread's warp, written there first.
+    Value *IsMask = Builder.CreateICmpEQ(
+        Builder.CreateLoad(Builder.getInt8Ty(),
+                           Builder.CreateInBoundsGEP(Builder.getInt8Ty(), KindTable,
+                                                     Builder.CreateZExt(ALow, I64))),
+        Builder.getInt8(TIDAL_SYNC_ACTIVEMASK));
+    BasicBlock *MaskBlock = BasicBlock::Create(Context, "together.activemask", Block);
+    BasicBlock *Again = BasicBlock::Create(Context, "together.next", Block);
+    Builder.CreateCondBr(IsMask, MaskBlock, Again);
+    Builder.SetInsertPoint(MaskBlock);
+    CountedLoop Each = beginLoop(Builder, Count, "activemask.thread");
+    Value *WarpLanes = Builder.CreateSub(Count, Builder.CreateAnd(Each.Counter, ~31u));
+    Value *Existing = Builder.CreateSelect(
+        Builder.CreateICmpUGE(WarpLanes, Builder.getInt32(32)), Builder.getInt32(~0u),
+        Builder.CreateSub(Builder.CreateShl(Builder.getInt32(1),
+                                            Builder.CreateAnd(WarpLanes, 31)),
+                          Builder.getInt32(1)));
+    Builder.CreateStore(Builder.CreateZExt(Existing, I64),
+                        Builder.CreateInBoundsGEP(I64, Written,
+                                                  Builder.CreateZExt(Each.Counter, I64)));
+    endLoop(Builder, Each);
+    Builder.CreateBr(Again);
+    Builder.SetInsertPoint(Again);
+    ResumeAt->addIncoming(ALow, Again);
+    RoundPhase->addIncoming(Builder.CreateXor(RoundPhase, Builder.getInt32(1)), Again);
+    Builder.CreateBr(Round);
+  }
+  Builder.SetInsertPoint(Some);
+  Builder.CreateCondBr(Builder.CreateICmpNE(WaitingWarps, Builder.getInt32(0)),
+                       Warps, CheckBlock);
+  Warps->insertInto(Block);
+  Builder.SetInsertPoint(Warps);
+
+  // 2. Each warp with lanes at a warp point until it settles: complete a
+  //    group (the lanes at one point), run them from there, again. One lane
+  //    loop per warp point, so that each holds only that point's region.
+  Value *WarpCount = Builder.CreateLShr(
+      Builder.CreateNUWAdd(Count, Builder.getInt32(31)), 5, "warp.count");
+  CountedLoop EachWarp = beginLoop(Builder, WarpCount, "warp");
+  Value *Base = Builder.CreateShl(EachWarp.Counter, 5, "warp.base");
+  Value *Lanes = Builder.CreateBinaryIntrinsic(
+      Intrinsic::umin, Builder.CreateSub(Count, Base), Builder.getInt32(32), nullptr,
+      "lanes");
+  Value *OneRow = Builder.CreateICmpEQ(BlockDim[0], Count, "one.row");
+  BasicBlock *StepBlock = BasicBlock::Create(Context, "warp.step", Block);
+  BasicBlock *Settled = BasicBlock::Create(Context, "warp.settled", Block);
+  Builder.CreateCondBr(
+      Builder.CreateTrunc(Builder.CreateLShr(WaitingWarps, EachWarp.Counter),
+                          Builder.getInt1Ty()),
+      StepBlock, Settled);
+  Builder.SetInsertPoint(StepBlock);
+  Value *Base64 = Builder.CreateZExt(Base, I64);
+  Value *Outcome = Builder.CreateCall(
+      Step, {Builder.CreateInBoundsGEP(I32, Next, Base64), Lanes,
+             Builder.CreateInBoundsGEP(I32, Masks, Base64),
+             Builder.CreateInBoundsGEP(I64, Written, Base64),
+             Builder.CreateInBoundsGEP(I64, Read, Base64), KindTable},
+      "outcome");
+  SwitchInst *Switch = Builder.CreateSwitch(Outcome, Settled, SyncCount + 1);
+  Switch->addCase(Builder.getInt32(2), Done); // a lane failed (reported)
+  for (unsigned K = 1; K <= SyncCount; ++K) {
+    if (Kinds[K] == TIDAL_SYNC_BLOCK)
+      continue;
+    BasicBlock *Run = BasicBlock::Create(Context, "warp.from." + Twine(K), Block);
+    Switch->addCase(Builder.getInt32(TIDAL_SYNC_RELEASED + K), Run);
+    Builder.SetInsertPoint(Run);
+    CountedLoop EachLane = beginLoop(Builder, Lanes, "lane");
+    Value *Linear = Builder.CreateNUWAdd(Base, EachLane.Counter, "thread");
+    Value *StateAddress = StateOf(Linear);
+    Value *State = Builder.CreateLoad(I32, StateAddress, "state");
+    BasicBlock *LaneResume = BasicBlock::Create(Context, "lane.resume", Block);
+    BasicBlock *LaneNext = BasicBlock::Create(Context, "lane.next", Block);
+    Builder.CreateCondBr(
+        Builder.CreateICmpEQ(State, Builder.getInt32(TIDAL_SYNC_RELEASED + K)),
+        LaneResume, LaneNext);
+    // The thread index: no division in a block of one row.
+    Builder.SetInsertPoint(LaneResume);
+    BasicBlock *Rows = BasicBlock::Create(Context, "lane.rows", Block);
+    BasicBlock *Call = BasicBlock::Create(Context, "lane.call", Block);
+    Builder.CreateCondBr(OneRow, Call, Rows);
+    Builder.SetInsertPoint(Rows);
+    Value *Rest = Builder.CreateUDiv(Linear, BlockDim[0]);
+    Value *RowX = Builder.CreateURem(Linear, BlockDim[0]);
+    Value *RowY = Builder.CreateURem(Rest, BlockDim[1]);
+    Value *RowZ = Builder.CreateUDiv(Rest, BlockDim[1]);
+    Builder.CreateBr(Call);
+    Builder.SetInsertPoint(Call);
+    PHINode *X = Builder.CreatePHI(I32, 2, "x"), *Y = Builder.CreatePHI(I32, 2, "y"),
+            *Z = Builder.CreatePHI(I32, 2, "z");
+    X->addIncoming(Linear, LaneResume);
+    X->addIncoming(RowX, Rows);
+    Y->addIncoming(Builder.getInt32(0), LaneResume);
+    Y->addIncoming(RowY, Rows);
+    Z->addIncoming(Builder.getInt32(0), LaneResume);
+    Z->addIncoming(RowZ, Rows);
+    SmallVector<Value *, 16> ThreadArguments(Arguments);
+    ThreadArguments.append({X, Y, Z, Builder.getInt32(K), RoundPhase});
+    Builder.CreateStore(Builder.CreateCall(Thread, ThreadArguments, "reached"),
+                        StateAddress);
+    Builder.CreateBr(LaneNext);
+    Builder.SetInsertPoint(LaneNext);
+    endLoop(Builder, EachLane);
+    Builder.CreateBr(StepBlock);
+  }
+  Builder.SetInsertPoint(Settled);
+  endLoop(Builder, EachWarp);
+
+  // The block: every thread at the same syncthreads, or all finished.
+  Builder.CreateBr(CheckBlock);
+  CheckBlock->insertInto(Block);
+  Builder.SetInsertPoint(CheckBlock);
+  Builder.CreateStore(Builder.getInt32(INT32_MAX), Lowest);
+  Builder.CreateStore(Builder.getInt32(INT32_MIN), Highest);
+  {
+    CountedLoop Each = beginLoop(Builder, Count, "check.thread");
+    Value *At = Builder.CreateLoad(I32, StateOf(Each.Counter));
+    Builder.CreateStore(Builder.CreateBinaryIntrinsic(
+                            Intrinsic::smin, Builder.CreateLoad(I32, Lowest), At),
+                        Lowest);
+    Builder.CreateStore(Builder.CreateBinaryIntrinsic(
+                            Intrinsic::smax, Builder.CreateLoad(I32, Highest), At),
+                        Highest);
+    endLoop(Builder, Each);
+  }
+  Value *Low = Builder.CreateLoad(I32, Lowest, "lowest.value");
+  Value *High = Builder.CreateLoad(I32, Highest, "highest.value");
+  BasicBlock *Agreed = BasicBlock::Create(Context, "round.agreed", Block);
+  BasicBlock *Diverged = BasicBlock::Create(Context, "round.diverged", Block);
+  BasicBlock *Continue = BasicBlock::Create(Context, "round.next", Block);
+  BasicBlock *NotFailed = BasicBlock::Create(Context, "round.ok", Block);
+  // A failed thread (-2) has been reported: leave the block.
+  Builder.CreateCondBr(Builder.CreateICmpSLT(Low, Builder.getInt32(ThreadFinished)),
+                       Done, NotFailed);
+  Builder.SetInsertPoint(NotFailed);
+  Builder.CreateCondBr(Builder.CreateICmpEQ(Low, High), Agreed, Diverged);
+  Builder.SetInsertPoint(Agreed);
+  Builder.CreateCondBr(Builder.CreateICmpEQ(Low, Builder.getInt32(ThreadFinished)),
+                       Done, Continue);
+  Builder.SetInsertPoint(Diverged);
+  emitBarrierError(Builder, BlockContext, Next, Count);
+  Builder.CreateBr(Done);
+  Builder.SetInsertPoint(Continue);
+  emitBarrierReduction(Builder, Low, FrameMemory, Padded, Count, RoundPhase,
+                       EntryBlock);
+  ResumeAt->addIncoming(Low, Builder.GetInsertBlock());
+  RoundPhase->addIncoming(Builder.CreateXor(RoundPhase, Builder.getInt32(1)),
+                          Builder.GetInsertBlock());
+  Builder.CreateBr(Round);
+  Done->insertInto(Block);
+  Builder.SetInsertPoint(Done);
+  Builder.CreateRetVoid();
 }
 
 // void @__tidal_block_K(ptr %params, ptr %ctx): loads K's parameters from
@@ -1595,7 +2060,16 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
     return Block;
   }
 
-  // 5. With sync points, rounds: each thread runs from resume point r to
+  // 5. With warp sync points: warp rounds (emitWarpRounds).
+  if (WarpRounds) {
+    emitWarpRounds(Builder, Arguments, BlockDim, YInnermost, BlockContext, Count,
+                   Padded, FrameMemory, EntryBlock);
+    if (Debugging)
+      Debugging->finalizeSubprogram(Scope);
+    return Block;
+  }
+
+  // 6. With sync points, rounds: each thread runs from resume point r to
   //    its next sync point, whose number it returns (stored in next[t]); the
   //    round's lowest and highest return values say whether all agree.
   unsigned SyncCount = SyncPoints.size();
@@ -1671,30 +2145,10 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
 
   // Threads at different sync points (or some finished): report them all.
   Builder.SetInsertPoint(Diverged);
-  {
-    SmallVector<Constant *, 8> Names;
-    Names.push_back(getString(M, "the start", Kernel.getName() + ".sync.0"));
-    for (unsigned K = 1; K <= SyncCount; ++K)
-      Names.push_back(getString(M, SyncPoints[K - 1].Description,
-                                Kernel.getName() + ".sync." + Twine(K)));
-    auto *NameArray = ArrayType::get(Pointer, Names.size());
-    auto *Table = new GlobalVariable(M, NameArray, true,
-                                     GlobalValue::PrivateLinkage,
-                                     ConstantArray::get(NameArray, Names),
-                                     Kernel.getName() + ".sync.names");
-    Function *Hook = getHook(M, BarrierErrorHook, Builder.getVoidTy(),
-                             {Pointer, Pointer, Pointer, I32, Pointer, I32});
-    Builder.CreateCall(Hook, {BlockContext,
-                              getString(M, Kernel.getName(),
-                                        Kernel.getName() + ".name"),
-                              Next, Count, Table,
-                              Builder.getInt32(SyncCount + 1)});
-    Builder.CreateBr(Done);
-  }
+  emitBarrierError(Builder, BlockContext, Next, Count);
+  Builder.CreateBr(Done);
 
-  // Everyone at sync point `Low`: after a syncthreads_count/and/or, count
-  // the threads whose predicate held (they stored it in this round's
-  // exchange buffer), for K.thread to read from the frame's header.
+  // Everyone at sync point `Low`: the next round resumes there.
   Builder.SetInsertPoint(Continue);
   // What the threads stored of the block-uniform values is what the next
   // round reads.
@@ -1708,43 +2162,8 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
         Builder.CreateConstInBoundsGEP1_64(Builder.getInt8Ty(), UniformMemory,
                                            Slot.Offset),
         Align(16));
-  Value *AtReduction = Builder.getFalse();
-  for (unsigned K = 1; K <= SyncCount; ++K)
-    if (isBarrierReduction(SyncPoints[K - 1].Operation))
-      AtReduction = Builder.CreateOr(
-          AtReduction, Builder.CreateICmpEQ(Low, Builder.getInt32(K)));
-  if (!isa<Constant>(AtReduction)) {
-    BasicBlock *Reduce = BasicBlock::Create(Context, "reduce", Block);
-    BasicBlock *Back = BasicBlock::Create(Context, "round.back", Block);
-    Builder.CreateCondBr(AtReduction, Reduce, Back);
-    Builder.SetInsertPoint(Reduce);
-    Value *Written = Builder.CreateInBoundsGEP(
-        Builder.getInt8Ty(), FrameMemory,
-        Builder.CreateNUWAdd(
-            Builder.getInt64(FrameHeaderBytes),
-            Builder.CreateNUWMul(
-                Padded, Builder.CreateNUWAdd(
-                            Builder.getInt64(ExchangePrefix),
-                            Builder.CreateShl(Builder.CreateZExt(RoundPhase, I64),
-                                              3)))),
-        "exchange");
-    AllocaInst *Sum = new AllocaInst(I32, DL.getAllocaAddrSpace(), "count",
-                                     EntryBlock->getTerminator()->getIterator());
-    Builder.CreateStore(Builder.getInt32(0), Sum);
-    CountedLoop Each = beginLoop(Builder, Count, "reduce.thread");
-    Value *Predicate = Builder.CreateLoad(
-        I64, Builder.CreateInBoundsGEP(I64, Written,
-                                       Builder.CreateZExt(Each.Counter, I64)));
-    Builder.CreateStore(
-        Builder.CreateAdd(Builder.CreateLoad(I32, Sum),
-                          Builder.CreateTrunc(Predicate, I32)),
-        Sum);
-    endLoop(Builder, Each);
-    Builder.CreateAlignedStore(Builder.CreateLoad(I32, Sum), FrameMemory,
-                               Align(FrameHeaderBytes));
-    Builder.CreateBr(Back);
-    Builder.SetInsertPoint(Back);
-  }
+  emitBarrierReduction(Builder, Low, FrameMemory, Padded, Count, RoundPhase,
+                       EntryBlock);
   ResumeAt->addIncoming(Low, Builder.GetInsertBlock());
   RoundPhase->addIncoming(Builder.CreateXor(RoundPhase, Builder.getInt32(1)),
                           Builder.GetInsertBlock());

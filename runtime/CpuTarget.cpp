@@ -176,6 +176,7 @@ private:
     Add("__tidal_cpu_assert_fail", &__tidal_cpu_assert_fail);
     Add("__tidal_cpu_barrier_error", &__tidal_cpu_barrier_error);
     Add("__tidal_cpu_print", &__tidal_cpu_print);
+    Add("__tidal_cpu_warp_step", &__tidal_cpu_warp_step);
     if (llvm::Error E = Process.define(orc::absoluteSymbols(std::move(Hooks))))
       return std::move(E);
     return &Process;

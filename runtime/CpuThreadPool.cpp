@@ -554,6 +554,61 @@ extern "C" void __tidal_cpu_barrier_error(TidalBlockContext *Context,
   });
 }
 
+extern "C" int32_t __tidal_cpu_warp_step(int32_t *States, uint32_t Lanes,
+                                         const uint32_t *Masks,
+                                         const uint64_t *Written, uint64_t *Read,
+                                         const uint8_t *Kinds) {
+  // One pass: failed lanes, finished lanes, lanes at warp points.
+  uint32_t Finished = 0, Waiting = 0;
+  for (uint32_t Lane = 0; Lane < Lanes; ++Lane) {
+    const int32_t State = States[Lane];
+    if (State == -2)
+      return 2;
+    Finished |= uint32_t(State == -1) << Lane;
+    Waiting |= uint32_t(State >= 1 && Kinds[State] != TIDAL_SYNC_BLOCK) << Lane;
+  }
+  if (!Waiting)
+    return 0;
+  const uint32_t Existing = Lanes >= 32 ? ~0u : (1u << Lanes) - 1;
+  // Of the groups that can complete, the one at the lowest sync point (the
+  // lowering numbers them in reverse post-order): lanes behind catch up first,
+  // so that lanes split by a branch meet again after it (activemask is then
+  // the whole warp there, as on a GPU that reconverged).
+  uint32_t Chosen = 0;
+  int32_t ChosenPoint = -1;
+  for (uint32_t Left = Waiting; Left;) {
+    const int32_t Point = States[__builtin_ctz(Left)];
+    uint32_t Group = 0, Needed = 0;
+    for (uint32_t Bits = Left; Bits; Bits &= Bits - 1) {
+      const uint32_t Lane = __builtin_ctz(Bits);
+      if (States[Lane] == Point) {
+        Group |= 1u << Lane;
+        Needed |= Masks[Lane];
+      }
+    }
+    Left &= ~Group;
+    // A collective waits for every lane of its mask that exists and has
+    // not finished (lanes past the block's last thread, or finished, do not
+    // hold up the others: their bits read as 0).
+    if (Kinds[Point] == TIDAL_SYNC_WARP && (Needed & Existing & ~Finished & ~Group))
+      continue;
+    if (ChosenPoint < 0 || Point < ChosenPoint) {
+      ChosenPoint = Point;
+      Chosen = Group;
+    }
+  }
+  if (ChosenPoint < 0)
+    return 0;
+  const bool Mask = Kinds[ChosenPoint] == TIDAL_SYNC_ACTIVEMASK;
+  for (uint32_t Lane = 0; Lane < Lanes; ++Lane) {
+    const bool In = Chosen >> Lane & 1;
+    Read[Lane] = !In ? 0 : Mask ? uint64_t(Chosen) : Written[Lane];
+    if (In)
+      States[Lane] = ChosenPoint + TIDAL_SYNC_RELEASED;
+  }
+  return ChosenPoint + TIDAL_SYNC_RELEASED;
+}
+
 extern "C" void __tidal_cpu_print(const char *Format, ...) {
   static std::mutex PrintMutex;
   char Small[512];

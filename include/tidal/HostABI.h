@@ -66,6 +66,29 @@ void __tidal_cpu_barrier_error(TidalBlockContext *ctx, const char *kernel,
                                const char *const *names, uint32_t name_count);
 //   print(): C printf, one call = one line, written and flushed atomically.
 void __tidal_cpu_print(const char *format, ...);
+//   Warp rounds (kernels with warp collectives; docs/cpu-target.md): after
+//   the runnable lanes of one warp ran up to their next sync point,
+//   states[l] (l < lanes) is the sync point lane l reached (or -1 finished,
+//   -2 failed) and kinds[point] says what that point is (TIDAL_SYNC_*).
+//   Completes one group (the lowest such point): the lanes at one warp
+//   collective or activemask whose masks' other (existing, unfinished) lanes
+//   are all there too. Their states become point + TIDAL_SYNC_RELEASED
+//   (resume there) and read[l] their result source: written[l] (the value
+//   lane l stored), the group's lanes for activemask; 0 for the lanes
+//   outside the group. masks[l] is the mask lane l passed. Returns point + TIDAL_SYNC_RELEASED if it completed
+//   the group at that point, 2 if a lane failed, 0 if none can be completed
+//   (every lane at a block barrier, or finished, or waiting for lanes that
+//   will never come: the block's consistency check then reports them).
+int32_t __tidal_cpu_warp_step(int32_t *states, uint32_t lanes,
+                              const uint32_t *masks, const uint64_t *written,
+                              uint64_t *read, const uint8_t *kinds);
+
+// Kinds of sync points for __tidal_cpu_warp_step, and the state bit of a
+// lane that may resume.
+#define TIDAL_SYNC_BLOCK 0u
+#define TIDAL_SYNC_WARP 1u
+#define TIDAL_SYNC_ACTIVEMASK 2u
+#define TIDAL_SYNC_RELEASED (1 << 24)
 
 // CUDA's launch limits, which the cpu runtime enforces as a GPU would, so
 // that the host lowering may tell LLVM the ranges of the context fields.

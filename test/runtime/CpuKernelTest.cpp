@@ -62,6 +62,8 @@ declare i1 @tidal.vote.any(i32, i1)
 declare i1 @tidal.vote.all(i32, i1)
 declare i32 @tidal.vote.ballot(i32, i1)
 declare i32 @tidal.match.any.i32(i32, i32)
+declare i32 @tidal.activemask()
+declare void @tidal.syncwarp(i32)
 declare void @tidal.bounds.error(ptr, i64, i64, i32)
 declare void @tidal.assert.fail(ptr)
 declare float @tidal.math.sin.f32(float)
@@ -760,6 +762,142 @@ TEST(CpuKernel, WarpShuffleReductionAndVotes) {
     ASSERT_EQ(Rev[G], int32_t(G - Lane + 31 - Lane)) << G;
     ASSERT_EQ(Bfly[G], float((Lane & ~3u) * 4 + 6)) << G;
     ASSERT_EQ(uint32_t(Matches[G]), 0x11111111u << (Lane & 3)) << G;
+  }
+}
+
+// Warp rounds: a shared-memory stage, syncthreads and syncthreads.count for
+// the whole block, then a shfl.down reduction in the first warp only (valid
+// CUDA: the other warps do not take part) on a 2-D block of 32 x 4; then
+// activemask inside `laneid < 16` (the 16 lanes that took the branch) and a
+// syncwarp of every warp. Also a collective that waits for a lane stopped at
+// syncthreads, which is reported.
+constexpr const char *LastWarpKernel = R"(
+define void @lastwarp(ptr %out, ptr %counts, ptr %x, ptr %masks) {
+entry:
+  %sh = call ptr @tidal.shared.array(i64 512, i64 4)
+  %tx = call i32 @tidal.tid.x()
+  %ty = call i32 @tidal.tid.y()
+  %dx = call i32 @tidal.ntid.x()
+  %dy = call i32 @tidal.ntid.y()
+  %bid = call i32 @tidal.ctaid.x()
+  %row = mul i32 %ty, %dx
+  %t = add i32 %row, %tx
+  %n = mul i32 %dx, %dy
+  %base = mul i32 %bid, %n
+  %g = add i32 %base, %t
+  %g64 = zext i32 %g to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %g64
+  %xv = load float, ptr %xp
+  %sp = getelementptr float, ptr %sh, i64 %t64
+  store float %xv, ptr %sp
+  call void @tidal.syncthreads()
+  %few = icmp ult i32 %t, 40
+  %fewi = zext i1 %few to i32
+  %count = call i32 @tidal.syncthreads.count(i32 %fewi)
+  %first = icmp ult i32 %t, 32
+  br i1 %first, label %warp, label %rest
+warp:
+  %p1 = getelementptr float, ptr %sp, i64 32
+  %p2 = getelementptr float, ptr %sp, i64 64
+  %p3 = getelementptr float, ptr %sp, i64 96
+  %s0 = load float, ptr %sp
+  %s1 = load float, ptr %p1
+  %s2 = load float, ptr %p2
+  %s3 = load float, ptr %p3
+  %a = fadd float %s0, %s1
+  %b = fadd float %s2, %s3
+  %v0 = fadd float %a, %b
+  br label %loop
+loop:
+  %off = phi i32 [ 16, %warp ], [ %off.next, %loop ]
+  %v = phi float [ %v0, %warp ], [ %v.next, %loop ]
+  %vi = bitcast float %v to i32
+  %oi = call i32 @tidal.shfl.down.i32(i32 -1, i32 %vi, i32 %off)
+  %o = bitcast i32 %oi to float
+  %v.next = fadd float %v, %o
+  %off.next = lshr i32 %off, 1
+  %again = icmp ne i32 %off.next, 0
+  br i1 %again, label %loop, label %reduced
+reduced:
+  %t0 = icmp eq i32 %t, 0
+  br i1 %t0, label %write, label %rest
+write:
+  %bid64 = zext i32 %bid to i64
+  %op = getelementptr float, ptr %out, i64 %bid64
+  store float %v.next, ptr %op
+  %cp = getelementptr i32, ptr %counts, i64 %bid64
+  store i32 %count, ptr %cp
+  br label %rest
+rest:
+  %lane = call i32 @tidal.laneid()
+  %low = icmp ult i32 %lane, 16
+  br i1 %low, label %masked, label %after
+masked:
+  %m = call i32 @tidal.activemask()
+  %mp = getelementptr i32, ptr %masks, i64 %g64
+  store i32 %m, ptr %mp
+  br label %after
+after:
+  call void @tidal.syncwarp(i32 -1)
+  ret void
+}
+define void @waits(ptr %out) {
+entry:
+  %lane = call i32 @tidal.laneid()
+  %five = icmp eq i32 %lane, 5
+  br i1 %five, label %sync, label %vote
+sync:
+  call void @tidal.syncthreads()
+  br label %done
+vote:
+  %big = icmp ugt i32 %lane, 3
+  %b = call i32 @tidal.vote.ballot(i32 -1, i1 %big)
+  store i32 %b, ptr %out
+  br label %done
+done:
+  ret void
+}
+!tidal.kernels = !{!0, !1}
+!0 = !{ptr @lastwarp}
+!1 = !{ptr @waits}
+)";
+
+TEST(CpuKernel, WarpCollectivesInSomeWarpsOnly) {
+  std::unique_ptr<CpuModule> Module = compileMarkers(LastWarpKernel, "lastwarp");
+  ASSERT_TRUE(Module);
+  const uint32_t Blocks = 5, Threads = 128, Total = Blocks * Threads;
+  std::vector<float> X(Total), Out(Blocks, -1);
+  std::vector<int32_t> Counts(Blocks, -1), Masks(Total, 0);
+  for (uint32_t I = 0; I < Total; ++I)
+    X[I] = float(I % 7); // sums stay exact
+  float *OutP = Out.data(), *XP = X.data();
+  int32_t *CountsP = Counts.data(), *MasksP = Masks.data();
+  void *Params[] = {&OutP, &CountsP, &XP, &MasksP};
+  launchOnCpu(Module->blockFunction("lastwarp"), {Blocks, 1, 1}, {32, 4, 1},
+              Params, 0);
+  for (uint32_t B = 0; B < Blocks; ++B) {
+    float Sum = 0;
+    for (uint32_t T = 0; T < Threads; ++T)
+      Sum += X[B * Threads + T];
+    EXPECT_EQ(Out[B], Sum) << "block " << B;
+    EXPECT_EQ(Counts[B], 40) << "block " << B;
+  }
+  for (uint32_t G = 0; G < Total; ++G)
+    ASSERT_EQ(uint32_t(Masks[G]), G % 32 < 16 ? 0xFFFFu : 0u) << G;
+
+  void *Params2[] = {&OutP};
+  try {
+    launchOnCpu(Module->blockFunction("waits"), {1, 1, 1}, {32, 1, 1}, Params2, 0);
+    FAIL() << "no KernelError";
+  } catch (const KernelError &E) {
+    EXPECT_EQ(E.kind(), KernelError::Kind::Barrier);
+    std::string Message = E.what();
+    EXPECT_NE(Message.find("threads (0, 0, 0)..(4, 0, 0) at vote_ballot"),
+              std::string::npos)
+        << Message;
+    EXPECT_NE(Message.find("thread (5, 0, 0) at syncthreads"), std::string::npos)
+        << Message;
   }
 }
 
