@@ -946,8 +946,13 @@ PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
 // given back to the caching allocator, cuStreamDestroy, cuEventDestroy) when
 // the capsule is collected. Device 0's context.
 
-template <typename T> void destroyCapsule(PyObject *Capsule, const char *Name) {
-  delete static_cast<T *>(PyCapsule_GetPointer(Capsule, Name));
+// Hands Object to a new capsule named Name that deletes it when collected.
+template <typename T> PyRef capsuleOwning(std::unique_ptr<T> Object, const char *Name) {
+  PyRef Capsule = PyRef::check(PyCapsule_New(Object.get(), Name, [](PyObject *C) {
+    delete static_cast<T *>(PyCapsule_GetPointer(C, PyCapsule_GetName(C)));
+  }));
+  Object.release();
+  return Capsule;
 }
 
 template <typename T> T &capsuleObject(PyObject *Capsule, const char *Name) {
@@ -970,10 +975,7 @@ PyObject *module_cuda_alloc(PyObject *, PyObject *Args) {
   auto Allocation = std::make_unique<runtime::CudaAllocation>(
       runtime::CudaAllocator::forDevice(0), static_cast<size_t>(Bytes), streamFromHandle(Stream));
   unsigned long long Pointer = Allocation->pointer();
-  PyRef Capsule = PyRef::check(PyCapsule_New(Allocation.get(), AllocationCapsule, [](PyObject *C) {
-    destroyCapsule<runtime::CudaAllocation>(C, AllocationCapsule);
-  }));
-  Allocation.release();
+  PyRef Capsule = capsuleOwning(std::move(Allocation), AllocationCapsule);
   return Py_BuildValue("(OK)", Capsule.get(), Pointer);
   TIDAL_CATCH
 }
@@ -1075,10 +1077,7 @@ PyObject *module_cuda_stream_create(PyObject *, PyObject *) {
   TIDAL_TRY
   auto Stream = std::make_unique<runtime::CudaStream>(runtime::CudaContext::forDevice(0));
   unsigned long long Handle = reinterpret_cast<unsigned long long>(Stream->handle());
-  PyRef Capsule = PyRef::check(PyCapsule_New(Stream.get(), StreamCapsule, [](PyObject *C) {
-    destroyCapsule<runtime::CudaStream>(C, StreamCapsule);
-  }));
-  Stream.release();
+  PyRef Capsule = capsuleOwning(std::move(Stream), StreamCapsule);
   return Py_BuildValue("(OK)", Capsule.get(), Handle);
   TIDAL_CATCH
 }
@@ -1107,10 +1106,7 @@ PyObject *module_cuda_event_create(PyObject *, PyObject *Args) {
     return nullptr;
   TIDAL_TRY
   auto Event = std::make_unique<runtime::CudaEvent>(runtime::CudaContext::forDevice(0), Timing);
-  PyRef Capsule = PyRef::check(PyCapsule_New(Event.get(), EventCapsule, [](PyObject *C) {
-    destroyCapsule<runtime::CudaEvent>(C, EventCapsule);
-  }));
-  Event.release();
+  PyRef Capsule = capsuleOwning(std::move(Event), EventCapsule);
   return Capsule.release();
   TIDAL_CATCH
 }
