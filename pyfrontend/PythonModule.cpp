@@ -87,6 +87,22 @@ PyObject *raiseFromCurrentException() {
   return nullptr;
 }
 
+// Runs Work with the GIL released; what it throws is rethrown once the GIL
+// is held again (an exception must not cross Py_END_ALLOW_THREADS). Work
+// must not touch Python objects.
+template <typename F> void withoutGIL(F &&Work) {
+  std::exception_ptr Failure;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    Work();
+  } catch (...) {
+    Failure = std::current_exception();
+  }
+  Py_END_ALLOW_THREADS
+  if (Failure)
+    std::rethrow_exception(Failure);
+}
+
 #define TIDAL_TRY try {
 #define TIDAL_CATCH                                                                  \
   }                                                                                  \
@@ -657,21 +673,14 @@ void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Di
   }
   // 2. Launch, wait, copy back: without the GIL (only array memory is touched,
   //    and Args keeps the arrays alive).
-  std::exception_ptr Failure;
-  Py_BEGIN_ALLOW_THREADS
-  try {
+  withoutGIL([&] {
     Kernel.launch(Grid, Block, SharedBytes, Stream, Params);
     if (CopyCount)
       Kernel.synchronize();
     for (size_t C = 0; C < CopyCount; ++C)
       if (Copies[C].CopyBack)
         Copies[C].Device.copyToHost(Copies[C].Host, Copies[C].Bytes);
-  } catch (...) {
-    Failure = std::current_exception();
-  }
-  Py_END_ALLOW_THREADS
-  if (Failure)
-    std::rethrow_exception(Failure);
+  });
 }
 
 PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
@@ -715,18 +724,10 @@ PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
                        reinterpret_cast<runtime::cu::Stream>(StreamHandle));
     Py_RETURN_NONE;
   }
-  // The launch runs without the GIL; its exception (a KernelError from a
-  // failed check) is rethrown once the GIL is held again.
-  std::exception_ptr Failure;
-  Py_BEGIN_ALLOW_THREADS
-  try {
+  // A failed check in the kernel is a KernelError, rethrown with the GIL.
+  withoutGIL([&] {
     runtime::launchOnCpu(S.Block, G, Bk, Params, static_cast<size_t>(SharedBytes));
-  } catch (...) {
-    Failure = std::current_exception();
-  }
-  Py_END_ALLOW_THREADS
-  if (Failure)
-    std::rethrow_exception(Failure);
+  });
   Py_RETURN_NONE;
   TIDAL_CATCH
 }
@@ -997,9 +998,7 @@ PyObject *module_cuda_copy(PyObject *, PyObject *Args) {
   if (Allocation != Py_None)
     capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule)
         .usedOn(streamFromHandle(Stream));
-  std::exception_ptr Failure;
-  Py_BEGIN_ALLOW_THREADS
-  try {
+  withoutGIL([&] {
     const runtime::CudaDriver &Driver = Context.driver();
     if (Kind == 0)
       runtime::cudaCopyToDevice(Driver, Destination, reinterpret_cast<const void *>(Source),
@@ -1010,12 +1009,7 @@ PyObject *module_cuda_copy(PyObject *, PyObject *Args) {
     else
       runtime::cudaCopyDeviceToDevice(Driver, Destination, Source, Bytes,
                                       streamFromHandle(Stream));
-  } catch (...) {
-    Failure = std::current_exception();
-  }
-  Py_END_ALLOW_THREADS
-  if (Failure)
-    std::rethrow_exception(Failure);
+  });
   Py_RETURN_NONE;
   TIDAL_CATCH
 }
@@ -1057,17 +1051,10 @@ PyObject *module_cuda_memory_info(PyObject *, PyObject *) {
 PyObject *module_cuda_synchronize(PyObject *, PyObject *) {
   TIDAL_TRY
   runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
-  std::exception_ptr Failure;
-  Py_BEGIN_ALLOW_THREADS
-  try {
+  withoutGIL([&] {
     Context.makeCurrent();
     Context.synchronize();
-  } catch (...) {
-    Failure = std::current_exception();
-  }
-  Py_END_ALLOW_THREADS
-  if (Failure)
-    std::rethrow_exception(Failure);
+  });
   Py_RETURN_NONE;
   TIDAL_CATCH
 }
@@ -1141,16 +1128,9 @@ PyObject *module_cuda_event(PyObject *, PyObject *Args) {
     return PyFloat_FromDouble(runtime::CudaEvent::elapsed(
         Event, capsuleObject<runtime::CudaEvent>(Other, EventCapsule)));
   if (Op == "synchronize") {
-    std::exception_ptr Failure;
-    Py_BEGIN_ALLOW_THREADS
-    try {
+    withoutGIL([&] {
       Event.synchronize();
-    } catch (...) {
-      Failure = std::current_exception();
-    }
-    Py_END_ALLOW_THREADS
-    if (Failure)
-      std::rethrow_exception(Failure);
+    });
     Py_RETURN_NONE;
   }
   throw std::invalid_argument("unknown event operation " + Op);
