@@ -39,9 +39,9 @@ def to_ptx(cuda, dispatcher, signature):
     t0 = time.perf_counter()
     text = fresh.compile(signature)
     t1 = time.perf_counter()
-    fresh._native.inspect(text, "llvm", SM)
+    fresh._inspect(text, "llvm", SM)
     t2 = time.perf_counter()
-    ptx = fresh._native.inspect(text, "ptx", SM)
+    ptx = fresh._inspect(text, "ptx", SM)
     t3 = time.perf_counter()
     lowered = t2 - t1
     return {"total": (t1 - t0) + (t3 - t2),

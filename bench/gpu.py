@@ -13,7 +13,8 @@ the kit's Python 3.11):
 Measures: device-to-device copy bandwidth (the yardstick), effective
 bandwidth of saxpy and the stencil against it (goal: at least 90%), GFLOP/s
 of the 16x16-tiled matmul, time of the block reduction and of the histogram,
-and launch overhead of an empty kernel with 0, 1, 4 and 16 arguments.
+and launch overhead of an empty kernel for the argument shapes of
+kernels.LAUNCH_SHAPES (0 arguments to 256 scalars; tidal also with CuPy arrays).
 Kernel times come from CUDA events, median (min-max) over repeats; launch
 overhead is host time per call over many calls, synchronised at the end.
 `--small` shrinks every size (used to try the runner under Numba's simulator)."""
@@ -49,6 +50,15 @@ def summary(samples):
 def first_line(error):
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
+
+
+def _cupy():
+    """CuPy when it imports here (as the source of foreign arrays), else None."""
+    try:
+        import cupy
+    except Exception:  # noqa: BLE001 (not installed, or no driver for it)
+        return None
+    return cupy
 
 
 # --- backends ------------------------------------------------------------------------------------
@@ -143,12 +153,12 @@ extern "C" __global__ void histogram(const int* x, int* bins, long long n) {
     if (i < n) atomicAdd(&bins[x[i]], 1);
 }
 extern "C" __global__ void empty0() {}
-extern "C" __global__ void empty1(float* a) {}
-extern "C" __global__ void empty4(float* a, float* b, float s, long long n) {}
-extern "C" __global__ void empty16(float* a0, float* a1, float* a2, float* a3, float* a4, float* a5,
-    float* a6, float* a7, float s0, float s1, float s2, float s3,
-    long long n0, long long n1, long long n2, long long n3) {}
 """
+# The empty kernels of kernels.LAUNCH_SHAPES, with the same parameters in C.
+for _kernel, _arrays, _scalars in kernels.LAUNCH_SHAPES.values():
+    if _arrays + _scalars:
+        _params = [f"float* a{i}" for i in range(_arrays)] + [f"float s{i}" for i in range(_scalars)]
+        CUDA_SOURCE += f'extern "C" __global__ void {_kernel}({", ".join(_params)}) {{}}\n'
 
 
 class CupyRaw:
@@ -318,26 +328,34 @@ def measure_backend(b, sizes, repeats, launches, log):
     attempt("histogram", histogram)
 
     def launch_overhead():
+        """Host time per kernel[1, 1](...) of an empty kernel, for each shape of
+        kernels.LAUNCH_SHAPES (device arrays, float32 scalars), synchronised
+        at the end: the time to enqueue a launch. tidal also with foreign
+        (CuPy) arrays where CuPy imports."""
         a = b.to_device(np.zeros(16, dtype=np.float32))
-        args = {0: (), 1: (a,), 4: (a, a, np.float32(1.0), 3),
-                16: (a,) * 8 + (np.float32(1.0),) * 4 + (3,) * 4}
+        shapes = {shape: kernels.launch_args(shape, a, np.float32(1.0)) for shape in kernels.LAUNCH_SHAPES}
+        if b.name == "tidal" and _cupy() is not None:
+            foreign = _cupy().zeros(16, dtype=np.float32)
+            for shape in ("1 array", "3 arrays", "16 arrays"):
+                shapes[shape + " (CuPy)"] = kernels.launch_args(shape, foreign, np.float32(1.0))
         out = {}
-        for count, values in args.items():
+        for shape, values in shapes.items():
+            name = kernels.LAUNCH_SHAPES[shape.split(" (")[0]][0]
             try:
-                b.launch(f"empty{count}", 1, 1, values)
+                b.launch(name, 1, 1, values)
                 b.synchronize()
                 samples = []
                 for _ in range(7):
                     t0 = time.perf_counter()
                     for _ in range(launches):
-                        b.launch(f"empty{count}", 1, 1, values)
+                        b.launch(name, 1, 1, values)
                     b.synchronize()
                     samples.append((time.perf_counter() - t0) / launches * 1e6)
-                out[str(count)] = {"us": summary(samples)}
+                out[shape] = {"us": summary(samples)}
             except Exception as error:  # noqa: BLE001
                 prefix = "unsupported" if b.name == "tidal" else "error"
-                out[str(count)] = {"error": f"{prefix}: {first_line(error)}"}
-        out["headline"] = ", ".join(f"{k} args: {v['us']['median']:.1f} us" if "us" in v else f"{k}: {v['error']}"
+                out[shape] = {"error": f"{prefix}: {first_line(error)}"}
+        out["headline"] = ", ".join(f"{k}: {v['us']['median']:.1f} us" if "us" in v else f"{k}: {v['error']}"
                                     for k, v in out.items())
         return out
     attempt("launch", launch_overhead)
@@ -468,7 +486,8 @@ def markdown(merged):
     row("matmul 16×16 tiles, GFLOP/s (CuPy library: cuBLAS)", "matmul", "GFLOP/s", 0)
     row("block reduction, ms (CuPy library: sum)", "reduction", "ms", 3)
     row("histogram 256 bins, ms (CuPy library: bincount)", "histogram", "ms", 3)
-    for count in ("0", "1", "4", "16"):
+    goals = {"1 array": "goal ≤ 3 µs", "256 scalars": "goal ≤ 5 µs"}
+    for count in list(kernels.LAUNCH_SHAPES) + [f"{s} (CuPy)" for s in ("1 array", "3 arrays", "16 arrays")]:
         cells = []
         for b in backends:
             entry = merged["backends"][b]
@@ -477,7 +496,8 @@ def markdown(merged):
                 continue
             launch = entry.get("launch", {})
             cells.append(_fmt(launch, "error", 2) if "error" in launch else _fmt(launch.get(count), "us", 2))
-        lines.append(f"| launch overhead, {count} args, µs per call | " + " | ".join(cells) + " |")
+        goal = f" ({goals[count]})" if count in goals else ""
+        lines.append(f"| launch overhead, {count}, µs per call{goal} | " + " | ".join(cells) + " |")
     sizes = merged.get("sizes", {})
     lines += ["", "Sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()), ""]
     return "\n".join(lines)

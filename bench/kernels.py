@@ -23,12 +23,23 @@ SIGNATURES = {
     "math": "void(float32[::1], float32[::1])",
 }
 
-EMPTY_SIGNATURES = {
-    "empty0": "void()",
-    "empty1": "void(float32[::1])",
-    "empty4": "void(float32[::1], float32[::1], float32, int64)",
-    "empty16": "void(" + ", ".join(["float32[::1]"] * 8 + ["float32"] * 4 + ["int64"] * 4) + ")",
+# The launch-overhead shapes of the runtime issue: name -> (empty kernel,
+# label, arrays, float32 scalars). Launches measure kernel[1, 1](...) of the
+# empty kernel; the arrays are device arrays of 16 float32.
+LAUNCH_SHAPES = {
+    "0 args": ("empty0", 0, 0),
+    "1 array": ("empty1", 1, 0),
+    "3 arrays": ("empty3", 3, 0),
+    "16 scalars": ("empty16s", 0, 16),
+    "16 arrays": ("empty16a", 16, 0),
+    "256 scalars": ("empty256", 0, 256),
 }
+
+def launch_args(shape, array, scalar):
+    """The arguments of a LAUNCH_SHAPES launch, from one array and one scalar."""
+    _, arrays, scalars = LAUNCH_SHAPES[shape]
+    return (array,) * arrays + (scalar,) * scalars
+
 
 TILE = 16
 BLOCK = 256
@@ -49,5 +60,5 @@ def define(cuda):
 
 
 def kernel(namespace, name):
-    """The dispatcher called `name` in SIGNATURES/EMPTY_SIGNATURES ('math' is math_kernel)."""
+    """The dispatcher called `name` in SIGNATURES or LAUNCH_SHAPES ('math' is math_kernel)."""
     return getattr(namespace, "math_kernel" if name == "math" else name)

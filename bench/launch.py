@@ -1,7 +1,17 @@
-"""Dispatch and launch overhead on the current tidal target: kernel[1, 1](...)
-of an empty kernel with 0, 1, 4 and 16 arguments (arrays and scalars), per
-call, median over repeats of many calls; and a tiny real launch (saxpy, one
-block of 32 threads)."""
+"""Dispatch and launch overhead on the current tidal target, for the
+argument shapes of the runtime issue (kernels.LAUNCH_SHAPES: 0 arguments, 1
+and 3 device arrays, 16 scalars, 16 arrays, 256 scalars), each in a process
+of its own, per call, median over repeats of many calls:
+
+- dispatch: kernel[1, 1]._dispatch(*args), everything a launch does but
+  running the kernel (the configuration, the launch plan, packing the
+  arguments, the device's checks): on the cpu target, the time until the
+  launch would be handed to the pool;
+- launch: kernel[1, 1](*args) of the empty kernel, run;
+- foreign arrays: the same shapes with __cuda_array_interface__ objects over
+  the same memory instead of tidal device arrays (the cost per argument of
+  other libraries' arrays);
+- saxpy[1, 32]: a tiny real launch."""
 
 import json
 import os
@@ -15,30 +25,26 @@ import common  # noqa: E402
 import kernels  # noqa: E402
 
 
-def launch_args(count):
-    """The arguments of empty<count>, as kernels.EMPTY_SIGNATURES describes them."""
-    a = np.zeros(16, dtype=np.float32)
-    if count == 0:
-        return ()
-    if count == 1:
-        return (a,)
-    if count == 4:
-        return (a, a, np.float32(1.0), 3)
-    return (a,) * 8 + (np.float32(1.0),) * 4 + (3,) * 4
+class ForeignArray:
+    """Another library's device array, as CuPy's or PyTorch's look to tidal:
+    nothing but __cuda_array_interface__ (version 3, no stream to wait for)."""
+
+    def __init__(self, device_array):
+        self.__cuda_array_interface__ = dict(device_array.__cuda_array_interface__, stream=None)
 
 
-def per_call(launch, repeats, target_s=0.05):
+def per_call(call, repeats, target_s=0.05):
     """Seconds per call: `repeats` batches of as many calls as fill ~target_s."""
-    launch()  # compiles
+    call()  # compiles
     t0 = time.perf_counter()
-    launch()
+    call()
     one = max(time.perf_counter() - t0, 1e-7)
-    calls = int(min(20000, max(10, target_s / one)))
+    calls = int(min(200000, max(10, target_s / one)))
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         for _ in range(calls):
-            launch()
+            call()
         samples.append((time.perf_counter() - t0) / calls)
     result = common.summary(samples)
     result["calls_per_repeat"] = calls
@@ -46,7 +52,8 @@ def per_call(launch, repeats, target_s=0.05):
 
 
 def measure_one(name, repeats):
-    """In this process: per-call time of one launch ('empty<N>' or 'saxpy_1x32')."""
+    """In this process: the timings of one shape (a LAUNCH_SHAPES key, or
+    'saxpy_1x32')."""
     from tidal import cuda
     namespace = kernels.define(cuda)
     if name == "saxpy_1x32":
@@ -56,32 +63,48 @@ def measure_one(name, repeats):
         out = np.zeros(n, dtype=np.float32)
         entry = {"args": 4}
         try:
-            entry["time"] = per_call(lambda: namespace.saxpy[1, 32](np.float32(2.0), x, y, out), repeats)
+            entry["launch"] = per_call(lambda: namespace.saxpy[1, 32](np.float32(2.0), x, y, out),
+                                       repeats)
             if not np.array_equal(out, np.float32(2.0) * x + y):
                 entry["check"] = "MISMATCH"
         except Exception as error:  # noqa: BLE001
             entry["error"] = common.unsupported(error)
         return entry
-    count = int(name[len("empty"):])
-    kernel = kernels.kernel(namespace, name)
-    args = launch_args(count)
+    kernel_name, arrays, scalars = kernels.LAUNCH_SHAPES[name]
+    kernel = kernels.kernel(namespace, kernel_name)
+    device = cuda.to_device(np.zeros(16, dtype=np.float32))
+    args = kernels.launch_args(name, device, np.float32(1.0))
+    entry = {"args": arrays + scalars, "arrays": arrays}
     try:
-        return {"args": count, "time": per_call(lambda: kernel[1, 1](*args), repeats)}
+        entry["dispatch"] = per_call(lambda: kernel[1, 1]._dispatch(*args), repeats)
+        entry["launch"] = per_call(lambda: kernel[1, 1](*args), repeats)
+        if arrays:
+            foreign = kernels.launch_args(name, ForeignArray(device), np.float32(1.0))
+            entry["dispatch_foreign"] = per_call(lambda: kernel[1, 1]._dispatch(*foreign), repeats)
     except Exception as error:  # noqa: BLE001
-        return {"args": count, "error": common.unsupported(error)}
+        entry["error"] = common.unsupported(error)
+    return entry
 
 
 def measure(repeats=9, log=print):
-    """Each launch shape in a process of its own (a crash costs one row)."""
+    """Each shape in a process of its own (a crash costs one row)."""
     results = {}
-    for name, count in (("empty0", 0), ("empty1", 1), ("empty4", 4), ("empty16", 16), ("saxpy_1x32", 4)):
+    for name in list(kernels.LAUNCH_SHAPES) + ["saxpy_1x32"]:
         try:
             results[name] = common.tidal_child("launch.py", ["--one", name, str(repeats)])
         except Exception as error:  # noqa: BLE001
-            results[name] = {"args": count, "error": common.unsupported(error)}
+            results[name] = {"error": common.unsupported(error)}
         entry = results[name]
-        log(f"  {name}: " + (entry["error"] if "error" in entry
-                             else f"{entry['time']['median'] * 1e6:.2f} us per launch"))
+        if "error" in entry:
+            log(f"  {name}: {entry['error']}")
+            continue
+        line = f"  {name}: launch {entry['launch']['median'] * 1e6:.2f} us"
+        if "dispatch" in entry:
+            line += f", dispatch {entry['dispatch']['median'] * 1e6:.2f} us"
+        if "dispatch_foreign" in entry:
+            extra = (entry["dispatch_foreign"]["median"] - entry["dispatch"]["median"]) / entry["arrays"]
+            line += f", foreign arrays +{extra * 1e6:.2f} us per argument"
+        log(line)
     return results
 
 

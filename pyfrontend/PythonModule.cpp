@@ -23,8 +23,14 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -112,33 +118,35 @@ template <typename F> void withoutGIL(F &&Work) {
 
 // --- typing of launch arguments --------------------------------------------------
 
-bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) {
-  switch (D->kind) {
+// The scalar type of NumPy's kind character ('b', 'i', 'u', 'f', 'c') and
+// item size; false when kernels can't take it.
+bool scalarOfKind(char Kind, int Size, Scalar &Out) {
+  switch (Kind) {
   case 'b':
     Out = Scalar::Bool;
-    return true;
+    return Size == 1;
   case 'i':
   case 'u': {
     static const Scalar Signed[] = {Scalar::Int8, Scalar::Int16, Scalar::Int32, Scalar::Int64};
     static const Scalar Unsigned[] = {Scalar::UInt8, Scalar::UInt16, Scalar::UInt32,
                                       Scalar::UInt64};
-    int Log = D->elsize == 1 ? 0 : D->elsize == 2 ? 1 : D->elsize == 4 ? 2 : D->elsize == 8 ? 3 : -1;
+    int Log = Size == 1 ? 0 : Size == 2 ? 1 : Size == 4 ? 2 : Size == 8 ? 3 : -1;
     if (Log < 0)
       return false;
-    Out = D->kind == 'i' ? Signed[Log] : Unsigned[Log];
+    Out = Kind == 'i' ? Signed[Log] : Unsigned[Log];
     return true;
   }
   case 'c':
-    if (D->elsize != 8 && D->elsize != 16)
+    if (Size != 8 && Size != 16)
       return false;
-    Out = D->elsize == 8 ? Scalar::Complex64 : Scalar::Complex128;
+    Out = Size == 8 ? Scalar::Complex64 : Scalar::Complex128;
     return true;
   case 'f':
-    if (D->elsize == 2)
+    if (Size == 2)
       Out = Scalar::Float16;
-    else if (D->elsize == 4)
+    else if (Size == 4)
       Out = Scalar::Float32;
-    else if (D->elsize == 8)
+    else if (Size == 8)
       Out = Scalar::Float64;
     else
       return false;
@@ -147,6 +155,8 @@ bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) {
     return false;
   }
 }
+
+bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) { return scalarOfKind(D->kind, D->elsize, Out); }
 
 // The NumPy array over a device array's memory (tidal.cuda.DeviceNDArray's
 // _tidal_host: on the cpu target device memory is host memory), borrowed:
@@ -194,29 +204,6 @@ runtime::CudaAllocation *deviceAllocationOf(PyObject *O) {
       PyCapsule_GetPointer(Capsule.get(), AllocationCapsule));
 }
 
-// Launch arguments with other libraries' device arrays (objects that only
-// carry __cuda_array_interface__) wrapped by tidal.cuda.as_cuda_array, in a
-// new tuple; Args itself, with nothing allocated, when there are none.
-PyRef wrapForeignDeviceArrays(PyObject *Args) {
-  PyRef Wrapped = PyRef::borrow(Args);
-  for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(Args); ++I) {
-    PyObject *O = PyTuple_GET_ITEM(Args, I);
-    if (PyArray_Check(O) || PyLong_Check(O) || PyFloat_Check(O) || PyComplex_Check(O) ||
-        PyArray_IsScalar(O, Generic) || hostArrayOf(O) || deviceLayoutOf(O) ||
-        !PyObject_HasAttrString(O, "__cuda_array_interface__"))
-      continue; // typeofArgument takes it, or says why not
-    if (Wrapped.get() == Args) { // a copy (PyTuple_GetSlice would share Args)
-      Wrapped = PyRef::check(PyTuple_New(PyTuple_GET_SIZE(Args)));
-      for (Py_ssize_t J = 0; J < PyTuple_GET_SIZE(Args); ++J)
-        PyTuple_SET_ITEM(Wrapped.get(), J, PyRef::borrow(PyTuple_GET_ITEM(Args, J)).release());
-    }
-    PyRef Device = importModule("tidal.cuda.memory").attr("as_cuda_array");
-    Device = PyRef::check(PyObject_CallOneArg(Device.get(), O));
-    PyTuple_SetItem(Wrapped.get(), I, Device.release()); // steals; drops O's slot
-  }
-  return Wrapped;
-}
-
 // The fields of a structured dtype; null (and Why) when one is not a
 // supported scalar (nested records and sub-arrays are not).
 std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string &Why) {
@@ -241,8 +228,175 @@ std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string
   return Layout;
 }
 
+// --- arrays of other libraries: __cuda_array_interface__ ------------------------
+
+// The memory and shape of an array argument, read without allocating: from a
+// NumPy array (a NumPy array itself, or the one a device array describes its
+// memory with) or from a __cuda_array_interface__ dict.
+struct ArrayView {
+  PyArrayObject *Array = nullptr; // the NumPy array, when one describes it (borrowed)
+  char *Data = nullptr;           // element 0
+  int NDim = 0;
+  const npy_intp *Shape = nullptr, *Strides = nullptr; // in bytes
+  npy_intp ItemSize = 0;
+  bool ReadOnly = false;
+  // __cuda_array_interface__: the stream the producer's work is on (0: none
+  // to wait for), and the shape and strides, copied from the dict.
+  uint64_t ProducerStream = 0;
+  npy_intp OwnShape[NPY_MAXDIMS], OwnStrides[NPY_MAXDIMS];
+  Scalar Elem = Scalar::Float64; // when Array is null
+
+  void fromArray(PyArrayObject *A) {
+    Array = A;
+    Data = static_cast<char *>(PyArray_DATA(A));
+    NDim = PyArray_NDIM(A);
+    Shape = PyArray_DIMS(A);
+    Strides = PyArray_STRIDES(A);
+    ItemSize = PyArray_ITEMSIZE(A);
+    ReadOnly = !PyArray_ISWRITEABLE(A);
+  }
+};
+
+// C when the strides are those of a C-ordered array of this shape, F when
+// Fortran-ordered, A otherwise (C first: an array with at most one axis
+// longer than 1 is both), as NumPy's flags say for memory NumPy describes.
+Layout layoutOf(int NDim, const npy_intp *Shape, const npy_intp *Strides, npy_intp ItemSize) {
+  auto Contiguous = [&](bool COrder) {
+    npy_intp Expected = ItemSize;
+    for (int I = 0; I < NDim; ++I) {
+      int D = COrder ? NDim - 1 - I : I;
+      if (Shape[D] == 0)
+        return true;
+      if (Shape[D] != 1 && Strides[D] != Expected)
+        return false;
+      Expected *= Shape[D];
+    }
+    return true;
+  };
+  return Contiguous(true) ? Layout::C : Contiguous(false) ? Layout::F : Layout::A;
+}
+
+// A __cuda_array_interface__ typestr ("<f4", "|b1", "<c16"): the element
+// type and its size; false when kernels can't take it.
+bool scalarOfTypestr(PyObject *Typestr, Scalar &Out, npy_intp &Size) {
+  Py_ssize_t Length;
+  const char *Text = PyUnicode_Check(Typestr) ? PyUnicode_AsUTF8AndSize(Typestr, &Length) : nullptr;
+  if (!Text || Length < 3 || (Text[0] != '<' && Text[0] != '|' && Text[0] != '='))
+    return false; // big-endian ('>') or not a typestr
+  char *End;
+  long Bytes = std::strtol(Text + 2, &End, 10);
+  if (*End || Bytes <= 0)
+    return false;
+  if (!scalarOfKind(Text[1], static_cast<int>(Bytes), Out))
+    return false;
+  Size = Bytes;
+  return true;
+}
+
+// The item of a __cuda_array_interface__ dict; null with KeyError naming it
+// when Required and absent (a Python error is set either way on null).
+// (Key is one of the specification's keys, interned once.)
+PyObject *interfaceItem(PyObject *Desc, const char *Key, bool Required) {
+  static std::unordered_map<const char *, PyObject *> Keys;
+  PyObject *&Name = Keys[Key];
+  if (!Name)
+    Name = PyUnicode_InternFromString(Key);
+  PyObject *Item = PyDict_GetItemWithError(Desc, Name); // borrowed
+  if (!Item && Required && !PyErr_Occurred())
+    PyErr_Format(PyExc_ValueError, "__cuda_array_interface__ has no '%s': %R", Key, Desc);
+  return Item;
+}
+
+// Reads O.__cuda_array_interface__ (version 0 to 3) into V, as the
+// specification describes it; false, with a Python error set, when O has
+// none or it is not a valid description.
+bool interfaceView(PyObject *O, ArrayView &V) {
+  static PyObject *Name = PyUnicode_InternFromString("__cuda_array_interface__");
+  PyRef Desc = PyRef::steal(PyObject_GetAttr(O, Name));
+  if (!Desc)
+    return false;
+  if (!PyDict_Check(Desc.get())) {
+    PyErr_Format(PyExc_TypeError, "__cuda_array_interface__ of '%s' is not a dict",
+                 Py_TYPE(O)->tp_name);
+    return false;
+  }
+  PyObject *Version = interfaceItem(Desc.get(), "version", true);
+  PyObject *Shape = interfaceItem(Desc.get(), "shape", true);
+  PyObject *Typestr = interfaceItem(Desc.get(), "typestr", true);
+  PyObject *Data = interfaceItem(Desc.get(), "data", true);
+  if (!Version || !Shape || !Typestr || !Data)
+    return false;
+  PyObject *Mask = interfaceItem(Desc.get(), "mask", false);
+  if (Mask && Mask != Py_None) {
+    PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
+    return false;
+  }
+  if (!scalarOfTypestr(Typestr, V.Elem, V.ItemSize)) {
+    PyErr_Format(PyExc_TypeError,
+                 "__cuda_array_interface__ typestr %R: kernels take arrays of bool, ints, "
+                 "floats and complex numbers in native byte order",
+                 Typestr);
+    return false;
+  }
+  if (!PyTuple_Check(Shape) || PyTuple_GET_SIZE(Shape) > NPY_MAXDIMS ||
+      !PyTuple_Check(Data) || PyTuple_GET_SIZE(Data) != 2) {
+    PyErr_Format(PyExc_ValueError,
+                 "__cuda_array_interface__ needs 'shape' as a tuple of ints and 'data' as "
+                 "(pointer, read_only): %R",
+                 Desc.get());
+    return false;
+  }
+  V.NDim = static_cast<int>(PyTuple_GET_SIZE(Shape));
+  for (int D = 0; D < V.NDim; ++D)
+    V.OwnShape[D] = PyLong_AsSsize_t(PyTuple_GET_ITEM(Shape, D));
+  PyObject *Strides = interfaceItem(Desc.get(), "strides", false);
+  if (Strides && Strides != Py_None) {
+    if (!PyTuple_Check(Strides) || PyTuple_GET_SIZE(Strides) != V.NDim) {
+      PyErr_Format(PyExc_ValueError,
+                   "__cuda_array_interface__ 'strides' must be None or a tuple of %d ints: %R",
+                   V.NDim, Strides);
+      return false;
+    }
+    for (int D = 0; D < V.NDim; ++D)
+      V.OwnStrides[D] = PyLong_AsSsize_t(PyTuple_GET_ITEM(Strides, D));
+  } else { // C-contiguous
+    npy_intp Step = V.ItemSize;
+    for (int D = V.NDim - 1; D >= 0; --D) {
+      V.OwnStrides[D] = Step;
+      Step *= V.OwnShape[D];
+    }
+  }
+  V.Data = reinterpret_cast<char *>(PyLong_AsVoidPtr(PyTuple_GET_ITEM(Data, 0)));
+  int ReadOnly = PyObject_IsTrue(PyTuple_GET_ITEM(Data, 1));
+  if (PyErr_Occurred())
+    return false;
+  V.ReadOnly = ReadOnly == 1;
+  V.Shape = V.OwnShape;
+  V.Strides = V.OwnStrides;
+  // Version 3: the stream the producer's work is on, which the consumer must
+  // wait for; None when there is nothing to wait for, and never 0.
+  PyObject *Stream = interfaceItem(Desc.get(), "stream", false);
+  V.ProducerStream = 0;
+  if (Stream && Stream != Py_None) {
+    unsigned long long Handle = PyLong_Check(Stream) ? PyLong_AsUnsignedLongLong(Stream) : 0;
+    if (PyErr_Occurred())
+      return false;
+    if (Handle == 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "__cuda_array_interface__ 'stream' is %R: the specification allows None "
+                   "or a stream handle, never 0 (1 is the legacy default stream, 2 the "
+                   "per-thread default stream)",
+                   Stream);
+      return false;
+    }
+    V.ProducerStream = Handle;
+  }
+  return true;
+}
+
 // The type Numba gives a launch argument; false (and Why) when kernels
-// can't take it.
+// can't take it, or false with a Python error set when its
+// __cuda_array_interface__ is not a valid description.
 bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
   if (PyBool_Check(O)) {
     Out = Type::scalar(Scalar::Bool);
@@ -314,6 +468,15 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
     return typeofArgument(Host, Out, Why);
   if (PyObject *Layout = deviceLayoutOf(O)) // cuda target: device memory
     return typeofArgument(Layout, Out, Why);
+  // Another library's array (CuPy, PyTorch, ...): __cuda_array_interface__.
+  if (PyObject_HasAttrString(O, "__cuda_array_interface__")) {
+    ArrayView V;
+    if (!interfaceView(O, V))
+      return false; // the error says what is wrong with the description
+    Out = Type::array(V.Elem, static_cast<unsigned>(V.NDim),
+                      layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize), V.ReadOnly);
+    return true;
+  }
   Why = "'" + typeName(O) + "'";
   return false;
 }
@@ -373,15 +536,50 @@ std::string typesText(const std::string &Name, const KernelModule &KM) {
   return Out + std::string(80, '=') + "\n";
 }
 
+// --- launch plans ------------------------------------------------------------------
+
+// How a launch passes one argument: decided when the argument's launch plan is
+// made, and checked cheaply at every launch that reuses the plan.
+enum class ArgKind : uint8_t {
+  Bool,            // Python bool
+  Int,             // Python int: int64
+  Float,           // Python float: float64
+  Complex,         // Python complex: complex128
+  NumPyScalar,     // a NumPy scalar of the plan's type
+  RecordScalar,    // a NumPy record (np.void), by reference
+  HostArray,       // a NumPy array (the cuda target copies it in and back)
+  HostDeviceArray, // a cpu-target device array: the NumPy array of its memory
+  DeviceArray,     // device memory described by _tidal_device (cuda target)
+  InterfaceArray,  // any other object with __cuda_array_interface__
+};
+
+bool isArrayKind(ArgKind K) { return K >= ArgKind::HostArray; }
+
+// A dispatcher's launch plan for one combination of argument classes: the
+// specialisation it runs and how each argument is read. A launch whose
+// arguments have these Python types, and whose arrays have the element types,
+// dimensions and layouts of the specialisation, reuses the plan: no typing,
+// no lookup of the specialisation, no allocation.
+struct LaunchPlan {
+  Specialization *Spec = nullptr;
+  std::vector<PyRef> PyTypes; // of each argument (kept alive: compared by identity)
+  std::vector<ArgKind> Kinds;
+  std::vector<PyRef> RecordDescrs; // the dtype of record arguments (null otherwise)
+};
+
 // --- Dispatcher: the C++ half of tidal.cuda's dispatcher ------------------------
 
 struct DispatcherState {
   PyRef Function;
   std::string Name;
   std::vector<std::string> ParamNames;
+  // The options come from the Python dispatcher (_tidal_options()) when the
+  // first specialisation is made: the target is chosen then, not at import.
+  bool Configured = false;
   std::string Target; // "cpu" or "cuda"
   FrontendOptions Options;
   std::vector<std::unique_ptr<Specialization>> Specializations;
+  std::vector<std::unique_ptr<LaunchPlan>> Plans; // the most recently used first
 
   Specialization *find(const std::vector<Type> &Types) {
     for (auto &S : Specializations)
@@ -415,17 +613,12 @@ struct DispatcherObject {
   PyObject_HEAD DispatcherState *State;
 };
 
+// Dispatcher(function): the Python dispatcher (tidal.cuda.dispatcher.Dispatcher)
+// subclasses this type and gives the options through _tidal_options().
 int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
-  static const char *Keywords[] = {"function",      "target",     "debug",
-                                   "lineinfo",      "fastmath",   "max_registers",
-                                   "max_threads",   "min_blocks", nullptr};
+  static const char *Keywords[] = {"function", nullptr};
   PyObject *Function;
-  const char *Target = "cpu";
-  int Debug = 0, LineInfo = 0, FastMath = 0;
-  unsigned MaxRegisters = 0, MaxThreads = 0, MinBlocks = 0;
-  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "O|spppIII", const_cast<char **>(Keywords),
-                                   &Function, &Target, &Debug, &LineInfo, &FastMath,
-                                   &MaxRegisters, &MaxThreads, &MinBlocks))
+  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "O", const_cast<char **>(Keywords), &Function))
     return -1;
   if (!PyFunction_Check(Function)) {
     PyErr_Format(PyExc_TypeError, "a kernel must be a Python function, not '%s'",
@@ -437,13 +630,6 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
     State->Function = PyRef::borrow(Function);
     State->Name = PyRef::borrow(Function).attr("__name__").str();
     State->ParamNames = parameterNames(Function);
-    State->Target = Target;
-    State->Options.Debug = Debug;
-    State->Options.LineInfo = LineInfo;
-    State->Options.FastMath = FastMath;
-    State->Options.MaxRegisters = MaxRegisters;
-    State->Options.MaxThreadsPerBlock = MaxThreads;
-    State->Options.MinBlocksPerSM = MinBlocks;
     auto *D = reinterpret_cast<DispatcherObject *>(Self);
     delete D->State;
     D->State = State.release();
@@ -467,92 +653,387 @@ DispatcherState &state(PyObject *Self) {
   return *S;
 }
 
+// The dispatcher's state with its options read (self._tidal_options(): a dict
+// of target, debug, lineinfo, fastmath, max_registers, max_threads and
+// min_blocks), as everything that compiles needs it.
+DispatcherState &configuredState(PyObject *Self) {
+  DispatcherState &D = state(Self);
+  if (D.Configured)
+    return D;
+  PyRef Options = PyRef::check(PyObject_CallMethod(Self, "_tidal_options", nullptr));
+  auto Item = [&](const char *Key) {
+    PyObject *Value = PyDict_GetItemString(Options.get(), Key);
+    if (!Value)
+      throw std::runtime_error(std::string("internal error: _tidal_options() has no ") + Key);
+    return PyRef::borrow(Value);
+  };
+  auto Flag = [&](const char *Key) {
+    int Value = PyObject_IsTrue(Item(Key).get());
+    if (Value < 0)
+      throw PythonErrorSet();
+    return Value == 1;
+  };
+  std::string Target = Item("target").str();
+  if (Target != "cpu" && Target != "cuda")
+    throw std::invalid_argument("unknown target '" + Target + "': use 'cpu' or 'cuda'");
+  D.Target = Target;
+  D.Options.Debug = Flag("debug");
+  D.Options.LineInfo = Flag("lineinfo");
+  D.Options.FastMath = Flag("fastmath");
+  D.Options.MaxRegisters = static_cast<unsigned>(Item("max_registers").asLong());
+  D.Options.MaxThreadsPerBlock = static_cast<unsigned>(Item("max_threads").asLong());
+  D.Options.MinBlocksPerSM = static_cast<unsigned>(Item("min_blocks").asLong());
+  D.Configured = true;
+  return D;
+}
+
+// Says that argument I of the kernel can't be taken; returns false.
+bool rejectArgument(const DispatcherState &D, size_t I, const std::string &Why) {
+  PyErr_Format(PyExc_TypeError,
+               "argument '%s' of kernel '%s' is %s: kernels take NumPy arrays, device arrays "
+               "and numbers (int, float, bool, NumPy scalars)",
+               D.ParamNames[I].c_str(), D.Name.c_str(), Why.c_str());
+  return false;
+}
+
+bool checkArgumentCount(const DispatcherState &D, size_t N) {
+  if (N == D.ParamNames.size())
+    return true;
+  PyErr_Format(PyExc_TypeError, "kernel '%s' takes %zu argument%s but %zu %s given",
+               D.Name.c_str(), D.ParamNames.size(), D.ParamNames.size() == 1 ? "" : "s", N,
+               N == 1 ? "was" : "were");
+  return false;
+}
+
 // Types of the launch arguments; raises TypeError naming the parameter.
-bool typeArguments(DispatcherState &D, PyObject *Args, std::vector<Type> &Types) {
-  Py_ssize_t N = PyTuple_GET_SIZE(Args);
-  if (static_cast<size_t>(N) != D.ParamNames.size()) {
-    PyErr_Format(PyExc_TypeError, "kernel '%s' takes %zu argument%s but %zd %s given",
-                 D.Name.c_str(), D.ParamNames.size(), D.ParamNames.size() == 1 ? "" : "s", N,
-                 N == 1 ? "was" : "were");
+bool typeArguments(DispatcherState &D, PyObject *const *Args, size_t N, std::vector<Type> &Types) {
+  if (!checkArgumentCount(D, N))
     return false;
-  }
-  Types.resize(static_cast<size_t>(N));
-  for (Py_ssize_t I = 0; I < N; ++I) {
+  Types.resize(N);
+  for (size_t I = 0; I < N; ++I) {
     std::string Why;
-    if (!typeofArgument(PyTuple_GET_ITEM(Args, I), Types[I], Why)) {
-      PyErr_Format(PyExc_TypeError,
-                   "argument '%s' of kernel '%s' is %s: kernels take NumPy arrays and "
-                   "numbers (int, float, bool, NumPy scalars)",
-                   D.ParamNames[I].c_str(), D.Name.c_str(), Why.c_str());
-      return false;
-    }
+    if (!typeofArgument(Args[I], Types[I], Why))
+      return PyErr_Occurred() ? false : rejectArgument(D, I, Why);
   }
   return true;
 }
 
-// Writes the flattened parameter values of every argument, as
-// cuLaunchKernel's kernelParams: Params[i] points at the i-th value.
-// One parameter value: 16 bytes hold the widest scalar (complex128).
+// How a launch on Target passes O (a Python error may be set when O's
+// __cuda_array_interface__ is broken; the caller types O afterwards).
+ArgKind argumentKind(PyObject *O, const std::string &Target) {
+  if (PyBool_Check(O))
+    return ArgKind::Bool;
+  if (PyLong_Check(O))
+    return ArgKind::Int;
+  if (PyFloat_Check(O))
+    return ArgKind::Float;
+  if (PyComplex_Check(O))
+    return ArgKind::Complex;
+  if (PyArray_Check(O)) // a subclass may be mapped or managed memory
+    return !PyArray_CheckExact(O) && Target == "cuda" && deviceLayoutOf(O) ? ArgKind::DeviceArray
+                                                                           : ArgKind::HostArray;
+  if (PyArray_IsScalar(O, Void))
+    return ArgKind::RecordScalar;
+  if (PyArray_IsScalar(O, Generic))
+    return ArgKind::NumPyScalar;
+  if (hostArrayOf(O))
+    return ArgKind::HostDeviceArray;
+  if (deviceLayoutOf(O))
+    return ArgKind::DeviceArray;
+  return ArgKind::InterfaceArray;
+}
+
+bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V);
+
+// A new plan for these arguments (typed, and compiled when new), put first.
+LaunchPlan &makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
+  std::vector<Type> Types;
+  if (!typeArguments(D, Args, N, Types))
+    throw PythonErrorSet();
+  auto Plan = std::make_unique<LaunchPlan>();
+  Plan->Spec = &D.compile(Types);
+  for (size_t I = 0; I < N; ++I) {
+    Plan->PyTypes.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(Args[I]))));
+    Plan->Kinds.push_back(argumentKind(Args[I], D.Target));
+    // The dtype of records (an array's elements, or a record scalar).
+    PyArray_Descr *Records = nullptr;
+    if (Plan->Kinds[I] == ArgKind::RecordScalar) {
+      Records = reinterpret_cast<PyVoidScalarObject *>(Args[I])->descr;
+    } else if (Types[I].hasRecordElements()) {
+      ArrayView V;
+      arrayViewOf(Args[I], Plan->Kinds[I], V);
+      Records = V.Array ? PyArray_DESCR(V.Array) : nullptr;
+    }
+    Plan->RecordDescrs.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Records)));
+  }
+  // A few plans per kernel is the common case; a program cycling through
+  // many argument classes keeps the most recent ones.
+  constexpr size_t MaxPlans = 32;
+  if (D.Plans.size() == MaxPlans)
+    D.Plans.pop_back();
+  D.Plans.insert(D.Plans.begin(), std::move(Plan));
+  return *D.Plans.front();
+}
+
+// One flattened parameter value: 16 bytes hold the widest scalar (complex128).
 struct alignas(16) ParamSlot {
   uint64_t Words[2];
 };
 
-bool packArguments(const Specialization &S, PyObject *Args, ParamSlot *Storage, void **Params) {
+// A launch's flattened parameter values (cuLaunchKernel's kernelParams:
+// Params[i] points at Slots[i]): on the stack up to Inline values (256
+// scalars fit), on the heap beyond.
+struct PackedArguments {
+  static constexpr unsigned Inline = 320;
+  ParamSlot InlineSlots[Inline];
+  void *InlineParams[Inline];
+  std::vector<ParamSlot> HeapSlots;
+  std::vector<void *> HeapParams;
+  ParamSlot *Slots = InlineSlots;
+  void **Params = InlineParams;
+
+  unsigned capacity() const {
+    return HeapSlots.empty() ? Inline : static_cast<unsigned>(HeapSlots.size());
+  }
+
+  explicit PackedArguments(unsigned Count) {
+    if (Count > Inline) {
+      HeapSlots.resize(Count);
+      HeapParams.resize(Count);
+      Slots = HeapSlots.data();
+      Params = HeapParams.data();
+    }
+  }
+};
+
+// The view of an array argument of kind K; false (no error set) when O does
+// not have the memory its kind says, true with a Python error set when its
+// __cuda_array_interface__ is invalid.
+bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V) {
+  PyObject *Array = K == ArgKind::HostArray         ? O
+                    : K == ArgKind::HostDeviceArray ? hostArrayOf(O)
+                    : K == ArgKind::DeviceArray     ? deviceLayoutOf(O)
+                                                    : nullptr;
+  if (Array) {
+    V.fromArray(reinterpret_cast<PyArrayObject *>(Array));
+    return true;
+  }
+  if (K != ArgKind::InterfaceArray)
+    return false;
+  interfaceView(O, V);
+  return true;
+}
+
+// True when the records of dtype Descr are those of the plan (Expected).
+bool sameRecords(PyArray_Descr *Descr, PyObject *Expected) {
+  return Expected && (reinterpret_cast<PyObject *>(Descr) == Expected ||
+                      PyArray_EquivTypes(Descr, reinterpret_cast<PyArray_Descr *>(Expected)));
+}
+
+// True when the array V matches the array type T of the specialisation
+// (Records: the plan's dtype for an array of records).
+bool viewMatches(const ArrayView &V, const Type &T, PyObject *Records) {
+  if (V.NDim != T.NDim || V.ReadOnly != T.ReadOnly)
+    return false;
+  if (!V.Array)
+    return !T.hasRecordElements() && V.Elem == T.Elem &&
+           layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize) == T.Lay;
+  PyArray_Descr *Descr = PyArray_DESCR(V.Array);
+  Layout L = PyArray_IS_C_CONTIGUOUS(V.Array)   ? Layout::C
+             : PyArray_IS_F_CONTIGUOUS(V.Array) ? Layout::F
+                                                : Layout::A;
+  if (L != T.Lay)
+    return false;
+  if (T.hasRecordElements())
+    return Descr->names && sameRecords(Descr, Records);
+  Scalar Elem;
+  return !Descr->names && PyArray_ISNOTSWAPPED(V.Array) && scalarOfDescr(Descr, Elem) &&
+         Elem == T.Elem;
+}
+
+// On a __cuda_array_interface__ pointer on the cpu target: a kernel reads it
+// as host memory, so it must be memory this process can read (another
+// library's GPU pointer would crash the process). The first and last bytes
+// are read through process_vm_readv, which fails instead of faulting; the
+// last range checked is remembered.
+bool readableHostMemory(const char *Start, size_t Bytes) {
+  static thread_local const char *LastStart = nullptr;
+  static thread_local size_t LastBytes = 0;
+  if (Bytes == 0 || (Start == LastStart && Bytes == LastBytes))
+    return true;
+  char Probe[2];
+  iovec Local[2] = {{&Probe[0], 1}, {&Probe[1], 1}};
+  iovec Remote[2] = {{const_cast<char *>(Start), 1}, {const_cast<char *>(Start + Bytes - 1), 1}};
+  if (process_vm_readv(getpid(), Local, 2, Remote, 2, 0) != 2)
+    return false;
+  LastStart = Start;
+  LastBytes = Bytes;
+  return true;
+}
+
+// The bytes [Start, Start + Bytes) an array's elements span in memory
+// (strides may be negative); Bytes is 0 for an empty array.
+void arraySpan(const ArrayView &V, char *&Start, size_t &Bytes) {
+  npy_intp Low = 0, High = 0;
+  for (int D = 0; D < V.NDim; ++D) {
+    if (V.Shape[D] == 0) {
+      Start = V.Data;
+      Bytes = 0;
+      return;
+    }
+    npy_intp Reach = (V.Shape[D] - 1) * V.Strides[D];
+    (Reach < 0 ? Low : High) += Reach;
+  }
+  Start = V.Data + Low;
+  Bytes = static_cast<size_t>(High - Low + V.ItemSize);
+}
+
+// Where a NumPy scalar object keeps its value: after the object header, for
+// every numeric type (NumPy's Py<Type>ScalarObject structs).
+constexpr size_t NumPyScalarValueOffset = offsetof(PyDoubleScalarObject, obval);
+static_assert(offsetof(PyBoolScalarObject, obval) == NumPyScalarValueOffset &&
+                  offsetof(PyByteScalarObject, obval) == NumPyScalarValueOffset &&
+                  offsetof(PyHalfScalarObject, obval) == NumPyScalarValueOffset &&
+                  offsetof(PyFloatScalarObject, obval) == NumPyScalarValueOffset &&
+                  offsetof(PyLongLongScalarObject, obval) == NumPyScalarValueOffset &&
+                  offsetof(PyCDoubleScalarObject, obval) == NumPyScalarValueOffset,
+              "NumPy scalars keep their values at different offsets");
+
+enum class PackResult { Packed, Mismatch, Failed };
+
+// Writes the arguments' flattened values as Plan reads them; Mismatch (no
+// error set) when an argument is not of the plan's class after all, Failed
+// with a Python error set. Waits for the streams of __cuda_array_interface__
+// producers other than Stream, as the specification asks of a consumer.
+PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan, PyObject *const *Args,
+                         PackedArguments &Out, runtime::cu::Stream Stream) {
+  const std::vector<Type> &Types = Plan.Spec->ArgTypes;
   unsigned K = 0;
-  for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
-    PyObject *O = PyTuple_GET_ITEM(Args, I);
-    const Type &T = S.ArgTypes[I];
-    if (T.isArray()) {
-      PyObject *Array = PyArray_Check(O) ? O : hostArrayOf(O); // a device array's memory
-      if (!Array)
-        Array = deviceLayoutOf(O); // cuda target: the device pointer itself
-      if (!Array) {
-        PyErr_Format(PyExc_TypeError, "argument %zu of kernel is no longer an array", I);
-        return false;
+  auto Put = [&](uint64_t Word) {
+    Out.Slots[K].Words[0] = Word;
+    Out.Params[K] = &Out.Slots[K];
+    ++K;
+  };
+  for (size_t I = 0; I < Types.size(); ++I) {
+    PyObject *O = Args[I];
+    if (reinterpret_cast<PyObject *>(Py_TYPE(O)) != Plan.PyTypes[I].get())
+      return PackResult::Mismatch;
+    ArgKind Kind = Plan.Kinds[I];
+    if (isArrayKind(Kind)) {
+      ArrayView V;
+      if (!arrayViewOf(O, Kind, V))
+        return PackResult::Mismatch;
+      if (PyErr_Occurred())
+        return PackResult::Failed;
+      if (!viewMatches(V, Types[I], Plan.RecordDescrs[I].get()))
+        return PackResult::Mismatch;
+      if (Kind == ArgKind::InterfaceArray) {
+        char *Start;
+        size_t Bytes;
+        arraySpan(V, Start, Bytes);
+        if (D.Target == "cpu" && !readableHostMemory(Start, Bytes)) {
+          PyErr_Format(PyExc_ValueError,
+                       "argument '%s' of kernel '%s': its __cuda_array_interface__ pointer %p "
+                       "is not host memory this process can read; on the cpu target device "
+                       "arrays are in host memory",
+                       D.ParamNames[I].c_str(), D.Name.c_str(), static_cast<void *>(V.Data));
+          return PackResult::Failed;
+        }
+        if (D.Target == "cuda" && V.ProducerStream &&
+            V.ProducerStream != reinterpret_cast<uint64_t>(Stream)) {
+          runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+          runtime::cu::Result Result;
+          Py_BEGIN_ALLOW_THREADS
+          Result = Context.driver().api().StreamSynchronize(
+              reinterpret_cast<runtime::cu::Stream>(V.ProducerStream));
+          Py_END_ALLOW_THREADS
+          Context.driver().check(Result, "cuStreamSynchronize");
+        }
       }
-      PyArrayObject *A = reinterpret_cast<PyArrayObject *>(Array);
-      Storage[K].Words[0] = reinterpret_cast<uint64_t>(PyArray_DATA(A));
-      Params[K] = &Storage[K];
-      ++K;
-      for (int D = 0; D < PyArray_NDIM(A); ++D, ++K) {
-        Storage[K].Words[0] = static_cast<uint64_t>(PyArray_DIM(A, D));
-        Params[K] = &Storage[K];
-      }
-      for (int D = 0; D < PyArray_NDIM(A); ++D, ++K) {
-        Storage[K].Words[0] = static_cast<uint64_t>(PyArray_STRIDE(A, D));
-        Params[K] = &Storage[K];
-      }
+      Put(reinterpret_cast<uint64_t>(V.Data));
+      for (int Dim = 0; Dim < V.NDim; ++Dim)
+        Put(static_cast<uint64_t>(V.Shape[Dim]));
+      for (int Dim = 0; Dim < V.NDim; ++Dim)
+        Put(static_cast<uint64_t>(V.Strides[Dim]));
       continue;
     }
-    Storage[K] = ParamSlot{};
-    void *Slot = &Storage[K];
-    if (T.isRecord()) { // a pointer to the record scalar's bytes
-      Storage[K].Words[0] = reinterpret_cast<uint64_t>(reinterpret_cast<PyVoidScalarObject *>(O)->obval);
-      Params[K] = Slot;
-      ++K;
-      continue;
-    }
-    if (PyBool_Check(O)) {
-      *static_cast<uint8_t *>(Slot) = O == Py_True;
-    } else if (PyLong_Check(O)) {
+    ParamSlot &Slot = Out.Slots[K];
+    Slot = ParamSlot{};
+    switch (Kind) {
+    case ArgKind::Bool:
+      Slot.Words[0] = O == Py_True;
+      break;
+    case ArgKind::Int: {
       long long V = PyLong_AsLongLong(O);
       if (V == -1 && PyErr_Occurred()) {
-        PyErr_Format(PyExc_OverflowError, "argument %zu of kernel does not fit in int64", I);
-        return false;
+        PyErr_Format(PyExc_OverflowError, "argument '%s' of kernel '%s' does not fit in int64",
+                     D.ParamNames[I].c_str(), D.Name.c_str());
+        return PackResult::Failed;
       }
-      *static_cast<int64_t *>(Slot) = V;
-    } else if (PyFloat_Check(O)) {
-      *static_cast<double *>(Slot) = PyFloat_AS_DOUBLE(O);
-    } else if (PyComplex_Check(O)) {
-      static_cast<double *>(Slot)[0] = PyComplex_RealAsDouble(O);
-      static_cast<double *>(Slot)[1] = PyComplex_ImagAsDouble(O);
-    } else {
-      PyArray_ScalarAsCtype(O, Slot); // a NumPy scalar of exactly type T
+      std::memcpy(&Slot, &V, sizeof V);
+      break;
     }
-    Params[K] = Slot;
+    case ArgKind::Float: {
+      double V = PyFloat_AS_DOUBLE(O);
+      std::memcpy(&Slot, &V, sizeof V);
+      break;
+    }
+    case ArgKind::Complex: {
+      Py_complex V = PyComplex_AsCComplex(O);
+      std::memcpy(&Slot, &V, sizeof V);
+      break;
+    }
+    case ArgKind::RecordScalar: { // by reference to the record's bytes
+      auto *Record = reinterpret_cast<PyVoidScalarObject *>(O);
+      if (!sameRecords(Record->descr, Plan.RecordDescrs[I].get()))
+        return PackResult::Mismatch;
+      Slot.Words[0] = reinterpret_cast<uint64_t>(Record->obval);
+      break;
+    }
+    default: // a NumPy scalar, of exactly the plan's type: its value, in place
+      std::memcpy(&Slot, reinterpret_cast<char *>(O) + NumPyScalarValueOffset,
+                  byteSize(Types[I].Elem));
+      break;
+    }
+    Out.Params[K] = &Slot;
     ++K;
   }
-  return true;
+  return PackResult::Packed;
+}
+
+// The plan for these arguments, and their values packed into Out: the most
+// recently used plan that fits them, or a new one (typing the arguments and
+// compiling them when needed).
+LaunchPlan &planAndPack(DispatcherState &D, PyObject *const *Args, size_t N, PackedArguments *&Out,
+                        std::optional<PackedArguments> &Storage, runtime::cu::Stream Stream) {
+  for (size_t P = 0; P < D.Plans.size(); ++P) {
+    LaunchPlan &Plan = *D.Plans[P];
+    if (Plan.Kinds.size() != N)
+      continue;
+    if (!Storage || Storage->capacity() < Plan.Spec->ParamCount)
+      Storage.emplace(Plan.Spec->ParamCount);
+    switch (packArguments(D, Plan, Args, *Storage, Stream)) {
+    case PackResult::Packed:
+      if (P != 0) // most recently used first
+        std::swap(D.Plans[0], D.Plans[P]);
+      Out = &*Storage;
+      return *D.Plans.front();
+    case PackResult::Failed:
+      throw PythonErrorSet();
+    case PackResult::Mismatch:
+      break;
+    }
+  }
+  LaunchPlan &Plan = makePlan(D, Args, N);
+  Storage.emplace(Plan.Spec->ParamCount);
+  PackResult Result = packArguments(D, Plan, Args, *Storage, Stream);
+  if (Result == PackResult::Failed)
+    throw PythonErrorSet();
+  if (Result == PackResult::Mismatch)
+    throw std::runtime_error("internal error: kernel '" + D.Name +
+                             "': the arguments do not fit the launch plan made for them");
+  Out = &*Storage;
+  return Plan;
 }
 
 // --- the cuda target ------------------------------------------------------------
@@ -587,36 +1068,22 @@ struct DeviceCopy {
   runtime::CudaDeviceBuffer Device;
 };
 
-// The bytes [Start, Start + Bytes) an array's elements span in memory
-// (strides may be negative); Bytes is 0 for an empty array.
-void arraySpan(PyArrayObject *A, char *&Start, size_t &Bytes) {
-  char *Data = static_cast<char *>(PyArray_DATA(A));
-  npy_intp Low = 0, High = 0;
-  for (int D = 0; D < PyArray_NDIM(A); ++D) {
-    if (PyArray_DIM(A, D) == 0) {
-      Start = Data;
-      Bytes = 0;
-      return;
-    }
-    npy_intp Reach = (PyArray_DIM(A, D) - 1) * PyArray_STRIDE(A, D);
-    (Reach < 0 ? Low : High) += Reach;
-  }
-  Start = Data + Low;
-  Bytes = static_cast<size_t>(High - Low + PyArray_ITEMSIZE(A));
-}
-
-// Launches S on the GPU as Numba does: device arrays (cuda-target
-// DeviceNDArrays) are passed by their device pointers, with no copy; each
-// NumPy array (and the host memory of any other device array) is copied to
-// fresh device memory, and then the context is synchronised and the writable
-// arrays are copied back. A launch whose arguments are all device arrays and
-// numbers is asynchronous on Stream.
-void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Dim3 Grid,
-                        runtime::Dim3 Block, size_t SharedBytes, PyObject *Args,
-                        ParamSlot *Storage, void **Params, runtime::cu::Stream Stream) {
+// Launches on the GPU as Numba does: device memory (device arrays, mapped and
+// managed arrays, other libraries' arrays) is passed by its device pointer,
+// with no copy; each NumPy array (and record) is copied to fresh device
+// memory, and then the context is synchronised and the writable arrays are
+// copied back. A launch with no host memory is asynchronous on Stream.
+void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtime::Dim3 Grid,
+                        runtime::Dim3 Block, size_t SharedBytes, PyObject *const *Args,
+                        PackedArguments &Packed, runtime::cu::Stream Stream, bool Execute) {
+  Specialization &S = *Plan.Spec;
   runtime::CudaFunction &Kernel = cudaFunctionOf(D, S, 0);
   runtime::CudaContext &Context = Kernel.context();
   Context.requireUsable();
+  if (!Execute) {
+    Kernel.checkLaunch(Grid, Block, SharedBytes);
+    return;
+  }
   Context.makeCurrent();
   const runtime::CudaDriver &Driver = Context.driver();
 
@@ -626,55 +1093,52 @@ void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Di
   DeviceCopy *Copies = InlineStorage;
   size_t CopyCount = 0;
   size_t Needed = 0;
-  for (const Type &T : S.ArgTypes)
-    Needed += T.isArray() || T.isRecord();
+  for (ArgKind Kind : Plan.Kinds)
+    Needed += Kind == ArgKind::HostArray || Kind == ArgKind::HostDeviceArray ||
+              Kind == ArgKind::RecordScalar;
   if (Needed > InlineCopies) {
     HeapStorage.resize(Needed);
     Copies = HeapStorage.data();
   }
-  // 1. Host memory to the device; the data-pointer slots packArguments wrote
-  //    (host pointers) now point at the device copies.
+  // Host memory to the device: the data-pointer slots packArguments wrote
+  // (host pointers) now point at the device copies.
   unsigned K = 0;
   for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
-    PyObject *O = PyTuple_GET_ITEM(Args, I);
-    const Type &T = S.ArgTypes[I];
-    if (T.isArray() && !PyArray_Check(O) && !hostArrayOf(O) && deviceLayoutOf(O)) {
-      // Device memory: packArguments wrote its device pointer already.
-      if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O))
-        Allocation->usedOn(Stream);
-      K += 1 + 2 * static_cast<unsigned>(PyArray_NDIM(
-                       reinterpret_cast<PyArrayObject *>(deviceLayoutOf(O))));
+    PyObject *O = Args[I];
+    ArgKind Kind = Plan.Kinds[I];
+    if (isArrayKind(Kind)) {
+      ArrayView V;
+      arrayViewOf(O, Kind, V); // packArguments read it already
+      if (Kind == ArgKind::DeviceArray) {
+        if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O))
+          Allocation->usedOn(Stream);
+      } else if (Kind != ArgKind::InterfaceArray) {
+        DeviceCopy &Copy = Copies[CopyCount++];
+        arraySpan(V, Copy.Host, Copy.Bytes);
+        Copy.CopyBack = !V.ReadOnly;
+        Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
+        Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
+        Packed.Slots[K].Words[0] =
+            Copy.Bytes ? Copy.Device.pointer() + static_cast<uint64_t>(V.Data - Copy.Host) : 0;
+      }
+      K += 1 + 2 * static_cast<unsigned>(V.NDim);
       continue;
     }
-    if (T.isArray()) {
-      auto *A = reinterpret_cast<PyArrayObject *>(PyArray_Check(O) ? O : hostArrayOf(O));
-      DeviceCopy &Copy = Copies[CopyCount++];
-      arraySpan(A, Copy.Host, Copy.Bytes);
-      Copy.CopyBack = PyArray_ISWRITEABLE(A);
-      Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
-      Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
-      Storage[K].Words[0] =
-          Copy.Bytes ? Copy.Device.pointer() +
-                           static_cast<uint64_t>(static_cast<char *>(PyArray_DATA(A)) - Copy.Host)
-                     : 0;
-      K += 1 + 2 * static_cast<unsigned>(PyArray_NDIM(A));
-      continue;
-    }
-    if (T.isRecord()) { // read-only, by reference
+    if (Kind == ArgKind::RecordScalar) { // read-only, by reference
       auto *Record = reinterpret_cast<PyVoidScalarObject *>(O);
       DeviceCopy &Copy = Copies[CopyCount++];
       Copy.Host = Record->obval;
       Copy.Bytes = static_cast<size_t>(Record->descr->elsize);
       Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
       Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
-      Storage[K].Words[0] = Copy.Device.pointer();
+      Packed.Slots[K].Words[0] = Copy.Device.pointer();
     }
     ++K;
   }
-  // 2. Launch, wait, copy back: without the GIL (only array memory is touched,
-  //    and Args keeps the arrays alive).
+  // Launch, wait, copy back: without the GIL (only array memory is touched,
+  // and the caller's references keep the arrays alive).
   withoutGIL([&] {
-    Kernel.launch(Grid, Block, SharedBytes, Stream, Params);
+    Kernel.launch(Grid, Block, SharedBytes, Stream, Packed.Params);
     if (CopyCount)
       Kernel.synchronize();
     for (size_t C = 0; C < CopyCount; ++C)
@@ -683,54 +1147,217 @@ void launchOnCudaTarget(const DispatcherState &D, Specialization &S, runtime::Di
   });
 }
 
-PyObject *Dispatcher_launch(PyObject *Self, PyObject *Args) {
-  PyObject *Grid, *Block, *KernelArgs;
-  unsigned long long SharedBytes, StreamHandle = 0;
-  if (!PyArg_ParseTuple(Args, "O!O!KO!|K", &PyTuple_Type, &Grid, &PyTuple_Type, &Block,
-                        &SharedBytes, &PyTuple_Type, &KernelArgs, &StreamHandle))
-    return nullptr;
+// --- launch configurations: kernel[griddim, blockdim, stream, sharedmem] ----------
+
+// What kernel[...] returns: the configuration, called with the arguments.
+struct LaunchConfigObject {
+  PyObject_HEAD PyObject *Dispatcher; // strong
+  runtime::Dim3 Grid, Block;
+  unsigned long long Stream; // the CUstream handle (0: the default stream)
+  unsigned long long SharedBytes;
+  PyObject *StreamObject; // strong: what was given (None for the default)
+  vectorcallfunc Vectorcall;
+};
+
+PyTypeObject LaunchConfigType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// Runs the kernel of Config on Args (Execute false: everything but running
+// it, for the dispatch benchmark: typing or plan lookup, packing, the
+// device's checks).
+PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bool Execute) {
   TIDAL_TRY
-  DispatcherState &D = state(Self);
-  runtime::Dim3 G, Bk;
-  for (int I = 0; I < 3; ++I) {
-    G[I] = static_cast<uint32_t>(PyLong_AsUnsignedLong(PyTuple_GetItem(Grid, I)));
-    Bk[I] = static_cast<uint32_t>(PyLong_AsUnsignedLong(PyTuple_GetItem(Block, I)));
-  }
-  if (PyErr_Occurred())
-    return nullptr;
-  PyRef Arguments = wrapForeignDeviceArrays(KernelArgs);
-  KernelArgs = Arguments.get();
-  std::vector<Type> Types;
-  if (!typeArguments(D, KernelArgs, Types))
-    return nullptr;
-  Specialization &S = D.compile(Types);
-  constexpr unsigned InlineParams = 64;
-  ParamSlot InlineStorage[InlineParams];
-  void *InlinePointers[InlineParams];
-  std::vector<ParamSlot> HeapStorage;
-  std::vector<void *> HeapPointers;
-  ParamSlot *Storage = InlineStorage;
-  void **Params = InlinePointers;
-  if (S.ParamCount > InlineParams) {
-    HeapStorage.resize(S.ParamCount);
-    HeapPointers.resize(S.ParamCount);
-    Storage = HeapStorage.data();
-    Params = HeapPointers.data();
-  }
-  if (!packArguments(S, KernelArgs, Storage, Params))
-    return nullptr;
+  DispatcherState &D = configuredState(Config->Dispatcher);
+  auto Stream = reinterpret_cast<runtime::cu::Stream>(Config->Stream);
+  std::optional<PackedArguments> Storage;
+  PackedArguments *Packed = nullptr;
+  LaunchPlan &Plan = planAndPack(D, Args, N, Packed, Storage, Stream);
   if (D.Target == "cuda") {
-    launchOnCudaTarget(D, S, G, Bk, static_cast<size_t>(SharedBytes), KernelArgs, Storage, Params,
-                       reinterpret_cast<runtime::cu::Stream>(StreamHandle));
+    launchOnCudaTarget(D, Plan, Config->Grid, Config->Block, Config->SharedBytes, Args, *Packed,
+                       Stream, Execute);
     Py_RETURN_NONE;
   }
-  // A failed check in the kernel is a KernelError, rethrown with the GIL.
-  withoutGIL([&] {
-    runtime::launchOnCpu(S.Block, G, Bk, Params, static_cast<size_t>(SharedBytes));
-  });
+  if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
+    withoutGIL([&] {
+      runtime::launchOnCpu(Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,
+                           static_cast<size_t>(Config->SharedBytes));
+    });
   Py_RETURN_NONE;
   TIDAL_CATCH
 }
+
+PyObject *LaunchConfig_vectorcall(PyObject *Self, PyObject *const *Args, size_t NArgsF,
+                                  PyObject *KwNames) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  if (KwNames && PyTuple_GET_SIZE(KwNames)) {
+    PyErr_Format(PyExc_TypeError, "a kernel takes its arguments by position, not by keyword (%R)",
+                 KwNames);
+    return nullptr;
+  }
+  return launch(Config, Args, PyVectorcall_NARGS(NArgsF), /*Execute=*/true);
+}
+
+PyObject *LaunchConfig_dispatch(PyObject *Self, PyObject *const *Args, Py_ssize_t N) {
+  return launch(reinterpret_cast<LaunchConfigObject *>(Self), Args, static_cast<size_t>(N),
+                /*Execute=*/false);
+}
+
+void LaunchConfig_dealloc(PyObject *Self) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  Py_XDECREF(Config->Dispatcher);
+  Py_XDECREF(Config->StreamObject);
+  PyObject_Free(Self);
+}
+
+PyObject *dimsTuple(const runtime::Dim3 &Dims) {
+  return Py_BuildValue("(III)", Dims[0], Dims[1], Dims[2]);
+}
+
+PyObject *LaunchConfig_get(PyObject *Self, void *What) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  switch (reinterpret_cast<intptr_t>(What)) {
+  case 0:
+    return Py_NewRef(Config->Dispatcher);
+  case 1:
+    return dimsTuple(Config->Grid);
+  case 2:
+    return dimsTuple(Config->Block);
+  case 3:
+    return Py_NewRef(Config->StreamObject);
+  default:
+    return PyLong_FromUnsignedLongLong(Config->SharedBytes);
+  }
+}
+
+PyObject *LaunchConfig_repr(PyObject *Self) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  PyRef Name = PyRef::steal(PyObject_GetAttrString(Config->Dispatcher, "__name__"));
+  if (!Name)
+    return nullptr;
+  return PyUnicode_FromFormat("<launch of %S griddim=(%u, %u, %u) blockdim=(%u, %u, %u) "
+                              "stream=%R sharedmem=%llu>",
+                              Name.get(), Config->Grid[0], Config->Grid[1], Config->Grid[2],
+                              Config->Block[0], Config->Block[1], Config->Block[2],
+                              Config->StreamObject, Config->SharedBytes);
+}
+
+PyMethodDef LaunchConfigMethods[] = {
+    {"_dispatch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(LaunchConfig_dispatch)),
+     METH_FASTCALL,
+     "_dispatch(*args): everything a launch does (typing or the launch plan, packing the "
+     "arguments, the device's checks) but running the kernel; for benchmarks."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef LaunchConfigGetSet[] = {
+    {"dispatcher", LaunchConfig_get, nullptr, "the kernel", reinterpret_cast<void *>(0)},
+    {"griddim", LaunchConfig_get, nullptr, "blocks per grid (x, y, z)", reinterpret_cast<void *>(1)},
+    {"blockdim", LaunchConfig_get, nullptr, "threads per block (x, y, z)",
+     reinterpret_cast<void *>(2)},
+    {"stream", LaunchConfig_get, nullptr, "the stream (0 or None: the default)",
+     reinterpret_cast<void *>(3)},
+    {"sharedmem", LaunchConfig_get, nullptr, "dynamic shared memory, bytes",
+     reinterpret_cast<void *>(4)},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// One launch dimension given as a small positive int or a tuple of 1 to 3 of
+// them, within CUDA's limits; false (no error set) for anything else, which
+// the Python dispatcher then checks and explains.
+bool quickDims(PyObject *Value, const uint32_t (&Limits)[3], runtime::Dim3 &Out) {
+  PyObject *Single[1] = {Value};
+  PyObject *const *Items = Single;
+  Py_ssize_t Count = 1;
+  if (PyTuple_CheckExact(Value)) {
+    Count = PyTuple_GET_SIZE(Value);
+    Items = &PyTuple_GET_ITEM(Value, 0);
+    if (Count < 1 || Count > 3)
+      return false;
+  }
+  for (int I = 0; I < 3; ++I) {
+    long N = 1;
+    if (I < Count) {
+      if (!PyLong_CheckExact(Items[I]))
+        return false;
+      int Overflow;
+      N = PyLong_AsLongAndOverflow(Items[I], &Overflow);
+      if (Overflow || N < 1 || static_cast<unsigned long>(N) > Limits[I])
+        return false;
+    }
+    Out[I] = static_cast<uint32_t>(N);
+  }
+  return true;
+}
+
+constexpr uint32_t MaxGridDims[3] = {TIDAL_MAX_GRID_DIM_X, TIDAL_MAX_GRID_DIM_Y,
+                                     TIDAL_MAX_GRID_DIM_Z};
+constexpr uint32_t MaxBlockDims[3] = {TIDAL_MAX_BLOCK_DIM_X, TIDAL_MAX_BLOCK_DIM_Y,
+                                      TIDAL_MAX_BLOCK_DIM_Z};
+
+// kernel[griddim, blockdim(, stream(, sharedmem))]: a launch configuration.
+// The common forms (ints, tuples of ints, a stream object or 0, a byte count)
+// are read here; anything else goes through the Python dispatcher's
+// _launch_config(config), which accepts what Numba does (objects with
+// __index__, ...) or raises the error that says what is wrong.
+PyObject *Dispatcher_subscript(PyObject *Self, PyObject *Key) {
+  runtime::Dim3 Grid, Block;
+  unsigned long long Stream = 0, SharedBytes = 0;
+  PyObject *StreamObject = Py_None;
+  bool Quick = PyTuple_CheckExact(Key) && PyTuple_GET_SIZE(Key) >= 2 &&
+               PyTuple_GET_SIZE(Key) <= 4 &&
+               quickDims(PyTuple_GET_ITEM(Key, 0), MaxGridDims, Grid) &&
+               quickDims(PyTuple_GET_ITEM(Key, 1), MaxBlockDims, Block) &&
+               static_cast<uint64_t>(Block[0]) * Block[1] * Block[2] <= TIDAL_MAX_THREADS_PER_BLOCK;
+  if (Quick && PyTuple_GET_SIZE(Key) > 2) {
+    StreamObject = PyTuple_GET_ITEM(Key, 2);
+    if (StreamObject == Py_None || (PyLong_CheckExact(StreamObject) &&
+                                    PyLong_AsLong(StreamObject) == 0 && !PyErr_Occurred())) {
+      Stream = 0;
+    } else { // a tidal Stream: its handle
+      static PyObject *Handle = PyUnicode_InternFromString("handle");
+      PyRef Value = PyRef::steal(PyObject_GetAttr(StreamObject, Handle));
+      Quick = Value && PyLong_CheckExact(Value.get());
+      if (Quick)
+        Stream = PyLong_AsUnsignedLongLong(Value.get());
+      Quick = Quick && !PyErr_Occurred();
+      PyErr_Clear();
+    }
+  }
+  if (Quick && PyTuple_GET_SIZE(Key) > 3) {
+    PyObject *Bytes = PyTuple_GET_ITEM(Key, 3);
+    Quick = PyLong_CheckExact(Bytes);
+    if (Quick) {
+      SharedBytes = PyLong_AsUnsignedLongLong(Bytes);
+      Quick = !PyErr_Occurred();
+      PyErr_Clear();
+    }
+  }
+  if (!Quick) {
+    // (griddim, blockdim, stream handle, sharedmem, stream): normalised, or raises.
+    static PyObject *Method = PyUnicode_InternFromString("_launch_config");
+    PyRef Checked = PyRef::steal(PyObject_CallMethodOneArg(Self, Method, Key));
+    if (!Checked)
+      return nullptr;
+    PyObject *StreamGiven;
+    unsigned int GX, GY, GZ, BX, BY, BZ;
+    if (!PyArg_ParseTuple(Checked.get(), "(III)(III)KKO", &GX, &GY, &GZ, &BX, &BY, &BZ, &Stream,
+                          &SharedBytes, &StreamGiven))
+      return nullptr;
+    Grid = {GX, GY, GZ};
+    Block = {BX, BY, BZ};
+    StreamObject = StreamGiven;
+  }
+  auto *Config = PyObject_New(LaunchConfigObject, &LaunchConfigType);
+  if (!Config)
+    return nullptr;
+  Config->Dispatcher = Py_NewRef(Self);
+  Config->Grid = Grid;
+  Config->Block = Block;
+  Config->Stream = Stream;
+  Config->SharedBytes = SharedBytes;
+  Config->StreamObject = Py_NewRef(StreamObject);
+  Config->Vectorcall = LaunchConfig_vectorcall;
+  return reinterpret_cast<PyObject *>(Config);
+}
+
+PyMappingMethods DispatcherMapping = {nullptr, Dispatcher_subscript, nullptr};
 
 // Types from a signature: a string ("void(float32, float32[::1])") or a
 // sequence of type strings.
@@ -751,7 +1378,7 @@ std::vector<Type> typesFromPython(PyObject *Signature) {
 
 PyObject *Dispatcher_compile(PyObject *Self, PyObject *Signature) {
   TIDAL_TRY
-  DispatcherState &D = state(Self);
+  DispatcherState &D = configuredState(Self);
   Specialization &S = D.compile(typesFromPython(Signature));
   return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
   TIDAL_CATCH
@@ -759,9 +1386,10 @@ PyObject *Dispatcher_compile(PyObject *Self, PyObject *Signature) {
 
 PyObject *Dispatcher_specialize(PyObject *Self, PyObject *Args) {
   TIDAL_TRY
-  DispatcherState &D = state(Self);
+  DispatcherState &D = configuredState(Self);
   std::vector<Type> Types;
-  if (!typeArguments(D, Args, Types))
+  if (!typeArguments(D, &PyTuple_GET_ITEM(Args, 0), static_cast<size_t>(PyTuple_GET_SIZE(Args)),
+                     Types))
     return nullptr;
   Specialization &S = D.compile(Types);
   return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
@@ -807,7 +1435,7 @@ PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
   if (!PyArg_ParseTuple(Args, "ss", &Signature, &What))
     return nullptr;
   TIDAL_TRY
-  DispatcherState &D = state(Self);
+  DispatcherState &D = configuredState(Self);
   if (D.Target != "cuda") {
     PyErr_Format(PyExc_RuntimeError,
                  "the facts of kernel '%s' come from the CUDA driver and need a GPU: kernels "
@@ -850,18 +1478,15 @@ PyObject *Dispatcher_signatures(PyObject *Self, void *) {
 }
 
 PyMethodDef DispatcherMethods[] = {
-    {"launch", Dispatcher_launch, METH_VARARGS,
-     "launch(grid, block, shared_bytes, args, stream=0): compile for the arguments' types "
-     "if needed, then run the kernel over the grid (cuda target: on the CUstream handle "
-     "stream)."},
-    {"compile", Dispatcher_compile, METH_O,
-     "compile(signature): compile eagerly; returns the signature's text."},
+    {"_compile", Dispatcher_compile, METH_O,
+     "_compile(signature): compile eagerly; returns the signature's text."},
     {"specialize", Dispatcher_specialize, METH_VARARGS,
-     "specialize(*args): compile for the types of these arguments."},
-    {"inspect", Dispatcher_inspect, METH_VARARGS,
-     "inspect(signature_text, what, sm=75): 'markers', 'llvm' or 'ptx'."},
-    {"kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,
-     "kernel_attribute(signature_text, what): 'regs', 'shared', 'local' or 'max_threads' "
+     "specialize(*args): compiles for the types of these arguments; returns the signature's "
+     "text."},
+    {"_inspect", Dispatcher_inspect, METH_VARARGS,
+     "_inspect(signature_text, what, sm=75): 'markers', 'llvm', 'ptx' or 'types'."},
+    {"_kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,
+     "_kernel_attribute(signature_text, what): 'regs', 'shared', 'local' or 'max_threads' "
      "of the kernel loaded on the GPU (cuda target only)."},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -877,7 +1502,8 @@ PyObject *module_typeof(PyObject *, PyObject *O) {
   Type T;
   std::string Why;
   if (!typeofArgument(O, T, Why)) {
-    PyErr_Format(PyExc_TypeError, "kernels can't take %s", Why.c_str());
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_TypeError, "kernels can't take %s", Why.c_str());
     return nullptr;
   }
   return PyUnicode_FromString(T.str().c_str());
@@ -1185,7 +1811,21 @@ PyMODINIT_FUNC PyInit__tidal() {
   DispatcherType.tp_dealloc = Dispatcher_dealloc;
   DispatcherType.tp_methods = DispatcherMethods;
   DispatcherType.tp_getset = DispatcherGetSet;
+  DispatcherType.tp_as_mapping = &DispatcherMapping;
   if (PyType_Ready(&DispatcherType) < 0)
+    return nullptr;
+  LaunchConfigType.tp_name = "tidal._tidal.LaunchConfiguration";
+  LaunchConfigType.tp_basicsize = sizeof(LaunchConfigObject);
+  LaunchConfigType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  LaunchConfigType.tp_doc = "kernel[griddim, blockdim, stream, sharedmem]: call it with the "
+                            "kernel's arguments to launch it.";
+  LaunchConfigType.tp_vectorcall_offset = offsetof(LaunchConfigObject, Vectorcall);
+  LaunchConfigType.tp_call = PyVectorcall_Call;
+  LaunchConfigType.tp_dealloc = LaunchConfig_dealloc;
+  LaunchConfigType.tp_repr = LaunchConfig_repr;
+  LaunchConfigType.tp_methods = LaunchConfigMethods;
+  LaunchConfigType.tp_getset = LaunchConfigGetSet;
+  if (PyType_Ready(&LaunchConfigType) < 0)
     return nullptr;
   PyObject *M = PyModule_Create(&ModuleDef);
   if (!M)

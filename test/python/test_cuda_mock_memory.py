@@ -110,7 +110,7 @@ def test_launch_on_a_stream_is_asynchronous(run):
         s = cuda.stream()
         d = cuda.to_device(np.zeros(8, np.int32), stream=s)
         b = cuda.to_device(np.zeros(1, np.float32), stream=s)
-        fill_seven._native.launch((1, 1, 1), (32, 1, 1), 0, (d, 0.0, b), s.handle)
+        fill_seven[1, 32, s](d, 0.0, b)
         start, end = cuda.event(), cuda.event()
         start.record(s)
         end.record(s)
@@ -139,8 +139,7 @@ def test_numpy_arguments_still_copy_and_synchronise_on_a_stream(run):
     r = run("""
         s = cuda.stream()
         a = np.zeros(5, np.int32)
-        fill_seven._native.launch((1, 1, 1), (32, 1, 1), 0, (a, 0.0, np.zeros(1, np.float32)),
-                                  s.handle)
+        fill_seven[1, 32, s](a, 0.0, np.zeros(1, np.float32))
         print(json.dumps(a.tolist()))
     """)
     assert r.result == [7] * 5

@@ -5,6 +5,7 @@ per argument-type signature (compiled and cached in C++), inspection."""
 import functools
 import os
 
+from .. import _tidal
 from .target import current_target
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
@@ -60,60 +61,43 @@ def _launch_bounds(value, kernel):
     return items[0], items[1] if len(items) > 1 else 0
 
 
-class _LaunchConfiguration:
-    """kernel[griddim, blockdim, stream, sharedmem]: call it with the arguments."""
+class Dispatcher(_tidal.Dispatcher):
+    """A kernel: launch it with kernel[griddim, blockdim](*args).
 
-    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem")
-
-    def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem):
-        self.dispatcher = dispatcher
-        self.griddim = griddim
-        self.blockdim = blockdim
-        self.stream = stream
-        self.sharedmem = sharedmem
-
-    def __call__(self, *args):
-        self.dispatcher._native.launch(self.griddim, self.blockdim, self.sharedmem, args,
-                                       self.stream)
-
-    def __repr__(self):
-        return (f"<launch of {self.dispatcher.__name__} griddim={self.griddim} "
-                f"blockdim={self.blockdim} sharedmem={self.sharedmem}>")
-
-
-class Dispatcher:
-    """A kernel: launch it with kernel[griddim, blockdim](*args)."""
+    kernel[...] and the launch itself are C++ (the base class): the
+    configuration is read there, and each launch reuses the launch plan of
+    its argument classes (no typing, no allocation). The methods here give
+    the C++ half its options and check the unusual configurations."""
 
     __tidal_kernel__ = True
 
     def __init__(self, py_func, signatures=(), **options):
+        super().__init__(py_func)
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
-        self._native_dispatcher = None
         for signature in signatures:
             self.compile(signature)
 
-    @property
-    def _native(self):
-        if self._native_dispatcher is None:
-            from .. import _tidal
-            target = current_target()
-            options = self.options
-            # TIDAL_CPU_DEBUG=1: debug mode for every kernel on the cpu target.
-            debug = bool(options.get("debug", False)) or (
-                target == "cpu" and os.environ.get("TIDAL_CPU_DEBUG", "") == "1")
-            max_threads, min_blocks = _launch_bounds(options.get("launch_bounds"),
-                                                     self.__name__)
-            self._native_dispatcher = _tidal.Dispatcher(
-                self.py_func, target=target, debug=debug,
-                lineinfo=bool(options.get("lineinfo", False)),
-                fastmath=bool(options.get("fastmath", False)),
-                max_registers=int(options.get("max_registers") or 0),
-                max_threads=max_threads, min_blocks=min_blocks)
-        return self._native_dispatcher
+    def _tidal_options(self):
+        """The options of the C++ half, read at the first compilation (the
+        target is chosen then, not when the kernel is defined)."""
+        target = current_target()
+        options = self.options
+        # TIDAL_CPU_DEBUG=1: debug mode for every kernel on the cpu target.
+        debug = bool(options.get("debug", False)) or (
+            target == "cpu" and os.environ.get("TIDAL_CPU_DEBUG", "") == "1")
+        max_threads, min_blocks = _launch_bounds(options.get("launch_bounds"), self.__name__)
+        return {"target": target, "debug": debug,
+                "lineinfo": bool(options.get("lineinfo", False)),
+                "fastmath": bool(options.get("fastmath", False)),
+                "max_registers": int(options.get("max_registers") or 0),
+                "max_threads": max_threads, "min_blocks": min_blocks}
 
-    def __getitem__(self, config):
+    def _launch_config(self, config):
+        """kernel[config] in the forms the C++ half leaves to Python: returns
+        (griddim, blockdim, stream handle, sharedmem, stream) or raises the
+        error that says what is wrong."""
         name = self.__name__
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise ValueError(
@@ -133,13 +117,15 @@ class Dispatcher:
             raise ValueError(
                 f"blockdim {config[1]!r} of kernel '{name}' has {threads} threads: "
                 f"a block has at most {_MAX_THREADS_PER_BLOCK}")
-        stream = _stream_handle(config[2] if len(config) > 2 else 0, name)
+        stream = config[2] if len(config) > 2 else None
+        handle = _stream_handle(stream, name)
         sharedmem = config[3] if len(config) > 3 else 0
-        if not isinstance(sharedmem, int) or isinstance(sharedmem, bool) or sharedmem < 0:
+        if isinstance(sharedmem, bool) or not hasattr(sharedmem, "__index__") or \
+                sharedmem.__index__() < 0:
             raise ValueError(
                 f"sharedmem of kernel '{name}' must be a number of bytes >= 0, "
                 f"got {sharedmem!r}")
-        return _LaunchConfiguration(self, griddim, blockdim, stream, sharedmem)
+        return griddim, blockdim, handle, sharedmem.__index__(), stream
 
     def __call__(self, *args, **kwargs):
         raise TypeError(
@@ -154,21 +140,13 @@ class Dispatcher:
                 signature = [str(t) for t in signature]
             else:
                 signature = str(signature)
-        return self._native.compile(signature)
-
-    def specialize(self, *args):
-        """Compiles for the types of these arguments; returns the signature's text."""
-        return self._native.specialize(*args)
-
-    @property
-    def signatures(self):
-        return self._native.signatures
+        return self._compile(signature)
 
     def _views(self, signature, what, arch=None):
         sm = int(arch[3:]) if arch else 75
         if signature is not None:
-            return self._native.inspect(self._signature_text(signature), what, sm)
-        return {s: self._native.inspect(s, what, sm) for s in self._native.signatures}
+            return self._inspect(self._signature_text(signature), what, sm)
+        return {s: self._inspect(s, what, sm) for s in self.signatures}
 
     def _signature_text(self, signature):
         if isinstance(signature, str) and signature.startswith("("):
@@ -205,8 +183,8 @@ class Dispatcher:
                 f"kernel '{self.__name__}': {method}() reads the compiled kernel from the "
                 f"CUDA driver and needs a GPU; kernels run on the {target} target here")
         if signature is not None:
-            return self._native.kernel_attribute(self._signature_text(signature), what)
-        return {s: self._native.kernel_attribute(s, what) for s in self._native.signatures}
+            return self._kernel_attribute(self._signature_text(signature), what)
+        return {s: self._kernel_attribute(s, what) for s in self.signatures}
 
     def get_regs_per_thread(self, signature=None):
         """Registers each thread of the kernel uses (cuda target)."""

@@ -1,0 +1,239 @@
+"""Launching: kernel[griddim, blockdim, stream, sharedmem] and its launch
+plans (cpu target). A launch reuses the plan of its argument classes while
+the arguments fit it and types them afresh when they don't; other libraries'
+arrays come in through __cuda_array_interface__ without a copy."""
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+@cuda.jit
+def axpy(out, a, x, y):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+@cuda.jit
+def store(out, v):
+    out[0] = v
+
+
+_PARAMS = ", ".join(f"v{i}" for i in range(256))
+_BODY = " + ".join(f"v{i}" for i in range(256))
+
+
+def _wide_kernel_source():
+    return f"def wide(out, {_PARAMS}):\n    out[0] = {_BODY}\n"
+
+
+# A kernel of 257 parameters, written to a file (tidal reads kernels' source).
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    import importlib.util
+    path = tmp_path_factory.mktemp("wide") / "wide_kernel.py"
+    path.write_text("from tidal import cuda\n\n@cuda.jit\n" + _wide_kernel_source())
+    spec = importlib.util.spec_from_file_location("wide_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.wide
+
+
+class Interface:
+    """Another library's array: only __cuda_array_interface__ (over a NumPy
+    array's memory, which is device memory on the cpu target)."""
+
+    def __init__(self, host, **changes):
+        self.host = host
+        self.__cuda_array_interface__ = {
+            "shape": host.shape, "typestr": host.dtype.str,
+            "data": (host.ctypes.data, not host.flags.writeable),
+            "strides": host.strides if not host.flags.c_contiguous else None,
+            "version": 3, "stream": None, **changes}
+
+
+# --- launch plans ------------------------------------------------------------------------
+
+def test_argument_classes_that_change_are_typed_again():
+    out32 = np.zeros(8, np.float32)
+    out64 = np.zeros(8, np.float64)
+    x32 = np.arange(8, dtype=np.float32)
+    x64 = np.arange(8, dtype=np.float64)
+    for _ in range(2):  # the second round reuses the plans
+        axpy[1, 8](out32, np.float32(2), x32, x32)
+        axpy[1, 8](out64, 2.0, x64, x64)
+        axpy[1, 8](out64, 3, x64, x64)  # an int where a float was
+    assert np.array_equal(out32, 3 * x32)
+    assert np.array_equal(out64, 4 * x64)
+    strided = np.zeros(16, np.float64)[::2]  # layout A instead of C
+    axpy[1, 8](strided, 2.0, x64, x64)
+    assert np.array_equal(strided, 3 * x64)
+    readonly = x64.copy()
+    readonly.flags.writeable = False
+    axpy[1, 8](out64, 1.0, readonly, x64)
+    assert np.array_equal(out64, 2 * x64)
+    assert len(axpy.signatures) == 5
+
+
+def test_device_arrays_and_numpy_arrays_share_a_specialisation():
+    host = np.zeros(4, np.float32)
+    device = cuda.to_device(host)
+    add_one[1, 4](host)
+    add_one[1, 4](device)
+    add_one[1, 4](device)
+    assert np.array_equal(host, [1] * 4)
+    assert np.array_equal(device.copy_to_host(), [2] * 4)
+    assert add_one.signatures == ["(array(float32, 1d, C))"]
+
+
+def test_records_take_the_plan_of_their_dtype():
+    first = np.dtype([("a", np.float32), ("b", np.int32)])
+    second = np.dtype([("b", np.int32), ("a", np.float32)])
+
+    @cuda.jit
+    def bump(r):
+        r[0].a += 1
+
+    x, y = np.zeros(1, first), np.zeros(1, second)
+    for _ in range(2):
+        bump[1, 1](x)
+        bump[1, 1](y)
+    assert x["a"][0] == 2 and y["a"][0] == 2
+    assert len(bump.signatures) == 2
+
+
+def test_a_kernel_of_257_parameters(wide):
+    out = np.zeros(1, np.float64)
+    values = [float(i) for i in range(256)]
+    wide[1, 1](out, *values)
+    assert out[0] == sum(values)
+    values[255] = 1000.0
+    wide[1, 1](out, *values)
+    assert out[0] == sum(values)
+
+
+def test_int_too_wide_for_int64_names_the_argument():
+    out = np.zeros(1, np.int64)
+    store[1, 1](out, 5)
+    with pytest.raises(OverflowError, match="argument 'v' of kernel 'store' does not fit in int64"):
+        store[1, 1](out, 2**64)
+    assert out[0] == 5
+
+
+def test_dispatch_prepares_everything_but_runs_nothing():
+    x = np.zeros(4, np.float32)
+    config = add_one[1, 4]
+    config._dispatch(x)
+    assert np.array_equal(x, [0] * 4)
+    with pytest.raises(TypeError, match="kernel 'add_one' takes 1 argument but 2 were given"):
+        config._dispatch(x, x)
+    config(x)
+    assert np.array_equal(x, [1] * 4)
+
+
+# --- launch configurations -------------------------------------------------------------
+
+def test_launch_configuration_attributes_and_repr():
+    s = cuda.stream()
+    config = add_one[(2, 3), 4, s, 16]
+    assert config.griddim == (2, 3, 1) and config.blockdim == (4, 1, 1)
+    assert config.stream is s and config.sharedmem == 16 and config.dispatcher is add_one
+    assert repr(config).startswith("<launch of add_one griddim=(2, 3, 1) blockdim=(4, 1, 1)")
+    assert add_one[1, 1].stream is None
+
+
+def test_index_objects_as_dimensions():
+    x = np.zeros(6, np.float32)
+    add_one[np.int64(2), np.uint8(3)](x)
+    add_one[(np.int32(1),), (6,), 0, np.int64(0)](x)
+    assert np.array_equal(x, [2] * 6)
+
+
+@pytest.mark.parametrize("config, message", [
+    ((0, 1), "griddim of kernel 'add_one' must be a positive int"),
+    ((1, (1, 1, 1, 1)), "blockdim of kernel 'add_one' must be a positive int or a tuple of 1 to 3"),
+    ((1, 1.5), "blockdim of kernel 'add_one' must be a positive int"),
+    ((1, (32, 32, 2)), "has 2048 threads: a block has at most 1024"),
+    ((1, (1, 1, 65)), "is 65 along z: CUDA allows at most 64"),
+    ((2**31, 1), "is 2147483648 along x: CUDA allows at most 2147483647"),
+    ((1, 1, 0, -1), "sharedmem of kernel 'add_one' must be a number of bytes >= 0"),
+    ((1, 1, 0, True), "sharedmem of kernel 'add_one' must be a number of bytes >= 0"),
+    ((1,), "is launched as kernel\\[griddim, blockdim\\]"),
+])
+def test_bad_configurations_raise_value_error(config, message):
+    with pytest.raises(ValueError, match=message):
+        add_one[config]
+
+
+@pytest.mark.parametrize("stream", [True, 1, "stream"])
+def test_bad_streams_raise_type_error(stream):
+    with pytest.raises(TypeError, match="the stream of kernel 'add_one' must be a cuda.stream"):
+        add_one[1, 1, stream]
+
+
+def test_keyword_arguments_are_refused():
+    with pytest.raises(TypeError, match="by position, not by keyword"):
+        add_one[1, 1](x=np.zeros(1, np.float32))
+
+
+# --- __cuda_array_interface__ arguments --------------------------------------------------
+
+def test_interface_arrays_are_used_in_place():
+    host = np.zeros(5, np.float32)
+    add_one[1, 8](Interface(host))
+    add_one[1, 8](Interface(host))
+    assert np.array_equal(host, [2] * 5)
+    x = np.arange(5, dtype=np.float32)
+    out = np.zeros(10, np.float32)
+    axpy[1, 8](Interface(out[::2]), np.float32(2), Interface(x), x)
+    assert np.array_equal(out[::2], 3 * x) and not out[1::2].any()
+
+
+def test_interface_array_stream_is_accepted_on_the_cpu_target():
+    host = np.zeros(3, np.float32)
+    add_one[1, 4](Interface(host, stream=1))
+    add_one[1, 4](Interface(host, stream=cuda.stream().handle))
+    assert np.array_equal(host, [2] * 3)
+
+
+def test_interface_array_types_follow_the_typestr():
+    host = np.zeros(4, np.int16)
+    add_one[1, 4](Interface(host))
+    assert np.array_equal(host, [1] * 4)
+    assert "(array(int16, 1d, C))" in add_one.signatures
+
+
+@pytest.mark.parametrize("changes, error, message", [
+    ({"stream": 0}, ValueError, "never 0"),
+    ({"typestr": ">f4"}, TypeError, "typestr '>f4'"),
+    ({"typestr": "|V8"}, TypeError, "typestr '|V8'"),
+    ({"mask": object()}, NotImplementedError, "Masked arrays are not supported"),
+    ({"data": (0x10, False), "shape": (4,)}, ValueError, "is not host memory this process can read"),
+    ({"strides": (4, 4)}, ValueError, "'strides' must be None or a tuple of 1 ints"),
+])
+def test_bad_interface_descriptions_raise(changes, error, message):
+    host = np.zeros(4, np.float32)
+    with pytest.raises(error, match=message):
+        add_one[1, 4](Interface(host, **changes))
+    assert not host.any()
+
+
+def test_interface_without_a_key_names_it():
+    obj = Interface(np.zeros(2, np.float32))
+    del obj.__cuda_array_interface__["typestr"]
+    with pytest.raises(ValueError, match="__cuda_array_interface__ has no 'typestr'"):
+        add_one[1, 2](obj)
+
+
+def test_objects_without_an_interface_are_refused():
+    with pytest.raises(TypeError, match="argument 'x' of kernel 'add_one' is 'object'"):
+        add_one[1, 1](object())
