@@ -284,6 +284,20 @@ class DeviceNDArray:
             "version": 3,
         }
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over this array's memory (no copy), for another
+        library's from_dlpack. ``stream`` is the consumer's (array API
+        semantics: None or 1 the legacy default stream, 2 the per-thread
+        one, -1 no synchronisation); it waits for this array's stream."""
+        from .interop import export
+        return export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(DLPack device type, device id): (kDLCUDA = 2, 0) on the cuda
+        target, (kDLCPU = 1, 0) on the cpu target."""
+        from .interop import dlpack_device
+        return dlpack_device(self)
+
     def __len__(self):
         if not self.ndim:
             raise TypeError("len() of a 0-d DeviceNDArray")
