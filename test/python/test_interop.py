@@ -188,6 +188,31 @@ def test_exported_capsule_keeps_the_array_alive_and_releases_it_once():
     assert alive() is None
 
 
+def test_deleter_may_be_called_from_another_thread_without_the_gil():
+    # What a C++ consumer does: take the tensor (rename the capsule), and
+    # later call its deleter from a thread of its own. ctypes calls C
+    # functions with the GIL released.
+    import ctypes
+    import threading
+    api = ctypes.pythonapi
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    d = cuda.to_device(np.arange(3, dtype=np.float64))
+    baseline = sys.getrefcount(d)
+    capsule = d.__dlpack__()
+    managed = api.PyCapsule_GetPointer(capsule, b"dltensor")
+    assert api.PyCapsule_SetName(capsule, b"used_dltensor") == 0
+    del capsule  # taken: its destructor leaves the tensor to the consumer
+    assert sys.getrefcount(d) == baseline + 1
+    deleter_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    deleter = deleter_type(ctypes.c_void_p.from_address(managed + 56).value)  # DLPack.h
+    thread = threading.Thread(target=deleter, args=(managed,))
+    thread.start()
+    thread.join()
+    assert sys.getrefcount(d) == baseline
+
+
 def test_export_stream_argument_on_the_cpu_target():
     d = cuda.device_array(2)
     assert d.__dlpack__(stream=None) is not None
