@@ -3,6 +3,7 @@
 // here and nowhere else.
 #include "CompileError.h"
 #include "Compiler.h"
+#include "DLPack.h"
 #include "Frontend.h"
 #include "PyRef.h"
 #include "Types.h"
@@ -1833,6 +1834,10 @@ PyMODINIT_FUNC PyInit__tidal() {
   Py_INCREF(&DispatcherType);
   if (PyModule_AddObject(M, "Dispatcher", reinterpret_cast<PyObject *>(&DispatcherType)) < 0) {
     Py_DECREF(&DispatcherType);
+    Py_DECREF(M);
+    return nullptr;
+  }
+  if (dlpack::addFunctions(M) < 0) {
     Py_DECREF(M);
     return nullptr;
   }

@@ -19,6 +19,7 @@ from .memory import (  # noqa: F401
     from_cuda_array_interface, is_cuda_array, managed_array, mapped, mapped_array,
     mapped_array_like, pinned, pinned_array, pinned_array_like, to_device,
 )
+from .interop import from_dlpack  # noqa: F401
 from .streams import (  # noqa: F401
     default_stream, event, event_elapsed_time, legacy_default_stream,
     per_thread_default_stream, stream, synchronize,

@@ -271,17 +271,32 @@ class DeviceNDArray:
         """Version 3 of the CUDA Array Interface. On the cpu target ``data``
         is a host pointer (device memory is host memory): hand it only to
         code that runs on the cpu target too. On the cuda target it is the
-        device pointer."""
+        device pointer. ``stream`` is where a consumer must synchronise:
+        the array's stream (1 and 2 for the legacy and per-thread default
+        streams, never 0), or None when nothing can be pending."""
         host = self._layout
-        stream = int(self.stream) if self.stream else 0
         return {
             "shape": host.shape,
             "strides": None if _is_c_layout(host) else host.strides,
             "data": (host.ctypes.data if host.size else 0, False),
             "typestr": host.dtype.str,
-            "stream": stream or None,
+            "stream": _interface_stream(self.stream, on_device=self._tidal_host is None),
             "version": 3,
         }
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over this array's memory (no copy), for another
+        library's from_dlpack. ``stream`` is the consumer's (array API
+        semantics: None or 1 the legacy default stream, 2 the per-thread
+        one, -1 no synchronisation); it waits for this array's stream."""
+        from .interop import export
+        return export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(DLPack device type, device id): (kDLCUDA = 2, 0) on the cuda
+        target, (kDLCPU = 1, 0) on the cpu target."""
+        from .interop import dlpack_device
+        return dlpack_device(self)
 
     def __len__(self):
         if not self.ndim:
@@ -643,22 +658,98 @@ def _check_host_memory(pointer, low, high):
         f"can read: on the cpu target device arrays must be in host memory")
 
 
-def from_cuda_array_interface(desc, owner=None, sync=True):
-    """A DeviceNDArray over the memory a __cuda_array_interface__ dict
-    describes (no copy). On the cpu target the pointer must be host memory."""
-    version = desc.get("version")
-    if version is None or version < 0:
+# --- the CUDA Array Interface's checks and stream rules -----------------------------
+# Version 3 (https://nvidia.github.io/numba-cuda/user/cuda_array_interface.html):
+# a producer names in "stream" the stream its work on the memory may still be
+# pending on (1: the legacy default stream, 2: the per-thread default stream,
+# otherwise a CUstream; None: nothing pending); 0 is disallowed as ambiguous.
+# A consumer synchronises on that stream before it uses the memory, unless
+# the user asks it not to (sync=False).
+
+_LEGACY_DEFAULT_STREAM = 1
+
+
+def _interface_stream(stream, on_device):
+    """The "stream" a device array exports. On the cuda target work on the
+    default stream (tidal's is the legacy default stream) may be pending:
+    1; on the cpu target work is done when issued, so the default stream
+    needs no synchronisation: None. Other streams: their handle."""
+    handle = _stream_handle(stream)
+    if handle:
+        return handle
+    return _LEGACY_DEFAULT_STREAM if on_device else None
+
+
+def _checked_interface(desc):
+    """(shape, strides, dtype, pointer, readonly, stream) of a
+    __cuda_array_interface__ dict; TypeError or ValueError saying what is
+    wrong with it."""
+    if not isinstance(desc, dict):
+        raise TypeError(f"__cuda_array_interface__ must be a dict, not {type(desc).__name__}")
+    missing = [key for key in ("shape", "typestr", "data", "version") if key not in desc]
+    if missing:
+        raise ValueError(f"__cuda_array_interface__ lacks {', '.join(map(repr, missing))}: "
+                         f"it must have 'shape', 'typestr', 'data' and 'version' ({desc!r})")
+    version = desc["version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise ValueError(f"__cuda_array_interface__ without a valid version: {desc!r}")
     if desc.get("mask") is not None:
         raise NotImplementedError("Masked arrays are not supported")
-    dtype = np.dtype(desc["typestr"])
-    shape, strides, dtype = _shape_strides_dtype(desc["shape"], desc.get("strides"),
-                                                 dtype, "C")
-    pointer, readonly = desc["data"]
+    try:
+        dtype = np.dtype(desc["typestr"])
+    except TypeError:
+        raise TypeError(f"__cuda_array_interface__ 'typestr' {desc['typestr']!r} is not a "
+                        f"NumPy type string") from None
+    shape, strides, dtype = _shape_strides_dtype(desc["shape"], desc.get("strides"), dtype,
+                                                 "C")
+    data = desc["data"]
+    if (not isinstance(data, (tuple, list)) or len(data) != 2 or isinstance(data[0], bool)
+            or not isinstance(data[0], int) or data[0] < 0):
+        raise TypeError(f"__cuda_array_interface__ 'data' must be (pointer, read-only flag), "
+                        f"a pointer being an int >= 0, not {data!r}")
+    return shape, strides, dtype, data[0], bool(data[1]), _producer_stream(desc.get("stream"))
+
+
+def _producer_stream(stream):
+    """A __cuda_array_interface__ "stream": None or a handle, checked."""
+    if stream is None:
+        return None
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise TypeError(f"__cuda_array_interface__ 'stream' must be None or an int (a stream "
+                        f"handle), not {stream!r}")
+    if stream == 0:
+        raise ValueError("__cuda_array_interface__ 'stream' is 0, which the CUDA Array "
+                         "Interface (version 3) disallows as ambiguous: the producer must give "
+                         "None (no synchronisation), 1 (the legacy default stream), 2 (the "
+                         "per-thread default stream) or a stream handle")
+    if stream < 0:
+        raise ValueError(f"__cuda_array_interface__ 'stream' must be None or a positive stream "
+                         f"handle, not {stream}")
+    return stream
+
+
+def _wait_for_producer(stream):
+    """Waits for the work a producer has pending on ``stream``. The handles
+    1 and 2 are the driver's own CU_STREAM_LEGACY and CU_STREAM_PER_THREAD,
+    so every handle goes to cuStreamSynchronize as it is. On the cpu target
+    a stream's work is done when it is issued: nothing to wait for."""
+    if _on_cuda():
+        _native().cuda_stream_synchronize(stream)
+
+
+def from_cuda_array_interface(desc, owner=None, sync=True):
+    """A DeviceNDArray over the memory a __cuda_array_interface__ dict
+    describes (no copy). With ``sync`` (the default), first waits for the
+    producer's work on the dict's ``stream``. On the cpu target the pointer
+    must be host memory."""
+    shape, strides, dtype, pointer, readonly, stream = _checked_interface(desc)
+    if not _on_cuda():
+        _check_host_memory(pointer, *_extent(shape, strides, dtype.itemsize))
+    if sync and stream is not None:
+        _wait_for_producer(stream)
     if _on_cuda():  # another library's device memory, kept alive by owner
         return DeviceNDArray._wrap_device(
             _device_layout(pointer, shape, strides, dtype, owner), None)
-    _check_host_memory(pointer, *_extent(shape, strides, dtype.itemsize))
     if pointer == 0 or 0 in shape:
         host = np.empty(shape, dtype=dtype)
     else:
@@ -670,8 +761,10 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
 
 def as_cuda_array(obj, sync=True):
     """A DeviceNDArray over the memory of any object with
-    ``__cuda_array_interface__`` (no copy; it keeps ``obj`` alive). On the
-    cpu target its pointer must be host memory."""
+    ``__cuda_array_interface__`` (no copy; it keeps ``obj`` alive). With
+    ``sync`` (the default), first waits for the producer's work on the
+    interface's ``stream``. On the cpu target its pointer must be host
+    memory."""
     if isinstance(obj, DeviceNDArray):
         return obj
     if not is_cuda_array(obj):

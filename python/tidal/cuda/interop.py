@@ -1,0 +1,233 @@
+"""DLPack: DeviceNDArray.__dlpack__, __dlpack_device__ and cuda.from_dlpack.
+
+The exchange follows the Python specification of DLPack
+(https://dmlc.github.io/dlpack/latest/python_spec.html) with the unversioned
+"dltensor" capsule: the C side (the structs, the capsules, the deleters) is
+pyfrontend/DLPack.cpp; this module picks the device, the dtype code and the
+streams, and checks the arguments.
+
+A tidal array is kDLCPU memory on the cpu target (device memory is host
+memory there) and kDLCUDA memory of device 0 on the cuda target. Whatever
+cannot be exchanged without a copy raises BufferError, as the array API
+standard asks; wrong arguments raise TypeError or ValueError.
+"""
+
+import datetime
+
+import numpy as np
+
+from .memory import DeviceNDArray, _InterfaceHolder, _device_layout, _on_cuda
+from .streams import _stream_handle
+
+# DLDeviceType values (pyfrontend/DLPack.h)
+_KDLCPU, _KDLCUDA, _KDLCUDAHOST, _KDLCUDAMANAGED = 1, 2, 3, 13
+_DEVICE_NAMES = {_KDLCPU: "kDLCPU (host memory)", _KDLCUDA: "kDLCUDA (device memory)",
+                 _KDLCUDAHOST: "kDLCUDAHost (page-locked host memory)",
+                 _KDLCUDAMANAGED: "kDLCUDAManaged (managed memory)"}
+
+# Where each target's kernels can use memory in place: the cpu target reads
+# host memory only; the cuda target device memory and what the device maps
+# (page-locked and managed memory, at the same address with unified
+# addressing).
+_CPU_TARGET_DEVICES = (_KDLCPU, _KDLCUDAHOST)
+_CUDA_TARGET_DEVICES = (_KDLCUDA, _KDLCUDAHOST, _KDLCUDAMANAGED)
+
+# The cuda target's memory is device 0's (the runtime binding allocates with
+# CudaAllocator::forDevice(0)).
+_CUDA_DEVICE_ID = 0
+
+# The dtypes exchanged, by (DLDataTypeCode, bits): the code of each NumPy
+# kind, the width of the itemsize. (float128 is not IEEE binary128 in NumPy,
+# and DLPack's bfloat16, code 4, has no NumPy dtype.)
+_TYPE_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+_DTYPES = {(_TYPE_CODES[dtype.kind], dtype.itemsize * 8): dtype for dtype in map(np.dtype, (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))}
+_BFLOAT = 4
+
+# The PyCapsule type, which Python names nowhere before 3.13 (types.CapsuleType):
+# the type of a capsule the standard library always has.
+_CAPSULE = type(datetime.datetime_CAPI)
+
+# The legacy default stream's handle in the stream protocols (CU_STREAM_LEGACY).
+_LEGACY_DEFAULT_STREAM = 1
+
+
+def _native():
+    from .. import _tidal
+    return _tidal
+
+
+def _device_name(device_type):
+    return _DEVICE_NAMES.get(device_type, f"device type {device_type}")
+
+
+# --- export -------------------------------------------------------------------------
+
+def dlpack_device(array):
+    """(device type, device id) of a DeviceNDArray's memory."""
+    if array._tidal_host is None:
+        return (_KDLCUDA, _CUDA_DEVICE_ID)
+    return (_KDLCPU, 0)
+
+
+def _consumer_stream(stream, device):
+    """The consumer's stream handle that a __dlpack__ ``stream`` argument
+    names, per the array API: None is the legacy default stream, 1 and 2 the
+    legacy and per-thread default streams, others a CUstream; -1 asks for
+    no synchronisation (returned as None). kDLCPU memory has no streams."""
+    if device[0] == _KDLCPU:
+        if stream is not None:
+            raise ValueError(f"__dlpack__: this array is kDLCPU memory (the cpu target), which "
+                             f"has no streams: stream must be None, not {stream!r}")
+        return None
+    if stream is None:
+        return _LEGACY_DEFAULT_STREAM
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise TypeError(f"__dlpack__: stream must be None or an int (a CUDA stream handle), "
+                        f"not {stream!r}")
+    if stream == -1:
+        return None
+    if stream == 0:
+        raise ValueError("__dlpack__: stream 0 is disallowed by the DLPack specification, as "
+                         "it is ambiguous: give None or 1 for the legacy default stream, 2 for "
+                         "the per-thread default stream")
+    if stream < 0:
+        raise ValueError(f"__dlpack__: stream must be None, -1 or a positive stream handle, "
+                         f"not {stream}")
+    return stream
+
+
+def _order_before(array, consumer):
+    """Makes work later issued to the consumer's stream wait for the work
+    already issued to the array's stream (cuda target): an event recorded on
+    one and waited for by the other, as the specification suggests. Both on
+    the legacy default stream: program order already."""
+    producer = _stream_handle(array.stream)
+    if producer == consumer or {producer, consumer} <= {0, _LEGACY_DEFAULT_STREAM}:
+        return
+    native = _native()
+    event = native.cuda_event_create(False)
+    native.cuda_event("record", event, producer)
+    native.cuda_event("wait", event, consumer)
+
+
+def export(array, stream=None, max_version=None, dl_device=None, copy=None):
+    """DeviceNDArray.__dlpack__: a "dltensor" capsule over the array's
+    memory, which keeps the array alive until the consumer is done.
+
+    ``max_version`` is accepted and the capsule is the unversioned one, which
+    the specification lets consumers take from producers that have no other.
+    """
+    device = dlpack_device(array)
+    if dl_device is not None and tuple(dl_device) != device:
+        raise BufferError(f"__dlpack__: this array is on {device} "
+                          f"({_device_name(device[0])}); exporting it to {tuple(dl_device)} "
+                          f"needs a copy, which tidal does not make: copy it there first")
+    if copy:
+        raise BufferError("__dlpack__: tidal exports device arrays without copying "
+                          "(copy=True is not supported): copy the array first")
+    consumer = _consumer_stream(stream, device)
+    dtype = array.dtype
+    if not dtype.isnative:
+        raise BufferError(f"__dlpack__: dtype {dtype} is not in this machine's byte order, "
+                          f"which DLPack cannot describe")
+    exchanged = _DTYPES.get((_TYPE_CODES.get(dtype.kind), dtype.itemsize * 8))
+    if exchanged is None or exchanged != dtype:
+        raise BufferError(f"__dlpack__: DLPack has no type for dtype {dtype} (bool, integers, "
+                          f"float16/32/64 and complex64/128 are exchanged)")
+    layout = array._layout
+    itemsize = dtype.itemsize
+    if any(s % itemsize for s in layout.strides):
+        raise BufferError(f"__dlpack__: strides {layout.strides} are not multiples of the "
+                          f"itemsize {itemsize}: DLPack counts strides in elements")
+    strides = tuple(s // itemsize for s in layout.strides)
+    # The cuda target's empty arrays have no device memory (their layout is
+    # a host array): they export a null pointer.
+    pointer = layout.ctypes.data if layout.size or device[0] == _KDLCPU else 0
+    if consumer is not None:  # device memory: the cuda target
+        _order_before(array, consumer)
+    return _native().dlpack_export(array, pointer, layout.shape, strides,
+                                   _TYPE_CODES[dtype.kind], itemsize * 8, *device)
+
+
+# --- import -------------------------------------------------------------------------
+
+def _check_device(device_type, device_id):
+    """BufferError unless this target's kernels can use the memory in place."""
+    if _on_cuda():
+        if device_type not in _CUDA_TARGET_DEVICES:
+            how = (" (copy it with cuda.to_device(np.from_dlpack(obj)))"
+                   if device_type == _KDLCPU else "")
+            raise BufferError(f"from_dlpack: the cuda target takes device memory (kDLCUDA, "
+                              f"kDLCUDAHost or kDLCUDAManaged), not {_device_name(device_type)}"
+                              f"{how}")
+        if device_type == _KDLCUDA and device_id != _CUDA_DEVICE_ID:
+            raise BufferError(f"from_dlpack: the tensor is on CUDA device {device_id}; tidal's "
+                              f"cuda target uses device {_CUDA_DEVICE_ID}")
+    elif device_type not in _CPU_TARGET_DEVICES:
+        raise BufferError(f"from_dlpack: the cpu target runs kernels on host memory (kDLCPU or "
+                          f"kDLCUDAHost), not {_device_name(device_type)} (device "
+                          f"{device_id}): copy the tensor to the host first")
+
+
+def _dtype(code, bits, lanes):
+    if lanes != 1:
+        raise BufferError(f"from_dlpack: vector elements ({lanes} lanes) are not supported")
+    if code == _BFLOAT:
+        raise BufferError("from_dlpack: bfloat16 has no NumPy dtype")
+    dtype = _DTYPES.get((code, bits))
+    if dtype is None:
+        raise BufferError(f"from_dlpack: DLPack type code {code} with {bits} bits has no "
+                          f"NumPy dtype")
+    return dtype
+
+
+def _stream_for(device_type):
+    """The stream a consumer names for memory on this device: tidal's
+    default stream (the legacy default stream) for CUDA memory; none for
+    host memory, which has no streams."""
+    return _LEGACY_DEFAULT_STREAM if device_type in (_KDLCUDA, _KDLCUDAMANAGED) else None
+
+
+def _capsule_of(obj):
+    if type(obj) is _CAPSULE:  # a bare capsule, the protocol before __dlpack__
+        return obj
+    produce = getattr(obj, "__dlpack__", None)
+    if produce is None:
+        raise TypeError(f"from_dlpack takes an object with __dlpack__ (an array of NumPy, "
+                        f"CuPy, PyTorch, ...) or a DLPack capsule, not {type(obj).__name__}")
+    device_of = getattr(obj, "__dlpack_device__", None)
+    if device_of is None:
+        return produce()
+    device_type, device_id = device_of()
+    _check_device(device_type, device_id)  # before the producer does any work
+    stream = _stream_for(device_type)
+    return produce() if stream is None else produce(stream=stream)
+
+
+def from_dlpack(obj):
+    """A DeviceNDArray over the memory of ``obj`` (anything with
+    ``__dlpack__``, or a DLPack capsule), without copying. The producer's
+    work on it is ordered before tidal's default stream; its memory is given
+    back to the producer when the last view of the result dies."""
+    owner, pointer, shape, strides, code, bits, lanes, device_type, device_id = \
+        _native().dlpack_import(_capsule_of(obj))
+    # From here an error drops owner, which gives the tensor back.
+    _check_device(device_type, device_id)
+    dtype = _dtype(code, bits, lanes)
+    if strides is None:  # producers before DLPack 1.2: C-contiguous
+        strides = [dtype.itemsize] * len(shape)
+        for axis in range(len(shape) - 1, 0, -1):
+            strides[axis - 1] = strides[axis] * shape[axis]
+        strides = tuple(strides)
+    else:
+        strides = tuple(s * dtype.itemsize for s in strides)
+    if _on_cuda():
+        return DeviceNDArray._wrap_device(
+            _device_layout(pointer, shape, strides, dtype, owner), None)
+    if pointer == 0 or 0 in shape:
+        return DeviceNDArray._wrap(np.empty(shape, dtype=dtype))
+    interface = {"shape": shape, "typestr": dtype.str, "data": (pointer, False),
+                 "strides": strides, "version": 3}
+    return DeviceNDArray._wrap(np.asarray(_InterfaceHolder(owner, interface)))
