@@ -379,18 +379,32 @@ bool interfaceView(PyObject *O, ArrayView &V) {
   PyObject *Stream = interfaceItem(Desc.get(), "stream", false);
   V.ProducerStream = 0;
   if (Stream && Stream != Py_None) {
-    unsigned long long Handle = PyLong_Check(Stream) ? PyLong_AsUnsignedLongLong(Stream) : 0;
-    if (PyErr_Occurred())
-      return false;
-    if (Handle == 0) {
-      PyErr_Format(PyExc_ValueError,
-                   "__cuda_array_interface__ 'stream' is %R: the specification allows None "
-                   "or a stream handle, never 0 (1 is the legacy default stream, 2 the "
-                   "per-thread default stream)",
+    if (PyBool_Check(Stream) || !PyLong_Check(Stream)) {
+      PyErr_Format(PyExc_TypeError,
+                   "__cuda_array_interface__ 'stream' must be None or an int (a stream "
+                   "handle), not %R",
                    Stream);
       return false;
     }
-    V.ProducerStream = Handle;
+    long long Handle = PyLong_AsLongLong(Stream);
+    if (Handle == -1 && PyErr_Occurred())
+      return false;
+    if (Handle == 0) {
+      PyErr_SetString(PyExc_ValueError,
+                      "__cuda_array_interface__ 'stream' is 0, which the CUDA Array Interface "
+                      "(version 3) disallows as ambiguous: the producer must give None (no "
+                      "synchronisation), 1 (the legacy default stream), 2 (the per-thread "
+                      "default stream) or a stream handle");
+      return false;
+    }
+    if (Handle < 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "__cuda_array_interface__ 'stream' must be None or a positive stream "
+                   "handle, not %lld",
+                   Handle);
+      return false;
+    }
+    V.ProducerStream = static_cast<uint64_t>(Handle);
   }
   return true;
 }

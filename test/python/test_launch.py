@@ -213,7 +213,7 @@ def test_interface_array_types_follow_the_typestr():
 
 
 @pytest.mark.parametrize("changes, error, message", [
-    ({"stream": 0}, ValueError, "never 0"),
+    ({"stream": 0}, ValueError, "'stream' is 0, which the CUDA Array Interface"),
     ({"typestr": ">f4"}, TypeError, "typestr '>f4'"),
     ({"typestr": "|V8"}, TypeError, "typestr '|V8'"),
     ({"mask": object()}, NotImplementedError, "Masked arrays are not supported"),
