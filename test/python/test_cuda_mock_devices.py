@@ -80,10 +80,11 @@ def test_one_device(run):
         try:
             cuda.gpus[1]
         except IndexError as e:
-            print(json.dumps([len(cuda.gpus), str(e), isinstance(e, ValueError)]))
+            print(json.dumps([len(cuda.gpus), str(e), isinstance(e, ValueError),
+                              cuda.is_available()]))
     """)
-    count, message, is_value_error = r.result
-    assert count == 1 and is_value_error
+    count, message, is_value_error, available = r.result
+    assert count == 1 and is_value_error and available
     assert message == "there is no CUDA device 1: the driver has 1 device, id 0"
 
 
