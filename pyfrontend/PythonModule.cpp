@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -83,6 +84,8 @@ PyObject *raiseFromCurrentException() {
     if (Instance)
       PyErr_SetObject(Class.get(), Instance.get());
   } catch (const runtime::LaunchConfigError &E) {
+    PyErr_SetString(PyExc_ValueError, E.what());
+  } catch (const runtime::InvalidDeviceError &E) {
     PyErr_SetString(PyExc_ValueError, E.what());
   } catch (const runtime::RuntimeError &E) {
     PyErr_SetString(PyExc_RuntimeError, E.what());
@@ -956,7 +959,8 @@ PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan, PyObj
         }
         if (D.Target == "cuda" && V.ProducerStream &&
             V.ProducerStream != reinterpret_cast<uint64_t>(Stream)) {
-          runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+          runtime::CudaContext &Context =
+              runtime::CudaContext::forDevice(runtime::currentDeviceOrdinal());
           runtime::cu::Result Result;
           Py_BEGIN_ALLOW_THREADS
           Result = Context.driver().api().StreamSynchronize(
@@ -1092,7 +1096,7 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
                         runtime::Dim3 Block, size_t SharedBytes, PyObject *const *Args,
                         PackedArguments &Packed, runtime::cu::Stream Stream, bool Execute) {
   Specialization &S = *Plan.Spec;
-  runtime::CudaFunction &Kernel = cudaFunctionOf(D, S, 0);
+  runtime::CudaFunction &Kernel = cudaFunctionOf(D, S, runtime::currentDeviceOrdinal());
   runtime::CudaContext &Context = Kernel.context();
   Context.requireUsable();
   if (!Execute) {
@@ -1125,8 +1129,10 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
       ArrayView V;
       arrayViewOf(O, Kind, V); // packArguments read it already
       if (Kind == ArgKind::DeviceArray) {
-        if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O))
+        if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O)) {
+          Allocation->requireContext(Context, Kernel.name(), I);
           Allocation->usedOn(Stream);
+        }
       } else if (Kind != ArgKind::InterfaceArray) {
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);
@@ -1461,7 +1467,7 @@ PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
   for (auto &S : D.Specializations) {
     if (signatureText(S->ArgTypes) != Signature)
       continue;
-    runtime::CudaFunction &Kernel = cudaFunctionOf(D, *S, 0);
+    runtime::CudaFunction &Kernel = cudaFunctionOf(D, *S, runtime::currentDeviceOrdinal());
     std::string Kind = What;
     if (Kind == "regs")
       return PyLong_FromLong(Kernel.registersPerThread());
@@ -1586,7 +1592,8 @@ PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
 // Allocations, streams and events are C++ objects owned by capsules: the
 // Python objects hold the capsule, and the object is destroyed (the memory
 // given back to the caching allocator, cuStreamDestroy, cuEventDestroy) when
-// the capsule is collected. Device 0's context.
+// the capsule is collected. They are made in the context of the calling
+// thread's current device (runtime::currentContext()).
 
 // Hands Object to a new capsule named Name that deletes it when collected.
 template <typename T> PyRef capsuleOwning(std::unique_ptr<T> Object, const char *Name) {
@@ -1615,7 +1622,8 @@ PyObject *module_cuda_alloc(PyObject *, PyObject *Args) {
     return nullptr;
   TIDAL_TRY
   auto Allocation = std::make_unique<runtime::CudaAllocation>(
-      runtime::CudaAllocator::forDevice(0), static_cast<size_t>(Bytes), streamFromHandle(Stream));
+      runtime::CudaAllocator::forDevice(runtime::currentDeviceOrdinal()),
+      static_cast<size_t>(Bytes), streamFromHandle(Stream));
   unsigned long long Pointer = Allocation->pointer();
   PyRef Capsule = capsuleOwning(std::move(Allocation), AllocationCapsule);
   return Py_BuildValue("(OK)", Capsule.get(), Pointer);
@@ -1624,7 +1632,9 @@ PyObject *module_cuda_alloc(PyObject *, PyObject *Args) {
 
 // cuda_copy(kind, destination, source, bytes, stream, allocation): kind 0 host
 // to device, 1 device to host, 2 device to device; pointers as ints; the
-// allocation capsule (or None) is marked as used on the stream.
+// allocation capsule (or None) is marked as used on the stream. The copy runs
+// in the allocation's context (a null stream is its device's default
+// stream), else in the current device's.
 PyObject *module_cuda_copy(PyObject *, PyObject *Args) {
   int Kind;
   unsigned long long Destination, Source, Bytes, Stream;
@@ -1633,13 +1643,16 @@ PyObject *module_cuda_copy(PyObject *, PyObject *Args) {
                         &Allocation))
     return nullptr;
   TIDAL_TRY
-  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+  runtime::CudaAllocation *Owner =
+      Allocation == Py_None
+          ? nullptr
+          : &capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule);
+  runtime::CudaContext &Context = Owner ? Owner->context() : runtime::currentContext();
   Context.requireUsable();
-  Context.makeCurrent();
-  if (Allocation != Py_None)
-    capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule)
-        .usedOn(streamFromHandle(Stream));
+  if (Owner)
+    Owner->usedOn(streamFromHandle(Stream));
   withoutGIL([&] {
+    runtime::ScopedCurrentContext Current(Context);
     const runtime::CudaDriver &Driver = Context.driver();
     if (Kind == 0)
       runtime::cudaCopyToDevice(Driver, Destination, reinterpret_cast<const void *>(Source),
@@ -1655,9 +1668,27 @@ PyObject *module_cuda_copy(PyObject *, PyObject *Args) {
   TIDAL_CATCH
 }
 
-PyObject *module_cuda_memory_stats(PyObject *, PyObject *) {
+// The device an ordinal argument names (an int; TypeError otherwise), or the
+// calling thread's current device for None. An int no device can have
+// becomes -1, which the runtime rejects naming the device count.
+int deviceOrdinalArgument(PyObject *Ordinal) {
+  if (Ordinal == Py_None)
+    return runtime::currentDeviceOrdinal();
+  if (!PyLong_Check(Ordinal) || PyBool_Check(Ordinal))
+    throw std::invalid_argument("a device id must be an int or None");
+  int Overflow = 0;
+  long Value = PyLong_AsLongAndOverflow(Ordinal, &Overflow);
+  return Overflow || Value < INT_MIN || Value > INT_MAX ? -1 : static_cast<int>(Value);
+}
+
+// cuda_memory_stats(ordinal=None): the caching allocator of a device.
+PyObject *module_cuda_memory_stats(PyObject *, PyObject *Args) {
+  PyObject *Ordinal = Py_None;
+  if (!PyArg_ParseTuple(Args, "|O", &Ordinal))
+    return nullptr;
   TIDAL_TRY
-  runtime::CudaMemoryStats S = runtime::CudaAllocator::forDevice(0).stats();
+  runtime::CudaMemoryStats S =
+      runtime::CudaAllocator::forDevice(deviceOrdinalArgument(Ordinal)).stats();
   return Py_BuildValue("{sKsKsKsKsKsKsKsK}", "bytes_in_use", (unsigned long long)S.BytesInUse,
                        "bytes_requested", (unsigned long long)S.BytesRequested, "bytes_cached",
                        (unsigned long long)S.BytesCached, "bytes_pending",
@@ -1669,9 +1700,14 @@ PyObject *module_cuda_memory_stats(PyObject *, PyObject *) {
   TIDAL_CATCH
 }
 
-PyObject *module_cuda_memory_clear(PyObject *, PyObject *) {
+// cuda_memory_clear(ordinal=None): a device's cached blocks back to the driver.
+PyObject *module_cuda_memory_clear(PyObject *, PyObject *Args) {
+  PyObject *Ordinal = Py_None;
+  if (!PyArg_ParseTuple(Args, "|O", &Ordinal))
+    return nullptr;
   TIDAL_TRY
-  runtime::CudaAllocator &Allocator = runtime::CudaAllocator::forDevice(0);
+  runtime::CudaAllocator &Allocator =
+      runtime::CudaAllocator::forDevice(deviceOrdinalArgument(Ordinal));
   Py_BEGIN_ALLOW_THREADS
   Allocator.releaseCached();
   Py_END_ALLOW_THREADS
@@ -1679,21 +1715,28 @@ PyObject *module_cuda_memory_clear(PyObject *, PyObject *) {
   TIDAL_CATCH
 }
 
-PyObject *module_cuda_memory_info(PyObject *, PyObject *) {
+// cuda_memory_info(ordinal=None): (free, total) of a device (cuMemGetInfo).
+PyObject *module_cuda_memory_info(PyObject *, PyObject *Args) {
+  PyObject *Ordinal = Py_None;
+  if (!PyArg_ParseTuple(Args, "|O", &Ordinal))
+    return nullptr;
   TIDAL_TRY
-  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
-  Context.makeCurrent();
   size_t Free = 0, Total = 0;
-  Context.driver().check(Context.driver().api().MemGetInfo(&Free, &Total), "cuMemGetInfo");
+  runtime::CudaContext::forDevice(deviceOrdinalArgument(Ordinal)).memoryInfo(Free, Total);
   return Py_BuildValue("(KK)", (unsigned long long)Free, (unsigned long long)Total);
   TIDAL_CATCH
 }
 
-PyObject *module_cuda_synchronize(PyObject *, PyObject *) {
+// cuda_synchronize(ordinal=None): cuCtxSynchronize of a device's context.
+PyObject *module_cuda_synchronize(PyObject *, PyObject *Args) {
+  PyObject *Ordinal = Py_None;
+  if (!PyArg_ParseTuple(Args, "|O", &Ordinal))
+    return nullptr;
   TIDAL_TRY
-  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+  runtime::CudaContext &Context =
+      runtime::CudaContext::forDevice(deviceOrdinalArgument(Ordinal));
   withoutGIL([&] {
-    Context.makeCurrent();
+    runtime::ScopedCurrentContext Current(Context);
     Context.synchronize();
   });
   Py_RETURN_NONE;
@@ -1703,20 +1746,21 @@ PyObject *module_cuda_synchronize(PyObject *, PyObject *) {
 // cuda_stream_create() -> (stream capsule, CUstream handle)
 PyObject *module_cuda_stream_create(PyObject *, PyObject *) {
   TIDAL_TRY
-  auto Stream = std::make_unique<runtime::CudaStream>(runtime::CudaContext::forDevice(0));
+  auto Stream = std::make_unique<runtime::CudaStream>(runtime::currentContext());
   unsigned long long Handle = reinterpret_cast<unsigned long long>(Stream->handle());
   PyRef Capsule = capsuleOwning(std::move(Stream), StreamCapsule);
   return Py_BuildValue("(OK)", Capsule.get(), Handle);
   TIDAL_CATCH
 }
 
-// cuda_stream_synchronize(handle): cuStreamSynchronize (0: the default stream).
+// cuda_stream_synchronize(handle): cuStreamSynchronize (0: the current
+// device's default stream).
 PyObject *module_cuda_stream_synchronize(PyObject *, PyObject *Args) {
   unsigned long long Handle;
   if (!PyArg_ParseTuple(Args, "K", &Handle))
     return nullptr;
   TIDAL_TRY
-  runtime::CudaContext &Context = runtime::CudaContext::forDevice(0);
+  runtime::CudaContext &Context = runtime::currentContext();
   Context.requireUsable();
   runtime::cu::Result Result;
   Py_BEGIN_ALLOW_THREADS
@@ -1733,7 +1777,7 @@ PyObject *module_cuda_event_create(PyObject *, PyObject *Args) {
   if (!PyArg_ParseTuple(Args, "|p", &Timing))
     return nullptr;
   TIDAL_TRY
-  auto Event = std::make_unique<runtime::CudaEvent>(runtime::CudaContext::forDevice(0), Timing);
+  auto Event = std::make_unique<runtime::CudaEvent>(runtime::currentContext(), Timing);
   PyRef Capsule = capsuleOwning(std::move(Event), EventCapsule);
   return Capsule.release();
   TIDAL_CATCH
@@ -1778,19 +1822,150 @@ PyObject *module_cuda_event(PyObject *, PyObject *Args) {
   TIDAL_CATCH
 }
 
+// --- the cuda target's devices (tidal.cuda.devices) --------------------------------
+// Facts of each device of the driver and the calling thread's current device,
+// which allocations, streams, events and launches use.
+
+// cuda_device_count(): the driver's devices (RuntimeError with the driver's
+// reason when it is not usable).
+PyObject *module_cuda_device_count(PyObject *, PyObject *) {
+  TIDAL_TRY
+  const runtime::CudaDriver &Driver = runtime::CudaDriver::get();
+  Driver.requireUsable();
+  return PyLong_FromLong(Driver.deviceCount());
+  TIDAL_CATCH
+}
+
+PyObject *dim3Tuple(runtime::Dim3 D) {
+  return Py_BuildValue("(III)", D[0], D[1], D[2]);
+}
+
+// cuda_device_info(ordinal): the facts read once per device, as a dict.
+PyObject *module_cuda_device_info(PyObject *, PyObject *Ordinal) {
+  TIDAL_TRY
+  const runtime::CudaDevice &Device = runtime::CudaDevice::get(deviceOrdinalArgument(Ordinal));
+  const runtime::CudaDeviceLimits &L = Device.limits();
+  PyRef Block = PyRef::check(dim3Tuple(L.MaxBlockDim));
+  PyRef Grid = PyRef::check(dim3Tuple(L.MaxGridDim));
+  return Py_BuildValue(
+      "{sisss(ii)sssKsisisisOsOsisi}", "id", Device.ordinal(), "name", Device.name().c_str(),
+      "compute_capability", L.ComputeMajor, L.ComputeMinor, "uuid", Device.uuidText().c_str(),
+      "total_memory", (unsigned long long)Device.totalMemory(), "multiprocessor_count",
+      Device.multiprocessorCount(), "warp_size", Device.warpSize(), "max_threads_per_block",
+      L.MaxThreadsPerBlock, "max_block_dim", Block.get(), "max_grid_dim", Grid.get(),
+      "max_shared_memory_per_block", L.MaxSharedPerBlock, "max_shared_memory_per_block_optin",
+      L.MaxSharedPerBlockOptin);
+  TIDAL_CATCH
+}
+
+// cuda_device_attribute(ordinal, attribute): cuDeviceGetAttribute, the
+// attribute by its CUdevice_attribute number or its name ("WARP_SIZE").
+PyObject *module_cuda_device_attribute(PyObject *, PyObject *Args) {
+  PyObject *Ordinal, *Attribute;
+  if (!PyArg_ParseTuple(Args, "OO", &Ordinal, &Attribute))
+    return nullptr;
+  TIDAL_TRY
+  const runtime::CudaDevice &Device = runtime::CudaDevice::get(deviceOrdinalArgument(Ordinal));
+  int Number;
+  if (PyUnicode_Check(Attribute)) {
+    const char *Name = PyUnicode_AsUTF8(Attribute);
+    if (!Name)
+      return nullptr;
+    Number = runtime::cudaDeviceAttributeNumber(Name);
+    if (Number < 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "unknown CUDA device attribute '%s' (expected a CUdevice_attribute name "
+                   "less CU_DEVICE_ATTRIBUTE_, such as 'MULTIPROCESSOR_COUNT')",
+                   Name);
+      return nullptr;
+    }
+  } else if (PyLong_Check(Attribute) && !PyBool_Check(Attribute)) {
+    int Overflow = 0;
+    long Value = PyLong_AsLongAndOverflow(Attribute, &Overflow);
+    // The driver rejects -1 as it rejects any number it does not know.
+    Number = Overflow || Value < INT_MIN || Value > INT_MAX ? -1 : static_cast<int>(Value);
+  } else {
+    throw std::invalid_argument("a device attribute must be a name (str) or a "
+                                "CUdevice_attribute number (int)");
+  }
+  return PyLong_FromLong(Device.attribute(Number));
+  TIDAL_CATCH
+}
+
+// cuda_device_attributes(): {name: CUdevice_attribute number} of cuda.h.
+PyObject *module_cuda_device_attributes(PyObject *, PyObject *) {
+  TIDAL_TRY
+  PyRef Names = PyRef::check(PyDict_New());
+  for (const runtime::CudaDeviceAttributeName &A : runtime::cudaDeviceAttributeNames()) {
+    PyRef Number = PyRef::check(PyLong_FromLong(A.Number));
+    if (PyDict_SetItemString(Names.get(), A.Name, Number.get()) < 0)
+      return nullptr;
+  }
+  return Names.release();
+  TIDAL_CATCH
+}
+
+// cuda_select_device(ordinal): makes the device current on this thread
+// (ValueError naming the device count for a bad ordinal); None forgets the
+// selection (device 0 is used) and leaves no context current.
+PyObject *module_cuda_select_device(PyObject *, PyObject *Ordinal) {
+  TIDAL_TRY
+  if (Ordinal == Py_None)
+    runtime::deselectDevice();
+  else
+    runtime::selectDevice(deviceOrdinalArgument(Ordinal));
+  Py_RETURN_NONE;
+  TIDAL_CATCH
+}
+
+// cuda_current_device(): the device selected on this thread, or None when
+// none is (kernels and allocations then use device 0).
+PyObject *module_cuda_current_device(PyObject *, PyObject *) {
+  int Ordinal = runtime::selectedDeviceOrdinal();
+  if (Ordinal < 0)
+    Py_RETURN_NONE;
+  return PyLong_FromLong(Ordinal);
+}
+
+// cuda_close(): waits for the work of every device used so far, returns the
+// caching allocators' free blocks to the driver and forgets the thread's
+// selection. The primary contexts stay retained: loaded kernels and live
+// arrays remain valid.
+PyObject *module_cuda_close(PyObject *, PyObject *) {
+  TIDAL_TRY
+  const runtime::CudaDriver &Driver = runtime::CudaDriver::get();
+  if (Driver.usable()) {
+    for (int Ordinal = 0; Ordinal < Driver.deviceCount(); ++Ordinal) {
+      runtime::CudaContext *Context = runtime::CudaContext::existing(Ordinal);
+      if (!Context || Context->faulted())
+        continue;
+      runtime::CudaAllocator &Allocator = runtime::CudaAllocator::forDevice(Ordinal);
+      withoutGIL([&] {
+        runtime::ScopedCurrentContext Current(*Context);
+        Context->synchronize();
+        Allocator.releaseCached();
+      });
+    }
+  }
+  runtime::deselectDevice();
+  Py_RETURN_NONE;
+  TIDAL_CATCH
+}
+
 PyMethodDef ModuleMethods[] = {
     {"cuda_alloc", module_cuda_alloc, METH_VARARGS,
      "cuda_alloc(bytes, stream): (allocation, device pointer) from the caching allocator."},
     {"cuda_copy", module_cuda_copy, METH_VARARGS,
      "cuda_copy(kind, dst, src, bytes, stream, allocation=None): 0 HtoD, 1 DtoH, 2 DtoD."},
-    {"cuda_memory_stats", module_cuda_memory_stats, METH_NOARGS,
-     "cuda_memory_stats(): the caching allocator's statistics (dict)."},
-    {"cuda_memory_clear", module_cuda_memory_clear, METH_NOARGS,
-     "cuda_memory_clear(): returns the cached blocks to the driver."},
-    {"cuda_memory_info", module_cuda_memory_info, METH_NOARGS,
-     "cuda_memory_info(): (free, total) bytes (cuMemGetInfo)."},
-    {"cuda_synchronize", module_cuda_synchronize, METH_NOARGS,
-     "cuda_synchronize(): cuCtxSynchronize."},
+    {"cuda_memory_stats", module_cuda_memory_stats, METH_VARARGS,
+     "cuda_memory_stats(ordinal=None): the caching allocator's statistics (dict) of a device "
+     "(None: the current one)."},
+    {"cuda_memory_clear", module_cuda_memory_clear, METH_VARARGS,
+     "cuda_memory_clear(ordinal=None): returns a device's cached blocks to the driver."},
+    {"cuda_memory_info", module_cuda_memory_info, METH_VARARGS,
+     "cuda_memory_info(ordinal=None): (free, total) bytes of a device (cuMemGetInfo)."},
+    {"cuda_synchronize", module_cuda_synchronize, METH_VARARGS,
+     "cuda_synchronize(ordinal=None): cuCtxSynchronize of a device's context."},
     {"cuda_stream_create", module_cuda_stream_create, METH_NOARGS,
      "cuda_stream_create(): (stream, CUstream handle)."},
     {"cuda_stream_synchronize", module_cuda_stream_synchronize, METH_VARARGS,
@@ -1799,6 +1974,20 @@ PyMethodDef ModuleMethods[] = {
      "cuda_event_create(timing=True): an event."},
     {"cuda_event", module_cuda_event, METH_VARARGS,
      "cuda_event(what, event, stream_or_end=None)."},
+    {"cuda_device_count", module_cuda_device_count, METH_NOARGS,
+     "cuda_device_count(): the CUDA driver's devices."},
+    {"cuda_device_info", module_cuda_device_info, METH_O,
+     "cuda_device_info(ordinal): name, compute capability, uuid, memory and limits (dict)."},
+    {"cuda_device_attribute", module_cuda_device_attribute, METH_VARARGS,
+     "cuda_device_attribute(ordinal, name_or_number): cuDeviceGetAttribute."},
+    {"cuda_device_attributes", module_cuda_device_attributes, METH_NOARGS,
+     "cuda_device_attributes(): {CUdevice_attribute name: number}."},
+    {"cuda_select_device", module_cuda_select_device, METH_O,
+     "cuda_select_device(ordinal): the thread's current device (None: none selected)."},
+    {"cuda_current_device", module_cuda_current_device, METH_NOARGS,
+     "cuda_current_device(): the device selected on this thread, or None (device 0 is used)."},
+    {"cuda_close", module_cuda_close, METH_NOARGS,
+     "cuda_close(): synchronise every used device, free cached blocks, forget the selection."},
     {"compile_ptx_timed", module_compile_ptx_timed, METH_VARARGS,
      "compile_ptx_timed(function, signature, sm=75): (ptx, {stage: seconds})."},
     {"typeof", module_typeof, METH_O, "typeof(value): the kernel type of a launch argument."},

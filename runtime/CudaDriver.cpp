@@ -148,6 +148,7 @@ void CudaDriver::resolveEntryPoints() {
       {"cuDeviceGetName", "cuDeviceGetName", slot(Api.DeviceGetName)},
       {"cuDeviceGetAttribute", "cuDeviceGetAttribute", slot(Api.DeviceGetAttribute)},
       {"cuDeviceTotalMem", "cuDeviceTotalMem_v2", slot(Api.DeviceTotalMem)},
+      {"cuDeviceGetUuid", "cuDeviceGetUuid_v2", slot(Api.DeviceGetUuid)},
       {"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain",
        slot(Api.DevicePrimaryCtxRetain)},
       {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2",

@@ -135,7 +135,7 @@ CudaAllocator::Block CudaAllocator::allocate(size_t Bytes, cu::Stream Stream) {
   } else {
     B.ClassBytes = ClassBytes;
     const CudaDriverApi &Api = Context.driver().api();
-    Context.makeCurrent();
+    ScopedCurrentContext Current(Context);
     cu::Result Result = Api.MemAlloc(&B.Pointer, ClassBytes);
     if (Result == cu::ErrorOutOfMemory && !Free.empty()) { // memory pressure
       releaseLocked();
@@ -171,6 +171,10 @@ void CudaAllocator::free(Block B, cu::Stream LastStream) noexcept {
   Stats.BytesInUse -= B.ClassBytes;
   Cached C{B, LastStream, nullptr};
   if (!Context.faulted()) {
+    // The event is made in, and a null LastStream is the default stream of,
+    // the current context: this allocator's, whichever device the thread
+    // has selected now.
+    ScopedCurrentContext Current(Context);
     C.Done = takeEvent();
     if (C.Done && Context.driver().api().EventRecord(C.Done, LastStream) != cu::Success) {
       SpareEvents.push_back(C.Done);
@@ -188,6 +192,7 @@ void CudaAllocator::free(Block B, cu::Stream LastStream) noexcept {
 
 void CudaAllocator::releaseLocked() noexcept {
   const CudaDriverApi &Api = Context.driver().api();
+  ScopedCurrentContext Current(Context);
   for (Cached &C : Free) {
     if (C.Done) {
       Api.EventSynchronize(C.Done);
@@ -236,6 +241,16 @@ CudaAllocation::~CudaAllocation() {
     Allocator.noteRequested(-static_cast<ptrdiff_t>(Bytes));
     Allocator.free(B, LastStream);
   }
+}
+
+void CudaAllocation::failContext(const CudaContext &Context, const std::string &KernelName,
+                                 size_t Argument) const {
+  const CudaContext &Owner = context();
+  throw LaunchConfigError(
+      "cannot launch kernel '" + KernelName + "' on " + Context.describe() + ": argument " +
+      std::to_string(Argument) + " is device memory of " + Owner.describe() +
+      "; launch it under `with cuda.gpus[" + std::to_string(Owner.ordinal()) +
+      "]:` or copy the array to device " + std::to_string(Context.ordinal()));
 }
 
 // --- copies -------------------------------------------------------------------------

@@ -36,45 +36,17 @@ std::string dimsText(Dim3 D) {
 
 } // namespace
 
-unsigned CudaDeviceLimits::ptxSM() const {
-  return std::min<unsigned>(static_cast<unsigned>(ComputeMajor * 10 + ComputeMinor), MaxPtxSM);
-}
-
 // --- context ---------------------------------------------------------------------
 
 CudaContext::CudaContext(const CudaDriver &D, int DeviceOrdinal)
-    : Driver(D), Ordinal(DeviceOrdinal) {
-  Driver.requireUsable();
+    : Driver(D), Device(D, DeviceOrdinal) {
   const CudaDriverApi &Api = Driver.api();
-  Driver.check(Api.DeviceGet(&Device, Ordinal), "cuDeviceGet",
-               "device " + std::to_string(Ordinal));
-  char DeviceName[256] = {};
-  Driver.check(Api.DeviceGetName(DeviceName, sizeof DeviceName - 1, Device), "cuDeviceGetName");
-  Name = DeviceName;
-
-  auto attribute = [&](int Attribute) {
-    int Value = 0;
-    Driver.check(Api.DeviceGetAttribute(&Value, Attribute, Device), "cuDeviceGetAttribute",
-                 "attribute " + std::to_string(Attribute) + " of " + describe());
-    return Value;
-  };
-  Limits.MaxThreadsPerBlock = attribute(cu::AttributeMaxThreadsPerBlock);
-  for (int Axis = 0; Axis < 3; ++Axis) {
-    Limits.MaxBlockDim[Axis] = static_cast<uint32_t>(attribute(cu::AttributeMaxBlockDimX + Axis));
-    Limits.MaxGridDim[Axis] = static_cast<uint32_t>(attribute(cu::AttributeMaxGridDimX + Axis));
-  }
-  Limits.MaxSharedPerBlock = attribute(cu::AttributeMaxSharedMemoryPerBlock);
-  Limits.MaxSharedPerBlockOptin =
-      std::max(Limits.MaxSharedPerBlock, attribute(cu::AttributeMaxSharedMemoryPerBlockOptin));
-  Limits.ComputeMajor = attribute(cu::AttributeComputeCapabilityMajor);
-  Limits.ComputeMinor = attribute(cu::AttributeComputeCapabilityMinor);
-
-  Driver.check(Api.DevicePrimaryCtxRetain(&Context, Device), "cuDevicePrimaryCtxRetain",
+  Driver.check(Api.DevicePrimaryCtxRetain(&Context, Device.handle()), "cuDevicePrimaryCtxRetain",
                describe());
   try {
     makeCurrent();
   } catch (...) {
-    Api.DevicePrimaryCtxRelease(Device);
+    Api.DevicePrimaryCtxRelease(Device.handle());
     throw;
   }
 }
@@ -85,24 +57,37 @@ CudaContext::~CudaContext() {
   cu::Context Current = nullptr;
   if (Driver.api().CtxGetCurrent(&Current) == cu::Success && Current == Context)
     Driver.api().CtxSetCurrent(nullptr);
-  Driver.api().DevicePrimaryCtxRelease(Device);
+  Driver.api().DevicePrimaryCtxRelease(Device.handle());
 }
 
-CudaContext &CudaContext::forDevice(int Ordinal) {
-  static std::mutex Lock;
+namespace {
+std::mutex ContextsLock;
+// The process-wide contexts by ordinal (see forDevice).
+std::vector<CudaContext *> &processContexts() {
   static std::vector<CudaContext *> *Contexts = new std::vector<CudaContext *>();
-  std::lock_guard<std::mutex> Guard(Lock);
+  return *Contexts;
+}
+} // namespace
+
+CudaContext &CudaContext::forDevice(int Ordinal) {
+  std::lock_guard<std::mutex> Guard(ContextsLock);
   const CudaDriver &Driver = CudaDriver::get();
-  Driver.requireUsable();
-  if (Ordinal < 0 || Ordinal >= Driver.deviceCount())
-    throw RuntimeError("there is no CUDA device " + std::to_string(Ordinal) + ": the driver has " +
-                       std::to_string(Driver.deviceCount()));
-  if (Contexts->size() < static_cast<size_t>(Driver.deviceCount()))
-    Contexts->resize(static_cast<size_t>(Driver.deviceCount()), nullptr);
-  CudaContext *&Slot = (*Contexts)[static_cast<size_t>(Ordinal)];
+  requireDeviceOrdinal(Driver, Ordinal);
+  std::vector<CudaContext *> &Contexts = processContexts();
+  if (Contexts.size() < static_cast<size_t>(Driver.deviceCount()))
+    Contexts.resize(static_cast<size_t>(Driver.deviceCount()), nullptr);
+  CudaContext *&Slot = Contexts[static_cast<size_t>(Ordinal)];
   if (!Slot)
     Slot = new CudaContext(Driver, Ordinal); // never destroyed (see above)
   return *Slot;
+}
+
+CudaContext *CudaContext::existing(int Ordinal) {
+  std::lock_guard<std::mutex> Guard(ContextsLock);
+  std::vector<CudaContext *> &Contexts = processContexts();
+  return Ordinal >= 0 && static_cast<size_t>(Ordinal) < Contexts.size()
+             ? Contexts[static_cast<size_t>(Ordinal)]
+             : nullptr;
 }
 
 // The launch path (makeCurrent, launch, buffers) builds its error text only
@@ -117,14 +102,59 @@ void CudaContext::synchronize() const {
   Driver.check(Driver.api().CtxSynchronize(), "cuCtxSynchronize", describe());
 }
 
-std::string CudaContext::describe() const {
-  return "device " + std::to_string(Ordinal) + (Name.empty() ? "" : " (" + Name + ")");
+void CudaContext::memoryInfo(size_t &Free, size_t &Total) const {
+  requireUsable();
+  ScopedCurrentContext Current(*this);
+  Driver.check(Driver.api().MemGetInfo(&Free, &Total), "cuMemGetInfo", describe());
 }
 
 void CudaContext::requireUsable() const {
   if (faulted())
     throw CudaDriverError(FaultMessage, "cuCtxSynchronize", FaultResult,
                           Driver.errorName(FaultResult));
+}
+
+ScopedCurrentContext::ScopedCurrentContext(const CudaContext &Context) noexcept
+    : Driver(Context.driver()) {
+  const CudaDriverApi &Api = Driver.api();
+  if (Api.CtxGetCurrent(&Previous) != cu::Success || Previous == Context.handle())
+    return;
+  Switched = Api.CtxSetCurrent(Context.handle()) == cu::Success;
+}
+
+ScopedCurrentContext::~ScopedCurrentContext() {
+  if (Switched)
+    Driver.api().CtxSetCurrent(Previous);
+}
+
+// --- the current device of each thread ---------------------------------------------
+
+namespace {
+// -1: none selected on this thread, which means device 0.
+thread_local int SelectedOrdinal = -1;
+} // namespace
+
+int currentDeviceOrdinal() { return SelectedOrdinal < 0 ? 0 : SelectedOrdinal; }
+
+int selectedDeviceOrdinal() { return SelectedOrdinal; }
+
+void selectDevice(int Ordinal) {
+  CudaContext &Context = CudaContext::forDevice(Ordinal); // validates Ordinal
+  Context.makeCurrent();
+  SelectedOrdinal = Ordinal;
+}
+
+void deselectDevice() {
+  SelectedOrdinal = -1;
+  const CudaDriver &Driver = CudaDriver::get();
+  if (Driver.usable())
+    Driver.api().CtxSetCurrent(nullptr); // errors ignored: nothing depends on it
+}
+
+CudaContext &currentContext() {
+  CudaContext &Context = CudaContext::forDevice(currentDeviceOrdinal());
+  Context.makeCurrent();
+  return Context;
 }
 
 // --- module ------------------------------------------------------------------------

@@ -14,8 +14,9 @@
 //                                       later calls) fail with ILLEGAL_ADDRESS
 //   TIDAL_MOCK_CUDA_NO_PROC_ADDRESS=1   cuGetProcAddress_v2 answers
 //                                       CUDA_ERROR_NOT_SUPPORTED (dlsym path)
-//   TIDAL_MOCK_CUDA_DEVICES=N           device count (1)
-//   TIDAL_MOCK_CUDA_CC=M.m              compute capability (9.0)
+//   TIDAL_MOCK_CUDA_DEVICES=N           device count (1, at most 8)
+//   TIDAL_MOCK_CUDA_CC=M.m[,M.m...]     compute capability of device 0, 1, ...
+//                                       (the last one for the rest; 9.0)
 //   TIDAL_MOCK_CUDA_MAX_THREADS=N       threads per block (1024)
 //   TIDAL_MOCK_CUDA_MAX_GRID_X=N        grid x (2147483647)
 //   TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN=N  opt-in shared bytes per block (232448)
@@ -26,6 +27,12 @@
 //                                       it is issued and events complete at once
 // Streams and events are numbered from 1 in the log ("stream": 0 is the
 // default stream); copies and launches are done when they are issued.
+// Devices differ (see "devices" below): device i is "tidal mock GPU i", with
+// 132 + 2i multiprocessors, i + 1 GiB of memory, PCI bus id 0x10 + i and a
+// UUID whose last byte is i. Allocations, modules, streams and events belong
+// to the context current when they are made; their log lines carry its
+// "device", and mixing contexts fails as the driver does (a launch of a
+// module of another context, an event recorded on another context's stream).
 // Built-in behaviours, by kernel name: "fill_seven" writes int32 7 from its
 // first device-pointer parameter to the end of that allocation.
 #include <cstdint>
@@ -86,18 +93,21 @@ long envNumber(const char *Name, long Default) {
 
 struct MockFunction {
   std::string Name;
+  int Device = 0; // the context its module was loaded in
   std::vector<size_t> ParamSizes;
   int MaxDynamicShared = 48 * 1024;
 };
 
 struct MockModule {
   std::string PTX;
+  int Device = 0;
   std::map<std::string, std::unique_ptr<MockFunction>> Functions;
 };
 
 struct Allocation {
   size_t Bytes;
   int Id;
+  int Device = 0; // the context it was allocated in
 };
 
 struct Launch {
@@ -109,10 +119,12 @@ struct Launch {
 
 struct MockStream {
   int Id;
+  int Device = 0;
 };
 
 struct MockEvent {
   int Id;
+  int Device = 0;
   unsigned Flags;
   bool Recorded = false;
   bool Done = true;
@@ -202,11 +214,50 @@ void completeEvents(MockState &S, void *Stream) {
 
 int deviceCount() { return static_cast<int>(envNumber("TIDAL_MOCK_CUDA_DEVICES", 1)); }
 
-void computeCapability(int &Major, int &Minor) {
+void computeCapability(int Device, int &Major, int &Minor) {
   const char *Text = std::getenv("TIDAL_MOCK_CUDA_CC");
   Major = 9, Minor = 0;
-  if (Text && *Text)
-    std::sscanf(Text, "%d.%d", &Major, &Minor);
+  if (!Text || !*Text)
+    return;
+  // The Device-th entry of "M.m,M.m,...", or the last one.
+  for (int I = 0; I < Device; ++I) {
+    const char *Comma = std::strchr(Text, ',');
+    if (!Comma)
+      break;
+    Text = Comma + 1;
+  }
+  std::sscanf(Text, "%d.%d", &Major, &Minor);
+}
+
+// --- devices (issue 5): facts that differ by ordinal, the current context ---------
+
+// The device of the context current on this thread, -1 when there is none.
+int currentDevice() {
+  return CurrentContext ? static_cast<int>(static_cast<char *>(CurrentContext) - ContextTags) : -1;
+}
+
+std::string deviceJson(int Device) { return "\"device\": " + std::to_string(Device); }
+
+// The attributes besides the launch limits: some with values that depend on
+// the ordinal, the rest of CUDA 13's (1 to 147) answered with 0.
+bool deviceFact(int Attribute, int Device, int &Value) {
+  switch (Attribute) {
+  case 10: Value = 32; return true;                 // WARP_SIZE
+  case 12: Value = 65536; return true;              // MAX_REGISTERS_PER_BLOCK
+  case 13: Value = 1980000; return true;            // CLOCK_RATE (kHz)
+  case 16: Value = 132 + 2 * Device; return true;   // MULTIPROCESSOR_COUNT
+  case 19: Value = 1; return true;                  // CAN_MAP_HOST_MEMORY
+  case 33: Value = 0x10 + Device; return true;      // PCI_BUS_ID
+  case 34: Value = 0; return true;                  // PCI_DEVICE_ID
+  case 39: Value = 2048; return true;               // MAX_THREADS_PER_MULTIPROCESSOR
+  case 41: Value = 1; return true;                  // UNIFIED_ADDRESSING
+  case 50: Value = 0; return true;                  // PCI_DOMAIN_ID
+  case 83: Value = 1; return true;                  // MANAGED_MEMORY
+  case 87: Value = 2; return true;                  // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+  default:
+    Value = 0;
+    return Attribute >= 1 && Attribute <= 147;
+  }
 }
 
 // The sizes of the parameters of ".entry Name(...)" in PTX; false when the
@@ -320,7 +371,7 @@ CUresult cuDeviceGetAttribute(int *Value, int Attribute, int Device) {
   if (Device < 0 || Device >= deviceCount())
     return InvalidDevice;
   int Major, Minor;
-  computeCapability(Major, Minor);
+  computeCapability(Device, Major, Minor);
   switch (Attribute) {
   case 1: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_MAX_THREADS", 1024)); return Success;
   case 2: *Value = 1024; return Success;
@@ -333,7 +384,7 @@ CUresult cuDeviceGetAttribute(int *Value, int Attribute, int Device) {
   case 75: *Value = Major; return Success;
   case 76: *Value = Minor; return Success;
   case 97: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN", 232448)); return Success;
-  default: return InvalidValue;
+  default: return deviceFact(Attribute, Device, *Value) ? Success : InvalidValue;
   }
 }
 
@@ -343,7 +394,20 @@ CUresult cuDeviceTotalMem_v2(size_t *Bytes, int Device) {
   MOCK_REQUIRE_INIT(S);
   if (Device < 0 || Device >= deviceCount())
     return InvalidDevice;
-  *Bytes = size_t(1) << 30;
+  *Bytes = (size_t(1) << 30) * static_cast<size_t>(Device + 1);
+  return Success;
+}
+
+CUresult cuDeviceGetUuid_v2(unsigned char *Uuid, int Device) {
+  MOCK_ENTER(S);
+  record(S, "cuDeviceGetUuid_v2", deviceJson(Device));
+  MOCK_REQUIRE_INIT(S);
+  if (Device < 0 || Device >= deviceCount())
+    return InvalidDevice;
+  static const unsigned char Base[16] = {0x7a, 0x1d, 0xa1, 0x00, 0x5e, 0xed, 0x40, 0x11,
+                                         0x9c, 0x0d, 0xde, 0xad, 0xbe, 0xef, 0x00, 0x00};
+  std::memcpy(Uuid, Base, 16);
+  Uuid[15] = static_cast<unsigned char>(Device);
   return Success;
 }
 
@@ -371,10 +435,12 @@ CUresult cuDevicePrimaryCtxRelease_v2(int Device) {
 
 CUresult cuCtxSetCurrent(void *Context) {
   MOCK_ENTER(S);
-  record(S, "cuCtxSetCurrent");
-  if (!S.Initialised)
+  if (!S.Initialised) {
+    record(S, "cuCtxSetCurrent");
     return NotInitialized;
+  }
   CurrentContext = Context;
+  record(S, "cuCtxSetCurrent", deviceJson(currentDevice()));
   return Success;
 }
 
@@ -389,7 +455,7 @@ CUresult cuCtxGetCurrent(void **Context) {
 
 CUresult cuCtxSynchronize() {
   MOCK_ENTER(S);
-  record(S, "cuCtxSynchronize");
+  record(S, "cuCtxSynchronize", deviceJson(currentDevice()));
   MOCK_REQUIRE_INIT(S);
   if (!CurrentContext)
     return InvalidContext;
@@ -445,12 +511,14 @@ CUresult cuModuleLoadDataEx(void **Module, const void *Image, unsigned Options, 
   }
   auto Owned = std::make_unique<MockModule>();
   Owned->PTX = PTX;
+  Owned->Device = currentDevice();
   MockModule *Handle = Owned.get();
   S.Modules[Handle] = std::move(Owned);
   *Module = Handle;
   size_t Target = PTX.find(".target ");
   std::string TargetText = PTX.substr(Target + 8, PTX.find_first_of("\n,", Target) - Target - 8);
-  record(S, "cuModuleLoadDataEx", "\"result\": 0, \"target\": " + jsonString(TargetText));
+  record(S, "cuModuleLoadDataEx", "\"result\": 0, \"target\": " + jsonString(TargetText) + ", " +
+                                      deviceJson(Handle->Device));
   return Success;
 }
 
@@ -474,6 +542,7 @@ CUresult cuModuleGetFunction(void **Function, void *Module, const char *Name) {
   if (!Slot) {
     auto F = std::make_unique<MockFunction>();
     F->Name = Name;
+    F->Device = M.Device;
     if (!parseEntryParams(M.PTX, Name, F->ParamSizes)) {
       M.Functions.erase(Name);
       return NotFound;
@@ -525,9 +594,10 @@ CUresult cuMemAlloc_v2(CUdeviceptr *Pointer, size_t Bytes) {
     return InvalidValue;
   void *Memory = std::calloc(1, Bytes);
   int Id = S.NextAllocationId++;
-  S.Allocations[reinterpret_cast<uintptr_t>(Memory)] = {Bytes, Id};
+  S.Allocations[reinterpret_cast<uintptr_t>(Memory)] = {Bytes, Id, currentDevice()};
   *Pointer = reinterpret_cast<uintptr_t>(Memory);
-  record(S, "cuMemAlloc_v2", "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " + std::to_string(Id));
+  record(S, "cuMemAlloc_v2", "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " +
+                                 std::to_string(Id) + ", " + deviceJson(currentDevice()));
   return Success;
 }
 
@@ -625,12 +695,16 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr Destination, CUdeviceptr Source, size_
 
 CUresult cuMemGetInfo_v2(size_t *Free, size_t *Total) {
   MOCK_ENTER(S);
-  record(S, "cuMemGetInfo_v2");
+  record(S, "cuMemGetInfo_v2", deviceJson(currentDevice()));
   MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  // The current context's device: its memory less its allocations.
   size_t Used = 0;
   for (auto &[Pointer, A] : S.Allocations)
-    Used += A.Bytes;
-  *Total = size_t(1) << 30;
+    if (A.Device == currentDevice())
+      Used += A.Bytes;
+  *Total = (size_t(1) << 30) * static_cast<size_t>(currentDevice() + 1);
   *Free = *Total > Used ? *Total - Used : 0;
   return Success;
 }
@@ -640,10 +714,10 @@ CUresult cuStreamCreate(void **Stream, unsigned Flags) {
   MOCK_REQUIRE_INIT(S);
   if (!CurrentContext)
     return InvalidContext;
-  auto Owned = std::make_unique<MockStream>(MockStream{S.NextStreamId++});
+  auto Owned = std::make_unique<MockStream>(MockStream{S.NextStreamId++, currentDevice()});
   *Stream = Owned.get();
   record(S, "cuStreamCreate", "\"stream\": " + std::to_string(Owned->Id) + ", \"flags\": " +
-                                  std::to_string(Flags));
+                                  std::to_string(Flags) + ", " + deviceJson(Owned->Device));
   S.Streams[Owned.get()] = std::move(Owned);
   return Success;
 }
@@ -679,9 +753,10 @@ CUresult cuEventCreate(void **Event, unsigned Flags) {
   auto Owned = std::make_unique<MockEvent>();
   Owned->Id = S.NextEventId++;
   Owned->Flags = Flags;
+  Owned->Device = currentDevice();
   *Event = Owned.get();
   record(S, "cuEventCreate", "\"event\": " + std::to_string(Owned->Id) + ", \"flags\": " +
-                                 std::to_string(Flags));
+                                 std::to_string(Flags) + ", " + deviceJson(Owned->Device));
   S.Events[Owned.get()] = std::move(Owned);
   return Success;
 }
@@ -698,6 +773,16 @@ CUresult cuEventRecord(void *Event, void *Stream) {
   int Id = streamId(S, Stream);
   if (!E || Id < 0)
     return InvalidHandle;
+  // The event and the stream (a default stream: the current context's) must
+  // belong to one context.
+  int StreamDevice = Id == 0 ? currentDevice() : static_cast<MockStream *>(Stream)->Device;
+  if (StreamDevice != E->Device) {
+    record(S, "cuEventRecord", "\"event\": " + std::to_string(E->Id) +
+                                   ", \"result\": 400, \"event_device\": " +
+                                   std::to_string(E->Device) +
+                                   ", \"stream_device\": " + std::to_string(StreamDevice));
+    return InvalidHandle;
+  }
   record(S, "cuEventRecord", "\"event\": " + std::to_string(E->Id) + ", \"stream\": " +
                                  std::to_string(Id));
   E->Recorded = true;
@@ -773,6 +858,12 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
   if (!CurrentContext)
     return InvalidContext;
   auto *F = static_cast<MockFunction *>(Function);
+  if (F->Device != currentDevice()) { // a kernel of another context
+    record(S, "cuLaunchKernel", "\"kernel\": " + jsonString(F->Name) +
+                                    ", \"result\": 201, \"module_device\": " +
+                                    std::to_string(F->Device) + ", " + deviceJson(currentDevice()));
+    return InvalidContext;
+  }
   // The checks the real driver makes, so that a missing check of ours shows.
   if (uint64_t(BlockX) * BlockY * BlockZ > uint64_t(envNumber("TIDAL_MOCK_CUDA_MAX_THREADS", 1024)) ||
       GridX > uint64_t(envNumber("TIDAL_MOCK_CUDA_MAX_GRID_X", 2147483647)) || GridY > 65535 ||
@@ -788,7 +879,8 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
                      std::to_string(GridZ) + "], \"block\": [" + std::to_string(BlockX) + ", " +
                      std::to_string(BlockY) + ", " + std::to_string(BlockZ) +
                      "], \"shared\": " + std::to_string(Shared) +
-                     ", \"stream\": " + std::to_string(streamId(S, Stream)) + ", \"params\": [";
+                     ", \"stream\": " + std::to_string(streamId(S, Stream)) + ", " +
+                     deviceJson(currentDevice()) + ", \"params\": [";
   uintptr_t FirstDevicePointer = 0;
   for (size_t I = 0; I < F->ParamSizes.size(); ++I) {
     const auto *Bytes = static_cast<const uint8_t *>(Params[I]);
@@ -799,7 +891,8 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
       std::memcpy(&Value, Bytes, 8);
       if (auto *A = findAllocation(S, static_cast<uintptr_t>(Value))) {
         Json += ", \"alloc\": " + std::to_string(A->second.Id) +
-                ", \"offset\": " + std::to_string(Value - A->first);
+                ", \"offset\": " + std::to_string(Value - A->first) +
+                ", \"alloc_device\": " + std::to_string(A->second.Device);
         if (!FirstDevicePointer)
           FirstDevicePointer = static_cast<uintptr_t>(Value);
       }
@@ -864,6 +957,17 @@ int tidalMockLiveModules() {
 int tidalMockPrimaryRetains(int Device) {
   MOCK_ENTER(S);
   return Device >= 0 && Device < 8 ? S.PrimaryRetains[Device] : -1;
+}
+// The device of the calling thread's current context, -1 for none.
+int tidalMockCurrentDevice() {
+  MOCK_ENTER(S);
+  return currentDevice();
+}
+// The device whose context allocated Pointer, -1 when it is no allocation.
+int tidalMockAllocationDevice(unsigned long long Pointer) {
+  MOCK_ENTER(S);
+  auto *A = findAllocation(S, static_cast<uintptr_t>(Pointer));
+  return A ? A->second.Device : -1;
 }
 int tidalMockLaunchCount() {
   MOCK_ENTER(S);
@@ -930,6 +1034,7 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
       {"cuDeviceGetName", reinterpret_cast<void *>(&cuDeviceGetName)},
       {"cuDeviceGetAttribute", reinterpret_cast<void *>(&cuDeviceGetAttribute)},
       {"cuDeviceTotalMem", reinterpret_cast<void *>(&cuDeviceTotalMem_v2)},
+      {"cuDeviceGetUuid", reinterpret_cast<void *>(&cuDeviceGetUuid_v2)},
       {"cuDevicePrimaryCtxRetain", reinterpret_cast<void *>(&cuDevicePrimaryCtxRetain)},
       {"cuDevicePrimaryCtxRelease", reinterpret_cast<void *>(&cuDevicePrimaryCtxRelease_v2)},
       {"cuCtxSetCurrent", reinterpret_cast<void *>(&cuCtxSetCurrent)},

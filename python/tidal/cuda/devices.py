@@ -1,83 +1,221 @@
-"""Devices and contexts: cuda.gpus, get_current_device(), current_context(), ...
+"""Devices and contexts: cuda.gpus, select_device(), get_current_device(),
+current_context(), close(), with numba-cuda's names.
 
-These are the cpu target's objects: one device (id 0, "tidal cpu target")
-whose multiprocessors are the workers of the thread pool that runs blocks,
-and one context, whose memory is this machine's memory. They carry the
-attributes that mean something on the cpu target (the launch limits, which
-every target enforces, the warp size, the worker count); others, such as the
-PCI ids, raise AttributeError instead of pretending.
+On the cuda target these are the CUDA driver's devices. Each thread has a
+current device (device 0 until select_device() or ``with cuda.gpus[i]:``
+chooses another); arrays, streams and events are made on it and kernels run
+on it. A Device carries what the driver reports: ``name`` (a str, as
+numba-cuda gives it since 0.21; Numba's older ctypes binding gave bytes),
+``compute_capability``, ``uuid`` and every CUdevice_attribute by its name
+less ``CU_DEVICE_ATTRIBUTE_`` (``device.MULTIPROCESSOR_COUNT``), read on
+first use and kept. A device's context is its primary context, retained
+until the process exits.
+
+On the cpu target there is one device (id 0, "tidal cpu target") whose
+multiprocessors are the workers of the thread pool that runs blocks, and one
+context, whose memory is this machine's memory. It carries the attributes
+that mean something there (the launch limits, which every target enforces,
+the warp size, the worker count); others, such as the PCI ids, raise
+AttributeError instead of pretending.
 """
 
 import collections
 import contextlib
+import operator
+import threading
 
 from . import streams
 
 _MemoryInfo = collections.namedtuple("_MemoryInfo", "free,total")
 
-# The capability the cpu target implements: what kernels compile for by
-# default (the frontend's sm_75), so that code choosing on it picks paths
-# the cpu target runs.
-_COMPUTE_CAPABILITY = (7, 5)
+# The oldest compute capability tidal supports (detect() says which devices
+# are): what kernels compile for by default, the frontend's sm_75, which is
+# also the oldest CUDA 13's ptxas takes.
+MIN_COMPUTE_CAPABILITY = (7, 5)
 
-_ATTRIBUTES = {
+# The capability the cpu target implements: the default one, so that code
+# choosing on it picks paths the cpu target runs.
+_CPU_COMPUTE_CAPABILITY = MIN_COMPUTE_CAPABILITY
+
+_CPU_ATTRIBUTES = {
     "MAX_THREADS_PER_BLOCK": 1024,
     "MAX_BLOCK_DIM_X": 1024, "MAX_BLOCK_DIM_Y": 1024, "MAX_BLOCK_DIM_Z": 64,
     "MAX_GRID_DIM_X": 2**31 - 1, "MAX_GRID_DIM_Y": 65535, "MAX_GRID_DIM_Z": 65535,
     "WARP_SIZE": 32,
-    "COMPUTE_CAPABILITY_MAJOR": _COMPUTE_CAPABILITY[0],
-    "COMPUTE_CAPABILITY_MINOR": _COMPUTE_CAPABILITY[1],
+    "COMPUTE_CAPABILITY_MAJOR": _CPU_COMPUTE_CAPABILITY[0],
+    "COMPUTE_CAPABILITY_MINOR": _CPU_COMPUTE_CAPABILITY[1],
     # device memory is host memory: mapped and managed memory are the same thing
     "UNIFIED_ADDRESSING": 1, "CAN_MAP_HOST_MEMORY": 1, "MANAGED_MEMORY": 1,
     "CONCURRENT_MANAGED_ACCESS": 1,
 }
 
 
-def _worker_count():
-    from .. import _tidal
-    return _tidal.cpu_worker_count()
+def _on_cuda():
+    from .target import current_target
+    return current_target() == "cuda"
 
+
+def _native():
+    from .. import _tidal
+    return _tidal
+
+
+class InvalidDeviceError(ValueError, IndexError):
+    """A device id that names no device. A ValueError, as tidal raises for
+    bad values, and an IndexError, as numba-cuda's ``cuda.gpus[i]`` raises."""
+
+
+# --- devices ---------------------------------------------------------------------------
 
 class Device:
+    """A device, as numba-cuda's: ``id``, ``name``, ``compute_capability``
+    and the device's attributes by name (``device.WARP_SIZE``)."""
+
+    def get_primary_context(self):
+        """The device's context (created on first use; not made current)."""
+        return _context_of(self)
+
+    @property
+    def supports_float16(self):
+        return self.compute_capability >= (5, 3)
+
+    @property
+    def supports_bfloat16(self):
+        return self.compute_capability >= (8, 0)
+
+    def __repr__(self):
+        return f"<CUDA device {self.id} '{self.name}'>"
+
+    def __eq__(self, other):
+        if isinstance(other, _DeviceContextManager):
+            other = other._device
+        return isinstance(other, Device) and type(other) is type(self) and other.id == self.id
+
+    def __hash__(self):
+        return hash(self.id)
+
+
+class _CpuDevice(Device):
     """The cpu target seen as a CUDA device."""
 
     id = 0
     name = "tidal cpu target"
-    compute_capability = _COMPUTE_CAPABILITY
+    compute_capability = _CPU_COMPUTE_CAPABILITY
 
     def __getattr__(self, attr):
         if attr == "MULTIPROCESSOR_COUNT":
-            return _worker_count()
-        if attr in _ATTRIBUTES:
-            return _ATTRIBUTES[attr]
+            return _native().cpu_worker_count()
+        if attr in _CPU_ATTRIBUTES:
+            return _CPU_ATTRIBUTES[attr]
         raise AttributeError(f"the tidal cpu target has no device attribute {attr!r}")
 
     def reset(self):
         """Releases the device's context (cuda.close())."""
         close()
 
-    def __repr__(self):
-        return f"<CUDA device {self.id} '{self.name}'>"
 
-    def __eq__(self, other):
-        return isinstance(other, Device) and other.id == self.id
+_attribute_numbers = None
 
-    def __hash__(self):
-        return hash(self.id)
 
+def _cuda_attribute_numbers():
+    """{CUdevice_attribute name less CU_DEVICE_ATTRIBUTE_: number}."""
+    global _attribute_numbers
+    if _attribute_numbers is None:
+        _attribute_numbers = _native().cuda_device_attributes()
+    return _attribute_numbers
+
+
+class _CudaDevice(Device):
+    """A device of the CUDA driver."""
+
+    def __init__(self, device_id):
+        info = _native().cuda_device_info(device_id)
+        self.id = device_id
+        self.name = info["name"]
+        self.compute_capability = info["compute_capability"]
+        self.uuid = info["uuid"]
+
+    def __getattr__(self, attr):
+        # Read from the driver on first use, then kept (as numba-cuda does).
+        if attr.startswith("_") or attr not in _cuda_attribute_numbers():
+            raise AttributeError(
+                f"CUDA devices have no attribute {attr!r} (device attributes are "
+                f"CUdevice_attribute names less CU_DEVICE_ATTRIBUTE_, such as "
+                f"MULTIPROCESSOR_COUNT)")
+        value = _native().cuda_device_attribute(self.id, _cuda_attribute_numbers()[attr])
+        setattr(self, attr, value)
+        return value
+
+    def get_device_identity(self):
+        """The device's PCI location, as numba-cuda gives it."""
+        return {"pci_domain_id": self.PCI_DOMAIN_ID, "pci_bus_id": self.PCI_BUS_ID,
+                "pci_device_id": self.PCI_DEVICE_ID}
+
+    def reset(self):
+        """Waits for the device's work and returns its cached memory to the
+        driver. Unlike numba-cuda, the primary context is not reset: loaded
+        kernels and live arrays stay valid."""
+        _native().cuda_synchronize(self.id)
+        _native().cuda_memory_clear(self.id)
+
+
+_cpu_device = _CpuDevice()
+_cuda_devices = None
+
+
+def _driver_devices():
+    """The CUDA driver's devices, whatever the target (RuntimeError with the
+    driver's reason when it is not usable)."""
+    global _cuda_devices
+    if _cuda_devices is None:
+        _cuda_devices = tuple(_CudaDevice(i) for i in range(_native().cuda_device_count()))
+    return _cuda_devices
+
+
+def _all_devices():
+    """The devices of the target kernels run on."""
+    return _driver_devices() if _on_cuda() else (_cpu_device,)
+
+
+def _device_index(device_id):
+    """``device_id`` checked against the target's devices."""
+    if not _on_cuda():
+        if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id != 0:
+            raise InvalidDeviceError(
+                f"the tidal cpu target has one device, id 0, not {device_id!r}")
+        return 0
+    if isinstance(device_id, bool):
+        raise TypeError(f"a device id must be an int, not {device_id!r}")
+    try:
+        index = operator.index(device_id)
+    except TypeError:
+        raise TypeError(
+            f"a device id must be an int, not {type(device_id).__name__}") from None
+    count = len(_all_devices())
+    if not 0 <= index < count:
+        ids = "id 0" if count == 1 else f"ids 0 to {count - 1}"
+        raise InvalidDeviceError(
+            f"there is no CUDA device {index}: the driver has {count} "
+            f"device{'' if count == 1 else 's'}, {ids}")
+    return index
+
+
+# --- contexts ---------------------------------------------------------------------------
 
 class _PendingDeallocations:
     """Numba's context.deallocations. On the cpu target memory is freed when
     its last reference goes, so nothing is ever pending."""
 
+    def __init__(self, device_id):
+        self._device_id = device_id
+
     def clear(self):
         """Frees the pending deallocations: none on the cpu target. On the
-        cuda target the caching allocator's freed blocks go back to the
-        driver (cuMemFree), once the streams that used them are done."""
-        from .target import current_target
-        if current_target() == "cuda":
-            from .. import _tidal
-            _tidal.cuda_memory_clear()
+        cuda target the device's caching allocator gives its freed blocks
+        back to the driver (cuMemFree), once the streams that used them are
+        done."""
+        if _on_cuda():
+            _native().cuda_memory_clear(self._device_id)
 
     @contextlib.contextmanager
     def disable(self):
@@ -92,39 +230,37 @@ class _PendingDeallocations:
 
 
 class Context:
-    """The cpu target's context: its memory is this machine's memory."""
+    """A device's context: its memory, its work. On the cpu target its memory
+    is this machine's memory."""
 
     def __init__(self, device):
         self.device = device
-        self.deallocations = _PendingDeallocations()
+        self.deallocations = _PendingDeallocations(device.id)
 
     @property
     def id(self):
         return self.device.id
 
     def memory_stats(self):
-        """The cuda target's caching allocator (tidal's own API; numba-cuda
-        has none): a dict of bytes_in_use (size-class bytes of live
-        allocations), bytes_requested, bytes_cached (freed blocks kept for
-        reuse), bytes_pending (of those, blocks a stream may still be
-        using), driver_allocations and driver_frees (cuMemAlloc / cuMemFree
-        calls), live_driver_allocations and reuses. On the cpu target
-        memory is NumPy's: every count is 0."""
-        from .target import current_target
-        if current_target() == "cuda":
-            from .. import _tidal
-            return _tidal.cuda_memory_stats()
+        """The cuda target's caching allocator of this device (tidal's own
+        API; numba-cuda has none): a dict of bytes_in_use (size-class bytes
+        of live allocations), bytes_requested, bytes_cached (freed blocks
+        kept for reuse), bytes_pending (of those, blocks a stream may still
+        be using), driver_allocations and driver_frees (cuMemAlloc /
+        cuMemFree calls), live_driver_allocations and reuses. On the cpu
+        target memory is NumPy's: every count is 0."""
+        if _on_cuda():
+            return _native().cuda_memory_stats(self.device.id)
         return dict.fromkeys(("bytes_in_use", "bytes_requested", "bytes_cached",
                               "bytes_pending", "driver_allocations", "driver_frees",
                               "live_driver_allocations", "reuses"), 0)
 
     def get_memory_info(self):
-        """(free, total) bytes of this machine's memory (MemAvailable and
-        MemTotal of /proc/meminfo); cuMemGetInfo on the cuda target."""
-        from .target import current_target
-        if current_target() == "cuda":
-            from .. import _tidal
-            return _MemoryInfo(*_tidal.cuda_memory_info())
+        """(free, total) bytes of the device's memory (cuMemGetInfo in this
+        context); on the cpu target this machine's memory (MemAvailable and
+        MemTotal of /proc/meminfo)."""
+        if _on_cuda():
+            return _MemoryInfo(*_native().cuda_memory_info(self.device.id))
         fields = {}
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
@@ -134,15 +270,19 @@ class Context:
                            total=fields["MemTotal"])
 
     def synchronize(self):
-        """Waits for all work: on the cpu target it has finished."""
-        streams.synchronize()
+        """Waits for all the device's work (on the cpu target it has finished)."""
+        if _on_cuda():
+            _native().cuda_synchronize(self.device.id)
+        else:
+            streams.synchronize()
 
     def reset(self):
-        """Nothing to release: arrays hold their own (host) memory."""
+        """Returns cached memory to the driver: arrays hold their own memory."""
         self.deallocations.clear()
 
     def create_stream(self):
-        return streams.stream()
+        with _on_device(self.device.id):
+            return streams.stream()
 
     def get_default_stream(self):
         return streams.default_stream()
@@ -154,7 +294,8 @@ class Context:
         return streams.per_thread_default_stream()
 
     def create_event(self, timing=True):
-        return streams.event(timing)
+        with _on_device(self.device.id):
+            return streams.event(timing)
 
     @contextlib.contextmanager
     def defer_cleanup(self):
@@ -165,51 +306,101 @@ class Context:
         return f"<CUDA context of {self.device!r}>"
 
 
-_device = Device()
-_context = None
+# The contexts made so far, by device id (dropped by close()).
+_contexts = {}
+# cpu target: whether its device is current (set by select_device() and
+# current_context(), cleared by close()). The cuda target keeps the current
+# device of each thread in the runtime.
+_cpu_selected = False
+
+
+def _context_of(device):
+    context = _contexts.get(device.id)
+    if context is None:
+        context = _contexts.setdefault(device.id, Context(device))
+    return context
+
+
+def _selected_id():
+    """The device selected on this thread, or None."""
+    if _on_cuda():
+        return _native().cuda_current_device()
+    return 0 if _cpu_selected else None
+
+
+def _select(device_id):
+    """Makes device ``device_id`` (checked) current on this thread; None
+    forgets the selection."""
+    global _cpu_selected
+    if _on_cuda():
+        _native().cuda_select_device(device_id)
+    else:
+        _cpu_selected = device_id is not None
 
 
 def current_context():
-    """The context of the current device (created on first use)."""
-    global _context
-    if _context is None:
-        _context = Context(_device)
-    return _context
-
-
-def _check_device_id(device_id):
-    if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id != 0:
-        raise ValueError(f"the tidal cpu target has one device, id 0, not {device_id!r}")
+    """The context of the current device (device 0 unless another was
+    selected), created and made current on first use."""
+    device_id = _selected_id()
+    if device_id is None:
+        device_id = 0
+        _select(0)
+    return _context_of(_all_devices()[device_id])
 
 
 def select_device(device_id):
-    """Makes device ``device_id`` current; returns it. The cpu target has
-    device 0 only."""
-    _check_device_id(device_id)
-    current_context()
-    return _device
+    """Makes device ``device_id`` current on this thread and returns it: the
+    arrays, streams and events made after it and the kernels launched after
+    it use it. A bad id raises InvalidDeviceError (a ValueError and an
+    IndexError), a non-integer TypeError."""
+    index = _device_index(device_id)
+    _select(index)
+    return current_context().device
 
 
 def get_current_device():
+    """The current device of this thread."""
     return current_context().device
 
 
 def close():
-    """Drops the current context (cuda.close()). On the cpu target, arrays
-    keep their memory: it is theirs, not the context's."""
-    global _context
-    _context = None
+    """Drops the contexts and the thread's selection (cuda.close()): the
+    next use starts again from device 0. On the cuda target it first waits
+    for the work of every device used and returns the caching allocators'
+    free blocks to the driver; the primary contexts stay retained (numba-cuda
+    resets them), so arrays and loaded kernels stay valid. On the cpu
+    target arrays keep their memory: it is theirs, not the context's."""
+    global _cpu_selected
+    if _on_cuda():
+        _native().cuda_close()
+    _cpu_selected = False
+    _contexts.clear()
 
 
 @contextlib.contextmanager
 def defer_cleanup():
-    """Defers freeing memory inside the block: nothing to defer on the cpu target."""
+    """Defers freeing memory inside the block: nothing to defer (memory goes
+    back to the caching allocator, which defers reuse itself)."""
     with current_context().defer_cleanup():
         yield
 
 
+# --- cuda.gpus -----------------------------------------------------------------------------
+
+# Per thread: the selections that ``with cuda.gpus[i]:`` blocks replaced.
+_saved_selections = threading.local()
+
+
+@contextlib.contextmanager
+def _on_device(device_id):
+    with gpus[device_id]:
+        yield
+
+
 class _DeviceContextManager:
-    """cuda.gpus[i]: the device, and ``with cuda.gpus[i]:`` to make it current."""
+    """cuda.gpus[i]: the device (its attributes are the device's), and
+    ``with cuda.gpus[i]:`` to make it current for the block; on exit the
+    device current before is current again, as in numba-cuda."""
 
     def __init__(self, device):
         self._device = device
@@ -218,39 +409,60 @@ class _DeviceContextManager:
         return getattr(self._device, attr)
 
     def __enter__(self):
-        select_device(self._device.id)
+        saved = _saved_selections.__dict__.setdefault("stack", [])
+        saved.append(_selected_id())
+        try:
+            _select(self._device.id)
+        except BaseException:
+            saved.pop()
+            raise
         return self._device
 
     def __exit__(self, exc_type, exc_value, traceback):
+        _select(_saved_selections.stack.pop())
         return None
+
+    def __eq__(self, other):
+        return self._device == other
+
+    def __hash__(self):
+        return hash(self._device)
 
     def __repr__(self):
         return f"<Managed Device {self._device.id}>"
 
 
 class _DeviceList:
-    """cuda.gpus: the devices (one on the cpu target)."""
+    """cuda.gpus: the devices of the target kernels run on (one on the cpu
+    target), each a context manager that makes it current."""
 
     def __init__(self):
-        self._devices = (_DeviceContextManager(_device),)
+        self._managers = {}
 
-    def __getitem__(self, index):
-        _check_device_id(index)
-        return self._devices[index]
+    def _manager(self, device):
+        key = (type(device), device.id)
+        if key not in self._managers:
+            self._managers[key] = _DeviceContextManager(device)
+        return self._managers[key]
+
+    def __getitem__(self, device_id):
+        return self._manager(_all_devices()[_device_index(device_id)])
 
     def __iter__(self):
-        return iter(self._devices)
+        return iter([self._manager(d) for d in _all_devices()])
 
     def __len__(self):
-        return len(self._devices)
+        return len(_all_devices())
 
     @property
     def current(self):
-        """The current device, or None when no context is current."""
-        return _device if _context is not None else None
+        """The current device of this thread, or None when none is selected
+        (nothing has used a device since the start or close())."""
+        device_id = _selected_id()
+        return None if device_id is None else self[device_id]
 
     def __repr__(self):
-        return ", ".join(repr(d) for d in self._devices)
+        return ", ".join(repr(d) for d in self)
 
 
 gpus = _DeviceList()

@@ -43,12 +43,36 @@ def is_available():
 
 
 def detect():
-    """Prints the CUDA driver's state and the target kernels run on; returns
-    True when a GPU is usable, as numba.cuda.detect() does."""
+    """Prints the CUDA devices (id, name, whether tidal supports them, and
+    a few of their facts, laid out as numba.cuda.detect() prints them), then
+    the target kernels run on. Returns True when a supported GPU is found."""
     usable, count, reason, library = _native().driver_status()
-    if usable:
-        print(f"Found {count} CUDA device(s) through {library}")
-    else:
+    if not usable:
         print(f"No usable CUDA device: {reason}")
-    print(f"Kernels run on the '{current_target()}' target")
-    return bool(usable)
+        print(f"Kernels run on the '{current_target()}' target")
+        return False
+    from .devices import MIN_COMPUTE_CAPABILITY, _driver_devices
+    print(f"Found {count} CUDA devices")
+    supported = 0
+    for device in _driver_devices():
+        major, minor = device.compute_capability
+        if (major, minor) < MIN_COMPUTE_CAPABILITY:
+            status = "[NOT SUPPORTED: CC < {}.{}]".format(*MIN_COMPUTE_CAPABILITY)
+        else:
+            status = "[SUPPORTED]"
+            supported += 1
+        print(f"id {device.id}    {device.name:>20s} {status:>40s}")
+        facts = (
+            ("Compute Capability", f"{major}.{minor}"),
+            ("PCI Device ID", device.PCI_DEVICE_ID),
+            ("PCI Bus ID", device.PCI_BUS_ID),
+            ("UUID", device.uuid),
+            ("Watchdog", "Enabled" if device.KERNEL_EXEC_TIMEOUT else "Disabled"),
+            ("FP32/FP64 Performance Ratio", device.SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO),
+        )
+        for key, value in facts:
+            print(f"{key:>40s}: {value}")
+    print("Summary:")
+    print(f"\t{supported}/{count} devices are supported")
+    print(f"Kernels run on the '{current_target()}' target (driver: {library})")
+    return supported > 0

@@ -25,6 +25,9 @@ using Function = struct CUfunc_st *;
 using Stream = struct CUstream_st *;
 using Event = struct CUevent_st *;
 using DevicePointer = unsigned long long; // CUdeviceptr (v2)
+struct Uuid { // CUuuid
+  unsigned char Bytes[16];
+};
 
 constexpr Result Success = 0;
 constexpr Result ErrorInvalidValue = 1;
@@ -47,6 +50,8 @@ constexpr int AttributeMaxThreadsPerBlock = 1;
 constexpr int AttributeMaxBlockDimX = 2; // Y = 3, Z = 4
 constexpr int AttributeMaxGridDimX = 5;  // Y = 6, Z = 7
 constexpr int AttributeMaxSharedMemoryPerBlock = 8;
+constexpr int AttributeWarpSize = 10;
+constexpr int AttributeMultiprocessorCount = 16;
 constexpr int AttributeComputeCapabilityMajor = 75;
 constexpr int AttributeComputeCapabilityMinor = 76;
 constexpr int AttributeMaxSharedMemoryPerBlockOptin = 97;
@@ -88,6 +93,7 @@ struct CudaDriverApi {
   cu::Result (*DeviceGetName)(char *Name, int Length, cu::Device Device) = nullptr;
   cu::Result (*DeviceGetAttribute)(int *Value, int Attribute, cu::Device Device) = nullptr;
   cu::Result (*DeviceTotalMem)(size_t *Bytes, cu::Device Device) = nullptr;
+  cu::Result (*DeviceGetUuid)(cu::Uuid *Uuid, cu::Device Device) = nullptr;
   cu::Result (*DevicePrimaryCtxRetain)(cu::Context *Context, cu::Device Device) = nullptr;
   cu::Result (*DevicePrimaryCtxRelease)(cu::Device Device) = nullptr;
   cu::Result (*CtxSetCurrent)(cu::Context Context) = nullptr;

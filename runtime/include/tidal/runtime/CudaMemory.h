@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace tidal::runtime {
@@ -77,7 +78,9 @@ struct CudaMemoryStats {
 // Numba's deferred deallocation does. Cached blocks go back to the driver on
 // releaseCached() (deallocations.clear()), when cuMemAlloc runs out of
 // memory (then the allocation is retried once), and never otherwise (the
-// process-wide allocators live until exit).
+// process-wide allocators live until exit). It allocates and frees with its
+// own context current and then restores the thread's, so memory of one
+// device can be freed while the thread has selected another.
 class CudaAllocator {
 public:
   explicit CudaAllocator(CudaContext &Context) : Context(Context) {}
@@ -85,7 +88,8 @@ public:
   CudaAllocator(const CudaAllocator &) = delete;
   CudaAllocator &operator=(const CudaAllocator &) = delete;
 
-  // The allocator of CudaContext::forDevice(Ordinal), never destroyed.
+  // The allocator of CudaContext::forDevice(Ordinal) (one per device),
+  // never destroyed.
   static CudaAllocator &forDevice(int Ordinal);
 
   static size_t sizeClass(size_t Bytes);
@@ -137,8 +141,21 @@ public:
   // free is deferred until that stream's work is done.
   void usedOn(cu::Stream Stream) { LastStream = Stream; }
   CudaAllocator &allocator() const { return Allocator; }
+  // The context (device) the memory belongs to.
+  CudaContext &context() const { return Allocator.context(); }
+  // Throws LaunchConfigError unless the memory belongs to Context: kernel
+  // KernelName launched there could not use it as argument Argument (no
+  // peer access is enabled between devices). Compares two pointers.
+  void requireContext(const CudaContext &Context, const std::string &KernelName,
+                      size_t Argument) const {
+    if (&context() != &Context)
+      failContext(Context, KernelName, Argument);
+  }
 
 private:
+  [[noreturn]] void failContext(const CudaContext &Context, const std::string &KernelName,
+                                size_t Argument) const;
+
   CudaAllocator &Allocator;
   CudaAllocator::Block B;
   size_t Bytes;

@@ -6,6 +6,7 @@
 #define TIDAL_RUNTIME_CUDATARGET_H
 
 #include "tidal/runtime/CpuTarget.h" // Dim3, RuntimeError
+#include "tidal/runtime/CudaDevice.h"
 #include "tidal/runtime/CudaDriver.h"
 
 #include <cstddef>
@@ -21,27 +22,12 @@ public:
   using RuntimeError::RuntimeError;
 };
 
-// The newest sm LLVM 19's NVPTX backend knows; newer devices JIT sm_90 PTX.
-constexpr unsigned MaxPtxSM = 90;
-
-// What a device allows, read with cuDeviceGetAttribute once per device.
-struct CudaDeviceLimits {
-  int MaxThreadsPerBlock = 0;
-  Dim3 MaxBlockDim{};
-  Dim3 MaxGridDim{};
-  int MaxSharedPerBlock = 0;      // without opting in (48 KB)
-  int MaxSharedPerBlockOptin = 0; // with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-  int ComputeMajor = 0, ComputeMinor = 0;
-
-  // The sm PTX is compiled for: the device's, capped to MaxPtxSM.
-  unsigned ptxSM() const;
-};
-
 // The primary context of one device, retained while the object lives.
 class CudaContext {
 public:
-  // Retains the primary context of device Ordinal, makes it current on this
-  // thread and reads the device's limits. Driver must outlive the context.
+  // Reads the facts of device Ordinal (InvalidDeviceError for an ordinal
+  // the driver does not have), retains its primary context and makes it
+  // current on this thread. Driver must outlive the context.
   CudaContext(const CudaDriver &Driver, int Ordinal);
   ~CudaContext();
   CudaContext(const CudaContext &) = delete;
@@ -49,20 +35,29 @@ public:
 
   // The process-wide context of a device of CudaDriver::get(), created on
   // first use and never released (code at exit may still use it). Throws
-  // RuntimeError with the driver's reason when the driver is not usable.
+  // RuntimeError with the driver's reason when the driver is not usable,
+  // InvalidDeviceError for an ordinal it does not have.
   static CudaContext &forDevice(int Ordinal);
+  // That context if it has been created, else null (nothing is created).
+  static CudaContext *existing(int Ordinal);
 
   // cuCtxSetCurrent on the calling thread.
   void makeCurrent() const;
   // cuCtxSynchronize; a failure throws CudaDriverError.
   void synchronize() const;
 
+  // (free, total) bytes of the device's memory: cuMemGetInfo with this
+  // context current (the thread's current context is restored after).
+  void memoryInfo(size_t &Free, size_t &Total) const;
+
   const CudaDriver &driver() const { return Driver; }
-  int ordinal() const { return Ordinal; }
-  const std::string &name() const { return Name; }
-  const CudaDeviceLimits &limits() const { return Limits; }
+  const CudaDevice &device() const { return Device; }
+  int ordinal() const { return Device.ordinal(); }
+  const std::string &name() const { return Device.name(); }
+  const CudaDeviceLimits &limits() const { return Device.limits(); }
+  cu::Context handle() const { return Context; }
   // "device 0 (NVIDIA H100 80GB HBM3)"
-  std::string describe() const;
+  std::string describe() const { return Device.describe(); }
 
   // A kernel that faulted leaves the context unusable (CUDA's errors 700 and
   // up are sticky): later launches raise at once with this message.
@@ -73,15 +68,51 @@ public:
 
 private:
   const CudaDriver &Driver;
-  int Ordinal;
-  cu::Device Device = 0;
+  CudaDevice Device;
   cu::Context Context = nullptr;
-  std::string Name;
-  CudaDeviceLimits Limits;
   std::string FaultMessage;
   int FaultResult = 0;
   friend class CudaFunction;
 };
+
+// Makes Context current on this thread while the guard lives, then makes
+// current again the context that was (nothing is switched when it already
+// is). For work bound to one device's context, such as freeing its memory,
+// done while the thread may have selected another device. Errors are
+// ignored: destructors and noexcept paths use it.
+class ScopedCurrentContext {
+public:
+  explicit ScopedCurrentContext(const CudaContext &Context) noexcept;
+  ~ScopedCurrentContext();
+  ScopedCurrentContext(const ScopedCurrentContext &) = delete;
+  ScopedCurrentContext &operator=(const ScopedCurrentContext &) = delete;
+
+private:
+  const CudaDriver &Driver;
+  cu::Context Previous = nullptr;
+  bool Switched = false;
+};
+
+// --- the current device of each thread ------------------------------------------
+// Launches, allocations, streams and events of the cuda target use the
+// calling thread's current device: the one selectDevice() chose last on this
+// thread, else device 0 (as CUDA's runtime API and numba-cuda do).
+
+// The calling thread's current device ordinal (0 until one is selected).
+// Cheap: a thread-local read, for the launch path.
+int currentDeviceOrdinal();
+// The ordinal selectDevice() chose on this thread, or -1 when none is
+// selected (at thread start and after deselectDevice()).
+int selectedDeviceOrdinal();
+// Makes device Ordinal current on this thread: validates it
+// (InvalidDeviceError naming the device count), creates its primary context
+// if needed and makes that context current.
+void selectDevice(int Ordinal);
+// Forgets the thread's selection (the current device goes back to 0) and
+// leaves no context current on the thread.
+void deselectDevice();
+// CudaContext::forDevice(currentDeviceOrdinal()), made current on the thread.
+CudaContext &currentContext();
 
 class CudaFunction;
 
