@@ -4,6 +4,7 @@
 #include "CompileError.h"
 #include "Compiler.h"
 #include "Frontend.h"
+#include "ModuleFunctions.h"
 #include "PyRef.h"
 #include "Types.h"
 
@@ -1174,6 +1175,8 @@ PyModuleDef ModuleDef = {PyModuleDef_HEAD_INIT, "tidal._tidal",
 
 } // namespace
 
+PyObject *tidal::frontend::raisePythonError() { return raiseFromCurrentException(); }
+
 PyMODINIT_FUNC PyInit__tidal() {
   import_array();
   DispatcherType.tp_name = "tidal._tidal.Dispatcher";
@@ -1193,6 +1196,10 @@ PyMODINIT_FUNC PyInit__tidal() {
   Py_INCREF(&DispatcherType);
   if (PyModule_AddObject(M, "Dispatcher", reinterpret_cast<PyObject *>(&DispatcherType)) < 0) {
     Py_DECREF(&DispatcherType);
+    Py_DECREF(M);
+    return nullptr;
+  }
+  if (addHostMemoryFunctions(M) < 0) {
     Py_DECREF(M);
     return nullptr;
   }
