@@ -213,4 +213,20 @@ TEST_F(CudaHostMemory, ZeroBytesAllocateNothing) {
   EXPECT_EQ(mockCalls("cuMemHostRegister_v2"), Registers);
 }
 
+// The mock refuses what the driver refuses, so that a wrong call of ours shows.
+TEST_F(CudaHostMemory, MockRefusesWhatTheDriverRefuses) {
+  CudaContext Context(Driver, 0);
+  const CudaDriverApi &Api = Driver.api();
+  cu::DevicePointer Device = 0;
+  CudaHostAllocation Pinned(Context, 64, {}); // not mapped: no device pointer
+  EXPECT_EQ(Api.MemHostGetDevicePointer(&Device, Pinned.host(), 0), cu::ErrorInvalidValue);
+  std::vector<char> Buffer(64);
+  EXPECT_EQ(Api.MemHostUnregister(Buffer.data()), 713); // HOST_MEMORY_NOT_REGISTERED
+  EXPECT_EQ(Api.MemFreeHost(Buffer.data()), cu::ErrorInvalidValue);
+  EXPECT_EQ(Api.MemHostRegister(Buffer.data(), 0, 0), cu::ErrorInvalidValue);
+  EXPECT_EQ(Api.MemAllocManaged(&Device, 64, 4), cu::ErrorInvalidValue); // ATTACH_SINGLE
+  void *Host = nullptr;
+  EXPECT_EQ(Api.MemHostAlloc(&Host, 64, 8), cu::ErrorInvalidValue); // unknown flag
+}
+
 } // namespace
