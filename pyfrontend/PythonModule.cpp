@@ -5,6 +5,7 @@
 #include "Compiler.h"
 #include "DLPack.h"
 #include "Frontend.h"
+#include "ModuleFunctions.h"
 #include "PyRef.h"
 #include "Types.h"
 
@@ -2004,6 +2005,8 @@ PyModuleDef ModuleDef = {PyModuleDef_HEAD_INIT, "tidal._tidal",
 
 } // namespace
 
+PyObject *tidal::frontend::raisePythonError() { return raiseFromCurrentException(); }
+
 PyMODINIT_FUNC PyInit__tidal() {
   import_array();
   DispatcherType.tp_name = "tidal._tidal.Dispatcher";
@@ -2040,7 +2043,7 @@ PyMODINIT_FUNC PyInit__tidal() {
     Py_DECREF(M);
     return nullptr;
   }
-  if (dlpack::addFunctions(M) < 0) {
+  if (dlpack::addFunctions(M) < 0 || addHostMemoryFunctions(M) < 0) {
     Py_DECREF(M);
     return nullptr;
   }

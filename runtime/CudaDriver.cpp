@@ -181,6 +181,14 @@ void CudaDriver::resolveEntryPoints() {
       {"cuMemcpyDtoD", "cuMemcpyDtoD_v2", slot(Api.MemcpyDtoD)},
       {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", slot(Api.MemcpyDtoDAsync)},
       {"cuMemGetInfo", "cuMemGetInfo_v2", slot(Api.MemGetInfo)},
+      // Host memory: page-locked, mapped and managed (issue 5).
+      {"cuMemHostAlloc", "cuMemHostAlloc", slot(Api.MemHostAlloc)},
+      {"cuMemFreeHost", "cuMemFreeHost", slot(Api.MemFreeHost)},
+      {"cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2",
+       slot(Api.MemHostGetDevicePointer)},
+      {"cuMemHostRegister", "cuMemHostRegister_v2", slot(Api.MemHostRegister)},
+      {"cuMemHostUnregister", "cuMemHostUnregister", slot(Api.MemHostUnregister)},
+      {"cuMemAllocManaged", "cuMemAllocManaged", slot(Api.MemAllocManaged)},
   };
 
   auto GetProcAddress = reinterpret_cast<CuGetProcAddressFunction>(

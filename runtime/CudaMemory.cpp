@@ -1,7 +1,9 @@
-// The cuda target's streams, events, caching allocator and copies.
+// The cuda target's streams, events, caching allocator, copies and host memory
+// (page-locked, mapped and managed).
 #include "tidal/runtime/CudaMemory.h"
 
 #include <string>
+#include <utility>
 
 namespace tidal::runtime {
 
@@ -289,6 +291,102 @@ void cudaCopyDeviceToDevice(const CudaDriver &Driver, cu::DevicePointer Destinat
   else
     Driver.check(Driver.api().MemcpyDtoD(Destination, Source, Bytes), "cuMemcpyDtoD",
                  std::to_string(Bytes) + " bytes");
+}
+
+// --- host memory: page-locked, mapped and managed -----------------------------------
+
+namespace {
+
+// Destructors run wherever Python drops the last array (any thread): make the
+// context current for the call, and ignore failures as the owners above do.
+template <typename Call> void releaseQuietly(CudaContext &Context, Call &&Release) {
+  try {
+    Context.makeCurrent();
+  } catch (const CudaDriverError &) {
+  }
+  Release(Context.driver().api());
+}
+
+} // namespace
+
+unsigned CudaHostAllocation::flagsOf(Options Opts) {
+  return (Opts.Mapped ? cu::HostAllocDeviceMap : 0u) |
+         (Opts.Portable ? cu::HostAllocPortable : 0u) |
+         (Opts.WriteCombined ? cu::HostAllocWriteCombined : 0u);
+}
+
+CudaHostAllocation::CudaHostAllocation(CudaContext &Ctx, size_t Count, Options Opts)
+    : Context(Ctx), Bytes(Count), Flags(flagsOf(Opts)) {
+  if (!Bytes)
+    return;
+  Context.requireUsable();
+  Context.makeCurrent();
+  const CudaDriver &Driver = Context.driver();
+  Driver.check(Driver.api().MemHostAlloc(&Host, Bytes, Flags), "cuMemHostAlloc",
+               std::to_string(Bytes) + " bytes, flags " + std::to_string(Flags));
+  if (!Opts.Mapped)
+    return;
+  if (cu::Result Result = Driver.api().MemHostGetDevicePointer(&Device, Host, 0)) {
+    Driver.api().MemFreeHost(Host);
+    Host = nullptr;
+    Driver.fail(Result, "cuMemHostGetDevicePointer");
+  }
+}
+
+CudaHostAllocation::~CudaHostAllocation() {
+  if (Host)
+    releaseQuietly(Context, [&](const CudaDriverApi &Api) { Api.MemFreeHost(Host); });
+}
+
+CudaHostRegistration::CudaHostRegistration(CudaContext &Ctx, void *Memory, size_t Count,
+                                           bool Mapped)
+    : Context(Ctx), Bytes(Count) {
+  if (!Bytes)
+    return;
+  Context.requireUsable();
+  Context.makeCurrent();
+  const CudaDriver &Driver = Context.driver();
+  Driver.check(Driver.api().MemHostRegister(Memory, Bytes, Mapped ? cu::HostRegisterDeviceMap : 0u),
+               "cuMemHostRegister", std::to_string(Bytes) + " bytes");
+  Host = Memory;
+  if (!Mapped)
+    return;
+  if (cu::Result Result = Driver.api().MemHostGetDevicePointer(&Device, Host, 0)) {
+    Driver.api().MemHostUnregister(Host);
+    Host = nullptr;
+    Driver.fail(Result, "cuMemHostGetDevicePointer");
+  }
+}
+
+CudaHostRegistration::~CudaHostRegistration() {
+  if (Host)
+    releaseQuietly(Context, [&](const CudaDriverApi &Api) { Api.MemHostUnregister(Host); });
+}
+
+void CudaHostRegistration::release() {
+  if (!Host)
+    return;
+  void *Memory = std::exchange(Host, nullptr);
+  Device = 0;
+  Context.makeCurrent();
+  Context.driver().check(Context.driver().api().MemHostUnregister(Memory), "cuMemHostUnregister");
+}
+
+CudaManagedAllocation::CudaManagedAllocation(CudaContext &Ctx, size_t Count, bool AttachGlobal)
+    : Context(Ctx), Bytes(Count) {
+  if (!Bytes)
+    return;
+  Context.requireUsable();
+  Context.makeCurrent();
+  unsigned Flags = AttachGlobal ? cu::MemAttachGlobal : cu::MemAttachHost;
+  Context.driver().check(Context.driver().api().MemAllocManaged(&Pointer, Bytes, Flags),
+                         "cuMemAllocManaged",
+                         std::to_string(Bytes) + " bytes, flags " + std::to_string(Flags));
+}
+
+CudaManagedAllocation::~CudaManagedAllocation() {
+  if (Pointer)
+    releaseQuietly(Context, [&](const CudaDriverApi &Api) { Api.MemFree(Pointer); });
 }
 
 } // namespace tidal::runtime

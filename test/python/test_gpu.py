@@ -177,3 +177,29 @@ def test_illegal_address_names_the_kernel(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert "ERROR cuCtxSynchronize CUDA_ERROR_" in proc.stdout, proc.stdout + proc.stderr
     assert "kernel 'write_far'" in proc.stdout and "no longer usable" in proc.stdout
+
+
+# --- host memory: pinned, mapped and managed arrays ----------------------------------
+
+def test_pinned_mapped_and_managed_memory():
+    x = cuda.pinned_array(1000, np.float32)
+    x[:] = np.arange(1000, dtype=np.float32)
+    y = np.ones(1000, np.float32)
+    for wc in (False, True):
+        out = cuda.mapped_array(1000, np.float32, wc=wc)
+        # As Numba: no copy of mapped memory; synchronise before reading it.
+        saxpy[4, 256](cuda.as_cuda_array(out), np.float32(2), cuda.to_device(x),
+                      cuda.to_device(y))
+        cuda.synchronize()
+        np.testing.assert_allclose(out, 2 * x + y)
+    managed = cuda.managed_array(1000, np.float32)
+    managed[:] = 0
+    saxpy[4, 256](cuda.as_cuda_array(managed), np.float32(3), cuda.to_device(x),
+                  cuda.to_device(y))
+    cuda.synchronize()
+    np.testing.assert_allclose(managed, 3 * x + y)
+    host = np.zeros(1000, np.float32)
+    with cuda.pinned(x, y), cuda.mapped(host) as d:
+        saxpy[4, 256](d, np.float32(1), cuda.to_device(x), cuda.to_device(y))
+        cuda.synchronize()
+    np.testing.assert_allclose(host, x + y)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tidal import cuda
+from tidal.cuda.memory import ManagedNDArray, MappedNDArray
 
 
 @cuda.jit
@@ -415,3 +416,56 @@ def test_device_array_and_numpy_array_share_a_specialisation():
 def test_unsupported_dtype_on_a_device_array_is_named():
     with pytest.raises(TypeError, match="dtype"):
         add_one[1, 32](cuda.device_array(3, dtype="U3"))
+
+
+# --- host memory: pinned, mapped and managed arrays (see also test_cuda_mock_hostmem.py) ---
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: cuda.mapped_array(4, portable="yes"), "portable must be True or False"),
+    (lambda: cuda.mapped_array(4, wc=2), "wc must be True or False"),
+    (lambda: cuda.mapped_array_like(np.zeros(2), wc=None), "wc must be True or False"),
+    (lambda: cuda.managed_array(4, attach_global=None), "attach_global must be True or False"),
+    (lambda: cuda.managed_array(4, stream="s"), "stream"),
+])
+def test_host_memory_flags_and_streams_are_checked(make, words):
+    with pytest.raises(TypeError, match=words):
+        make()
+
+
+def test_host_memory_arrays_take_numbas_flags():
+    m = cuda.mapped_array((2, 3), np.int16, portable=True, wc=True)
+    g = cuda.managed_array(5, np.float32, attach_global=False)
+    like = cuda.mapped_array_like(np.zeros((3, 2), order="F"), portable=True)
+    assert type(m) is MappedNDArray and m.shape == (2, 3)
+    assert type(g) is ManagedNDArray and g.dtype == np.float32
+    assert type(like) is MappedNDArray and like.flags.f_contiguous
+
+
+def test_views_of_mapped_arrays_are_used_in_place():
+    m = cuda.mapped_array(8, dtype=np.float64)
+    m[:] = 0
+    view = m[2:6]
+    assert type(view) is MappedNDArray
+    # Device memory is host memory: no separate device side on the cpu target.
+    assert not hasattr(view, "_tidal_device")
+    assert view.__cuda_array_interface__["data"][0] == m.ctypes.data + 16
+    add_one[1, 32](view)
+    np.testing.assert_array_equal(m, [0, 0, 1, 1, 1, 1, 0, 0])
+    d = cuda.as_cuda_array(m[::-1])
+    assert d.device_ctypes_pointer.value == m.ctypes.data + 56 and d.strides == (-8,)
+
+
+def test_mapped_shares_memory_of_strided_and_empty_arrays():
+    host = np.arange(12.0).reshape(3, 4)
+    with cuda.mapped(host[::-1, 1:3], np.zeros(0)) as (strided, empty):
+        assert strided.strides == (-32, 8) and empty.size == 0
+        strided[0, 0] = -1  # host[2, 1]
+    assert host[2, 1] == -1
+    with cuda.pinned(cuda.pinned_array(3), np.zeros((2, 0))):
+        pass
+    with pytest.raises(TypeError, match="stream"):
+        with cuda.mapped(host, stream=1.5):
+            pass
+    with pytest.raises(TypeError, match="cuda.mapped takes NumPy arrays, not str"):
+        with cuda.mapped(host, "x"):
+            pass

@@ -66,6 +66,14 @@ constexpr int FunctionMaxDynamicSharedSizeBytes = 8;
 // The version whose signatures the declarations below follow, asked of
 // cuGetProcAddress.
 constexpr int ApiVersion = 12000;
+
+// Host memory: page-locked, mapped and managed (issue 5).
+constexpr unsigned HostAllocPortable = 0x1;      // CU_MEMHOSTALLOC_PORTABLE
+constexpr unsigned HostAllocDeviceMap = 0x2;     // CU_MEMHOSTALLOC_DEVICEMAP
+constexpr unsigned HostAllocWriteCombined = 0x4; // CU_MEMHOSTALLOC_WRITECOMBINED
+constexpr unsigned HostRegisterDeviceMap = 0x2;  // CU_MEMHOSTREGISTER_DEVICEMAP
+constexpr unsigned MemAttachGlobal = 0x1;        // CU_MEM_ATTACH_GLOBAL
+constexpr unsigned MemAttachHost = 0x2;          // CU_MEM_ATTACH_HOST
 } // namespace cu
 
 // A failed driver call: what() is "<call> failed: <NAME> (<description>)"
@@ -135,6 +143,15 @@ struct CudaDriverApi {
   cu::Result (*MemcpyDtoDAsync)(cu::DevicePointer Destination, cu::DevicePointer Source,
                                 size_t Bytes, cu::Stream Stream) = nullptr;
   cu::Result (*MemGetInfo)(size_t *Free, size_t *Total) = nullptr;
+  // Host memory: page-locked, mapped and managed (issue 5).
+  cu::Result (*MemHostAlloc)(void **Host, size_t Bytes, unsigned Flags) = nullptr;
+  cu::Result (*MemFreeHost)(void *Host) = nullptr;
+  cu::Result (*MemHostGetDevicePointer)(cu::DevicePointer *Pointer, void *Host,
+                                        unsigned Flags) = nullptr;
+  cu::Result (*MemHostRegister)(void *Host, size_t Bytes, unsigned Flags) = nullptr;
+  cu::Result (*MemHostUnregister)(void *Host) = nullptr;
+  cu::Result (*MemAllocManaged)(cu::DevicePointer *Pointer, size_t Bytes,
+                                unsigned Flags) = nullptr;
 };
 
 class CudaDriver {

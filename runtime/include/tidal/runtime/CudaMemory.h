@@ -8,6 +8,7 @@
 #include "tidal/runtime/CudaTarget.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -170,6 +171,94 @@ void cudaCopyToHost(const CudaDriver &Driver, void *Destination, cu::DevicePoint
                     size_t Bytes, cu::Stream Stream);
 void cudaCopyDeviceToDevice(const CudaDriver &Driver, cu::DevicePointer Destination,
                             cu::DevicePointer Source, size_t Bytes, cu::Stream Stream);
+
+// --- host memory: page-locked, mapped and managed (issue 5) --------------------------
+// cuda.pinned_array, mapped_array, managed_array and the cuda.pinned / cuda.mapped
+// context managers. Each object owns its memory (or registration) and gives it
+// back when destroyed, ignoring errors as the owners above do; constructors and
+// release() throw CudaDriverError naming the failed call. Bytes may be 0:
+// nothing is allocated or registered and every pointer is null.
+
+// Page-locked host memory from cuMemHostAlloc, freed with cuMemFreeHost.
+// Mapped memory (CU_MEMHOSTALLOC_DEVICEMAP) also has a device pointer
+// (cuMemHostGetDevicePointer) through which kernels use it in place; it need
+// not equal the host address (it does not for write-combined memory).
+class CudaHostAllocation {
+public:
+  struct Options {
+    bool Mapped = false;        // CU_MEMHOSTALLOC_DEVICEMAP
+    bool Portable = false;      // CU_MEMHOSTALLOC_PORTABLE: page-locked for every context
+    bool WriteCombined = false; // CU_MEMHOSTALLOC_WRITECOMBINED
+  };
+  CudaHostAllocation(CudaContext &Context, size_t Bytes, Options Opts);
+  ~CudaHostAllocation();
+  CudaHostAllocation(const CudaHostAllocation &) = delete;
+  CudaHostAllocation &operator=(const CudaHostAllocation &) = delete;
+
+  // The cuMemHostAlloc flags of Opts.
+  static unsigned flagsOf(Options Opts);
+
+  void *host() const { return Host; }
+  // 0 unless the memory is mapped.
+  cu::DevicePointer device() const { return Device; }
+  size_t size() const { return Bytes; }
+  unsigned flags() const { return Flags; }
+
+private:
+  CudaContext &Context;
+  void *Host = nullptr;
+  cu::DevicePointer Device = 0;
+  size_t Bytes;
+  unsigned Flags;
+};
+
+// Host memory the caller owns (a NumPy array's), page-locked with
+// cuMemHostRegister until release() or destruction (cuMemHostUnregister).
+// A mapped registration (CU_MEMHOSTREGISTER_DEVICEMAP) has a device pointer.
+class CudaHostRegistration {
+public:
+  CudaHostRegistration(CudaContext &Context, void *Host, size_t Bytes, bool Mapped);
+  ~CudaHostRegistration();
+  CudaHostRegistration(const CudaHostRegistration &) = delete;
+  CudaHostRegistration &operator=(const CudaHostRegistration &) = delete;
+
+  // Unregisters now (the end of a with-block), checked; then the pointers
+  // are null and later calls, and the destructor, do nothing.
+  void release();
+  bool registered() const { return Host != nullptr; }
+
+  void *host() const { return Host; }
+  // 0 unless the registration is mapped.
+  cu::DevicePointer device() const { return Device; }
+  size_t size() const { return Bytes; }
+
+private:
+  CudaContext &Context;
+  void *Host = nullptr;
+  cu::DevicePointer Device = 0;
+  size_t Bytes;
+};
+
+// Managed (unified) memory from cuMemAllocManaged: one address for the host
+// and for kernels; freed with cuMemFree. AttachGlobal: any stream on any
+// device may use it (CU_MEM_ATTACH_GLOBAL), else the host only until a stream
+// attaches it (CU_MEM_ATTACH_HOST).
+class CudaManagedAllocation {
+public:
+  CudaManagedAllocation(CudaContext &Context, size_t Bytes, bool AttachGlobal);
+  ~CudaManagedAllocation();
+  CudaManagedAllocation(const CudaManagedAllocation &) = delete;
+  CudaManagedAllocation &operator=(const CudaManagedAllocation &) = delete;
+
+  cu::DevicePointer pointer() const { return Pointer; }
+  void *host() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(Pointer)); }
+  size_t size() const { return Bytes; }
+
+private:
+  CudaContext &Context;
+  cu::DevicePointer Pointer = 0;
+  size_t Bytes;
+};
 
 } // namespace tidal::runtime
 
