@@ -1450,11 +1450,14 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
   TIDAL_CATCH
 }
 
-// kernel_attribute(signature_text, what): a fact of the kernel loaded on the
-// GPU (cuFuncGetAttribute): "regs", "shared", "local" or "max_threads".
+// _kernel_attribute(signature_text, what, shared_bytes=0): a fact of the
+// kernel loaded on the current GPU: "regs", "shared", "local" or
+// "max_threads" (cuFuncGetAttribute), or "potential_block", the block size of
+// the best occupancy with shared_bytes of dynamic shared memory.
 PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
   const char *Signature, *What;
-  if (!PyArg_ParseTuple(Args, "ss", &Signature, &What))
+  unsigned long long SharedBytes = 0; // "potential_block": dynamic shared memory
+  if (!PyArg_ParseTuple(Args, "ss|K", &Signature, &What, &SharedBytes))
     return nullptr;
   TIDAL_TRY
   DispatcherState &D = configuredState(Self);
@@ -1478,6 +1481,8 @@ PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
       return PyLong_FromLong(Kernel.localBytesPerThread());
     if (Kind == "max_threads")
       return PyLong_FromLong(Kernel.maxThreadsPerBlock());
+    if (Kind == "potential_block")
+      return PyLong_FromLong(Kernel.potentialBlockSize(static_cast<size_t>(SharedBytes)));
     PyErr_Format(PyExc_ValueError, "unknown kernel attribute '%s'", What);
     return nullptr;
   }
@@ -1508,8 +1513,9 @@ PyMethodDef DispatcherMethods[] = {
     {"_inspect", Dispatcher_inspect, METH_VARARGS,
      "_inspect(signature_text, what, sm=75): 'markers', 'llvm', 'ptx' or 'types'."},
     {"_kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,
-     "_kernel_attribute(signature_text, what): 'regs', 'shared', 'local' or 'max_threads' "
-     "of the kernel loaded on the GPU (cuda target only)."},
+     "_kernel_attribute(signature_text, what, shared_bytes=0): 'regs', 'shared', 'local', "
+     "'max_threads' or 'potential_block' of the kernel loaded on the GPU (cuda target "
+     "only)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef DispatcherGetSet[] = {

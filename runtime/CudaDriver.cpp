@@ -189,6 +189,8 @@ void CudaDriver::resolveEntryPoints() {
       {"cuMemHostRegister", "cuMemHostRegister_v2", slot(Api.MemHostRegister)},
       {"cuMemHostUnregister", "cuMemHostUnregister", slot(Api.MemHostUnregister)},
       {"cuMemAllocManaged", "cuMemAllocManaged", slot(Api.MemAllocManaged)},
+      {"cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize",
+       slot(Api.OccupancyMaxPotentialBlockSize)},
   };
 
   auto GetProcAddress = reinterpret_cast<CuGetProcAddressFunction>(

@@ -210,6 +210,19 @@ int CudaFunction::attribute(int Attribute) const {
   return Value;
 }
 
+int CudaFunction::potentialBlockSize(size_t SharedBytes) const {
+  Context.requireUsable();
+  Context.makeCurrent();
+  int MinGridSize = 0, BlockSize = 0;
+  Context.driver().check(Context.driver().api().OccupancyMaxPotentialBlockSize(
+                             &MinGridSize, &BlockSize, Function, nullptr, SharedBytes,
+                             MaxThreadsPerBlock),
+                         "cuOccupancyMaxPotentialBlockSize",
+                         "kernel '" + Name + "' with " + std::to_string(SharedBytes) +
+                             " bytes of dynamic shared memory");
+  return BlockSize;
+}
+
 void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
   const CudaDeviceLimits &Limits = Context.limits();
   auto fail = [&](const std::string &What) {

@@ -335,6 +335,23 @@ def test_kernel_facts(run):
     assert list(per_signature.values()) == [32]
 
 
+def test_forall_launches_with_the_block_size_of_the_best_occupancy(run):
+    r = run("""
+        d = cuda.to_device(np.zeros(2000, np.int32))
+        b = cuda.to_device(np.zeros(1, np.float32))
+        fill_seven.forall(2000)(d, 1.0, b)
+        fill_seven.forall(2000, sharedmem=256)(d, 1.0, b)
+        fill_seven.forall(100, tpb=64)(d, 1.0, b)
+        print(json.dumps(d.copy_to_host()[:3].tolist()))
+    """, occupancy_block=768)
+    assert r.result == [7, 7, 7]
+    occupancy = r.named("cuOccupancyMaxPotentialBlockSize")
+    assert [(c["dynamic_shared"], c["limit"]) for c in occupancy] == [(0, 1024), (256, 1024)]
+    launches = r.named("cuLaunchKernel")
+    assert [(c["grid"], c["block"], c["shared"]) for c in launches] == [
+        ([3, 1, 1], [768, 1, 1], 0), ([3, 1, 1], [768, 1, 1], 256), ([2, 1, 1], [64, 1, 1], 0)]
+
+
 def test_kernel_facts_need_a_gpu():
     if cuda.current_target() != "cpu":
         pytest.skip("this process runs on a GPU")

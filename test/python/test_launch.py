@@ -237,3 +237,55 @@ def test_interface_without_a_key_names_it():
 def test_objects_without_an_interface_are_refused():
     with pytest.raises(TypeError, match="argument 'x' of kernel 'add_one' is 'object'"):
         add_one[1, 1](object())
+
+
+# --- kernel.forall ---------------------------------------------------------------------
+
+@cuda.jit
+def mark_block_size(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = cuda.blockDim.x
+
+
+def test_forall_covers_every_task_with_a_picked_block_size():
+    from tidal import _tidal
+    workers = _tidal.cpu_worker_count()
+    for n in (1, 100, 5000, 1 << 20):
+        out = np.zeros(n, np.int32)
+        mark_block_size.forall(n)(out)
+        tpb = min(1024, max(32, -(-(-(-n // (4 * workers))) // 32) * 32))
+        assert (out == tpb).all(), (n, out[:4], tpb)
+
+
+def test_forall_with_a_block_size_and_no_tasks():
+    out = np.zeros(100, np.int32)
+    mark_block_size.forall(100, tpb=64)(out)
+    assert (out == 64).all()
+    out[:] = 0
+    mark_block_size.forall(0)(out)
+    assert not out.any()
+
+
+def test_forall_respects_launch_bounds():
+    @cuda.jit(launch_bounds=64)
+    def bounded(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = cuda.blockDim.x
+
+    out = np.zeros(1 << 16, np.int32)
+    bounded.forall(out.size)(out)
+    assert (out == 64).all()
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"ntasks": -1}, ValueError, "ntasks of add_one.forall\\(\\) must be an int >= 0, got -1"),
+    ({"ntasks": 2.5}, ValueError, "ntasks of add_one.forall\\(\\) must be an int >= 0"),
+    ({"ntasks": 8, "tpb": 2048}, ValueError, "tpb of add_one.forall\\(\\) must be an int >= 0 and at most 1024"),
+    ({"ntasks": 8, "sharedmem": -4}, ValueError, "sharedmem of add_one.forall\\(\\) must be an int >= 0"),
+    ({"ntasks": 8, "stream": "s"}, TypeError, "the stream of kernel 'add_one' must be a cuda.stream"),
+])
+def test_forall_bad_arguments(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        add_one.forall(**kwargs)

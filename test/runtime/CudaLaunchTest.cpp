@@ -191,6 +191,28 @@ TEST_F(CudaLaunch, KernelFactsComeFromCuFuncGetAttribute) {
   EXPECT_EQ(Kernel.maxThreadsPerBlock(), 1024);
 }
 
+TEST_F(CudaLaunch, PotentialBlockSizeComesFromTheOccupancyCalculator) {
+  setenv("TIDAL_MOCK_CUDA_OCCUPANCY_BLOCK", "640", 1);
+  setenv("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", "512", 1);
+  CudaContext Context(Driver, 0);
+  CudaModule Module(Context, FillSevenPTX);
+  CudaFunction Kernel = Module.function("fill_seven");
+  EXPECT_EQ(Kernel.potentialBlockSize(0), 512) << "capped to the kernel's own limit";
+  unsetenv("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS");
+  CudaFunction Unbounded = Module.function("fill_seven");
+  EXPECT_EQ(Unbounded.potentialBlockSize(1024), 640);
+  try {
+    Unbounded.potentialBlockSize(1 << 20); // beyond the kernel's dynamic shared limit
+    FAIL() << "no error";
+  } catch (const CudaDriverError &E) {
+    EXPECT_EQ(E.call(), "cuOccupancyMaxPotentialBlockSize");
+    EXPECT_NE(std::string(E.what()).find("kernel 'fill_seven' with 1048576 bytes"),
+              std::string::npos)
+        << E.what();
+  }
+  unsetenv("TIDAL_MOCK_CUDA_OCCUPANCY_BLOCK");
+}
+
 TEST_F(CudaLaunch, JitFailureCarriesTheLog) {
   setenv("TIDAL_MOCK_CUDA_JIT_FAIL_MARKER", "fill_seven_param_3", 1);
   CudaContext Context(Driver, 0);

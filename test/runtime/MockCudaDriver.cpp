@@ -1023,6 +1023,9 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *Pointer, void *Host, unsigned
 CUresult cuMemHostRegister_v2(void *Host, size_t Bytes, unsigned Flags);
 CUresult cuMemHostUnregister(void *Host);
 CUresult cuMemAllocManaged(CUdeviceptr *Pointer, size_t Bytes, unsigned Flags);
+CUresult cuOccupancyMaxPotentialBlockSize(int *MinGridSize, int *BlockSize, void *Function,
+                                          void *BlockSizeToDynamicSMemSize,
+                                          size_t DynamicSMemSize, int BlockSizeLimit);
 }
 
 namespace {
@@ -1092,6 +1095,8 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
       {"cuMemHostRegister", reinterpret_cast<void *>(&cuMemHostRegister_v2)},
       {"cuMemHostUnregister", reinterpret_cast<void *>(&cuMemHostUnregister)},
       {"cuMemAllocManaged", reinterpret_cast<void *>(&cuMemAllocManaged)},
+      {"cuOccupancyMaxPotentialBlockSize",
+       reinterpret_cast<void *>(&cuOccupancyMaxPotentialBlockSize)},
       {"cuGetErrorName", reinterpret_cast<void *>(&cuGetErrorName)},
       {"cuGetErrorString", reinterpret_cast<void *>(&cuGetErrorString)},
   };
@@ -1300,6 +1305,32 @@ CUresult cuMemAllocManaged(CUdeviceptr *Pointer, size_t Bytes, unsigned Flags) {
 int tidalMockLiveHostRanges() {
   MOCK_ENTER(S);
   return static_cast<int>(hostRanges().size());
+}
+
+// --- occupancy (kernel.forall) ---------------------------------------------------------
+// The block size of the best occupancy: TIDAL_MOCK_CUDA_OCCUPANCY_BLOCK (768,
+// a value no default picks by chance), capped by the kernel's own limit and
+// the caller's; minimum grid: two blocks per multiprocessor.
+CUresult cuOccupancyMaxPotentialBlockSize(int *MinGridSize, int *BlockSize, void *Function,
+                                          void *BlockSizeToDynamicSMemSize,
+                                          size_t DynamicSMemSize, int BlockSizeLimit) {
+  MOCK_ENTER(S);
+  record(S, "cuOccupancyMaxPotentialBlockSize",
+         "\"dynamic_shared\": " + std::to_string(DynamicSMemSize) +
+             ", \"limit\": " + std::to_string(BlockSizeLimit));
+  MOCK_REQUIRE_INIT(S);
+  auto *F = static_cast<MockFunction *>(Function);
+  if (!F || !MinGridSize || !BlockSize || BlockSizeToDynamicSMemSize)
+    return refuse(S, "cuOccupancyMaxPotentialBlockSize", InvalidValue);
+  if (DynamicSMemSize > static_cast<size_t>(F->MaxDynamicShared))
+    return refuse(S, "cuOccupancyMaxPotentialBlockSize", InvalidValue);
+  long Block = std::min<long>(envNumber("TIDAL_MOCK_CUDA_OCCUPANCY_BLOCK", 768),
+                              envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024));
+  if (BlockSizeLimit > 0)
+    Block = std::min<long>(Block, BlockSizeLimit);
+  *BlockSize = static_cast<int>(Block);
+  *MinGridSize = 2 * (132 + 2 * F->Device);
+  return Success;
 }
 
 } // extern "C"

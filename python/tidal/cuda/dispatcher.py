@@ -61,6 +61,44 @@ def _launch_bounds(value, kernel):
     return items[0], items[1] if len(items) > 1 else 0
 
 
+def _count(value, what, kernel, limit=None):
+    """A non-negative int argument of kernel.forall (at most `limit`)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or value.__index__() < 0 or \
+            (limit is not None and value.__index__() > limit):
+        bound = f" and at most {limit}" if limit is not None else ""
+        raise ValueError(f"{what} of {kernel}.forall() must be an int >= 0{bound}, got {value!r}")
+    return value.__index__()
+
+
+class _ForAll:
+    """kernel.forall(ntasks, tpb, stream, sharedmem): called with the
+    kernel's arguments, launches at least ntasks threads in blocks of tpb."""
+
+    __slots__ = ("dispatcher", "ntasks", "tpb", "stream", "sharedmem")
+
+    def __init__(self, dispatcher, ntasks, tpb, stream, sharedmem):
+        name = dispatcher.__name__
+        self.dispatcher = dispatcher
+        self.ntasks = _count(ntasks, "ntasks", name)
+        self.tpb = _count(tpb, "tpb", name, _MAX_THREADS_PER_BLOCK)
+        _stream_handle(stream, name)
+        self.stream = stream
+        self.sharedmem = _count(sharedmem, "sharedmem", name)
+
+    def __call__(self, *args):
+        if self.ntasks == 0:
+            return
+        kernel = self.dispatcher
+        tpb = self.tpb or kernel._forall_block_size(kernel.specialize(*args), self.sharedmem,
+                                                    self.ntasks)
+        blocks = (self.ntasks + tpb - 1) // tpb
+        kernel[blocks, tpb, self.stream, self.sharedmem](*args)
+
+    def __repr__(self):
+        return (f"<forall of {self.dispatcher.__name__} ntasks={self.ntasks} "
+                f"tpb={self.tpb or 'auto'}>")
+
+
 class Dispatcher(_tidal.Dispatcher):
     """A kernel: launch it with kernel[griddim, blockdim](*args).
 
@@ -131,6 +169,28 @@ class Dispatcher(_tidal.Dispatcher):
         raise TypeError(
             f"kernel '{self.__name__}' must be launched with a configuration: "
             f"{self.__name__}[blocks, threads](...)")
+
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """Numba's kernel.forall: ``kernel.forall(n)(*args)`` launches at
+        least n threads, in blocks of tpb threads; tpb=0 picks the block size
+        (see _forall_block_size)."""
+        return _ForAll(self, ntasks, tpb, stream, sharedmem)
+
+    def _forall_block_size(self, signature, sharedmem, ntasks):
+        """forall's block size when none is given. cuda target: the size of
+        the best occupancy on the current device
+        (cuOccupancyMaxPotentialBlockSize, as Numba). cpu target, where a
+        block is a loop over its threads on one worker: about four blocks per
+        worker, so that the pool can balance them, of 32 to 1024 threads
+        (within the kernel's launch_bounds)."""
+        if current_target() == "cuda":
+            return self._kernel_attribute(signature, "potential_block", sharedmem)
+        limit = _launch_bounds(self.options.get("launch_bounds"), self.__name__)[0] or \
+            _MAX_THREADS_PER_BLOCK
+        blocks = 4 * _tidal.cpu_worker_count()
+        tpb = -(-ntasks // blocks)
+        tpb = -(-tpb // 32) * 32
+        return max(1, min(max(tpb, 32), 1024, limit))
 
     def compile(self, signature):
         """Compiles eagerly for a signature: 'void(float32[::1], int64)', a

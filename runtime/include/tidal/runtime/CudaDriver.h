@@ -152,6 +152,12 @@ struct CudaDriverApi {
   cu::Result (*MemHostUnregister)(void *Host) = nullptr;
   cu::Result (*MemAllocManaged)(cu::DevicePointer *Pointer, size_t Bytes,
                                 unsigned Flags) = nullptr;
+  // kernel.forall's block size.
+  cu::Result (*OccupancyMaxPotentialBlockSize)(int *MinGridSize, int *BlockSize,
+                                               cu::Function Function,
+                                               void *BlockSizeToDynamicSMemSize,
+                                               size_t DynamicSMemSize,
+                                               int BlockSizeLimit) = nullptr;
 };
 
 class CudaDriver {

@@ -145,6 +145,10 @@ public:
   int staticSharedBytes() const { return StaticSharedBytes; }
   int localBytesPerThread() const { return attribute(cu::FunctionLocalSizeBytes); }
   int maxThreadsPerBlock() const { return MaxThreadsPerBlock; }
+  // The block size that gives the most resident threads on the device with
+  // SharedBytes of dynamic shared memory per block
+  // (cuOccupancyMaxPotentialBlockSize): what kernel.forall launches with.
+  int potentialBlockSize(size_t SharedBytes) const;
   const std::string &name() const { return Name; }
   CudaContext &context() const { return Context; }
 
