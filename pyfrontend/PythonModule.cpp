@@ -1934,6 +1934,14 @@ PyObject *module_cuda_current_device(PyObject *, PyObject *) {
   return PyLong_FromLong(Ordinal);
 }
 
+// cuda_allocation_device(allocation): the device whose memory it is.
+PyObject *module_cuda_allocation_device(PyObject *, PyObject *Allocation) {
+  TIDAL_TRY
+  return PyLong_FromLong(
+      capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule).context().ordinal());
+  TIDAL_CATCH
+}
+
 // cuda_close(): waits for the work of every device used so far, returns the
 // caching allocators' free blocks to the driver and forgets the thread's
 // selection. The primary contexts stay retained: loaded kernels and live
@@ -1993,6 +2001,8 @@ PyMethodDef ModuleMethods[] = {
      "cuda_select_device(ordinal): the thread's current device (None: none selected)."},
     {"cuda_current_device", module_cuda_current_device, METH_NOARGS,
      "cuda_current_device(): the device selected on this thread, or None (device 0 is used)."},
+    {"cuda_allocation_device", module_cuda_allocation_device, METH_O,
+     "cuda_allocation_device(allocation): the id of the device the memory is on."},
     {"cuda_close", module_cuda_close, METH_NOARGS,
      "cuda_close(): synchronise every used device, free cached blocks, forget the selection."},
     {"compile_ptx_timed", module_compile_ptx_timed, METH_VARARGS,

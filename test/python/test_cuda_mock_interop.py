@@ -1,7 +1,7 @@
 """Interop on the cuda target, against the mock CUDA driver (see
 test_cuda_mock.py for how a script runs and what the mock logs). What it
 shows: a device array's DLPack capsule describes its device memory (kDLCUDA,
-device 0, the device pointer) and from_dlpack takes it back without a copy;
+device of the array, the device pointer) and from_dlpack takes it back without a copy;
 __dlpack__(stream=...) makes the consumer's stream wait for the array's; a
 __cuda_array_interface__ stream is synchronised (cuStreamSynchronize on that
 handle) unless sync=False, also for kernel arguments; host memory is refused.
@@ -58,6 +58,28 @@ def test_capsule_describes_the_device_memory(run):
     assert res["back"] == res["pointer"] and res["back_strides"] == [24, 8]
     assert res["values"] == [[6.0, 8.0, 10.0], [12.0, 14.0, 16.0], [18.0, 20.0, 22.0]]
     assert len(r.named("cuMemAlloc_v2")) == 1 and len(r.named("cuMemcpyHtoD_v2")) == 1
+
+
+def test_dlpack_device_is_the_arrays_device(run):
+    r = run(READ_CAPSULE + textwrap.dedent("""
+        with cuda.gpus[1]:
+            d = cuda.to_device(np.arange(4, dtype=np.float32))
+            back = cuda.from_dlpack(d)
+            on_one = back.copy_to_host().tolist()
+        try:
+            cuda.from_dlpack(d)
+            refused = None
+        except BufferError as error:
+            refused = str(error)
+        print(json.dumps({"device": d.__dlpack_device__(),
+                          "tensor": read_capsule(d.__dlpack__())["device"],
+                          "on_one": on_one, "refused": refused}))
+    """), devices=2)
+    res = r.result
+    assert res["device"] == [2, 1] and res["tensor"] == [2, 1]
+    assert res["on_one"] == [0.0, 1.0, 2.0, 3.0]
+    assert res["refused"] == ("from_dlpack: the tensor is on CUDA device 1 and the current "
+                              "device is 0: select it first (with cuda.gpus[1]: ...)")
 
 
 def test_imported_device_memory_keeps_its_producer_alive(run):

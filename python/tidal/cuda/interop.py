@@ -32,9 +32,11 @@ _DEVICE_NAMES = {_KDLCPU: "kDLCPU (host memory)", _KDLCUDA: "kDLCUDA (device mem
 _CPU_TARGET_DEVICES = (_KDLCPU, _KDLCUDAHOST)
 _CUDA_TARGET_DEVICES = (_KDLCUDA, _KDLCUDAHOST, _KDLCUDAMANAGED)
 
-# The cuda target's memory is device 0's (the runtime binding allocates with
-# CudaAllocator::forDevice(0)).
-_CUDA_DEVICE_ID = 0
+
+def _current_device_id():
+    """The id of the calling thread's current CUDA device (0 until one is selected)."""
+    selected = _native().cuda_current_device()
+    return 0 if selected is None else selected
 
 # The dtypes exchanged, by (DLDataTypeCode, bits): the code of each NumPy
 # kind, the width of the itemsize. (float128 is not IEEE binary128 in NumPy,
@@ -67,7 +69,10 @@ def _device_name(device_type):
 def dlpack_device(array):
     """(device type, device id) of a DeviceNDArray's memory."""
     if array._tidal_host is None:
-        return (_KDLCUDA, _CUDA_DEVICE_ID)
+        memory = array._tidal_memory  # None: another library's memory, on the current device
+        device = _current_device_id() if memory is None else \
+            _native().cuda_allocation_device(memory)
+        return (_KDLCUDA, device)
     return (_KDLCPU, 0)
 
 
@@ -162,9 +167,11 @@ def _check_device(device_type, device_id):
             raise BufferError(f"from_dlpack: the cuda target takes device memory (kDLCUDA, "
                               f"kDLCUDAHost or kDLCUDAManaged), not {_device_name(device_type)}"
                               f"{how}")
-        if device_type == _KDLCUDA and device_id != _CUDA_DEVICE_ID:
-            raise BufferError(f"from_dlpack: the tensor is on CUDA device {device_id}; tidal's "
-                              f"cuda target uses device {_CUDA_DEVICE_ID}")
+        current = _current_device_id()
+        if device_type == _KDLCUDA and device_id != current:
+            raise BufferError(f"from_dlpack: the tensor is on CUDA device {device_id} and the "
+                              f"current device is {current}: select it first "
+                              f"(with cuda.gpus[{device_id}]: ...)")
     elif device_type not in _CPU_TARGET_DEVICES:
         raise BufferError(f"from_dlpack: the cpu target runs kernels on host memory (kDLCPU or "
                           f"kDLCUDAHost), not {_device_name(device_type)} (device "
