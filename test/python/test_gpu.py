@@ -203,3 +203,109 @@ def test_pinned_mapped_and_managed_memory():
         saxpy[4, 256](d, np.float32(1), cuda.to_device(x), cuda.to_device(y))
         cuda.synchronize()
     np.testing.assert_allclose(host, x + y)
+
+
+# --- launching: configurations, plans, forall, streams and events ------------------------
+
+def test_mapped_and_managed_arrays_are_kernel_arguments_in_place():
+    x = cuda.to_device(np.arange(512, dtype=np.float32))
+    y = cuda.to_device(np.ones(512, np.float32))
+    mapped = cuda.mapped_array(512, np.float32)
+    managed = cuda.managed_array(512, np.float32)
+    saxpy[2, 256](mapped, np.float32(2), x, y)
+    saxpy[2, 256](managed, np.float32(3), x, y)
+    cuda.synchronize()
+    np.testing.assert_allclose(mapped, 2 * np.arange(512) + 1)
+    np.testing.assert_allclose(managed, 3 * np.arange(512) + 1)
+
+
+def test_forall_covers_every_element():
+    n = 100_003
+    x = np.arange(n, dtype=np.float32)
+    out = cuda.device_array(n, np.float32)
+    saxpy.forall(n)(out, np.float32(2), cuda.to_device(x), cuda.to_device(x))
+    np.testing.assert_allclose(out.copy_to_host(), 3 * x)
+
+
+def test_stream_launches_copies_and_event_timing():
+    stream = cuda.stream()
+    n = 1 << 20
+    host = cuda.pinned_array(n, np.float32)
+    host[:] = 1
+    start, end = cuda.event(timing=True), cuda.event(timing=True)
+    d = cuda.to_device(host, stream=stream)
+    out = cuda.device_array(n, np.float32, stream=stream)
+    start.record(stream)
+    for _ in range(10):
+        saxpy[(n + 255) // 256, 256, stream](out, np.float32(2), d, d)
+    end.record(stream)
+    result = out.copy_to_host(stream=stream)
+    stream.synchronize()
+    assert end.query()
+    assert cuda.event_elapsed_time(start, end) > 0
+    np.testing.assert_allclose(result, 3)
+    with stream.auto_synchronize():
+        saxpy[(n + 255) // 256, 256, stream](out, np.float32(1), d, d)
+    np.testing.assert_allclose(out.copy_to_host(), 2)
+
+
+def test_events_order_two_streams():
+    first, second = cuda.stream(), cuda.stream()
+    n = 1 << 16
+    d = cuda.to_device(np.ones(n, np.float32), stream=first)
+    out = cuda.device_array(n, np.float32)
+    done = cuda.event()
+    saxpy[(n + 255) // 256, 256, first](out, np.float32(5), d, d)
+    done.record(first)
+    done.wait(second)
+    saxpy[(n + 255) // 256, 256, second](d, np.float32(1), out, d)
+    second.synchronize()
+    np.testing.assert_allclose(d.copy_to_host(), 7)
+
+
+@pytest.mark.parametrize("config, message", [
+    (((1, 1 << 16), 1), "griddim .* along y: CUDA allows at most 65535"),
+    ((1, (1, 1, 65)), "along z: CUDA allows at most 64"),
+    ((1, (32, 33)), "has 1056 threads: a block has at most 1024"),
+])
+def test_each_launch_check(config, message):
+    with pytest.raises(ValueError, match=message):
+        saxpy[config](np.zeros(1, np.float32), np.float32(1), np.zeros(1, np.float32),
+                      np.zeros(1, np.float32))
+
+
+def test_asynchronous_fault_names_the_kernel_at_the_next_synchronisation(tmp_path):
+    # In a process of its own: the fault leaves the context unusable.
+    (tmp_path / "async_fault.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from tidal import cuda
+
+        @cuda.jit
+        def write_far(a, index):
+            a[index] = 1.0
+
+        d = cuda.to_device(np.zeros(4, np.float32))
+        write_far[1, 1](d, 1 << 40)   # device arrays only: asynchronous
+        try:
+            d.copy_to_host()
+        except cuda.CudaDriverError as e:
+            print("ERROR", e.call, e.error_name)
+            print(e)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, str(tmp_path / "async_fault.py")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert "ERROR " in proc.stdout and "CUDA_ERROR_" in proc.stdout, proc.stdout + proc.stderr
+    assert "kernel 'write_far'" in proc.stdout and "no longer usable" in proc.stdout
+
+
+def test_every_device_runs_kernels():
+    for device in cuda.gpus:
+        with device:
+            x = np.arange(256, dtype=np.float32)
+            out = cuda.device_array(256, np.float32)
+            saxpy[1, 256](out, np.float32(2), cuda.to_device(x), cuda.to_device(x))
+            np.testing.assert_allclose(out.copy_to_host(), 3 * x)
+    assert cuda.get_current_device().compute_capability >= (7, 0)
+    free, total = cuda.current_context().get_memory_info()
+    assert 0 < free <= total
