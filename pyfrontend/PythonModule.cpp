@@ -958,8 +958,10 @@ PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan, PyObj
                        D.ParamNames[I].c_str(), D.Name.c_str(), static_cast<void *>(V.Data));
           return PackResult::Failed;
         }
-        if (D.Target == "cuda" && V.ProducerStream &&
-            V.ProducerStream != reinterpret_cast<uint64_t>(Stream)) {
+        // The launch's stream 0 is the legacy default stream, which the
+        // interface calls 1: work there is ordered already.
+        uint64_t LaunchStream = Stream ? reinterpret_cast<uint64_t>(Stream) : 1;
+        if (D.Target == "cuda" && V.ProducerStream && V.ProducerStream != LaunchStream) {
           runtime::CudaContext &Context =
               runtime::CudaContext::forDevice(runtime::currentDeviceOrdinal());
           runtime::cu::Result Result;

@@ -177,6 +177,30 @@ def test_interface_stream_is_synchronised_unless_sync_is_false(run):
                          ("cuLaunchKernel", 0), ("cuStreamSynchronize", 0)]
 
 
+def test_kernel_argument_on_the_launch_stream_is_not_waited_for(run):
+    r = run("""
+        class Exporter:
+            def __init__(self, d, stream):
+                self.d = d
+                self.__cuda_array_interface__ = dict(d.__cuda_array_interface__, stream=stream)
+
+        s = cuda.stream()
+        d = cuda.to_device(np.zeros(8, np.int32))
+        b = cuda.to_device(np.zeros(1, np.float32))
+        fill_seven[1, 32](Exporter(d, 1), 0.0, b)           # legacy default: the launch's
+        fill_seven[1, 32, s](Exporter(d, s.handle), 0.0, b)  # the launch's stream
+        fill_seven[1, 32, s](Exporter(d, 2), 0.0, b)         # per-thread default: waited for
+        print(json.dumps(s.handle))
+    """)
+    calls = [(c["call"], c["stream"]) for c in r.calls
+             if c["call"] in ("cuStreamSynchronize", "cuLaunchKernel")]
+    (created,) = r.named("cuStreamCreate")
+    s = created["stream"]
+    # (The mock logs the special handles 1 and 2 as stream 0.)
+    assert calls == [("cuLaunchKernel", 0), ("cuLaunchKernel", s), ("cuStreamSynchronize", 0),
+                     ("cuLaunchKernel", s)]
+
+
 def test_interface_stream_zero_is_refused_on_the_cuda_target(run):
     r = run("""
         d = cuda.to_device(np.zeros(4, np.int32))
