@@ -131,7 +131,11 @@ def run_child(code_or_args, env, timeout=300):
     return json.loads(lines[-1])
 
 
-def tidal_child(script, args, timeout=300, target="cpu"):
-    """Runs bench/<script> with `args` in a new process that imports tidal from the build."""
+def tidal_child(script, args, timeout=300, target="cpu", **env):
+    """Runs bench/<script> with `args` in a new process that imports tidal from
+    the build (with these environment variables too)."""
     return run_child([os.path.join(ROOT, "bench", script)] + list(args),
-                     tidal_env(TIDAL_TARGET=target), timeout=timeout)
+                     tidal_env(TIDAL_TARGET=target, **env), timeout=timeout)
+
+
+MOCK_DRIVER = os.path.join(ROOT, "build", "lib", "libtidal_mock_cuda.so")

@@ -11,7 +11,15 @@ of its own, per call, median over repeats of many calls:
 - foreign arrays: the same shapes with __cuda_array_interface__ objects over
   the same memory instead of tidal device arrays (the cost per argument of
   other libraries' arrays);
-- saxpy[1, 32]: a tiny real launch."""
+- saxpy[1, 32]: a tiny real launch.
+
+measure(target="cuda-mock") runs the same on the cuda target over the mock
+driver (build/lib/libtidal_mock_cuda.so) with TIDAL_MOCK_CUDA_NOOP_LAUNCHES=1:
+cuLaunchKernel checks its arguments and returns, so the launch time is
+tidal's own share of a GPU launch (the configuration, the plan, packing,
+the device checks, the driver call itself) without the driver's work. It is
+no GPU figure: a real cuLaunchKernel adds the driver's cost (about 1.3 us
+from C, as the runtime issue says)."""
 
 import json
 import os
@@ -86,12 +94,20 @@ def measure_one(name, repeats):
     return entry
 
 
-def measure(repeats=9, log=print):
-    """Each shape in a process of its own (a crash costs one row)."""
+def measure(repeats=9, log=print, target="cpu"):
+    """Each shape in a process of its own (a crash costs one row). target:
+    "cpu", or "cuda-mock" (the cuda target over the no-op mock driver)."""
+    env = {}
+    if target == "cuda-mock":
+        if not os.path.isfile(common.MOCK_DRIVER):
+            return {"error": f"no mock driver at {common.MOCK_DRIVER}"}
+        env = {"TIDAL_CUDA_DRIVER": common.MOCK_DRIVER, "TIDAL_MOCK_CUDA_NOOP_LAUNCHES": "1"}
+    shapes = list(kernels.LAUNCH_SHAPES) + (["saxpy_1x32"] if target == "cpu" else [])
     results = {}
-    for name in list(kernels.LAUNCH_SHAPES) + ["saxpy_1x32"]:
+    for name in shapes:
         try:
-            results[name] = common.tidal_child("launch.py", ["--one", name, str(repeats)])
+            results[name] = common.tidal_child("launch.py", ["--one", name, str(repeats)],
+                                               target=target.split("-")[0], **env)
         except Exception as error:  # noqa: BLE001
             results[name] = {"error": common.unsupported(error)}
         entry = results[name]

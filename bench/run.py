@@ -78,6 +78,8 @@ def main():
     if "launch" in sections:
         import launch
         section("launch", lambda: launch.measure(repeats=3 if quick else 9, log=log), results)
+        section("launch_cuda_mock", lambda: launch.measure(
+            repeats=3 if quick else 9, log=log, target="cuda-mock"), results)
     if "cpu" in sections:
         import cpu_target
 

@@ -20,6 +20,9 @@
 //   TIDAL_MOCK_CUDA_MAX_THREADS=N       threads per block (1024)
 //   TIDAL_MOCK_CUDA_MAX_GRID_X=N        grid x (2147483647)
 //   TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN=N  opt-in shared bytes per block (232448)
+//   TIDAL_MOCK_CUDA_NOOP_LAUNCHES=1     cuLaunchKernel checks its arguments and
+//                                       does nothing else (no log, no
+//                                       behaviour): for timing the caller
 //   TIDAL_MOCK_CUDA_EVENTS_PENDING=1    a recorded event stays not ready
 //                                       (cuEventQuery: CUDA_ERROR_NOT_READY) until
 //                                       its stream, the context or the event is
@@ -883,6 +886,13 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
     return InvalidValue;
   if (Extra || (!Params && !F->ParamSizes.empty()))
     return InvalidValue;
+  // For the launch benchmark: a launch the driver does nothing for, so that
+  // what is timed is the caller's share.
+  static const bool NoOpLaunches = envNumber("TIDAL_MOCK_CUDA_NOOP_LAUNCHES", 0) != 0;
+  if (NoOpLaunches) {
+    ++S.Calls["cuLaunchKernel"];
+    return Success;
+  }
   Launch L{F->Name, {GridX, GridY, GridZ, BlockX, BlockY, BlockZ}, Shared, {}};
   std::string Json = "\"kernel\": " + jsonString(F->Name) + ", \"grid\": [" +
                      std::to_string(GridX) + ", " + std::to_string(GridY) + ", " +
