@@ -136,13 +136,18 @@ def test_dlpack_stream_argument_is_checked(run):
     assert text[0] == "TypeError" and "must be None or an int" in text[1]
 
 
-def test_interface_stream_is_synchronised_unless_sync_is_false(run):
-    r = run("""
-        class Exporter:
-            def __init__(self, d, stream):
-                self.d = d
-                self.__cuda_array_interface__ = dict(d.__cuda_array_interface__, stream=stream)
+# Another library's array over a tidal device array's memory, with the
+# stream it says its work is on.
+EXPORTER = """
+class Exporter:
+    def __init__(self, d, stream):
+        self.d = d
+        self.__cuda_array_interface__ = dict(d.__cuda_array_interface__, stream=stream)
+"""
 
+
+def test_interface_stream_is_synchronised_unless_sync_is_false(run):
+    r = run(EXPORTER + textwrap.dedent("""
         s = cuda.stream()
         d = cuda.to_device(np.zeros(8, np.int32), stream=s)
         b = cuda.to_device(np.zeros(1, np.float32))
@@ -161,7 +166,7 @@ def test_interface_stream_is_synchronised_unless_sync_is_false(run):
                           "exported": d.__cuda_array_interface__["stream"] == s.handle,
                           "default": b.__cuda_array_interface__["stream"],
                           "values": d.copy_to_host(stream=s).tolist()}))
-    """)
+    """))
     res = r.result
     assert res["same"] and res["exported"] and res["values"] == [7] * 8
     # Work on the default stream (the legacy one) may be pending: 1, never 0.
@@ -178,12 +183,7 @@ def test_interface_stream_is_synchronised_unless_sync_is_false(run):
 
 
 def test_kernel_argument_on_the_launch_stream_is_not_waited_for(run):
-    r = run("""
-        class Exporter:
-            def __init__(self, d, stream):
-                self.d = d
-                self.__cuda_array_interface__ = dict(d.__cuda_array_interface__, stream=stream)
-
+    r = run(EXPORTER + textwrap.dedent("""
         s = cuda.stream()
         d = cuda.to_device(np.zeros(8, np.int32))
         b = cuda.to_device(np.zeros(1, np.float32))
@@ -191,7 +191,7 @@ def test_kernel_argument_on_the_launch_stream_is_not_waited_for(run):
         fill_seven[1, 32, s](Exporter(d, s.handle), 0.0, b)  # the launch's stream
         fill_seven[1, 32, s](Exporter(d, 2), 0.0, b)         # per-thread default: waited for
         print(json.dumps(s.handle))
-    """)
+    """))
     calls = [(c["call"], c["stream"]) for c in r.calls
              if c["call"] in ("cuStreamSynchronize", "cuLaunchKernel")]
     (created,) = r.named("cuStreamCreate")

@@ -156,9 +156,18 @@ def test_launch_beyond_the_device_is_a_clear_error():
                                               np.zeros(32, np.float32))
 
 
+def _run_alone(tmp_path, script):
+    """Runs a script in a process of its own (a fault leaves its context unusable)."""
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(script))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
 def test_illegal_address_names_the_kernel(tmp_path):
     # In a process of its own: the fault leaves the context unusable.
-    (tmp_path / "faulting.py").write_text(textwrap.dedent("""
+    proc = _run_alone(tmp_path, """
         import numpy as np
         from tidal import cuda
 
@@ -171,10 +180,7 @@ def test_illegal_address_names_the_kernel(tmp_path):
         except cuda.CudaDriverError as e:
             print("ERROR", e.call, e.error_name)
             print(e)
-    """))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.run([sys.executable, str(tmp_path / "faulting.py")], env=env,
-                          capture_output=True, text=True, timeout=120)
+    """)
     assert "ERROR cuCtxSynchronize CUDA_ERROR_" in proc.stdout, proc.stdout + proc.stderr
     assert "kernel 'write_far'" in proc.stdout and "no longer usable" in proc.stdout
 
@@ -276,7 +282,7 @@ def test_each_launch_check(config, message):
 
 def test_asynchronous_fault_names_the_kernel_at_the_next_synchronisation(tmp_path):
     # In a process of its own: the fault leaves the context unusable.
-    (tmp_path / "async_fault.py").write_text(textwrap.dedent("""
+    proc = _run_alone(tmp_path, """
         import numpy as np
         from tidal import cuda
 
@@ -291,10 +297,7 @@ def test_asynchronous_fault_names_the_kernel_at_the_next_synchronisation(tmp_pat
         except cuda.CudaDriverError as e:
             print("ERROR", e.call, e.error_name)
             print(e)
-    """))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.run([sys.executable, str(tmp_path / "async_fault.py")], env=env,
-                          capture_output=True, text=True, timeout=120)
+    """)
     assert "ERROR " in proc.stdout and "CUDA_ERROR_" in proc.stdout, proc.stdout + proc.stderr
     assert "kernel 'write_far'" in proc.stdout and "no longer usable" in proc.stdout
 
