@@ -1762,20 +1762,26 @@ PyObject *module_cuda_stream_create(PyObject *, PyObject *) {
   TIDAL_CATCH
 }
 
-// cuda_stream_synchronize(handle): cuStreamSynchronize (0: the current
-// device's default stream).
+// cuda_stream_synchronize(handle, stream=None): cuStreamSynchronize (0: the
+// current device's default stream). A stream capsule (cuda.stream()'s) names
+// the context the stream belongs to, which a kernel fault is reported for;
+// without one, the current device's.
 PyObject *module_cuda_stream_synchronize(PyObject *, PyObject *Args) {
   unsigned long long Handle;
-  if (!PyArg_ParseTuple(Args, "K", &Handle))
+  PyObject *StreamObject = Py_None;
+  if (!PyArg_ParseTuple(Args, "K|O", &Handle, &StreamObject))
     return nullptr;
   TIDAL_TRY
-  runtime::CudaContext &Context = runtime::currentContext();
+  runtime::CudaContext &Context =
+      StreamObject == Py_None
+          ? runtime::currentContext()
+          : capsuleObject<runtime::CudaStream>(StreamObject, StreamCapsule).context();
   Context.requireUsable();
   runtime::cu::Result Result;
   Py_BEGIN_ALLOW_THREADS
   Result = Context.driver().api().StreamSynchronize(streamFromHandle(Handle));
   Py_END_ALLOW_THREADS
-  Context.driver().check(Result, "cuStreamSynchronize");
+  Context.check(Result, "cuStreamSynchronize");
   Py_RETURN_NONE;
   TIDAL_CATCH
 }
@@ -1986,7 +1992,7 @@ PyMethodDef ModuleMethods[] = {
     {"cuda_stream_create", module_cuda_stream_create, METH_NOARGS,
      "cuda_stream_create(): (stream, CUstream handle)."},
     {"cuda_stream_synchronize", module_cuda_stream_synchronize, METH_VARARGS,
-     "cuda_stream_synchronize(handle)."},
+     "cuda_stream_synchronize(handle, stream=None): cuStreamSynchronize."},
     {"cuda_event_create", module_cuda_event_create, METH_VARARGS,
      "cuda_event_create(timing=True): an event."},
     {"cuda_event", module_cuda_event, METH_VARARGS,

@@ -3,6 +3,7 @@
 // one line, why the driver cannot be used when it cannot.
 #include "tidal/runtime/CudaDriver.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <type_traits>
 
@@ -225,8 +226,39 @@ std::string CudaDriver::errorName(int Result) const {
   return "CUDA error " + std::to_string(Result);
 }
 
+namespace {
+std::atomic<CudaDriver::StickyErrorHandler> InstalledStickyErrorHandler{nullptr};
+} // namespace
+
+bool CudaDriver::isStickyError(int Result) {
+  switch (Result) {
+  case 700: // CUDA_ERROR_ILLEGAL_ADDRESS
+  case 702: // CUDA_ERROR_LAUNCH_TIMEOUT
+  case 710: // CUDA_ERROR_ASSERT
+  case 714: // CUDA_ERROR_HARDWARE_STACK_ERROR
+  case 715: // CUDA_ERROR_ILLEGAL_INSTRUCTION
+  case 716: // CUDA_ERROR_MISALIGNED_ADDRESS
+  case 717: // CUDA_ERROR_INVALID_ADDRESS_SPACE
+  case 718: // CUDA_ERROR_INVALID_PC
+  case 719: // CUDA_ERROR_LAUNCH_FAILED
+  case 721: // CUDA_ERROR_TENSOR_MEMORY_LEAK
+    return true;
+  default:
+    return false;
+  }
+}
+
+void CudaDriver::setStickyErrorHandler(StickyErrorHandler Handler) {
+  InstalledStickyErrorHandler.store(Handler, std::memory_order_release);
+}
+
 void CudaDriver::fail(cu::Result Result, const char *Call,
                       const std::string &Context) const {
+  // Every checked call of the runtime and of the binding ends here, so a
+  // kernel fault is reported the same way whichever call observes it.
+  if (isStickyError(Result))
+    if (StickyErrorHandler Handler = InstalledStickyErrorHandler.load(std::memory_order_acquire))
+      Handler(*this, Result, Call);
   std::string Message = std::string(Call) + " failed: " + describeError(Result);
   if (!Context.empty())
     Message += ": " + Context;

@@ -12,7 +12,7 @@ namespace tidal::runtime {
 CudaStream::CudaStream(CudaContext &Ctx, unsigned Flags) : Context(Ctx) {
   Context.requireUsable();
   Context.makeCurrent();
-  Context.driver().check(Context.driver().api().StreamCreate(&Stream, Flags), "cuStreamCreate");
+  Context.check(Context.driver().api().StreamCreate(&Stream, Flags), "cuStreamCreate");
 }
 
 CudaStream::~CudaStream() {
@@ -22,15 +22,14 @@ CudaStream::~CudaStream() {
 
 void CudaStream::synchronize() const {
   Context.requireUsable();
-  Context.driver().check(Context.driver().api().StreamSynchronize(Stream), "cuStreamSynchronize");
+  Context.check(Context.driver().api().StreamSynchronize(Stream), "cuStreamSynchronize");
 }
 
 CudaEvent::CudaEvent(CudaContext &Ctx, bool WithTiming) : Context(Ctx), Timing(WithTiming) {
   Context.requireUsable();
   Context.makeCurrent();
-  Context.driver().check(
-      Context.driver().api().EventCreate(&Event, Timing ? 0u : cu::EventDisableTiming),
-      "cuEventCreate");
+  Context.check(Context.driver().api().EventCreate(&Event, Timing ? 0u : cu::EventDisableTiming),
+                "cuEventCreate");
 }
 
 CudaEvent::~CudaEvent() {
@@ -39,29 +38,33 @@ CudaEvent::~CudaEvent() {
 }
 
 void CudaEvent::record(cu::Stream Stream) {
-  Context.driver().check(Context.driver().api().EventRecord(Event, Stream), "cuEventRecord");
+  Context.requireUsable();
+  Context.check(Context.driver().api().EventRecord(Event, Stream), "cuEventRecord");
 }
 
 bool CudaEvent::query() const {
+  Context.requireUsable();
   cu::Result Result = Context.driver().api().EventQuery(Event);
   if (Result == cu::ErrorNotReady)
     return false;
-  Context.driver().check(Result, "cuEventQuery");
+  Context.check(Result, "cuEventQuery");
   return true;
 }
 
 void CudaEvent::synchronize() const {
-  Context.driver().check(Context.driver().api().EventSynchronize(Event), "cuEventSynchronize");
+  Context.requireUsable();
+  Context.check(Context.driver().api().EventSynchronize(Event), "cuEventSynchronize");
 }
 
 void CudaEvent::waitOn(cu::Stream Stream) const {
-  Context.driver().check(Context.driver().api().StreamWaitEvent(Stream, Event, 0),
-                         "cuStreamWaitEvent");
+  Context.requireUsable();
+  Context.check(Context.driver().api().StreamWaitEvent(Stream, Event, 0), "cuStreamWaitEvent");
 }
 
 float CudaEvent::elapsed(const CudaEvent &Start, const CudaEvent &End) {
   float Milliseconds = 0;
-  Start.Context.driver().check(
+  Start.Context.requireUsable();
+  Start.Context.check(
       Start.Context.driver().api().EventElapsedTime(&Milliseconds, Start.Event, End.Event),
       "cuEventElapsedTime");
   return Milliseconds;
@@ -144,9 +147,9 @@ CudaAllocator::Block CudaAllocator::allocate(size_t Bytes, cu::Stream Stream) {
       Result = Api.MemAlloc(&B.Pointer, ClassBytes);
     }
     if (Result != cu::Success)
-      Context.driver().fail(Result, "cuMemAlloc",
-                            std::to_string(Bytes) + " bytes (size class " +
-                                std::to_string(ClassBytes) + ")");
+      Context.fail(Result, "cuMemAlloc",
+                   std::to_string(Bytes) + " bytes (size class " + std::to_string(ClassBytes) +
+                       ")");
     ++Stats.DriverAllocations;
     ++Stats.LiveDriverAllocations;
   }
@@ -322,14 +325,14 @@ CudaHostAllocation::CudaHostAllocation(CudaContext &Ctx, size_t Count, Options O
   Context.requireUsable();
   Context.makeCurrent();
   const CudaDriver &Driver = Context.driver();
-  Driver.check(Driver.api().MemHostAlloc(&Host, Bytes, Flags), "cuMemHostAlloc",
-               std::to_string(Bytes) + " bytes, flags " + std::to_string(Flags));
+  Context.check(Driver.api().MemHostAlloc(&Host, Bytes, Flags), "cuMemHostAlloc",
+                std::to_string(Bytes) + " bytes, flags " + std::to_string(Flags));
   if (!Opts.Mapped)
     return;
   if (cu::Result Result = Driver.api().MemHostGetDevicePointer(&Device, Host, 0)) {
     Driver.api().MemFreeHost(Host);
     Host = nullptr;
-    Driver.fail(Result, "cuMemHostGetDevicePointer");
+    Context.fail(Result, "cuMemHostGetDevicePointer");
   }
 }
 
@@ -346,15 +349,15 @@ CudaHostRegistration::CudaHostRegistration(CudaContext &Ctx, void *Memory, size_
   Context.requireUsable();
   Context.makeCurrent();
   const CudaDriver &Driver = Context.driver();
-  Driver.check(Driver.api().MemHostRegister(Memory, Bytes, Mapped ? cu::HostRegisterDeviceMap : 0u),
-               "cuMemHostRegister", std::to_string(Bytes) + " bytes");
+  Context.check(Driver.api().MemHostRegister(Memory, Bytes, Mapped ? cu::HostRegisterDeviceMap : 0u),
+                "cuMemHostRegister", std::to_string(Bytes) + " bytes");
   Host = Memory;
   if (!Mapped)
     return;
   if (cu::Result Result = Driver.api().MemHostGetDevicePointer(&Device, Host, 0)) {
     Driver.api().MemHostUnregister(Host);
     Host = nullptr;
-    Driver.fail(Result, "cuMemHostGetDevicePointer");
+    Context.fail(Result, "cuMemHostGetDevicePointer");
   }
 }
 
@@ -369,7 +372,7 @@ void CudaHostRegistration::release() {
   void *Memory = std::exchange(Host, nullptr);
   Device = 0;
   Context.makeCurrent();
-  Context.driver().check(Context.driver().api().MemHostUnregister(Memory), "cuMemHostUnregister");
+  Context.check(Context.driver().api().MemHostUnregister(Memory), "cuMemHostUnregister");
 }
 
 CudaManagedAllocation::CudaManagedAllocation(CudaContext &Ctx, size_t Count, bool AttachGlobal)
@@ -379,9 +382,9 @@ CudaManagedAllocation::CudaManagedAllocation(CudaContext &Ctx, size_t Count, boo
   Context.requireUsable();
   Context.makeCurrent();
   unsigned Flags = AttachGlobal ? cu::MemAttachGlobal : cu::MemAttachHost;
-  Context.driver().check(Context.driver().api().MemAllocManaged(&Pointer, Bytes, Flags),
-                         "cuMemAllocManaged",
-                         std::to_string(Bytes) + " bytes, flags " + std::to_string(Flags));
+  Context.check(Context.driver().api().MemAllocManaged(&Pointer, Bytes, Flags),
+                "cuMemAllocManaged",
+                std::to_string(Bytes) + " bytes, flags " + std::to_string(Flags));
 }
 
 CudaManagedAllocation::~CudaManagedAllocation() {

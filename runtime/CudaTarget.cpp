@@ -3,6 +3,8 @@
 #include "tidal/runtime/CudaTarget.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <vector>
 
@@ -10,31 +12,147 @@ namespace tidal::runtime {
 
 namespace {
 
-// The errors after which a context cannot be used any more (CUDA's
-// "sticky" errors: the process has to be restarted).
-bool isStickyKernelFault(int Result) {
-  switch (Result) {
-  case 700: // CUDA_ERROR_ILLEGAL_ADDRESS
-  case 702: // CUDA_ERROR_LAUNCH_TIMEOUT
-  case 710: // CUDA_ERROR_ASSERT
-  case 714: // CUDA_ERROR_HARDWARE_STACK_ERROR
-  case 715: // CUDA_ERROR_ILLEGAL_INSTRUCTION
-  case 716: // CUDA_ERROR_MISALIGNED_ADDRESS
-  case 717: // CUDA_ERROR_INVALID_ADDRESS_SPACE
-  case 718: // CUDA_ERROR_INVALID_PC
-  case 719: // CUDA_ERROR_LAUNCH_FAILED
-    return true;
-  default:
-    return false;
-  }
-}
-
 std::string dimsText(Dim3 D) {
   return "(" + std::to_string(D[0]) + ", " + std::to_string(D[1]) + ", " +
          std::to_string(D[2]) + ")";
 }
 
 } // namespace
+
+// --- kernel faults: one report, whichever call observes the fault ----------------
+//
+// A kernel that faults asynchronously makes CUDA fail the next call in its
+// context, whatever that call is: cuCtxSynchronize, cuStreamSynchronize, a
+// copy, cuMemAlloc, the next cuLaunchKernel, cuModuleLoadDataEx... Every
+// failed call of the runtime (and of the binding) already goes through
+// CudaDriver::fail, so that is where sticky errors are caught: fail() hands
+// them to the handler below, which finds the context and throws its fault
+// report. A call site cannot forget it, and the driver layer knows nothing
+// of contexts and launches. Calls on an object that belongs to a context
+// which may not be current (a stream's, an event's) use CudaContext::check,
+// which reports the fault of that context directly.
+
+namespace {
+
+// Every CudaContext alive, to find the one a driver call ran in.
+std::mutex LiveContextsLock;
+std::vector<const CudaContext *> &liveContexts() {
+  static auto *Contexts = new std::vector<const CudaContext *>(); // never destroyed
+  return *Contexts;
+}
+
+// The context of Driver whose handle is Handle, the newest if several
+// objects hold the same primary context; null when tidal made none.
+const CudaContext *liveContext(const CudaDriver &Driver, cu::Context Handle) {
+  std::lock_guard<std::mutex> Guard(LiveContextsLock);
+  const std::vector<const CudaContext *> &Contexts = liveContexts();
+  for (auto It = Contexts.rbegin(); It != Contexts.rend(); ++It)
+    if (&(*It)->driver() == &Driver && (*It)->handle() == Handle)
+      return *It;
+  return nullptr;
+}
+
+const char *const UnusableContext =
+    ". The CUDA context is no longer usable: every later CUDA call in this process fails; "
+    "restart the process";
+
+// CudaDriver's sticky-error handler: the fault of the thread's current
+// context (the one the failed call ran in).
+void reportStickyError(const CudaDriver &Driver, cu::Result Result, const char *Call) {
+  cu::Context Current = nullptr;
+  if (Driver.api().CtxGetCurrent && Driver.api().CtxGetCurrent(&Current) != cu::Success)
+    Current = nullptr;
+  if (const CudaContext *Context = Current ? liveContext(Driver, Current) : nullptr)
+    Context->reportFault(Result, Call);
+  // A context tidal did not make (or none current): no launch to name.
+  throw CudaDriverError(std::string("a kernel failed: reported by ") + Call + ": " +
+                            Driver.describeError(Result) + UnusableContext,
+                        Call, Result, Driver.errorName(Result));
+}
+
+} // namespace
+
+void CudaContext::fail(cu::Result Result, const char *Call, const std::string &Detail) const {
+  if (CudaDriver::isStickyError(Result))
+    reportFault(Result, Call);
+  Driver.fail(Result, Call, Detail);
+}
+
+void CudaContext::noteLaunch(const std::string &Kernel, Dim3 Grid, Dim3 Block,
+                             cu::Stream Stream) const {
+  std::lock_guard<std::mutex> Guard(FaultLock);
+  RecordedLaunch &Slot = RecentLaunches[Launches % RecentLaunchCapacity];
+  Slot.Kernel.assign(Kernel); // reuses the slot's buffer
+  Slot.Grid = Grid;
+  Slot.Block = Block;
+  Slot.Stream = Stream;
+  ++Launches;
+}
+
+uint64_t CudaContext::launchesSoFar() const {
+  std::lock_guard<std::mutex> Guard(FaultLock);
+  return Launches;
+}
+
+void CudaContext::forgetLaunches(uint64_t Mark) const {
+  std::lock_guard<std::mutex> Guard(FaultLock);
+  SynchronisedLaunches = std::max(SynchronisedLaunches, Mark);
+}
+
+void CudaContext::reportFault(cu::Result Result, const char *Call, bool OwnLaunch) const {
+  {
+    std::lock_guard<std::mutex> Guard(FaultLock);
+    if (!faulted()) {
+      auto configuration = [](const RecordedLaunch &L) {
+        std::string Text = "griddim " + dimsText(L.Grid) + ", blockdim " + dimsText(L.Block);
+        if (L.Stream) {
+          char Handle[32];
+          std::snprintf(Handle, sizeof Handle, "%#llx",
+                        static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(L.Stream)));
+          Text += std::string(", stream ") + Handle;
+        }
+        return Text;
+      };
+      // 1. Who: the launches since the last successful synchronisation,
+      // oldest first (the ring keeps the newest RecentLaunchCapacity).
+      uint64_t Candidates = Launches - SynchronisedLaunches;
+      uint64_t First = Launches - std::min<uint64_t>(Candidates, RecentLaunchCapacity);
+      std::string Message;
+      if (Candidates == 0) {
+        Message = "a kernel failed on " + describe() +
+                  " (tidal launched none there since the last synchronisation)";
+      } else if (Candidates == 1) {
+        const RecordedLaunch &L = RecentLaunches[First % RecentLaunchCapacity];
+        Message = "kernel '" + L.Kernel + "' (" +
+                  (OwnLaunch ? "" : "launched asynchronously, ") + configuration(L) +
+                  ") failed on " + describe();
+      } else {
+        Message = "a kernel failed on " + describe() +
+                  ", one of the kernels launched since the last synchronisation: ";
+        for (uint64_t I = First; I < Launches; ++I) {
+          const RecordedLaunch &L = RecentLaunches[I % RecentLaunchCapacity];
+          Message += (I == First ? "'" : ", '") + L.Kernel + "' (" + configuration(L) + ")";
+        }
+        if (First > SynchronisedLaunches)
+          Message += ", and " + std::to_string(First - SynchronisedLaunches) +
+                     " launched before them";
+      }
+      // 2. What: the call that observed it and the error; then the context
+      // is unusable, for this process.
+      Message += std::string(": reported by ") + Call + ": " + Driver.describeError(Result) +
+                 UnusableContext;
+      FaultMessage = std::move(Message);
+      FaultCall = Call;
+      FaultResult = Result;
+      Faulted.store(true, std::memory_order_release);
+    }
+  }
+  throwFault();
+}
+
+void CudaContext::throwFault() const {
+  throw CudaDriverError(FaultMessage, FaultCall, FaultResult, Driver.errorName(FaultResult));
+}
 
 // --- context ---------------------------------------------------------------------
 
@@ -49,9 +167,17 @@ CudaContext::CudaContext(const CudaDriver &D, int DeviceOrdinal)
     Api.DevicePrimaryCtxRelease(Device.handle());
     throw;
   }
+  CudaDriver::setStickyErrorHandler(reportStickyError);
+  std::lock_guard<std::mutex> Guard(LiveContextsLock);
+  liveContexts().push_back(this);
 }
 
 CudaContext::~CudaContext() {
+  {
+    std::lock_guard<std::mutex> Guard(LiveContextsLock);
+    std::vector<const CudaContext *> &Contexts = liveContexts();
+    Contexts.erase(std::find(Contexts.begin(), Contexts.end(), this));
+  }
   // Errors ignored: a destructor cannot report them, and after a fault
   // every call fails.
   cu::Context Current = nullptr;
@@ -91,7 +217,8 @@ CudaContext *CudaContext::existing(int Ordinal) {
 }
 
 // The launch path (makeCurrent, launch, buffers) builds its error text only
-// on failure: a successful launch allocates nothing.
+// on failure: a successful launch allocates nothing (the launch record
+// reuses its slots' buffers).
 void CudaContext::makeCurrent() const {
   if (cu::Result Result = Driver.api().CtxSetCurrent(Context))
     Driver.fail(Result, "cuCtxSetCurrent", describe());
@@ -99,19 +226,15 @@ void CudaContext::makeCurrent() const {
 
 void CudaContext::synchronize() const {
   requireUsable();
-  Driver.check(Driver.api().CtxSynchronize(), "cuCtxSynchronize", describe());
+  uint64_t Mark = launchesSoFar();
+  check(Driver.api().CtxSynchronize(), "cuCtxSynchronize", describe());
+  forgetLaunches(Mark);
 }
 
 void CudaContext::memoryInfo(size_t &Free, size_t &Total) const {
   requireUsable();
   ScopedCurrentContext Current(*this);
-  Driver.check(Driver.api().MemGetInfo(&Free, &Total), "cuMemGetInfo", describe());
-}
-
-void CudaContext::requireUsable() const {
-  if (faulted())
-    throw CudaDriverError(FaultMessage, "cuCtxSynchronize", FaultResult,
-                          Driver.errorName(FaultResult));
+  check(Driver.api().MemGetInfo(&Free, &Total), "cuMemGetInfo", describe());
 }
 
 ScopedCurrentContext::ScopedCurrentContext(const CudaContext &Context) noexcept
@@ -175,9 +298,9 @@ CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX) : Context(Ctx) 
     std::string Log(ErrorLog);
     while (!Log.empty() && (Log.back() == '\n' || Log.back() == ' '))
       Log.pop_back();
-    Driver.fail(Result, "cuModuleLoadDataEx",
-                "the JIT rejected the PTX for " + Context.describe() +
-                    (Log.empty() ? std::string(" (it wrote no log)") : ":\n" + Log));
+    Context.fail(Result, "cuModuleLoadDataEx",
+                 "the JIT rejected the PTX for " + Context.describe() +
+                     (Log.empty() ? std::string(" (it wrote no log)") : ":\n" + Log));
   }
 }
 
@@ -188,8 +311,8 @@ CudaModule::~CudaModule() {
 
 CudaFunction CudaModule::function(const std::string &Name) const {
   cu::Function Function = nullptr;
-  Context.driver().check(Context.driver().api().ModuleGetFunction(&Function, Module, Name.c_str()),
-                         "cuModuleGetFunction", "kernel '" + Name + "'");
+  Context.check(Context.driver().api().ModuleGetFunction(&Function, Module, Name.c_str()),
+                "cuModuleGetFunction", "kernel '" + Name + "'");
   return CudaFunction(Context, Function, Name);
 }
 
@@ -204,9 +327,9 @@ CudaFunction::CudaFunction(CudaContext &Ctx, cu::Function F, std::string KernelN
 
 int CudaFunction::attribute(int Attribute) const {
   int Value = 0;
-  Context.driver().check(Context.driver().api().FuncGetAttribute(&Value, Attribute, Function),
-                         "cuFuncGetAttribute",
-                         "attribute " + std::to_string(Attribute) + " of kernel '" + Name + "'");
+  Context.check(Context.driver().api().FuncGetAttribute(&Value, Attribute, Function),
+                "cuFuncGetAttribute",
+                "attribute " + std::to_string(Attribute) + " of kernel '" + Name + "'");
   return Value;
 }
 
@@ -255,12 +378,12 @@ void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
       fail(std::to_string(SharedBytes) + " bytes of dynamic shared memory asked, the device allows at most " +
            std::to_string(Most) + " (" + std::to_string(Limits.MaxSharedPerBlockOptin) +
            " per block less the kernel's " + std::to_string(StaticSharedBytes) + " static bytes)");
-    Context.driver().check(Context.driver().api().FuncSetAttribute(
-                               Function, cu::FunctionMaxDynamicSharedSizeBytes,
-                               static_cast<int>(SharedBytes)),
-                           "cuFuncSetAttribute",
-                           "raising the dynamic shared memory of kernel '" + Name + "' to " +
-                               std::to_string(SharedBytes) + " bytes");
+    Context.check(Context.driver().api().FuncSetAttribute(
+                      Function, cu::FunctionMaxDynamicSharedSizeBytes,
+                      static_cast<int>(SharedBytes)),
+                  "cuFuncSetAttribute",
+                  "raising the dynamic shared memory of kernel '" + Name + "' to " +
+                      std::to_string(SharedBytes) + " bytes");
     DynamicSharedLimit = static_cast<int>(SharedBytes);
   }
 }
@@ -269,30 +392,26 @@ void CudaFunction::launch(Dim3 Grid, Dim3 Block, size_t SharedBytes, cu::Stream 
                           void **Params) {
   Context.requireUsable();
   checkLaunch(Grid, Block, SharedBytes);
-  const CudaDriver &Driver = Context.driver();
-  if (cu::Result Result = Driver.api().LaunchKernel(
+  if (cu::Result Result = Context.driver().api().LaunchKernel(
           Function, Grid[0], Grid[1], Grid[2], Block[0], Block[1], Block[2],
           static_cast<unsigned>(SharedBytes), Stream, Params, nullptr))
-    Driver.fail(Result, "cuLaunchKernel",
-                "kernel '" + Name + "', griddim " + dimsText(Grid) + ", blockdim " +
-                    dimsText(Block));
+    Context.fail(Result, "cuLaunchKernel",
+                 "kernel '" + Name + "', griddim " + dimsText(Grid) + ", blockdim " +
+                     dimsText(Block));
+  Context.noteLaunch(Name, Grid, Block, Stream);
 }
 
 void CudaFunction::synchronize() const {
   Context.requireUsable();
-  const CudaDriver &Driver = Context.driver();
-  cu::Result Result = Driver.api().CtxSynchronize();
-  if (Result == cu::Success)
+  uint64_t Mark = Context.launchesSoFar();
+  cu::Result Result = Context.driver().api().CtxSynchronize();
+  if (Result == cu::Success) {
+    Context.forgetLaunches(Mark);
     return;
-  if (!isStickyKernelFault(Result))
-    Driver.fail(Result, "cuCtxSynchronize", "after kernel '" + Name + "'");
-  std::string Message = "kernel '" + Name + "' failed on " + Context.describe() +
-                        ": cuCtxSynchronize failed: " + Driver.describeError(Result) +
-                        ". The CUDA context is no longer usable: every later CUDA call in "
-                        "this process fails; restart the process";
-  Context.FaultResult = Result;
-  Context.markFaulted(Message);
-  throw CudaDriverError(Message, "cuCtxSynchronize", Result, Driver.errorName(Result));
+  }
+  if (CudaDriver::isStickyError(Result))
+    Context.reportFault(Result, "cuCtxSynchronize", /*OwnLaunch=*/true);
+  Context.driver().fail(Result, "cuCtxSynchronize", "after kernel '" + Name + "'");
 }
 
 // --- memory -------------------------------------------------------------------------

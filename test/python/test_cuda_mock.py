@@ -312,8 +312,8 @@ def test_illegal_address_names_the_kernel(run):
     """, fault_kernel="faulty")
     (first, call, name), (second, _, _) = r.result
     assert (call, name) == ("cuCtxSynchronize", "CUDA_ERROR_ILLEGAL_ADDRESS")
-    assert "kernel 'faulty_kernel' failed on device 0 (tidal mock GPU 0): cuCtxSynchronize " \
-        "failed: CUDA_ERROR_ILLEGAL_ADDRESS" in first
+    assert "kernel 'faulty_kernel' (griddim (1, 1, 1), blockdim (1, 1, 1)) failed on device 0 " \
+        "(tidal mock GPU 0): reported by cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS" in first
     assert "context is no longer usable" in first
     # The second launch raises at once, without reaching the driver.
     assert "no longer usable" in second

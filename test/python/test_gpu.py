@@ -185,6 +185,36 @@ def test_illegal_address_names_the_kernel(tmp_path):
     assert "kernel 'write_far'" in proc.stdout and "no longer usable" in proc.stdout
 
 
+def test_asynchronous_fault_is_reported_by_the_next_call(tmp_path):
+    # A launch of device arrays returns at once; the copy after it observes
+    # the fault, and names the kernel.
+    proc = _run_alone(tmp_path, """
+        import numpy as np
+        from tidal import cuda
+
+        @cuda.jit
+        def write_far(a, index):
+            a[index] = 1.0
+
+        d = cuda.to_device(np.zeros(4, np.float32))
+        write_far[1, 1](d, 1 << 40)
+        for work in (d.copy_to_host, cuda.synchronize):
+            try:
+                work()
+            except cuda.CudaDriverError as e:
+                print("ERROR", e.call, e.error_name)
+                print(e)
+    """)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 4, proc.stdout + proc.stderr
+    assert lines[0].startswith("ERROR cuMemcpyDtoH CUDA_ERROR_"), proc.stdout
+    assert lines[1].startswith("kernel 'write_far' (launched asynchronously, griddim (1, 1, 1), "
+                               "blockdim (1, 1, 1)) failed on device 0")
+    assert "reported by cuMemcpyDtoH" in lines[1] and "no longer usable" in lines[1]
+    # The later synchronisation raises the same at once.
+    assert lines[2:] == lines[:2]
+
+
 # --- host memory: pinned, mapped and managed arrays ----------------------------------
 
 def test_pinned_mapped_and_managed_memory():
@@ -278,28 +308,6 @@ def test_each_launch_check(config, message):
     with pytest.raises(ValueError, match=message):
         saxpy[config](np.zeros(1, np.float32), np.float32(1), np.zeros(1, np.float32),
                       np.zeros(1, np.float32))
-
-
-def test_asynchronous_fault_names_the_kernel_at_the_next_synchronisation(tmp_path):
-    # In a process of its own: the fault leaves the context unusable.
-    proc = _run_alone(tmp_path, """
-        import numpy as np
-        from tidal import cuda
-
-        @cuda.jit
-        def write_far(a, index):
-            a[index] = 1.0
-
-        d = cuda.to_device(np.zeros(4, np.float32))
-        write_far[1, 1](d, 1 << 40)   # device arrays only: asynchronous
-        try:
-            d.copy_to_host()
-        except cuda.CudaDriverError as e:
-            print("ERROR", e.call, e.error_name)
-            print(e)
-    """)
-    assert "ERROR " in proc.stdout and "CUDA_ERROR_" in proc.stdout, proc.stdout + proc.stderr
-    assert "kernel 'write_far'" in proc.stdout and "no longer usable" in proc.stdout
 
 
 def test_every_device_runs_kernels():

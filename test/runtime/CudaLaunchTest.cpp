@@ -314,8 +314,9 @@ TEST_F(CudaLaunch, FaultAtSynchronizeNamesTheKernelAndPoisonsTheContext) {
     EXPECT_EQ(E.call(), "cuCtxSynchronize");
     EXPECT_EQ(E.errorName(), "CUDA_ERROR_ILLEGAL_ADDRESS");
     std::string Message = E.what();
-    EXPECT_NE(Message.find("kernel 'fill_seven' failed on device 0 (tidal mock GPU 0): "
-                           "cuCtxSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS"),
+    EXPECT_NE(Message.find("kernel 'fill_seven' (griddim (1, 1, 1), blockdim (32, 1, 1)) "
+                           "failed on device 0 (tidal mock GPU 0): reported by "
+                           "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS"),
               std::string::npos)
         << Message;
     EXPECT_NE(Message.find("context is no longer usable"), std::string::npos) << Message;

@@ -10,8 +10,16 @@
 //   TIDAL_MOCK_CUDA_JIT_FAIL_MARKER=S   PTX containing S fails to load
 //                                       (CUDA_ERROR_INVALID_PTX, with a log)
 //   TIDAL_MOCK_CUDA_FAULT_KERNEL=S      launching a kernel whose name contains S
-//                                       makes the next cuCtxSynchronize (and all
-//                                       later calls) fail with ILLEGAL_ADDRESS
+//                                       succeeds, and then the next call that
+//                                       checks for errors (a synchronisation, a
+//                                       copy, an allocation, a launch, ...) and
+//                                       every later one fail with ILLEGAL_ADDRESS,
+//                                       as a real driver reports a fault
+//   TIDAL_MOCK_CUDA_OUT_OF_RESOURCES_KERNEL=S
+//                                       launching a kernel whose name contains S
+//                                       fails with LAUNCH_OUT_OF_RESOURCES (701, as
+//                                       too many registers per thread do): an
+//                                       error that is not sticky
 //   TIDAL_MOCK_CUDA_NO_PROC_ADDRESS=1   cuGetProcAddress_v2 answers
 //                                       CUDA_ERROR_NOT_SUPPORTED (dlsym path)
 //   TIDAL_MOCK_CUDA_DEVICES=N           device count (1, at most 8)
@@ -154,6 +162,7 @@ struct MockState {
   bool Initialised = false;
   CUresult Sticky = Success; // after a fault, every call fails with it
   bool FaultPending = false;
+  int FaultReturns = 0; // calls answered with Sticky
   std::map<uintptr_t, Allocation> Allocations; // host memory standing in for device memory
   int NextAllocationId = 1;
   std::map<MockModule *, std::unique_ptr<MockModule>> Modules;
@@ -319,12 +328,25 @@ std::string hexOf(const uint8_t *Bytes, size_t Count) {
   MockState &S = state();                                                                \
   std::lock_guard<std::mutex> Guard(S.Lock)
 
+// A faulting kernel's error becomes sticky at the first call after its
+// launch that looks (every call but the context and error-name queries):
+// returns the sticky error, Success when there is none.
+CUresult observeFault(MockState &S) {
+  if (S.FaultPending) {
+    S.FaultPending = false;
+    S.Sticky = IllegalAddress;
+  }
+  if (S.Sticky)
+    ++S.FaultReturns;
+  return S.Sticky;
+}
+
 #define MOCK_REQUIRE_INIT(S)                                                             \
   do {                                                                                   \
     if (!S.Initialised)                                                                  \
       return NotInitialized;                                                             \
-    if (S.Sticky)                                                                        \
-      return S.Sticky;                                                                   \
+    if (CUresult Fault = observeFault(S))                                                \
+      return Fault;                                                                      \
   } while (0)
 
 } // namespace
@@ -473,11 +495,6 @@ CUresult cuCtxSynchronize() {
   if (!CurrentContext)
     return InvalidContext;
   completeEvents(S, nullptr);
-  if (S.FaultPending) {
-    S.FaultPending = false;
-    S.Sticky = IllegalAddress;
-    return IllegalAddress;
-  }
   return Success;
 }
 
@@ -540,7 +557,7 @@ CUresult cuModuleUnload(void *Module) {
   record(S, "cuModuleUnload");
   if (!S.Modules.erase(static_cast<MockModule *>(Module)))
     return InvalidHandle;
-  return S.Sticky;
+  return observeFault(S);
 }
 
 CUresult cuModuleGetFunction(void **Function, void *Module, const char *Name) {
@@ -624,7 +641,7 @@ CUresult cuMemFree_v2(CUdeviceptr Pointer) {
   record(S, "cuMemFree_v2", "\"alloc\": " + std::to_string(It->second.Id));
   std::free(reinterpret_cast<void *>(It->first));
   S.Allocations.erase(It);
-  return S.Sticky;
+  return observeFault(S);
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr Destination, const void *Source, size_t Bytes) {
@@ -745,7 +762,7 @@ CUresult cuStreamDestroy_v2(void *Stream) {
     if (E->Stream == Stream)
       E->Stream = nullptr, E->Done = true;
   S.Streams.erase(static_cast<MockStream *>(Stream));
-  return S.Sticky;
+  return observeFault(S);
 }
 
 CUresult cuStreamSynchronize(void *Stream) {
@@ -860,7 +877,7 @@ CUresult cuEventDestroy_v2(void *Event) {
   if (!E)
     return InvalidHandle;
   S.Events.erase(E);
-  return S.Sticky;
+  return observeFault(S);
 }
 
 CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned GridZ,
@@ -892,6 +909,11 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
   if (NoOpLaunches) {
     ++S.Calls["cuLaunchKernel"];
     return Success;
+  }
+  const char *TooBig = std::getenv("TIDAL_MOCK_CUDA_OUT_OF_RESOURCES_KERNEL");
+  if (TooBig && *TooBig && F->Name.find(TooBig) != std::string::npos) {
+    record(S, "cuLaunchKernel", "\"kernel\": " + jsonString(F->Name) + ", \"result\": 701");
+    return LaunchOutOfResources;
   }
   Launch L{F->Name, {GridX, GridY, GridZ, BlockX, BlockY, BlockZ}, Shared, {}};
   std::string Json = "\"kernel\": " + jsonString(F->Name) + ", \"grid\": [" +
@@ -1014,11 +1036,18 @@ int tidalMockLastLaunchParam(int Index, void *Out, int Capacity) {
   std::memcpy(Out, Bytes.data(), std::min(Bytes.size(), static_cast<size_t>(Capacity)));
   return static_cast<int>(Bytes.size());
 }
+// How many calls a fault made fail (those a caller that knows the context is
+// unusable does not make).
+int tidalMockFaultReturns() {
+  MOCK_ENTER(S);
+  return S.FaultReturns;
+}
 // Forgets a fault and the records (the mock is shared by the tests of one process).
 void tidalMockReset() {
   MOCK_ENTER(S);
   S.Sticky = Success;
   S.FaultPending = false;
+  S.FaultReturns = 0;
   S.Calls.clear();
   S.Launches.clear();
 }
@@ -1245,7 +1274,7 @@ CUresult cuMemFreeHost(void *Host) {
     S.Allocations.erase(R.Device);
   }
   hostRanges().erase(It);
-  return S.Sticky;
+  return observeFault(S);
 }
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *Pointer, void *Host, unsigned Flags) {
@@ -1292,7 +1321,7 @@ CUresult cuMemHostUnregister(void *Host) {
   if (It->second.Device)
     S.Allocations.erase(It->first);
   hostRanges().erase(It);
-  return S.Sticky;
+  return observeFault(S);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *Pointer, size_t Bytes, unsigned Flags) {

@@ -64,7 +64,7 @@ class Stream:
         """Waits for the work issued to this stream (cuStreamSynchronize on
         the cuda target; on the cpu target it has all finished already)."""
         if _on_cuda():
-            _native().cuda_stream_synchronize(self.handle)
+            _native().cuda_stream_synchronize(self.handle, self._tidal_stream)
 
     @contextlib.contextmanager
     def auto_synchronize(self):

@@ -195,13 +195,28 @@ public:
   std::string errorName(int Result) const;
 
   // Throws CudaDriverError "<Call> failed: <describeError>[: <Context>]"
-  // unless Result is CUDA_SUCCESS.
+  // unless Result is CUDA_SUCCESS. A sticky error (below) is handed to the
+  // sticky-error handler instead, which throws the fault report.
   void check(cu::Result Result, const char *Call, const std::string &Context = {}) const {
     if (Result != cu::Success)
       fail(Result, Call, Context);
   }
   [[noreturn]] void fail(cu::Result Result, const char *Call,
                          const std::string &Context = {}) const;
+
+  // The errors after which a CUDA context cannot be used again (cuda.h:
+  // "any further CUDA work will return the same error"): a kernel faulted.
+  // They surface in whichever call comes next in the context, not in the
+  // launch. CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701) is not one of them.
+  static bool isStickyError(int Result);
+
+  // What fail() does with a sticky error: the cuda target installs one
+  // (CudaTarget.cpp) that names the kernels that may have faulted, marks
+  // their context unusable and throws. Process-wide; null: fail() throws
+  // the plain message.
+  using StickyErrorHandler = void (*)(const CudaDriver &Driver, cu::Result Result,
+                                      const char *Call);
+  static void setStickyErrorHandler(StickyErrorHandler Handler);
 
   // Throws RuntimeError with reason() unless usable().
   void requireUsable() const;

@@ -25,6 +25,7 @@ public:
   CudaStream &operator=(const CudaStream &) = delete;
 
   cu::Stream handle() const { return Stream; }
+  CudaContext &context() const { return Context; }
   // cuStreamSynchronize.
   void synchronize() const;
 

@@ -9,7 +9,11 @@
 #include "tidal/runtime/CudaDevice.h"
 #include "tidal/runtime/CudaDriver.h"
 
+#include <array>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace tidal::runtime {
@@ -43,7 +47,9 @@ public:
 
   // cuCtxSetCurrent on the calling thread.
   void makeCurrent() const;
-  // cuCtxSynchronize; a failure throws CudaDriverError.
+  // cuCtxSynchronize (the driver synchronises the thread's current context:
+  // make this one current first); a failure throws CudaDriverError, a
+  // kernel fault the fault report (below).
   void synchronize() const;
 
   // (free, total) bytes of the device's memory: cuMemGetInfo with this
@@ -59,20 +65,75 @@ public:
   // "device 0 (NVIDIA H100 80GB HBM3)"
   std::string describe() const { return Device.describe(); }
 
-  // A kernel that faulted leaves the context unusable (CUDA's errors 700 and
-  // up are sticky): later launches raise at once with this message.
-  void markFaulted(std::string Message) { FaultMessage = std::move(Message); }
-  bool faulted() const { return !FaultMessage.empty(); }
-  // Throws CudaDriverError when the context has faulted.
-  void requireUsable() const;
+  // Checks a call made in this context: Driver.check, except that a sticky
+  // error is reported as this context's fault (reportFault). For calls on
+  // the context's own objects (its streams, events, memory), which may run
+  // while the thread has another context current; a plain Driver.check
+  // attributes a sticky error to the thread's current context.
+  void check(cu::Result Result, const char *Call, const std::string &Detail = {}) const {
+    if (Result != cu::Success)
+      fail(Result, Call, Detail);
+  }
+  [[noreturn]] void fail(cu::Result Result, const char *Call,
+                         const std::string &Detail = {}) const;
+
+  // --- kernel faults ---------------------------------------------------------------
+  // A kernel that faults (an illegal address, ...) makes the context unusable
+  // (CudaDriver::isStickyError), and the error surfaces in whichever call
+  // comes next: a synchronisation, a copy, an allocation, the next launch.
+  // Whichever it is, the CudaDriverError names the kernels launched since the
+  // context's last successful synchronisation and says that the context is
+  // no longer usable, and every later call raises the same at once.
+
+  // Records a launch (CudaFunction::launch); the last RecentLaunchCapacity
+  // are kept, and how many there were. No allocation once the kernel's name
+  // fits the slot's buffer.
+  void noteLaunch(const std::string &Kernel, Dim3 Grid, Dim3 Block, cu::Stream Stream) const;
+  // The launches recorded so far, a mark for forgetLaunches.
+  uint64_t launchesSoFar() const;
+  // A cuCtxSynchronize that began at Mark succeeded: none of the launches
+  // before it faulted (launches another thread made meanwhile are kept).
+  void forgetLaunches(uint64_t Mark) const;
+  // Marks the context faulted by sticky error Result, which Call reported,
+  // and throws CudaDriverError with the report: the kernel(s) that may have
+  // caused it, the device, the call and the error. A context that has
+  // faulted already throws its first report again. OwnLaunch: Call is the
+  // synchronisation of a launch that waits for its kernel (a launch with
+  // NumPy arguments), so a lone kernel is not said to be asynchronous.
+  [[noreturn]] void reportFault(cu::Result Result, const char *Call,
+                                bool OwnLaunch = false) const;
+  bool faulted() const { return Faulted.load(std::memory_order_acquire); }
+  // Throws the fault report again when the context has faulted.
+  void requireUsable() const {
+    if (faulted())
+      throwFault();
+  }
+
+  static constexpr size_t RecentLaunchCapacity = 8;
 
 private:
+  [[noreturn]] void throwFault() const;
+
   const CudaDriver &Driver;
   CudaDevice Device;
   cu::Context Context = nullptr;
-  std::string FaultMessage;
-  int FaultResult = 0;
-  friend class CudaFunction;
+
+  // The fault state is the driver's, not the object's value: const methods
+  // update it, under FaultLock (launches and faults may come from any thread).
+  struct RecordedLaunch {
+    std::string Kernel;
+    Dim3 Grid{}, Block{};
+    cu::Stream Stream = nullptr;
+  };
+  mutable std::mutex FaultLock;
+  mutable std::array<RecordedLaunch, RecentLaunchCapacity> RecentLaunches; // a ring
+  mutable uint64_t Launches = 0;             // recorded so far; the next slot
+  mutable uint64_t SynchronisedLaunches = 0; // of those, known not to have faulted
+  mutable std::atomic<bool> Faulted{false};
+  // Set once, before Faulted.
+  mutable std::string FaultMessage;
+  mutable std::string FaultCall;
+  mutable int FaultResult = 0;
 };
 
 // Makes Context current on this thread while the guard lives, then makes
@@ -156,7 +217,8 @@ public:
   // raises the kernel's dynamic shared memory limit above 48 KB when asked.
   void checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes);
   // checkLaunch, then cuLaunchKernel with Params as kernelParams (one
-  // pointer per flattened parameter value). Asynchronous.
+  // pointer per flattened parameter value). Asynchronous: the context
+  // records the launch, which a fault reported later names.
   void launch(Dim3 Grid, Dim3 Block, size_t SharedBytes, cu::Stream Stream, void **Params);
   // cuCtxSynchronize after a launch of this kernel: a fault (an illegal
   // address, ...) throws CudaDriverError naming the kernel and saying that
