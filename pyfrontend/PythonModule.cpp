@@ -584,6 +584,7 @@ struct LaunchPlan {
   std::vector<PyRef> PyTypes; // of each argument (kept alive: compared by identity)
   std::vector<ArgKind> Kinds;
   std::vector<PyRef> RecordDescrs; // the dtype of record arguments (null otherwise)
+  std::vector<uint8_t> ValueBytes;  // the value's size of NumPy scalar arguments
 };
 
 // --- Dispatcher: the C++ half of tidal.cuda's dispatcher ------------------------
@@ -784,6 +785,8 @@ LaunchPlan &makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
       Records = V.Array ? PyArray_DESCR(V.Array) : nullptr;
     }
     Plan->RecordDescrs.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Records)));
+    Plan->ValueBytes.push_back(
+        Plan->Kinds[I] == ArgKind::NumPyScalar ? static_cast<uint8_t>(byteSize(Types[I].Elem)) : 0);
   }
   // A few plans per kernel is the common case; a program cycling through
   // many argument classes keeps the most recent ones.
@@ -1012,10 +1015,27 @@ PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan, PyObj
       Slot.Words[0] = reinterpret_cast<uint64_t>(Record->obval);
       break;
     }
-    default: // a NumPy scalar, of exactly the plan's type: its value, in place
-      std::memcpy(&Slot, reinterpret_cast<char *>(O) + NumPyScalarValueOffset,
-                  byteSize(Types[I].Elem));
+    default: { // a NumPy scalar, of exactly the plan's type: its value, in place
+      const char *Value = reinterpret_cast<const char *>(O) + NumPyScalarValueOffset;
+      switch (Plan.ValueBytes[I]) { // sizes the compiler knows: plain loads
+      case 1:
+        std::memcpy(&Slot, Value, 1);
+        break;
+      case 2:
+        std::memcpy(&Slot, Value, 2);
+        break;
+      case 4:
+        std::memcpy(&Slot, Value, 4);
+        break;
+      case 8:
+        std::memcpy(&Slot, Value, 8);
+        break;
+      default:
+        std::memcpy(&Slot, Value, 16);
+        break;
+      }
       break;
+    }
     }
     Out.Params[K] = &Slot;
     ++K;
@@ -1200,9 +1220,11 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
                        Stream, Execute);
     Py_RETURN_NONE;
   }
+  // Read with the GIL held: another thread may replace the plan meanwhile.
+  TidalBlockFunction Block = Plan.Spec->Block;
   if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
     withoutGIL([&] {
-      runtime::launchOnCpu(Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,
+      runtime::launchOnCpu(Block, Config->Grid, Config->Block, Packed->Params,
                            static_cast<size_t>(Config->SharedBytes));
     });
   Py_RETURN_NONE;
