@@ -352,18 +352,31 @@ bool interfaceView(PyObject *O, ArrayView &V) {
     return false;
   }
   V.NDim = static_cast<int>(PyTuple_GET_SIZE(Shape));
-  for (int D = 0; D < V.NDim; ++D)
-    V.OwnShape[D] = PyLong_AsSsize_t(PyTuple_GET_ITEM(Shape, D));
+  for (int D = 0; D < V.NDim; ++D) {
+    PyObject *Extent = PyTuple_GET_ITEM(Shape, D);
+    V.OwnShape[D] = PyLong_Check(Extent) ? PyLong_AsSsize_t(Extent) : -1;
+    if (V.OwnShape[D] < 0) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError,
+                   "__cuda_array_interface__ 'shape' must be a tuple of ints >= 0, not %R", Shape);
+      return false;
+    }
+  }
   PyObject *Strides = interfaceItem(Desc.get(), "strides", false);
   if (Strides && Strides != Py_None) {
-    if (!PyTuple_Check(Strides) || PyTuple_GET_SIZE(Strides) != V.NDim) {
+    bool Valid = PyTuple_Check(Strides) && PyTuple_GET_SIZE(Strides) == V.NDim;
+    for (int D = 0; Valid && D < V.NDim; ++D) {
+      PyObject *Step = PyTuple_GET_ITEM(Strides, D);
+      V.OwnStrides[D] = PyLong_Check(Step) ? PyLong_AsSsize_t(Step) : 0;
+      Valid = PyLong_Check(Step) && !PyErr_Occurred();
+    }
+    if (!Valid) {
+      PyErr_Clear();
       PyErr_Format(PyExc_ValueError,
                    "__cuda_array_interface__ 'strides' must be None or a tuple of %d ints: %R",
                    V.NDim, Strides);
       return false;
     }
-    for (int D = 0; D < V.NDim; ++D)
-      V.OwnStrides[D] = PyLong_AsSsize_t(PyTuple_GET_ITEM(Strides, D));
   } else { // C-contiguous
     npy_intp Step = V.ItemSize;
     for (int D = V.NDim - 1; D >= 0; --D) {

@@ -219,6 +219,10 @@ def test_interface_array_types_follow_the_typestr():
     ({"mask": object()}, NotImplementedError, "Masked arrays are not supported"),
     ({"data": (0x10, False), "shape": (4,)}, ValueError, "is not host memory this process can read"),
     ({"strides": (4, 4)}, ValueError, "'strides' must be None or a tuple of 1 ints"),
+    ({"strides": (4.0,)}, ValueError, "'strides' must be None or a tuple of 1 ints"),
+    ({"shape": (-4,)}, ValueError, "'shape' must be a tuple of ints >= 0, not \\(-4,\\)"),
+    ({"shape": ("4",)}, ValueError, "'shape' must be a tuple of ints >= 0"),
+    ({"shape": [4]}, ValueError, "needs 'shape' as a tuple of ints"),
 ])
 def test_bad_interface_descriptions_raise(changes, error, message):
     host = np.zeros(4, np.float32)
