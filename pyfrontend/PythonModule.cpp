@@ -193,6 +193,34 @@ PyObject *deviceLayoutOf(PyObject *O) {
   return PyArray_Check(Layout) ? Layout : nullptr;
 }
 
+// The NumPy array of cuda.In / Out / InOut (its _tidal_array), borrowed: the
+// wrapper holds it. Null, with no error set, for any other object.
+PyObject *directedArrayOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_array");
+  if (PyArray_Check(O))
+    return nullptr;
+  PyObject *Array = PyObject_GetAttr(O, Name);
+  if (!Array) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(Array);
+  return PyArray_Check(Array) ? Array : nullptr;
+}
+
+// The copies cuda.In / Out / InOut ask of the cuda target (their
+// _tidal_direction), as bits; a NumPy array is copied in, and back when
+// it is writable.
+constexpr uint8_t CopyIn = 1, CopyOut = 2;
+
+uint8_t directionOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_direction");
+  PyRef Direction = PyRef::steal(PyObject_GetAttr(O, Name));
+  long Bits = Direction ? PyLong_AsLong(Direction.get()) : -1;
+  PyErr_Clear();
+  return Bits >= 1 && Bits <= 3 ? static_cast<uint8_t>(Bits) : CopyIn | CopyOut;
+}
+
 constexpr const char *AllocationCapsule = "tidal.CudaAllocation";
 constexpr const char *StreamCapsule = "tidal.CudaStream";
 constexpr const char *EventCapsule = "tidal.CudaEvent";
@@ -495,6 +523,9 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
     Out = Type::scalar(S);
     return true;
   }
+  // cuda.In / Out / InOut: typed as its array.
+  if (PyObject *Array = directedArrayOf(O))
+    return typeofArgument(Array, Out, Why);
   // A device array: typed as the NumPy array over its memory.
   if (PyObject *Host = hostArrayOf(O))
     return typeofArgument(Host, Out, Why);
@@ -580,6 +611,7 @@ enum class ArgKind : uint8_t {
   NumPyScalar,     // a NumPy scalar of the plan's type
   RecordScalar,    // a NumPy record (np.void), by reference
   HostArray,       // a NumPy array (the cuda target copies it in and back)
+  DirectedArray,   // cuda.In / Out / InOut: a NumPy array and its copies
   HostDeviceArray, // a cpu-target device array: the NumPy array of its memory
   DeviceArray,     // device memory described by _tidal_device (cuda target)
   InterfaceArray,  // any other object with __cuda_array_interface__
@@ -598,6 +630,7 @@ struct LaunchPlan {
   std::vector<ArgKind> Kinds;
   std::vector<PyRef> RecordDescrs; // the dtype of record arguments (null otherwise)
   std::vector<uint8_t> ValueBytes;  // the value's size of NumPy scalar arguments
+  std::vector<uint8_t> Copies;      // cuda target: CopyIn | CopyOut of host arrays
 };
 
 // --- Dispatcher: the C++ half of tidal.cuda's dispatcher ------------------------
@@ -769,6 +802,8 @@ ArgKind argumentKind(PyObject *O, const std::string &Target) {
     return ArgKind::RecordScalar;
   if (PyArray_IsScalar(O, Generic))
     return ArgKind::NumPyScalar;
+  if (directedArrayOf(O))
+    return ArgKind::DirectedArray;
   if (hostArrayOf(O))
     return ArgKind::HostDeviceArray;
   if (deviceLayoutOf(O))
@@ -800,6 +835,8 @@ LaunchPlan &makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
     Plan->RecordDescrs.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Records)));
     Plan->ValueBytes.push_back(
         Plan->Kinds[I] == ArgKind::NumPyScalar ? static_cast<uint8_t>(byteSize(Types[I].Elem)) : 0);
+    Plan->Copies.push_back(Plan->Kinds[I] == ArgKind::DirectedArray ? directionOf(Args[I])
+                                                                    : CopyIn | CopyOut);
   }
   // A few plans per kernel is the common case; a program cycling through
   // many argument classes keeps the most recent ones.
@@ -846,6 +883,7 @@ struct PackedArguments {
 // __cuda_array_interface__ is invalid.
 bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V) {
   PyObject *Array = K == ArgKind::HostArray         ? O
+                    : K == ArgKind::DirectedArray   ? directedArrayOf(O)
                     : K == ArgKind::HostDeviceArray ? hostArrayOf(O)
                     : K == ArgKind::DeviceArray     ? deviceLayoutOf(O)
                                                     : nullptr;
@@ -1127,7 +1165,8 @@ struct DeviceCopy {
 // managed arrays, other libraries' arrays) is passed by its device pointer,
 // with no copy; each NumPy array (and record) is copied to fresh device
 // memory, and then the context is synchronised and the writable arrays are
-// copied back. A launch with no host memory is asynchronous on Stream.
+// copied back (cuda.In: copied in only; cuda.Out: copied back only). A
+// launch with no host memory is asynchronous on Stream.
 void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtime::Dim3 Grid,
                         runtime::Dim3 Block, size_t SharedBytes, PyObject *const *Args,
                         PackedArguments &Packed, runtime::cu::Stream Stream, bool Execute) {
@@ -1149,8 +1188,8 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
   size_t CopyCount = 0;
   size_t Needed = 0;
   for (ArgKind Kind : Plan.Kinds)
-    Needed += Kind == ArgKind::HostArray || Kind == ArgKind::HostDeviceArray ||
-              Kind == ArgKind::RecordScalar;
+    Needed += Kind == ArgKind::HostArray || Kind == ArgKind::DirectedArray ||
+              Kind == ArgKind::HostDeviceArray || Kind == ArgKind::RecordScalar;
   if (Needed > InlineCopies) {
     HeapStorage.resize(Needed);
     Copies = HeapStorage.data();
@@ -1172,9 +1211,10 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
       } else if (Kind != ArgKind::InterfaceArray) {
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);
-        Copy.CopyBack = !V.ReadOnly;
+        Copy.CopyBack = !V.ReadOnly && (Plan.Copies[I] & CopyOut);
         Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
-        Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
+        if (Plan.Copies[I] & CopyIn)
+          Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
         Packed.Slots[K].Words[0] =
             Copy.Bytes ? Copy.Device.pointer() + static_cast<uint64_t>(V.Data - Copy.Host) : 0;
       }

@@ -163,6 +163,24 @@ def test_arrays_go_to_the_device_and_back(run):
     assert len(r.named("cuMemFree_v2")) == 2
 
 
+def test_in_out_and_inout_choose_the_copies(run):
+    r = run("""
+        a = np.zeros(10, np.int32)       # 40 bytes: Out, written by the kernel
+        b = np.zeros(4, np.float32)      # 16 bytes: In, read only
+        c = np.zeros(4, np.int32)        # 16 bytes, InOut: both ways
+        fill_seven[2, 8](cuda.Out(a), 2.5, cuda.In(b))
+        fill_seven[1, 4](cuda.InOut(c), 2.5, cuda.In(b))
+        print(json.dumps([a.tolist(), c.tolist()]))
+    """)
+    assert r.result == [[7] * 10, [7] * 4]
+    allocs = [(c["bytes"], c["alloc"]) for c in r.named("cuMemAlloc_v2")]
+    (a_id, b_id), (c_id, b2_id) = [[i for _, i in allocs[k:k + 2]] for k in (0, 2)]
+    copied_in = [c["alloc"] for c in r.named("cuMemcpyHtoD_v2")]
+    copied_back = [c["alloc"] for c in r.named("cuMemcpyDtoH_v2")]
+    assert a_id not in copied_in and sorted(copied_in) == sorted([b_id, c_id, b2_id])
+    assert copied_back == [a_id, c_id]
+
+
 def test_arguments_are_the_flattened_abi_with_device_pointers(run):
     r = run(FILL_SEVEN)
     assert r.returncode == 0, r.stderr

@@ -293,3 +293,23 @@ def test_forall_respects_launch_bounds():
 def test_forall_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
         add_one.forall(**kwargs)
+
+
+# --- cuda.In, cuda.Out, cuda.InOut ---------------------------------------------------------
+
+def test_directed_arrays_are_the_arrays_on_the_cpu_target():
+    out = np.zeros(8, np.float32)
+    x = np.arange(8, dtype=np.float32)
+    axpy[1, 8](cuda.Out(out), 2.0, cuda.In(x), cuda.InOut(x))
+    assert np.array_equal(out, 3 * x)
+    # A directed array shares the specialisation of its array.
+    axpy[1, 8](out, 2.0, x, x)
+    assert len([s for s in axpy.signatures if "float32, 1d, C" in s]) >= 1
+    assert repr(cuda.In(x)).startswith("cuda.In(array([0., 1.,")
+
+
+def test_directed_wrappers_take_numpy_arrays():
+    with pytest.raises(TypeError, match="cuda.Out takes a NumPy array, not list"):
+        cuda.Out([1, 2])
+    with pytest.raises(TypeError, match="cuda.In takes a NumPy array, not DeviceNDArray"):
+        cuda.In(cuda.to_device(np.zeros(2)))

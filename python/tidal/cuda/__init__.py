@@ -15,7 +15,7 @@ from .intrinsics import (  # noqa: F401
 )
 from .target import current_target, detect, is_available  # noqa: F401
 from .memory import (  # noqa: F401
-    DeviceNDArray, as_cuda_array, device_array, device_array_like,
+    DeviceNDArray, In, InOut, Out, as_cuda_array, device_array, device_array_like,
     from_cuda_array_interface, is_cuda_array, managed_array, mapped, mapped_array,
     mapped_array_like, pinned, pinned_array, pinned_array_like, to_device,
 )

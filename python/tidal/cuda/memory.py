@@ -1088,3 +1088,48 @@ def mapped(*arylist, stream=0):
                                     ary.dtype, capsule if capsule is not None else ary)
             devices.append(DeviceNDArray._wrap_device(layout, None, stream))
         yield devices[0] if len(devices) == 1 else devices
+
+
+# --- cuda.In, cuda.Out, cuda.InOut --------------------------------------------------
+
+class _Directed:
+    """A NumPy array passed to a kernel with the copies the launch makes of
+    it on the cuda target, as Numba's: In is copied to the device only (the
+    kernel reads it), Out is copied back only (the kernel writes it; the
+    device memory starts undefined), InOut both, which is what a bare NumPy
+    array gets. On the cpu target a kernel uses the array itself: the
+    direction changes nothing. The launch reads ``_tidal_array`` and the
+    class's ``_tidal_direction`` (1: in, 2: out, 3: both)."""
+
+    __slots__ = ("_tidal_array",)
+    _tidal_direction = 3
+
+    def __init__(self, ary):
+        if not isinstance(ary, np.ndarray):
+            raise TypeError(f"cuda.{type(self).__name__} takes a NumPy array, "
+                            f"not {type(ary).__name__}")
+        self._tidal_array = ary
+
+    def __repr__(self):
+        return f"cuda.{type(self).__name__}({self._tidal_array!r})"
+
+
+class In(_Directed):
+    """cuda.In(ary): copied to the device before the launch, not back."""
+
+    __slots__ = ()
+    _tidal_direction = 1
+
+
+class Out(_Directed):
+    """cuda.Out(ary): not copied to the device; copied back after the launch."""
+
+    __slots__ = ()
+    _tidal_direction = 2
+
+
+class InOut(_Directed):
+    """cuda.InOut(ary): copied to the device and back (a NumPy array's default)."""
+
+    __slots__ = ()
+    _tidal_direction = 3
