@@ -197,3 +197,24 @@ def test_bad_stream_in_launch_configuration():
 
     with pytest.raises(TypeError, match="the stream of kernel 'k' must be a cuda.stream"):
         k[1, 1, "default"]
+
+
+def test_external_stream_uses_the_handle_and_never_destroys_it(run):
+    r = run("""
+        owner = cuda.stream()
+        s = cuda.external_stream(owner.handle)
+        d = cuda.to_device(np.zeros(8, np.int32), stream=s)
+        fill_seven[1, 32, s](d, 0.0, cuda.to_device(np.zeros(1, np.float32)))
+        s.synchronize()
+        del s
+        import gc
+        gc.collect()
+        print(json.dumps(d.copy_to_host().tolist()))
+    """)
+    assert r.result == [7] * 8
+    (created,) = r.named("cuStreamCreate")
+    stream = created["stream"]
+    assert r.named("cuLaunchKernel")[0]["stream"] == stream
+    assert [c["stream"] for c in r.named("cuStreamSynchronize")][:1] == [stream]
+    assert not r.named("cuStreamDestroy_v2") or \
+        r.index("cuStreamDestroy_v2") > r.index("cuMemcpyDtoHAsync_v2")

@@ -153,3 +153,15 @@ def test_close_drops_the_context_but_not_the_arrays():
     assert cuda.current_context() is not before
     assert cuda.gpus.current == cuda.get_current_device()
     np.testing.assert_array_equal(d.copy_to_host(), np.arange(3.0))
+
+
+def test_external_streams_wrap_a_handle():
+    s = cuda.external_stream(0x1234)
+    assert s.handle == 0x1234 and s.external and int(s) == 0x1234
+    x = np.zeros(4, np.float32)
+    d = cuda.to_device(x, stream=s)
+    s.synchronize()
+    assert np.array_equal(d.copy_to_host(stream=s), x)
+    for bad in (0, -1, True, "0x1234"):
+        with pytest.raises(ValueError, match="cuda.external_stream takes a CUstream handle"):
+            cuda.external_stream(bad)

@@ -21,7 +21,7 @@ from .memory import (  # noqa: F401
 )
 from .interop import from_dlpack  # noqa: F401
 from .streams import (  # noqa: F401
-    default_stream, event, event_elapsed_time, legacy_default_stream,
+    default_stream, event, event_elapsed_time, external_stream, legacy_default_stream,
     per_thread_default_stream, stream, synchronize,
 )
 from .devices import (  # noqa: F401

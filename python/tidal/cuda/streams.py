@@ -111,6 +111,17 @@ def stream():
     return Stream(next(_handles))
 
 
+def external_stream(ptr):
+    """A Stream over a CUstream that another library made (CuPy's
+    ``stream.ptr``, PyTorch's ``stream.cuda_stream``), as Numba's: tidal
+    uses it and never destroys it; the caller keeps it alive. On the cpu
+    target work runs when it is issued, so the handle only names it."""
+    if isinstance(ptr, bool) or not isinstance(ptr, int) or ptr <= 0:
+        raise ValueError(f"cuda.external_stream takes a CUstream handle (an int > 0), "
+                         f"not {ptr!r}")
+    return Stream(ptr, external=True)
+
+
 def default_stream():
     """The default stream (Numba: the legacy default stream's semantics)."""
     return _default_stream
