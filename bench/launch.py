@@ -10,7 +10,9 @@ of its own, per call, median over repeats of many calls:
 - launch: kernel[1, 1](*args) of the empty kernel, run;
 - foreign arrays: the same shapes with __cuda_array_interface__ objects over
   the same memory instead of tidal device arrays (the cost per argument of
-  other libraries' arrays);
+  other libraries' arrays), and with objects that speak DLPack only (whose
+  producer's __dlpack_device__ and __dlpack__ are timed apart: their share
+  is not tidal's launch);
 - saxpy[1, 32]: a tiny real launch.
 
 measure(target="cuda-mock") runs the same on the cuda target over the mock
@@ -39,6 +41,20 @@ class ForeignArray:
 
     def __init__(self, device_array):
         self.__cuda_array_interface__ = dict(device_array.__cuda_array_interface__, stream=None)
+
+
+class ForeignDLPack:
+    """Another library's array that speaks DLPack only, over a tidal device
+    array's memory. The producer is a C one where there is: on the cpu target
+    NumPy's __dlpack__ of the array's memory (as a library written in C
+    would be); on the cuda target tidal's own (in Python)."""
+
+    def __init__(self, device_array):
+        producer = device_array._tidal_host
+        if producer is None:
+            producer = device_array
+        self.__dlpack__ = producer.__dlpack__
+        self.__dlpack_device__ = producer.__dlpack_device__
 
 
 def per_call(call, repeats, target_s=0.05):
@@ -89,6 +105,14 @@ def measure_one(name, repeats):
         if arrays:
             foreign = kernels.launch_args(name, ForeignArray(device), np.float32(1.0))
             entry["dispatch_foreign"] = per_call(lambda: kernel[1, 1]._dispatch(*foreign), repeats)
+            producer = ForeignDLPack(device)
+            dlpack = kernels.launch_args(name, producer, np.float32(1.0))
+            entry["dispatch_dlpack"] = per_call(lambda: kernel[1, 1]._dispatch(*dlpack), repeats)
+            # The producer's own part: what its __dlpack_device__ and
+            # __dlpack__ cost, per argument (the capsule given back untaken).
+            stream = 1 if cuda.current_target() == "cuda" else None
+            entry["producer_dlpack"] = per_call(
+                lambda: (producer.__dlpack_device__(), producer.__dlpack__(stream=stream)), repeats)
     except Exception as error:  # noqa: BLE001
         entry["error"] = common.unsupported(error)
     return entry
@@ -120,6 +144,10 @@ def measure(repeats=9, log=print, target="cpu"):
         if "dispatch_foreign" in entry:
             extra = (entry["dispatch_foreign"]["median"] - entry["dispatch"]["median"]) / entry["arrays"]
             line += f", foreign arrays +{extra * 1e6:.2f} us per argument"
+        if "dispatch_dlpack" in entry:
+            extra = (entry["dispatch_dlpack"]["median"] - entry["dispatch"]["median"]) / entry["arrays"]
+            line += (f", DLPack +{extra * 1e6:.2f} us per argument (the producer's "
+                     f"{entry['producer_dlpack']['median'] * 1e6:.2f} us)")
         log(line)
     return results
 

@@ -4,6 +4,7 @@
 #include "CompileError.h"
 #include "Compiler.h"
 #include "DLPack.h"
+#include "DLPack.h"
 #include "Frontend.h"
 #include "ModuleFunctions.h"
 #include "PyRef.h"
@@ -454,6 +455,163 @@ bool interfaceView(PyObject *O, ArrayView &V) {
   return true;
 }
 
+// --- arrays of other libraries: DLPack -------------------------------------------
+
+// The scalar of a DLPack data type; false when kernels can't take it.
+bool scalarOfDLPack(const dlpack::DataType &T, Scalar &Out) {
+  if (T.Lanes != 1 || T.Bits % 8)
+    return false;
+  switch (T.Code) {
+  case dlpack::TypeBool:
+    return scalarOfKind('b', T.Bits / 8, Out);
+  case dlpack::TypeInt:
+    return scalarOfKind('i', T.Bits / 8, Out);
+  case dlpack::TypeUInt:
+    return scalarOfKind('u', T.Bits / 8, Out);
+  case dlpack::TypeFloat:
+    return scalarOfKind('f', T.Bits / 8, Out);
+  case dlpack::TypeComplex:
+    return scalarOfKind('c', T.Bits / 8, Out);
+  default:
+    return false;
+  }
+}
+
+// The DLPack tensors a launch took from their producers (renamed
+// "used_dltensor"): each is given back (its deleter called) when the launch
+// is done with it, with the GIL held, as the producer's deleter may need it.
+class TakenTensors {
+public:
+  TakenTensors() = default;
+  TakenTensors(const TakenTensors &) = delete;
+  TakenTensors &operator=(const TakenTensors &) = delete;
+  ~TakenTensors() { giveBack(); }
+
+  void add(dlpack::ManagedTensor *Tensor) {
+    if (Count < Inline)
+      InlineTensors[Count++] = Tensor;
+    else
+      More.push_back(Tensor);
+  }
+  void giveBack() {
+    for (size_t I = 0; I < Count; ++I)
+      release(InlineTensors[I]);
+    for (dlpack::ManagedTensor *Tensor : More)
+      release(Tensor);
+    Count = 0;
+    More.clear();
+  }
+
+private:
+  static void release(dlpack::ManagedTensor *Tensor) {
+    if (Tensor->Deleter)
+      Tensor->Deleter(Tensor);
+  }
+  static constexpr size_t Inline = 8;
+  dlpack::ManagedTensor *InlineTensors[Inline];
+  size_t Count = 0;
+  std::vector<dlpack::ManagedTensor *> More;
+};
+
+// Which DLPack memory a launch on Target can use in place (a Python error
+// naming the argument otherwise): host memory on the cpu target; the current
+// device's memory, managed or page-locked memory on the cuda target.
+bool dlpackDeviceUsable(PyObject *DeviceTuple, const std::string &Target) {
+  int Type = -1, Id = -1;
+  if (!PyTuple_Check(DeviceTuple) || !PyArg_ParseTuple(DeviceTuple, "ii", &Type, &Id)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "__dlpack_device__() must return (device type, device id), not %R",
+                 DeviceTuple);
+    return false;
+  }
+  if (Target == "cpu" ? Type == dlpack::DeviceCPU || Type == dlpack::DeviceCUDAHost
+                      : Type == dlpack::DeviceCUDAHost || Type == dlpack::DeviceCUDAManaged ||
+                            (Type == dlpack::DeviceCUDA && Id == runtime::currentDeviceOrdinal()))
+    return true;
+  if (Target == "cuda" && Type == dlpack::DeviceCUDA)
+    PyErr_Format(PyExc_ValueError,
+                 "DLPack memory of CUDA device %d, and the current device is %d: launch under "
+                 "`with cuda.gpus[%d]:`",
+                 Id, runtime::currentDeviceOrdinal(), Id);
+  else
+    PyErr_Format(PyExc_ValueError,
+                 "DLPack memory of device type %d (device %d): on the %s target kernels take %s",
+                 Type, Id, Target.c_str(),
+                 Target == "cpu" ? "host memory (kDLCPU, kDLCUDAHost)"
+                                 : "CUDA memory (kDLCUDA, kDLCUDAManaged, kDLCUDAHost)");
+  return false;
+}
+
+// Reads O's DLPack tensor (O.__dlpack__()) into V. With Target and Taken,
+// for a launch: the device is checked for Target, the producer is asked to order
+// its work before Stream (the protocol's stream argument on the cuda
+// target) and the tensor is taken, to be given back by Taken. Without it,
+// for typing: the capsule is left untaken and gives the tensor back itself.
+// False with a Python error set when O's tensor can't be read or used.
+bool dlpackView(PyObject *O, ArrayView &V, const std::string *Target, uint64_t Stream,
+                TakenTensors *Taken) {
+  static PyObject *DeviceName = PyUnicode_InternFromString("__dlpack_device__");
+  static PyObject *ExportName = PyUnicode_InternFromString("__dlpack__");
+  static PyObject *StreamKeyword = Py_BuildValue("(s)", "stream");
+  PyRef Capsule;
+  if (Target) {
+    PyRef Where = PyRef::steal(PyObject_CallMethodNoArgs(O, DeviceName));
+    if (!Where || !dlpackDeviceUsable(Where.get(), *Target))
+      return false;
+  }
+  if (Target && *Target == "cuda") {
+    // The protocol's stream: 1 for the legacy default stream (the launch's 0).
+    PyRef Handle = PyRef::steal(PyLong_FromUnsignedLongLong(Stream ? Stream : 1));
+    PyRef Method = PyRef::steal(PyObject_GetAttr(O, ExportName));
+    if (!Handle || !Method)
+      return false;
+    PyObject *CallArgs[] = {Handle.get()};
+    Capsule = PyRef::steal(PyObject_Vectorcall(Method.get(), CallArgs, 0, StreamKeyword));
+  } else {
+    Capsule = PyRef::steal(PyObject_CallMethodNoArgs(O, ExportName));
+  }
+  if (!Capsule)
+    return false;
+  auto *Managed = static_cast<dlpack::ManagedTensor *>(
+      PyCapsule_IsValid(Capsule.get(), dlpack::CapsuleName)
+          ? PyCapsule_GetPointer(Capsule.get(), dlpack::CapsuleName)
+          : nullptr);
+  if (!Managed) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "__dlpack__() of '%s' did not return an untaken \"dltensor\" capsule",
+                 Py_TYPE(O)->tp_name);
+    return false;
+  }
+  const dlpack::Tensor &T = Managed->DLTensor;
+  if (!scalarOfDLPack(T.Type, V.Elem) || T.NDim < 0 || T.NDim > NPY_MAXDIMS) {
+    PyErr_Format(PyExc_TypeError,
+                 "a DLPack tensor of type code %d, %d bits, %d lanes and %d dimensions: "
+                 "kernels take bool, ints, floats and complex numbers",
+                 T.Type.Code, T.Type.Bits, T.Type.Lanes, T.NDim);
+    return false;
+  }
+  V.NDim = T.NDim;
+  V.ItemSize = T.Type.Bits / 8;
+  V.ReadOnly = false; // DLPack's unversioned tensors do not say
+  V.Data = static_cast<char *>(T.Data) + T.ByteOffset;
+  npy_intp Step = V.ItemSize;
+  for (int Dim = V.NDim - 1; Dim >= 0; --Dim) {
+    V.OwnShape[Dim] = static_cast<npy_intp>(T.Shape[Dim]);
+    V.OwnStrides[Dim] = T.Strides ? static_cast<npy_intp>(T.Strides[Dim]) * V.ItemSize : Step;
+    Step *= V.OwnShape[Dim];
+  }
+  V.Shape = V.OwnShape;
+  V.Strides = V.OwnStrides;
+  if (Taken) {
+    if (PyCapsule_SetName(Capsule.get(), dlpack::UsedCapsuleName) < 0)
+      return false;
+    Taken->add(Managed);
+  }
+  return true;
+}
+
 // The type Numba gives a launch argument; false (and Why) when kernels
 // can't take it, or false with a Python error set when its
 // __cuda_array_interface__ is not a valid description.
@@ -540,6 +698,15 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
                       layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize), V.ReadOnly);
     return true;
   }
+  // Or one that speaks DLPack only.
+  if (PyObject_HasAttrString(O, "__dlpack__") && PyObject_HasAttrString(O, "__dlpack_device__")) {
+    ArrayView V;
+    if (!dlpackView(O, V, nullptr, 0, nullptr))
+      return false;
+    Out = Type::array(V.Elem, static_cast<unsigned>(V.NDim),
+                      layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize), V.ReadOnly);
+    return true;
+  }
   Why = "'" + typeName(O) + "'";
   return false;
 }
@@ -615,6 +782,7 @@ enum class ArgKind : uint8_t {
   HostDeviceArray, // a cpu-target device array: the NumPy array of its memory
   DeviceArray,     // device memory described by _tidal_device (cuda target)
   InterfaceArray,  // any other object with __cuda_array_interface__
+  DLPackArray,     // any other object with __dlpack__
 };
 
 bool isArrayKind(ArgKind K) { return K >= ArgKind::HostArray; }
@@ -771,6 +939,31 @@ bool checkArgumentCount(const DispatcherState &D, size_t N) {
   return false;
 }
 
+// Puts "argument 'x' of kernel 'k': " before the message of the Python
+// error set now (what an argument's __cuda_array_interface__ or DLPack
+// tensor said), keeping its type. Errors of other classes than Python's
+// own (a library's, which may need more than a message) are left as they
+// are.
+void nameArgumentInError(const DispatcherState &D, size_t I) {
+  PyObject *Type, *Value, *Traceback;
+  PyErr_Fetch(&Type, &Value, &Traceback);
+  PyErr_NormalizeException(&Type, &Value, &Traceback);
+  bool Builtin = Type && PyType_Check(Type) &&
+                 !(reinterpret_cast<PyTypeObject *>(Type)->tp_flags & Py_TPFLAGS_HEAPTYPE);
+  PyRef Text = PyRef::steal(Value && Builtin ? PyObject_Str(Value) : nullptr);
+  const char *Message = Text ? PyUnicode_AsUTF8(Text.get()) : nullptr;
+  if (!Message) {
+    PyErr_Clear();
+    PyErr_Restore(Type, Value, Traceback);
+    return;
+  }
+  PyErr_Format(Type, "argument '%s' of kernel '%s': %s", D.ParamNames[I].c_str(),
+               D.Name.c_str(), Message);
+  Py_XDECREF(Type);
+  Py_XDECREF(Value);
+  Py_XDECREF(Traceback);
+}
+
 // Types of the launch arguments; raises TypeError naming the parameter.
 bool typeArguments(DispatcherState &D, PyObject *const *Args, size_t N, std::vector<Type> &Types) {
   if (!checkArgumentCount(D, N))
@@ -778,8 +971,12 @@ bool typeArguments(DispatcherState &D, PyObject *const *Args, size_t N, std::vec
   Types.resize(N);
   for (size_t I = 0; I < N; ++I) {
     std::string Why;
-    if (!typeofArgument(Args[I], Types[I], Why))
-      return PyErr_Occurred() ? false : rejectArgument(D, I, Why);
+    if (typeofArgument(Args[I], Types[I], Why))
+      continue;
+    if (!PyErr_Occurred())
+      return rejectArgument(D, I, Why);
+    nameArgumentInError(D, I);
+    return false;
   }
   return true;
 }
@@ -808,7 +1005,8 @@ ArgKind argumentKind(PyObject *O, const std::string &Target) {
     return ArgKind::HostDeviceArray;
   if (deviceLayoutOf(O))
     return ArgKind::DeviceArray;
-  return ArgKind::InterfaceArray;
+  return PyObject_HasAttrString(O, "__cuda_array_interface__") ? ArgKind::InterfaceArray
+                                                               : ArgKind::DLPackArray;
 }
 
 bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V);
@@ -863,6 +1061,7 @@ struct PackedArguments {
   std::vector<void *> HeapParams;
   ParamSlot *Slots = InlineSlots;
   void **Params = InlineParams;
+  TakenTensors Tensors; // DLPack arguments, given back after the launch
 
   unsigned capacity() const {
     return HeapSlots.empty() ? Inline : static_cast<unsigned>(HeapSlots.size());
@@ -892,7 +1091,7 @@ bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V) {
     return true;
   }
   if (K != ArgKind::InterfaceArray)
-    return false;
+    return false; // (a DLPack tensor is read by packArguments, once per launch)
   interfaceView(O, V);
   return true;
 }
@@ -974,6 +1173,13 @@ static_assert(offsetof(PyBoolScalarObject, obval) == NumPyScalarValueOffset &&
 
 enum class PackResult { Packed, Mismatch, Failed };
 
+// The Python error set now, with "argument 'x' of kernel 'k': " before its
+// message (its type kept); returns Failed.
+PackResult failArgument(const DispatcherState &D, size_t I) {
+  nameArgumentInError(D, I);
+  return PackResult::Failed;
+}
+
 // Writes the arguments' flattened values as Plan reads them; Mismatch (no
 // error set) when an argument is not of the plan's class after all, Failed
 // with a Python error set. Waits for the streams of __cuda_array_interface__
@@ -994,10 +1200,14 @@ PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan, PyObj
     ArgKind Kind = Plan.Kinds[I];
     if (isArrayKind(Kind)) {
       ArrayView V;
-      if (!arrayViewOf(O, Kind, V))
+      if (Kind == ArgKind::DLPackArray) {
+        if (!dlpackView(O, V, &D.Target, reinterpret_cast<uint64_t>(Stream), &Out.Tensors))
+          return failArgument(D, I);
+      } else if (!arrayViewOf(O, Kind, V)) {
         return PackResult::Mismatch;
-      if (PyErr_Occurred())
-        return PackResult::Failed;
+      }
+      if (PyErr_Occurred()) // an invalid __cuda_array_interface__
+        return failArgument(D, I);
       if (!viewMatches(V, Types[I], Plan.RecordDescrs[I].get()))
         return PackResult::Mismatch;
       if (Kind == ArgKind::InterfaceArray) {
@@ -1202,13 +1412,14 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
     ArgKind Kind = Plan.Kinds[I];
     if (isArrayKind(Kind)) {
       ArrayView V;
-      arrayViewOf(O, Kind, V); // packArguments read it already
+      if (Kind != ArgKind::DLPackArray)
+        arrayViewOf(O, Kind, V); // packArguments read it already
       if (Kind == ArgKind::DeviceArray) {
         if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O)) {
           Allocation->requireContext(Context, Kernel.name(), I);
           Allocation->usedOn(Stream);
         }
-      } else if (Kind != ArgKind::InterfaceArray) {
+      } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);
         Copy.CopyBack = !V.ReadOnly && (Plan.Copies[I] & CopyOut);
@@ -1218,7 +1429,7 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
         Packed.Slots[K].Words[0] =
             Copy.Bytes ? Copy.Device.pointer() + static_cast<uint64_t>(V.Data - Copy.Host) : 0;
       }
-      K += 1 + 2 * static_cast<unsigned>(V.NDim);
+      K += 1 + 2 * static_cast<unsigned>(S.ArgTypes[I].NDim);
       continue;
     }
     if (Kind == ArgKind::RecordScalar) { // read-only, by reference

@@ -223,3 +223,35 @@ def test_host_memory_is_refused_on_the_cuda_target(run):
     """)
     assert "the cuda target takes device memory" in r.result
     assert "cuda.to_device(np.from_dlpack(obj))" in r.result
+
+
+def test_dlpack_arguments_are_device_pointers_ordered_on_the_launch_stream(run):
+    r = run("""
+        class DLPackOnly:
+            def __init__(self, d):
+                self.d, self.streams = d, []
+
+            def __dlpack__(self, stream=None):
+                self.streams.append(stream)
+                return self.d.__dlpack__(stream=stream)
+
+            def __dlpack_device__(self):
+                return self.d.__dlpack_device__()
+
+        s = cuda.stream()
+        d = cuda.to_device(np.zeros(8, np.int32))
+        b = cuda.to_device(np.zeros(1, np.float32))
+        wrapped = DLPackOnly(d)
+        fill_seven[1, 32](wrapped, 0.0, b)
+        fill_seven[1, 32, s](wrapped, 0.0, b)
+        print(json.dumps({"values": d.copy_to_host().tolist(), "streams": wrapped.streams,
+                          "s": s.handle,
+                          "pointer": d.__cuda_array_interface__["data"][0]}))
+    """)
+    res = r.result
+    assert res["values"] == [7] * 8
+    # Typing asks for no stream; each launch asks for its own (1: the legacy default).
+    assert res["streams"] == [None, 1, res["s"]]
+    launches = r.named("cuLaunchKernel")
+    assert len(launches) == 2 and len(r.named("cuMemcpyHtoD_v2")) == 2  # d and b, once
+    assert all(launch["params"][0]["offset"] == 0 for launch in launches)

@@ -313,3 +313,61 @@ def test_directed_wrappers_take_numpy_arrays():
         cuda.Out([1, 2])
     with pytest.raises(TypeError, match="cuda.In takes a NumPy array, not DeviceNDArray"):
         cuda.In(cuda.to_device(np.zeros(2)))
+
+
+# --- DLPack arguments --------------------------------------------------------------------
+
+class DLPackOnly:
+    """Another library's array that speaks DLPack only (over a NumPy array)."""
+
+    def __init__(self, array, device=None, capsule=None):
+        self.array, self.device, self.capsule = array, device, capsule
+        self.streams = []
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self.capsule if self.capsule is not None else self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.device or self.array.__dlpack_device__()
+
+
+def test_dlpack_arrays_are_used_in_place_and_given_back():
+    import sys
+    host = np.zeros(6, np.float32)
+    wrapped = DLPackOnly(host)
+    before = sys.getrefcount(host)
+    for _ in range(3):  # the first launch types it; the others reuse the plan
+        add_one[1, 8](wrapped)
+    assert np.array_equal(host, [3] * 6)
+    assert wrapped.streams == [None] * 4  # typing, then each launch: no stream on the cpu target
+    assert sys.getrefcount(host) == before  # each tensor given back once
+    row = np.zeros(24, np.int16)  # strided: DLPack's strides count elements
+    axpy[1, 12](DLPackOnly(row[1::4]), 2, np.ones(6, np.int16), DLPackOnly(np.ones(6, np.int16)))
+    assert (row[1::4] == 3).all() and row.sum() == 18
+
+
+@pytest.mark.parametrize("wrapper, error, message", [
+    (DLPackOnly(np.zeros(4, np.float32), device=(2, 0)), ValueError,
+     "argument 'x' of kernel 'add_one': DLPack memory of device type 2 \\(device 0\\): on the "
+     "cpu target kernels take host memory"),
+    (DLPackOnly(np.zeros(4, np.float32), device=(1,)), TypeError,
+     "argument 'x' of kernel 'add_one': __dlpack_device__\\(\\) must return \\(device type, device id\\)"),
+    (DLPackOnly(np.zeros(4, np.float32), capsule="not a capsule"), TypeError,
+     "argument 'x' of kernel 'add_one': __dlpack__\\(\\) of 'DLPackOnly' did not return an "
+     "untaken \\\"dltensor\\\" capsule"),
+    (DLPackOnly(np.zeros(4, "datetime64[s]")), BufferError, "argument 'x' of kernel 'add_one': "),
+])
+def test_bad_dlpack_arguments(wrapper, error, message):
+    with pytest.raises(error, match=message):
+        add_one[1, 4](wrapper)
+
+
+def test_a_dlpack_argument_that_turns_bad_after_its_plan_is_made():
+    host = np.zeros(4, np.float32)
+    wrapped = DLPackOnly(host)
+    add_one[1, 4](wrapped)
+    wrapped.device = (2, 0)
+    with pytest.raises(ValueError, match="argument 'x' of kernel 'add_one': DLPack memory of device type 2"):
+        add_one[1, 4](wrapped)
+    assert np.array_equal(host, [1] * 4)
