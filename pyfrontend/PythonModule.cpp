@@ -813,7 +813,10 @@ struct DispatcherState {
   std::string Target; // "cpu" or "cuda"
   FrontendOptions Options;
   std::vector<std::unique_ptr<Specialization>> Specializations;
-  std::vector<std::unique_ptr<LaunchPlan>> Plans; // the most recently used first
+  // The most recently used first. Shared: a launch holds its plan while
+  // Python code it calls (an argument's __dlpack__, ...) may let another
+  // thread launch the kernel and replace plans.
+  std::vector<std::shared_ptr<LaunchPlan>> Plans;
 
   Specialization *find(const std::vector<Type> &Types) {
     for (auto &S : Specializations)
@@ -1012,11 +1015,11 @@ ArgKind argumentKind(PyObject *O, const std::string &Target) {
 bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V);
 
 // A new plan for these arguments (typed, and compiled when new), put first.
-LaunchPlan &makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
+std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
   std::vector<Type> Types;
   if (!typeArguments(D, Args, N, Types))
     throw PythonErrorSet();
-  auto Plan = std::make_unique<LaunchPlan>();
+  auto Plan = std::make_shared<LaunchPlan>();
   Plan->Spec = &D.compile(Types);
   for (size_t I = 0; I < N; ++I) {
     Plan->PyTypes.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(Args[I]))));
@@ -1041,8 +1044,8 @@ LaunchPlan &makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
   constexpr size_t MaxPlans = 32;
   if (D.Plans.size() == MaxPlans)
     D.Plans.pop_back();
-  D.Plans.insert(D.Plans.begin(), std::move(Plan));
-  return *D.Plans.front();
+  D.Plans.insert(D.Plans.begin(), Plan);
+  return Plan;
 }
 
 // One flattened parameter value: 16 bytes hold the widest scalar (complex128).
@@ -1307,29 +1310,31 @@ PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan, PyObj
 // The plan for these arguments, and their values packed into Out: the most
 // recently used plan that fits them, or a new one (typing the arguments and
 // compiling them when needed).
-LaunchPlan &planAndPack(DispatcherState &D, PyObject *const *Args, size_t N, PackedArguments *&Out,
-                        std::optional<PackedArguments> &Storage, runtime::cu::Stream Stream) {
+std::shared_ptr<LaunchPlan> planAndPack(DispatcherState &D, PyObject *const *Args, size_t N,
+                                        PackedArguments *&Out,
+                                        std::optional<PackedArguments> &Storage,
+                                        runtime::cu::Stream Stream) {
   for (size_t P = 0; P < D.Plans.size(); ++P) {
-    LaunchPlan &Plan = *D.Plans[P];
-    if (Plan.Kinds.size() != N)
+    std::shared_ptr<LaunchPlan> Plan = D.Plans[P];
+    if (Plan->Kinds.size() != N)
       continue;
-    if (!Storage || Storage->capacity() < Plan.Spec->ParamCount)
-      Storage.emplace(Plan.Spec->ParamCount);
-    switch (packArguments(D, Plan, Args, *Storage, Stream)) {
+    if (!Storage || Storage->capacity() < Plan->Spec->ParamCount)
+      Storage.emplace(Plan->Spec->ParamCount);
+    switch (packArguments(D, *Plan, Args, *Storage, Stream)) {
     case PackResult::Packed:
-      if (P != 0) // most recently used first
+      if (P != 0 && P < D.Plans.size() && D.Plans[P] == Plan) // most recently used first
         std::swap(D.Plans[0], D.Plans[P]);
       Out = &*Storage;
-      return *D.Plans.front();
+      return Plan;
     case PackResult::Failed:
       throw PythonErrorSet();
     case PackResult::Mismatch:
       break;
     }
   }
-  LaunchPlan &Plan = makePlan(D, Args, N);
-  Storage.emplace(Plan.Spec->ParamCount);
-  PackResult Result = packArguments(D, Plan, Args, *Storage, Stream);
+  std::shared_ptr<LaunchPlan> Plan = makePlan(D, Args, N);
+  Storage.emplace(Plan->Spec->ParamCount);
+  PackResult Result = packArguments(D, *Plan, Args, *Storage, Stream);
   if (Result == PackResult::Failed)
     throw PythonErrorSet();
   if (Result == PackResult::Mismatch)
@@ -1478,17 +1483,16 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
   auto Stream = reinterpret_cast<runtime::cu::Stream>(Config->Stream);
   std::optional<PackedArguments> Storage;
   PackedArguments *Packed = nullptr;
-  LaunchPlan &Plan = planAndPack(D, Args, N, Packed, Storage, Stream);
+  std::shared_ptr<LaunchPlan> Held = planAndPack(D, Args, N, Packed, Storage, Stream);
+  const LaunchPlan &Plan = *Held;
   if (D.Target == "cuda") {
     launchOnCudaTarget(D, Plan, Config->Grid, Config->Block, Config->SharedBytes, Args, *Packed,
                        Stream, Execute);
     Py_RETURN_NONE;
   }
-  // Read with the GIL held: another thread may replace the plan meanwhile.
-  TidalBlockFunction Block = Plan.Spec->Block;
   if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
     withoutGIL([&] {
-      runtime::launchOnCpu(Block, Config->Grid, Config->Block, Packed->Params,
+      runtime::launchOnCpu(Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,
                            static_cast<size_t>(Config->SharedBytes));
     });
   Py_RETURN_NONE;

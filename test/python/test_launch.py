@@ -371,3 +371,34 @@ def test_a_dlpack_argument_that_turns_bad_after_its_plan_is_made():
     with pytest.raises(ValueError, match="argument 'x' of kernel 'add_one': DLPack memory of device type 2"):
         add_one[1, 4](wrapped)
     assert np.array_equal(host, [1] * 4)
+
+
+def test_threads_launching_one_kernel_with_changing_argument_classes():
+    import threading
+    import time
+
+    class Yielding(DLPackOnly):
+        def __dlpack__(self, stream=None):
+            time.sleep(0)  # lets another thread launch meanwhile
+            return super().__dlpack__(stream)
+
+    dtypes = (np.float32, np.float64, np.int32, np.int16, np.uint8)
+    errors = []
+
+    def work(seed):
+        try:
+            arrays = [np.zeros(16, dtype) for dtype in dtypes]
+            for round_ in range(40):
+                for k, a in enumerate(arrays):
+                    add_one[1, 16](Yielding(a) if (round_ + k + seed) % 3 == 0 else a)
+            for a in arrays:
+                assert (a == 40).all(), a
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
