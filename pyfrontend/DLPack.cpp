@@ -15,7 +15,7 @@ namespace {
 
 // The capsule that owns an imported tensor: its destructor gives the tensor
 // back to the producer. The DeviceNDArray over the memory keeps it alive.
-constexpr const char *ImportedCapsuleName = "tidal.dlpack_import";
+constexpr const char *ImportedCapsuleName = "tidal.DLPackImport";
 
 // A capsule destructor runs wherever a reference is dropped, possibly while
 // an exception is being raised: keep that exception across the deleter.
