@@ -275,7 +275,7 @@ struct ArrayView {
   npy_intp ItemSize = 0;
   bool ReadOnly = false;
   // __cuda_array_interface__: the stream the producer's work is on (0: none
-  // to wait for), and the shape and strides, copied from the dict.
+  // to wait for). Shape and strides read from a dict or a DLPack tensor.
   uint64_t ProducerStream = 0;
   npy_intp OwnShape[NPY_MAXDIMS], OwnStrides[NPY_MAXDIMS];
   Scalar Elem = Scalar::Float64; // when Array is null
@@ -1416,15 +1416,16 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
     PyObject *O = Args[I];
     ArgKind Kind = Plan.Kinds[I];
     if (isArrayKind(Kind)) {
-      ArrayView V;
-      if (Kind != ArgKind::DLPackArray)
-        arrayViewOf(O, Kind, V); // packArguments read it already
+      // Device memory (packArguments wrote its pointer): tidal's allocations
+      // are checked and marked used; host memory is copied.
       if (Kind == ArgKind::DeviceArray) {
         if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O)) {
           Allocation->requireContext(Context, Kernel.name(), I);
           Allocation->usedOn(Stream);
         }
       } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
+        ArrayView V;
+        arrayViewOf(O, Kind, V); // packArguments read it already
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);
         Copy.CopyBack = !V.ReadOnly && (Plan.Copies[I] & CopyOut);
