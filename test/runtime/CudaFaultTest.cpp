@@ -116,6 +116,19 @@ TEST_F(CudaFault, StickyErrorsAreThoseThatMakeTheContextUnusable) {
     EXPECT_FALSE(CudaDriver::isStickyError(Result)) << Result;
 }
 
+// A context with the two test kernels loaded and a buffer for them.
+struct Loaded {
+  CudaContext Context;
+  CudaModule Module;
+  CudaFunction Faulty, Other;
+  CudaDeviceBuffer Buffer;
+
+  explicit Loaded(const CudaDriver &Driver)
+      : Context(Driver, 0), Module(Context, KernelsPTX),
+        Faulty(Module.function("faulty_kernel")), Other(Module.function("other_kernel")),
+        Buffer(Driver, 16) {}
+};
+
 // What a call that observes a fault may use, made before the fault.
 struct Objects {
   CudaContext &Context;
@@ -155,11 +168,8 @@ TEST_F(CudaFault, WhicheverCallObservesTheFaultNamesTheKernel) {
   for (const auto &[Call, Observe] : Observers) {
     SCOPED_TRACE(Call);
     resetMock();
-    CudaContext Context(Driver, 0);
-    CudaModule Module(Context, KernelsPTX);
-    CudaFunction Faulty = Module.function("faulty_kernel");
-    CudaFunction Other = Module.function("other_kernel");
-    CudaDeviceBuffer Buffer(Driver, 16);
+    Loaded L(Driver);
+    auto &[Context, Module, Faulty, Other, Buffer] = L;
     CudaStream Stream(Context);
     CudaEvent Event(Context);
     Event.record(nullptr);
@@ -177,10 +187,8 @@ TEST_F(CudaFault, WhicheverCallObservesTheFaultNamesTheKernel) {
 }
 
 TEST_F(CudaFault, LaterCallsRaiseTheSameReportAtOnce) {
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Faulty = Module.function("faulty_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   CudaStream Stream(Context);
   CudaAllocator Allocator(Context);
   CudaEvent Event(Context);
@@ -218,11 +226,8 @@ TEST_F(CudaFault, LaterCallsRaiseTheSameReportAtOnce) {
 }
 
 TEST_F(CudaFault, EveryKernelSinceTheLastSynchronisationIsNamed) {
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Faulty = Module.function("faulty_kernel");
-  CudaFunction Other = Module.function("other_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   CudaStream Stream(Context);
   launch(Other, Buffer, {1, 1, 1}, {64, 1, 1});
   launch(Faulty, Buffer, {2, 1, 1}, {32, 1, 1}, Stream.handle());
@@ -238,11 +243,8 @@ TEST_F(CudaFault, EveryKernelSinceTheLastSynchronisationIsNamed) {
 }
 
 TEST_F(CudaFault, TheRecordKeepsTheNewestLaunchesAndCountsTheRest) {
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Faulty = Module.function("faulty_kernel");
-  CudaFunction Other = Module.function("other_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   const unsigned Earlier = CudaContext::RecentLaunchCapacity + 2;
   for (unsigned I = 1; I <= Earlier; ++I)
     launch(Other, Buffer, {I, 1, 1}, {1, 1, 1});
@@ -258,11 +260,8 @@ TEST_F(CudaFault, TheRecordKeepsTheNewestLaunchesAndCountsTheRest) {
 }
 
 TEST_F(CudaFault, ASuccessfulSynchronisationForgetsEarlierLaunches) {
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Faulty = Module.function("faulty_kernel");
-  CudaFunction Other = Module.function("other_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   launch(Other, Buffer, {1, 1, 1}, {64, 1, 1});
   Context.synchronize();
   launch(Other, Buffer, {1, 1, 1}, {64, 1, 1});
@@ -274,10 +273,8 @@ TEST_F(CudaFault, ASuccessfulSynchronisationForgetsEarlierLaunches) {
 }
 
 TEST_F(CudaFault, ALaunchThatWaitsForItsKernelIsNotCalledAsynchronous) {
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Faulty = Module.function("faulty_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   launch(Faulty, Buffer, {2, 1, 1}, {32, 1, 1});
   CudaDriverError E = errorOf([&] { Faulty.synchronize(); });
   EXPECT_EQ(E.call(), "cuCtxSynchronize");
@@ -289,10 +286,8 @@ TEST_F(CudaFault, ALaunchThatWaitsForItsKernelIsNotCalledAsynchronous) {
 
 TEST_F(CudaFault, ANonStickyLaunchErrorIsNotAFault) {
   setenv("TIDAL_MOCK_CUDA_OUT_OF_RESOURCES_KERNEL", "other", 1);
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Other = Module.function("other_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   CudaDriverError E = errorOf([&] { launch(Other, Buffer, {1, 1, 1}, {1024, 1, 1}); });
   EXPECT_EQ(E.call(), "cuLaunchKernel");
   EXPECT_EQ(E.errorName(), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
@@ -308,10 +303,8 @@ TEST_F(CudaFault, ANonStickyLaunchErrorIsNotAFault) {
 
 TEST_F(CudaFault, NoLaunchSinceTheLastSynchronisationIsSaid) {
   // A fault tidal launched nothing for (another library's kernel, say).
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Faulty = Module.function("faulty_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   launch(Faulty, Buffer, {2, 1, 1}, {32, 1, 1});
   Context.forgetLaunches(Context.launchesSoFar());
   EXPECT_EQ(std::string(errorOf([&] { Context.synchronize(); }).what()),
@@ -321,10 +314,8 @@ TEST_F(CudaFault, NoLaunchSinceTheLastSynchronisationIsSaid) {
 }
 
 TEST_F(CudaFault, ACallWithNoContextCurrentStillSaysTheContextIsUnusable) {
-  CudaContext Context(Driver, 0);
-  CudaModule Module(Context, KernelsPTX);
-  CudaFunction Faulty = Module.function("faulty_kernel");
-  CudaDeviceBuffer Buffer(Driver, 16);
+  Loaded L(Driver);
+  auto &[Context, Module, Faulty, Other, Buffer] = L;
   launch(Faulty, Buffer, {2, 1, 1}, {32, 1, 1});
   Driver.api().CtxSetCurrent(nullptr);
   int32_t Host[4];
