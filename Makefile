@@ -5,6 +5,11 @@ PYTHON    := /usr/bin/python3
 BUILD     := build
 LIT       := /usr/lib/llvm-19/build/utils/lit/lit.py
 CMAKE_ARGS := -G Ninja -DPython3_EXECUTABLE=$(PYTHON) -DCMAKE_BUILD_TYPE=Release
+# A compiler cache, where one is installed, makes rebuilds in other worktrees cheap.
+CCACHE    := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+CMAKE_ARGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+endif
 
 .PHONY: all setup build demo check check-lit check-gtest check-pytest clean bench
 
