@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make demo    set up, build, run examples/saxpy.py
-#   make check   set up, build, run every test suite (lit, GoogleTest, pytest)
+#   make check   set up, build, run every test suite (lit, GoogleTest, pytest,
+#                Numba's own CUDA tests against the checked-in expected failures)
 PYTHON    := /usr/bin/python3
 BUILD     := build
 LIT       := /usr/lib/llvm-19/build/utils/lit/lit.py
@@ -11,7 +12,8 @@ ifneq ($(CCACHE),)
 CMAKE_ARGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
 endif
 
-.PHONY: all setup build demo check check-lit check-gtest check-pytest clean bench
+.PHONY: all setup build demo check check-lit check-gtest check-pytest clean bench \
+        numba-suite numba-suite-simulator
 
 all: build
 
@@ -25,6 +27,13 @@ build: setup
 demo: build
 	@PYTHONPATH=$(BUILD)/python $(PYTHON) examples/saxpy.py
 
+# Numba's own CUDA tests against tidal (docs/numba-suite.md): fails when a test
+# leaves utils/numba_suite/expected_failures.txt; UPDATE=1 rewrites that list.
+# Its own tools are tested first (utils/numba_suite/test_numba_suite.py).
+NUMBA_SUITE = $(PYTHON) -m pytest -q -p no:cacheprovider utils/numba_suite && \
+              nice -n 5 $(PYTHON) utils/numba_suite/run.py --build $(BUILD) --jobs 2 \
+              $(if $(UPDATE),--update)
+
 # Every suite runs even when an earlier one fails; the exit status is non-zero
 # if any failed. pytest runs last so that its summary closes the output.
 check: build
@@ -33,6 +42,8 @@ check: build
 	TIDAL_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) $(LIT) -s test/lit || status=1; \
 	echo "== GoogleTest (tidal_runtime_tests)"; \
 	$(BUILD)/bin/tidal_runtime_tests --gtest_brief=1 || status=1; \
+	echo "== Numba's CUDA tests (utils/numba_suite)"; \
+	$(NUMBA_SUITE) || status=1; \
 	echo "== pytest (test/python)"; \
 	PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
 	exit $$status
@@ -45,6 +56,13 @@ check-gtest: build
 
 check-pytest: build
 	@PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -v -p no:cacheprovider test/python
+
+numba-suite: build
+	@$(NUMBA_SUITE)
+
+# Numba's simulator on the same tests: rewrites utils/numba_suite/simulator_passing.txt.
+numba-suite-simulator: setup
+	@nice -n 5 $(PYTHON) utils/numba_suite/run.py --build $(BUILD) --jobs 2 --simulator --update
 
 # Benchmarks (bench/README.md): writes bench/results/<date>-<host>.{json,md,png};
 # an unsupported kernel is a row of the table that says why, not a failure.

@@ -1,0 +1,88 @@
+"""Tests of the suite's own tools: the import rewriting, the placeholders, the list."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import expectations  # noqa: E402
+import rewrite  # noqa: E402
+import tidal_names  # noqa: E402
+
+NUMBA_SOURCE = '''\
+import numpy as np
+from numba import cuda, float32, njit
+from numba.cuda.testing import (unittest,
+                                CUDATestCase)
+from numba.core import types
+from numba.core.errors import TypingError, NumbaPerformanceWarning
+from numba.cuda.tests.cudapy import recursion_usecases
+
+
+class T(CUDATestCase):
+    def test(self):
+        from numba import cuda
+        program = """\\
+from numba import cuda
+print(1)
+"""
+        return program
+'''
+
+
+def test_rewrite_keeps_line_numbers_and_routes_names():
+    rewritten = rewrite.rewrite_source(NUMBA_SOURCE, for_tidal=True)
+    lines = rewritten.splitlines()
+    assert len(lines) == len(NUMBA_SOURCE.splitlines())
+    assert lines[1] == ("from tidal_names import lookup as _tidal_lookup; "
+                        "cuda = _tidal_lookup('tidal', 'cuda'); "
+                        "float32 = _tidal_lookup('tidal', 'float32'); from numba import njit")
+    assert lines[2] == "from testing_for_tidal import unittest, CUDATestCase"
+    assert lines[3] == ""
+    assert lines[4] == "from numba.core import types"
+    assert lines[5] == ("from tidal_names import lookup as _tidal_lookup; "
+                        "TypingError = _tidal_lookup('tidal.errors', 'TypingError'); "
+                        "from numba.core.errors import NumbaPerformanceWarning")
+    assert lines[6] == "from cudapy import recursion_usecases"
+    assert lines[11] == ("        from tidal_names import lookup as _tidal_lookup; "
+                         "cuda = _tidal_lookup('tidal', 'cuda')")
+    assert lines[13] == "from tidal import cuda"
+    compile(rewritten, "rewritten.py", "exec")
+
+
+def test_rewrite_for_the_simulator_changes_only_the_package_imports():
+    rewritten = rewrite.rewrite_source(NUMBA_SOURCE, for_tidal=False)
+    assert rewritten == NUMBA_SOURCE.replace("from numba.cuda.tests.cudapy import",
+                                             "from cudapy import")
+
+
+def test_a_name_tidal_lacks_fails_where_it_is_used():
+    assert tidal_names.lookup("os", "path") is os.path
+    missing = tidal_names.lookup("os", "no_such_name")
+    with pytest.raises(tidal_names.MissingInTidal, match="tidal has no os.no_such_name"):
+        missing(1)
+    with pytest.raises(tidal_names.MissingInTidal):
+        missing[1]
+    with pytest.raises(tidal_names.MissingInTidal):
+        missing.attribute
+    assert isinstance(tidal_names.lookup("no_such_module", "x"), tidal_names.MissingName)
+
+
+def test_the_list_keeps_its_reasons_and_catches_both_ways(tmp_path):
+    path = tmp_path / "expected.txt"
+    path.write_text("# comment\na.b.C.test_old  a reason written by hand\n")
+    results = {"a.b.C.test_old": {"outcome": "error", "cause": "E: x"},
+               "a.b.C.test_new": {"outcome": "fail", "cause": "F: y"},
+               "a.b.C.test_pass": {"outcome": "pass"},
+               "a.b.C.test_skip": {"outcome": "skip"}}
+    count = expectations.write_expected_failures(
+        results, lambda test_id, result: "new: " + result["cause"], str(path))
+    assert count == 2
+    assert expectations.read_expected_failures(str(path)) == {
+        "a.b.C.test_new": "new: F: y", "a.b.C.test_old": "a reason written by hand"}
+    expected = expectations.read_expected_failures(str(path))
+    results["a.b.C.test_old"] = {"outcome": "pass"}
+    results["a.b.C.test_pass"] = {"outcome": "timeout", "cause": "timeout"}
+    assert expectations.compare(results, expected) == (["a.b.C.test_pass"], ["a.b.C.test_old"])
