@@ -121,17 +121,24 @@ def run_module(root, environment, test_ids, timeout):
                 event.pop("id")
                 event["seconds"] = round(time.monotonic() - started_at, 2)
                 results[test_id] = event
-            if current is not None and current not in results:
-                if subtest_failure and ended_cleanly:
-                    results[current] = subtest_failure
-                elif not ended_cleanly and not events.closed:
-                    results[current] = {"outcome": "timeout", "cause": f"timeout: ran past {timeout} s",
-                                        "seconds": timeout}
-                elif not ended_cleanly:
+            unfinished = current if current is not None and current not in results else None
+            if unfinished is None and not ended_cleanly:
+                # Hung or ended between tests (a class fixture, the module's
+                # import): the first test not reported takes it, so that the
+                # next worker gets further.
+                unfinished = next((t for t in remaining if t not in results), None)
+            if unfinished is not None:
+                if ended_cleanly:
+                    if subtest_failure:
+                        results[unfinished] = subtest_failure
+                elif not events.closed:
+                    results[unfinished] = {"outcome": "timeout", "cause": f"timeout: ran past {timeout:g} s",
+                                           "seconds": timeout}
+                else:
                     process.wait()
-                    results[current] = {"outcome": "crash",
-                                        "cause": f"crash: the process ended with status {process.returncode}",
-                                        "detail": _output_tail(log_file)}
+                    results[unfinished] = {"outcome": "crash",
+                                           "cause": f"crash: the process ended with status {process.returncode}",
+                                           "detail": _output_tail(log_file)}
             stop_worker(process, read_end)
             if ended_cleanly:
                 break

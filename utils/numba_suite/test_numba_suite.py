@@ -86,3 +86,53 @@ def test_the_list_keeps_its_reasons_and_catches_both_ways(tmp_path):
     results["a.b.C.test_old"] = {"outcome": "pass"}
     results["a.b.C.test_pass"] = {"outcome": "timeout", "cause": "timeout"}
     assert expectations.compare(results, expected) == (["a.b.C.test_pass"], ["a.b.C.test_old"])
+
+
+HANGING_AND_CRASHING = '''\
+import os
+import time
+import unittest
+
+
+class T(unittest.TestCase):
+    def test_1_passes(self):
+        pass
+
+    def test_2_hangs(self):
+        time.sleep(60)
+
+    def test_3_kills_the_interpreter(self):
+        os._exit(3)
+
+    def test_4_fails(self):
+        raise ValueError("first line\\nsecond line")
+
+    def test_5_passes(self):
+        pass
+
+
+class Broken(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        raise RuntimeError("no set-up")
+
+    def test_never_runs(self):
+        pass
+'''
+
+
+def test_a_hang_and_a_crash_are_counted_and_the_module_goes_on(tmp_path):
+    import scheduler
+    (tmp_path / "package").mkdir()
+    (tmp_path / "package" / "__init__.py").write_text("")
+    (tmp_path / "package" / "test_module.py").write_text(HANGING_AND_CRASHING)
+    ids = [f"package.test_module.T.test_{name}" for name in
+           ("1_passes", "2_hangs", "3_kills_the_interpreter", "4_fails", "5_passes")]
+    ids.append("package.test_module.Broken.test_never_runs")
+    environment = scheduler.worker_environment("simulator", "")
+    results = scheduler.run_module(str(tmp_path), environment, ids, timeout=3)
+    outcomes = [results[test_id]["outcome"] for test_id in ids]
+    assert outcomes == ["pass", "timeout", "crash", "error", "pass", "error"]
+    assert results[ids[2]]["cause"] == "crash: the process ended with status 3"
+    assert results[ids[3]]["cause"] == "ValueError: first line"
+    assert results[ids[5]]["cause"] == "fixture: RuntimeError: no set-up"
