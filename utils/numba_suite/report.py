@@ -12,7 +12,10 @@ def group_cause(cause):
     """A failure cause with the parts that differ between tests taken out."""
     cause = re.sub(r"(/[\w.+-]+)+\.py", "FILE.py", cause or "")
     cause = re.sub(r"FILE\.py:\d+(:\d+)?", "FILE.py:LINE", cause)
+    cause = re.sub(r"<string>:\d+(:\d+)?", "<string>:LINE", cause)
     cause = re.sub(r"line \d+", "line N", cause)
+    # The names of the test's own kernels, functions and arguments.
+    cause = re.sub(r"\b(function|of|kernel|argument|field|source of) '\w+'", r"\1 '…'", cause)
     cause = re.sub(r"0x[0-9a-f]+", "0x…", cause)
     return cause[:160]
 

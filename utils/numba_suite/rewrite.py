@@ -102,8 +102,12 @@ def _rewrite_import_from(node, for_tidal):
     return None
 
 
-# In a program held in a string (test_print runs `python -c` on one).
-CUDA_IMPORT_IN_STRING = re.compile(r"^(\s*)from numba import cuda(\s*)$", re.MULTILINE)
+# In a program held in a string (test_print runs `python -c` on one,
+# test_libdevice exec()s one).
+CUDA_IMPORTS_IN_STRING = [
+    (re.compile(r"^(\s*)from numba import cuda(\s*)$"), r"\1from tidal import cuda\2"),
+    (re.compile(r"^(\s*)from numba\.cuda import "), r"\1from tidal.cuda import "),
+]
 
 
 def rewrite_source(source, for_tidal):
@@ -117,7 +121,8 @@ def rewrite_source(source, for_tidal):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                     and node.end_lineno > node.lineno:
                 for index in range(node.lineno, node.end_lineno - 1):
-                    lines[index] = CUDA_IMPORT_IN_STRING.sub(r"\1from tidal import cuda\2", lines[index])
+                    for pattern, replacement in CUDA_IMPORTS_IN_STRING:
+                        lines[index] = pattern.sub(replacement, lines[index])
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             statements = _rewrite_import_from(node, for_tidal)

@@ -26,6 +26,7 @@ class T(CUDATestCase):
         from numba import cuda
         program = """\\
 from numba import cuda
+from numba.cuda import libdevice
 print(1)
 """
         return program
@@ -49,6 +50,7 @@ def test_rewrite_keeps_line_numbers_and_routes_names():
     assert lines[11] == ("        from tidal_names import lookup as _tidal_lookup; "
                          "cuda = _tidal_lookup('tidal', 'cuda')")
     assert lines[13] == "from tidal import cuda"
+    assert lines[14] == "from tidal.cuda import libdevice"
     compile(rewritten, "rewritten.py", "exec")
 
 

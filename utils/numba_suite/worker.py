@@ -12,6 +12,7 @@ that hangs or kills this process is counted there.
 
 import json
 import os
+import subprocess
 import sys
 import traceback
 import unittest
@@ -29,6 +30,13 @@ class EventWriter:
 def failure_cause(error_info):
     """The exception type and the first line of its message: the failure's group."""
     kind, value, _ = error_info
+    child_error = getattr(value, "stderr", None) if isinstance(value, subprocess.CalledProcessError) else None
+    if child_error:
+        # A program the test ran (python -c ...): what that program died of.
+        if isinstance(child_error, bytes):
+            child_error = child_error.decode(errors="replace")
+        last_line = child_error.strip().splitlines()[-1].strip()
+        return f"{kind.__name__} (status {value.returncode}): {last_line}"
     message = str(value).strip().splitlines()
     first_line = message[0].strip() if message else ""
     name = kind.__name__ if kind is not None else "Error"
