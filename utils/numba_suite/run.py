@@ -1,11 +1,12 @@
 """Numba's own CUDA tests as tidal's yardstick (docs/numba-suite.md).
 
-    run.py [--build build] [--jobs 2] [--timeout 60] [--update]   tidal, cpu target
-    run.py --simulator [--update]                                 Numba's simulator
+    run.py [--build build] [--jobs 2] [--batches 8] [--timeout 60] [--update]
+    run.py --simulator [--update]          (Numba's unchanged tests on its simulator)
 
 Copies numba/cuda/tests/{cudapy,doc_examples} of the installed python3-numba
 into <build>/numba-suite/, rewrites the imports of one copy for tidal, runs
-every test under a per-test timeout in `--jobs` worker processes, prints a
+every test under a per-test timeout in `--jobs` worker processes (the
+modules dealt into `--batches` groups, one worker process each), prints a
 table per module and per failure cause and writes <build>/numba-suite/<mode>.json.
 
 Against tidal, the exit status is 1 when a test leaves the expectation of
@@ -45,6 +46,8 @@ def main():
     parser.add_argument("--simulator", action="store_true",
                         help="run Numba's unchanged tests on Numba's simulator")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--batches", type=int, default=8,
+                        help="groups of modules, each run in one worker process")
     parser.add_argument("--timeout", type=float, default=60, help="seconds a test may take")
     parser.add_argument("--update", action="store_true", help="rewrite the checked-in list")
     parser.add_argument("--only", nargs="*", help="module names (cudapy.test_x) to run")
@@ -79,16 +82,19 @@ def run_suite(arguments, build, scratch, mode):
         if not isinstance(ids, list):
             print(f"numba-suite: {module} does not load even on Numba's simulator: {ids}")
 
-    def progress(module, results, seconds):
-        passed = sum(1 for r in results.values() if r["outcome"] == "pass")
-        print(f"  {module:<45} {passed:>4}/{len(results):<4} passed  {seconds:6.1f} s", flush=True)
+    def progress(group, results, seconds):
+        print(f"  {len(group)} modules, {len(results)} tests: {seconds:.1f} s", flush=True)
+        for module in group:
+            ids = tests_by_module[module]
+            passed = sum(1 for test_id in ids if results[test_id]["outcome"] == "pass")
+            print(f"    {module:<45} {passed:>4}/{len(ids):<4} passed", flush=True)
 
     print(f"numba-suite: {sum(map(len, tests_by_module.values()))} tests in {len(tests_by_module)} "
           f"modules, on {'Numba simulator' if arguments.simulator else 'tidal'}, "
           f"{arguments.jobs} workers, {arguments.timeout:g} s per test", flush=True)
     environment = scheduler.worker_environment(mode, os.path.join(build, "python"))
     return scheduler.run_all(root, environment, tests_by_module, arguments.jobs,
-                             arguments.timeout, progress)
+                             arguments.timeout, arguments.batches, progress)
 
 
 def report_and_check(arguments, scratch, mode, results, seconds):

@@ -1,9 +1,9 @@
 """Runs test modules in worker processes, a few at a time, each test under a timeout.
 
-One worker process runs the tests of one module (worker.py). A test that
+One worker process runs the tests of a group of modules (worker.py). A test that
 runs past the timeout is counted as `timeout`; one that ends the process is
 counted as `crash`; either way the worker is killed and a new one runs the
-module's remaining tests.
+group's remaining tests.
 """
 
 import json
@@ -89,7 +89,7 @@ def list_tests(root, environment, modules, timeout):
 
 
 def run_module(root, environment, test_ids, timeout):
-    """{test id: {"outcome", "cause", "detail", "seconds"}} for the ids of one module."""
+    """{test id: {"outcome", "cause", "detail", "seconds"}} for the ids of one or more modules."""
     results = {}
     fixture_errors = []
     remaining = list(test_ids)
@@ -156,9 +156,16 @@ def run_module(root, environment, test_ids, timeout):
     return results
 
 
-def run_all(root, environment, tests_by_module, jobs, timeout, progress=None):
-    """Runs every module, `jobs` at a time, the largest first; {test id: result}."""
-    queue = sorted(tests_by_module, key=lambda module: -len(tests_by_module[module]))
+def run_all(root, environment, tests_by_module, jobs, timeout, batches, progress=None):
+    """Runs every module, `jobs` worker processes at a time; {test id: result}.
+
+    The modules are dealt into `batches` groups, each run by one worker
+    process in turn (a fresh interpreter for every module would cost more
+    than most modules' tests: it imports Numba and tidal). The workers take
+    the next group when they finish one.
+    """
+    modules = sorted(tests_by_module)
+    queue = [modules[start::batches] for start in range(min(batches, len(modules)))]
     results = {}
     lock = threading.Lock()
 
@@ -167,13 +174,14 @@ def run_all(root, environment, tests_by_module, jobs, timeout, progress=None):
             with lock:
                 if not queue:
                     return
-                module = queue.pop(0)
+                group = queue.pop(0)
             started = time.monotonic()
-            module_results = run_module(root, environment, tests_by_module[module], timeout)
+            test_ids = [test_id for module in group for test_id in tests_by_module[module]]
+            group_results = run_module(root, environment, test_ids, timeout)
             with lock:
-                results.update(module_results)
+                results.update(group_results)
                 if progress:
-                    progress(module, module_results, time.monotonic() - started)
+                    progress(group, group_results, time.monotonic() - started)
 
     threads = [threading.Thread(target=serve) for _ in range(jobs)]
     for thread in threads:
