@@ -88,7 +88,7 @@ def list_tests(root, environment, modules, timeout):
     return found
 
 
-def run_module(root, environment, test_ids, timeout):
+def run_tests(root, environment, test_ids, timeout):
     """{test id: {"outcome", "cause", "detail", "seconds"}} for the ids of one or more modules."""
     results = {}
     fixture_errors = []
@@ -177,7 +177,7 @@ def run_all(root, environment, tests_by_module, jobs, timeout, batches, progress
                 group = queue.pop(0)
             started = time.monotonic()
             test_ids = [test_id for module in group for test_id in tests_by_module[module]]
-            group_results = run_module(root, environment, test_ids, timeout)
+            group_results = run_tests(root, environment, test_ids, timeout)
             with lock:
                 results.update(group_results)
                 if progress:

@@ -132,7 +132,7 @@ def test_a_hang_and_a_crash_are_counted_and_the_module_goes_on(tmp_path):
            ("1_passes", "2_hangs", "3_kills_the_interpreter", "4_fails", "5_passes")]
     ids.append("package.test_module.Broken.test_never_runs")
     environment = scheduler.worker_environment("simulator", "")
-    results = scheduler.run_module(str(tmp_path), environment, ids, timeout=3)
+    results = scheduler.run_tests(str(tmp_path), environment, ids, timeout=3)
     outcomes = [results[test_id]["outcome"] for test_id in ids]
     assert outcomes == ["pass", "timeout", "crash", "error", "pass", "error"]
     assert results[ids[2]]["cause"] == "crash: the process ended with status 3"
