@@ -8,6 +8,11 @@ PACKAGES=(
   llvm-19-dev llvm-19-tools clang-19 libclang-19-dev
   python3 python3-dev python3-numpy python3-pytest
   libgtest-dev
+  # Beyond one process (docs/ecosystem.md): pickling, Dask, MPI, PyTorch, pip.
+  python3-cloudpickle python3-dask python3-distributed
+  python3-mpi4py openmpi-bin
+  python3-torch
+  python3-venv python3-pip python3-build python3-wheel python3-setuptools
 )
 
 missing=()

@@ -67,13 +67,12 @@ def _rename_code(code, filename):
 
 def _rebuild_function(state):
     """The Python function described by _function_state."""
-    try:
-        code = marshal.loads(state["code"])
-    except (ValueError, EOFError, TypeError) as error:
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if state["python"] != here:  # marshal's code objects differ between versions
         raise ImportError(
-            f"cannot unpickle kernel '{state['qualname']}': its code was marshalled by "
-            f"Python {state['python']} and this is Python "
-            f"{sys.version_info[0]}.{sys.version_info[1]} ({error})") from error
+            f"cannot unpickle kernel '{state['qualname']}': it was pickled by Python "
+            f"{state['python']} and this is Python {here}; run the same Python everywhere")
+    code = marshal.loads(state["code"])
     filename = (f"<tidal: {state['qualname']} from {state['filename']}, "
                 f"{state['digest']}>")
     _register_source(filename, state["first_line"], state["lines"])

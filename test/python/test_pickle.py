@@ -211,3 +211,11 @@ def test_kernel_without_source_cannot_pickle():
          "    x[0] = 1\n", namespace)
     with pytest.raises(TypeError, match="cannot pickle 'made_in_exec'.*source"):
         pickle.dumps(namespace["made_in_exec"])
+
+
+def test_kernel_pickled_by_another_python_version_is_refused(user_module):
+    # What unpickling runs, with the state a Python 3.99 would have written.
+    function, (kind, identity, state, options) = user_module.transform.__reduce__()
+    state = dict(state, python="3.99")
+    with pytest.raises(ImportError, match=r"pickled by Python 3\.99 and this is Python 3\."):
+        function(kind, "another-id", state, options)
