@@ -19,6 +19,7 @@ rebuild objects import ``tidal.cuda`` when they run, so a process without
 tidal's compiled extension gets an ImportError that names what is missing.
 """
 
+import collections
 import hashlib
 import importlib
 import linecache
@@ -29,8 +30,11 @@ import types
 import uuid
 import weakref
 
-# Pickled kernels and device functions by id, in this process.
+# Pickled kernels and device functions by id, in this process; the last
+# ones rebuilt are also held here, so that a kernel that no task holds
+# between two tasks is not collected and compiled again.
 _known = weakref.WeakValueDictionary()
+_recently_rebuilt = collections.deque(maxlen=64)
 _known_lock = threading.Lock()
 
 
@@ -110,7 +114,9 @@ def _rebuild(kind, identity, state, options):
     result.__dict__["_tidal_pickle_id"] = identity
     with _known_lock:
         # Another thread may have rebuilt it meanwhile: keep the first.
-        return _known.setdefault(identity, result)
+        result = _known.setdefault(identity, result)
+        _recently_rebuilt.append(result)
+        return result
 
 
 def _rebuild_device_array(host):

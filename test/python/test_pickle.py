@@ -219,3 +219,20 @@ def test_kernel_pickled_by_another_python_version_is_refused(user_module):
     state = dict(state, python="3.99")
     with pytest.raises(ImportError, match=r"pickled by Python 3\.99 and this is Python 3\."):
         function(kind, "another-id", state, options)
+
+
+def test_rebuilt_kernel_outlives_the_objects_that_held_it(user_module):
+    # A worker drops a task's objects after running it; the kernel it
+    # rebuilt stays known, with its compiled signatures, for the next task.
+    import gc
+    from tidal import pickling
+    function, (kind, identity, state, options) = user_module.transform.__reduce__()
+    fresh_id = identity + "-rebuilt"
+    kernel = function(kind, fresh_id, state, options)
+    x = np.arange(8, dtype=np.float64)
+    _run(kernel, x)
+    del kernel
+    gc.collect()
+    again = function(kind, fresh_id, state, options)
+    assert again.signatures, "the rebuilt kernel was collected and rebuilt"
+    assert pickling._known[fresh_id] is again
