@@ -9,6 +9,11 @@ PACKAGES=(
   python3 python3-dev python3-numpy python3-pytest
   libgtest-dev
   python3-numba   # tests only: Numba's CUDA tests (make numba-suite); tidal never imports it
+  # Beyond one process (docs/ecosystem.md): pickling, Dask, MPI, PyTorch, pip.
+  python3-cloudpickle python3-dask python3-distributed
+  python3-mpi4py openmpi-bin
+  python3-torch
+  python3-venv python3-pip python3-build python3-wheel python3-setuptools
 )
 
 missing=()

@@ -29,3 +29,9 @@ from .devices import (  # noqa: F401
     select_device,
 )
 from .driver import CudaDriverError  # noqa: F401
+
+# Device arrays pickle as their host copy (tidal/pickling.py); kernels and
+# device functions through their __reduce__.
+import copyreg as _copyreg  # noqa: E402
+from ..pickling import reduce_device_array as _reduce_device_array  # noqa: E402
+_copyreg.pickle(DeviceNDArray, _reduce_device_array)

@@ -265,6 +265,11 @@ class Dispatcher(_tidal.Dispatcher):
     def __repr__(self):
         return f"<tidal kernel {self.__qualname__}>"
 
+    def __reduce__(self):
+        # By value, with its source (tidal/pickling.py).
+        from ..pickling import reduce_kernel
+        return reduce_kernel(self)
+
 
 class DeviceFunction:
     """@cuda.jit(device=True): a function kernels and other device functions
@@ -284,6 +289,11 @@ class DeviceFunction:
 
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
+
+    def __reduce__(self):
+        # By value, with its source (tidal/pickling.py).
+        from ..pickling import reduce_device_function
+        return reduce_device_function(self)
 
 
 def jit(func_or_sig=None, device=False, **options):
