@@ -21,19 +21,13 @@ import contextlib
 import itertools
 import time
 
+from ._native import native
+from .target import current_target as _current_target, on_cuda
+
 # Numba's handles of the three default streams (CU_STREAM_DEFAULT, _LEGACY,
 # _PER_THREAD); streams made by cuda.stream() count up from 16.
 _DEFAULT, _LEGACY, _PER_THREAD = 0, 1, 2
 _handles = itertools.count(16)
-
-
-def _current_target():
-    from .target import current_target
-    return current_target()
-
-
-def _on_cuda():
-    return _current_target() == "cuda"
 
 
 def _check_same_target(what, target, stream):
@@ -44,11 +38,6 @@ def _check_same_target(what, target, stream):
         raise ValueError(f"{what} was made on the {target} target but is used with a stream "
                          f"made on the {other} target: each belongs to the target it was "
                          f"made on")
-
-
-def _native():
-    from .. import _tidal
-    return _tidal
 
 
 def _stream_handle(stream):
@@ -83,7 +72,7 @@ class Stream:
         """Waits for the work issued to this stream (cuStreamSynchronize on
         the cuda target; on the cpu target it has all finished already)."""
         if (self.target or _current_target()) == "cuda":
-            _native().cuda_stream_synchronize(self.handle, self._tidal_stream)
+            native.cuda_stream_synchronize(self.handle, self._tidal_stream)
 
     @contextlib.contextmanager
     def auto_synchronize(self):
@@ -124,8 +113,8 @@ _per_thread_default_stream = Stream(_PER_THREAD)
 
 def stream():
     """A new stream (a CUstream on the cuda target)."""
-    if _on_cuda():
-        owner, handle = _native().cuda_stream_create()
+    if on_cuda():
+        owner, handle = native.cuda_stream_create()
         return Stream(handle, owner=owner, target="cuda")
     return Stream(next(_handles), target="cpu")
 
@@ -165,7 +154,7 @@ class Event:
         self.target = _current_target()  # the target it belongs to
         self._time_ns = None
         # cuda target: the CUevent (a capsule owning it)
-        self._tidal_event = (_native().cuda_event_create(self.timing)
+        self._tidal_event = (native.cuda_event_create(self.timing)
                              if self.target == "cuda" else None)
 
     def __repr__(self):
@@ -177,20 +166,20 @@ class Event:
         stream = _check_stream(stream)
         _check_same_target("this event", self.target, stream)
         if self._tidal_event is not None:
-            _native().cuda_event("record", self._tidal_event, _stream_handle(stream))
+            native.cuda_event("record", self._tidal_event, _stream_handle(stream))
         self._time_ns = time.perf_counter_ns()
 
     def query(self):
         """True when the work before the last record() is done (always, on
         the cpu target; also for an event never recorded, as in CUDA)."""
         if self._tidal_event is not None:
-            return _native().cuda_event("query", self._tidal_event)
+            return native.cuda_event("query", self._tidal_event)
         return True
 
     def synchronize(self):
         """Waits for the event: on the cpu target it has completed."""
         if self._tidal_event is not None:
-            _native().cuda_event("synchronize", self._tidal_event)
+            native.cuda_event("synchronize", self._tidal_event)
 
     def wait(self, stream=0):
         """Makes later work on ``stream`` wait for the event: on the cpu
@@ -198,7 +187,7 @@ class Event:
         stream = _check_stream(stream)
         _check_same_target("this event", self.target, stream)
         if self._tidal_event is not None:
-            _native().cuda_event("wait", self._tidal_event, _stream_handle(stream))
+            native.cuda_event("wait", self._tidal_event, _stream_handle(stream))
 
     def elapsed_time(self, evtend):
         """Milliseconds from this event to ``evtend`` (as CUDA:
@@ -230,12 +219,12 @@ def event_elapsed_time(evtstart, evtend):
                          f"{evtstart.target} target and the end event on the {evtend.target} "
                          f"target: both must belong to one target")
     if evtstart._tidal_event is not None and evtend._tidal_event is not None:
-        return _native().cuda_event("elapsed", evtstart._tidal_event, evtend._tidal_event)
+        return native.cuda_event("elapsed", evtstart._tidal_event, evtend._tidal_event)
     return (evtend._time_ns - evtstart._time_ns) / 1e6
 
 
 def synchronize():
     """Waits for all work on the device (cuCtxSynchronize on the cuda
     target; on the cpu target it has finished)."""
-    if _on_cuda():
-        _native().cuda_synchronize()
+    if on_cuda():
+        native.cuda_synchronize()

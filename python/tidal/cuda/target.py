@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 
-from .. import _tidal
+from ._native import native
 
 TARGETS = ("cpu", "cuda")
 
@@ -33,7 +33,7 @@ def _detected_target():
             raise ValueError(
                 f"TIDAL_TARGET must be 'cpu' or 'cuda', not {requested!r}")
         return requested
-    usable, count, reason, _ = _tidal.driver_status()
+    usable, count, reason, _ = native.driver_status()
     if usable and count > 0:
         return "cuda"
     print(f"tidal: no usable CUDA GPU ({reason}); kernels run on the cpu target",
@@ -43,11 +43,16 @@ def _detected_target():
 
 def current_target():
     """'cpu' or 'cuda': the target launches go to now."""
-    name = _tidal.selected_target()
+    name = native.selected_target()
     if name is None:
         name = _detected_target()
-        _tidal.select_target(name)
+        native.select_target(name)
     return name
+
+
+def on_cuda():
+    """True when launches go to the cuda target now."""
+    return current_target() == "cuda"
 
 
 def set_target(name):
@@ -57,62 +62,26 @@ def set_target(name):
     launch on it would raise."""
     _checked_name(name)
     if name == "cuda":
-        usable, _, reason, _ = _tidal.driver_status()
+        usable, _, reason, _ = native.driver_status()
         if not usable:
             raise RuntimeError(
                 f"the cuda target cannot be selected: the CUDA driver is not usable: "
                 f"{reason} (TIDAL_TARGET=cpu runs kernels on the cpu)")
-    _tidal.select_target(name)
+    native.select_target(name)
 
 
 @contextlib.contextmanager
 def use_target(name):
     """``with use_target('cuda'):`` launches go to ``name`` inside the block,
     and to the target of before after it (also when it raises)."""
-    previous = _tidal.selected_target()
+    previous = native.selected_target()
     set_target(name)
     try:
         yield name
     finally:
-        _tidal.select_target(previous)
+        native.select_target(previous)
 
 
 def is_available():
     """True when the CUDA driver loads and reports at least one device."""
-    return bool(_tidal.driver_status()[0])
-
-
-def detect():
-    """Prints the CUDA devices (id, name, whether tidal supports them, and
-    a few of their facts, laid out as numba.cuda.detect() prints them), then
-    the target kernels run on. Returns True when a supported GPU is found."""
-    usable, count, reason, library = _tidal.driver_status()
-    if not usable:
-        print(f"No usable CUDA device: {reason}")
-        print(f"Kernels run on the '{current_target()}' target")
-        return False
-    from .devices import MIN_COMPUTE_CAPABILITY, _driver_devices
-    print(f"Found {count} CUDA devices")
-    supported = 0
-    for device in _driver_devices():
-        major, minor = device.compute_capability
-        if (major, minor) < MIN_COMPUTE_CAPABILITY:
-            status = "[NOT SUPPORTED: CC < {}.{}]".format(*MIN_COMPUTE_CAPABILITY)
-        else:
-            status = "[SUPPORTED]"
-            supported += 1
-        print(f"id {device.id}    {device.name:>20s} {status:>40s}")
-        facts = (
-            ("Compute Capability", f"{major}.{minor}"),
-            ("PCI Device ID", device.PCI_DEVICE_ID),
-            ("PCI Bus ID", device.PCI_BUS_ID),
-            ("UUID", device.uuid),
-            ("Watchdog", "Enabled" if device.KERNEL_EXEC_TIMEOUT else "Disabled"),
-            ("FP32/FP64 Performance Ratio", device.SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO),
-        )
-        for key, value in facts:
-            print(f"{key:>40s}: {value}")
-    print("Summary:")
-    print(f"\t{supported}/{count} devices are supported")
-    print(f"Kernels run on the '{current_target()}' target (driver: {library})")
-    return supported > 0
+    return bool(native.driver_status()[0])
