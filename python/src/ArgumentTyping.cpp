@@ -122,7 +122,7 @@ runtime::CudaAllocation *deviceAllocationOf(PyObject *O) {
 
 // The fields of a structured dtype; null (and Why) when one is not a
 // supported scalar (nested records and sub-arrays are not).
-std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string &Why) {
+static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string &Why) {
   auto Layout = std::make_shared<RecordLayout>();
   Layout->Size = static_cast<unsigned>(D->elsize);
   Layout->Align = static_cast<unsigned>(D->alignment);

@@ -32,7 +32,7 @@ Layout layoutOf(int NDim, const npy_intp *Shape, const npy_intp *Strides, npy_in
 
 // A __cuda_array_interface__ typestr ("<f4", "|b1", "<c16"): the element
 // type and its size; false when kernels can't take it.
-bool scalarOfTypestr(PyObject *Typestr, Scalar &Out, npy_intp &Size) {
+static bool scalarOfTypestr(PyObject *Typestr, Scalar &Out, npy_intp &Size) {
   Py_ssize_t Length;
   const char *Text = PyUnicode_Check(Typestr) ? PyUnicode_AsUTF8AndSize(Typestr, &Length) : nullptr;
   if (!Text || Length < 3 || (Text[0] != '<' && Text[0] != '|' && Text[0] != '='))
@@ -50,7 +50,7 @@ bool scalarOfTypestr(PyObject *Typestr, Scalar &Out, npy_intp &Size) {
 // The item of a __cuda_array_interface__ dict; null with KeyError naming it
 // when Required and absent (a Python error is set either way on null).
 // (Key is one of the specification's keys, interned once.)
-PyObject *interfaceItem(PyObject *Desc, const char *Key, bool Required) {
+static PyObject *interfaceItem(PyObject *Desc, const char *Key, bool Required) {
   static std::unordered_map<const char *, PyObject *> Keys;
   PyObject *&Name = Keys[Key];
   if (!Name)

@@ -234,7 +234,7 @@ namespace tidal::binding {
 using namespace tidal::frontend;
 
 // The scalar of a DLPack data type; false when kernels can't take it.
-bool scalarOfDLPack(const dlpack::DataType &T, Scalar &Out) {
+static bool scalarOfDLPack(const dlpack::DataType &T, Scalar &Out) {
   if (T.Lanes != 1 || T.Bits % 8)
     return false;
   switch (T.Code) {
@@ -256,7 +256,7 @@ bool scalarOfDLPack(const dlpack::DataType &T, Scalar &Out) {
 // Which DLPack memory a launch on Target can use in place (a Python error
 // naming the argument otherwise): host memory on the cpu target; the current
 // device's memory, managed or page-locked memory on the cuda target.
-bool dlpackDeviceUsable(PyObject *DeviceTuple, TargetKind Target) {
+static bool dlpackDeviceUsable(PyObject *DeviceTuple, TargetKind Target) {
   int Type = -1, Id = -1;
   if (!PyTuple_Check(DeviceTuple) || !PyArg_ParseTuple(DeviceTuple, "ii", &Type, &Id)) {
     PyErr_Clear();
@@ -283,12 +283,7 @@ bool dlpackDeviceUsable(PyObject *DeviceTuple, TargetKind Target) {
   return false;
 }
 
-// Reads O's DLPack tensor (O.__dlpack__()) into V. With Target and Taken,
-// for a launch: the device is checked for Target, the producer is asked to order
-// its work before Stream (the protocol's stream argument on the cuda
-// target) and the tensor is taken, to be given back by Taken. Without it,
-// for typing: the capsule is left untaken and gives the tensor back itself.
-// False with a Python error set when O's tensor can't be read or used.
+// Reads O's DLPack tensor into V (see DLPack.h).
 bool dlpackView(PyObject *O, ArrayView &V, const TargetKind *Target, uint64_t Stream,
                 TakenTensors *Taken) {
   static PyObject *DeviceName = PyUnicode_InternFromString("__dlpack_device__");

@@ -19,7 +19,7 @@ namespace tidal::binding {
 using namespace tidal::frontend;
 
 // Says that argument I of the kernel can't be taken; returns false.
-bool rejectArgument(const DispatcherState &D, size_t I, const std::string &Why) {
+static bool rejectArgument(const DispatcherState &D, size_t I, const std::string &Why) {
   PyErr_Format(PyExc_TypeError,
                "argument '%s' of kernel '%s' is %s: kernels take NumPy arrays, device arrays "
                "and numbers (int, float, bool, NumPy scalars)",
@@ -27,7 +27,7 @@ bool rejectArgument(const DispatcherState &D, size_t I, const std::string &Why) 
   return false;
 }
 
-bool checkArgumentCount(const DispatcherState &D, size_t N) {
+static bool checkArgumentCount(const DispatcherState &D, size_t N) {
   if (N == D.ParamNames.size())
     return true;
   PyErr_Format(PyExc_TypeError, "kernel '%s' takes %zu argument%s but %zu %s given", D.Name.c_str(),
@@ -41,7 +41,7 @@ bool checkArgumentCount(const DispatcherState &D, size_t N) {
 // tensor said), keeping its type. Errors of other classes than Python's
 // own (a library's, which may need more than a message) are left as they
 // are.
-void nameArgumentInError(const DispatcherState &D, size_t I) {
+static void nameArgumentInError(const DispatcherState &D, size_t I) {
   PyObject *Type, *Value, *Traceback;
   PyErr_Fetch(&Type, &Value, &Traceback);
   PyErr_NormalizeException(&Type, &Value, &Traceback);
@@ -80,7 +80,7 @@ bool typeArguments(DispatcherState &D, PyObject *const *Args, size_t N, std::vec
 
 // How a launch on Target passes O (a Python error may be set when O's
 // __cuda_array_interface__ is broken; the caller types O afterwards).
-ArgKind argumentKind(PyObject *O, TargetKind Target) {
+static ArgKind argumentKind(PyObject *O, TargetKind Target) {
   if (PyBool_Check(O))
     return ArgKind::Bool;
   if (PyLong_Check(O))
@@ -110,7 +110,7 @@ ArgKind argumentKind(PyObject *O, TargetKind Target) {
 // Throws ValueError when argument I, of kind Kind, is a device array made on
 // the other target than D's: a cpu-target device array is host memory, a
 // cuda-target one device memory, and neither is what the other target reads.
-void rejectOtherTargetsArray(const DispatcherState &D, size_t I, ArgKind Kind) {
+static void rejectOtherTargetsArray(const DispatcherState &D, size_t I, ArgKind Kind) {
   const char *MadeOn = Kind == ArgKind::HostDeviceArray && D.Target == TargetKind::Cuda ? "cpu"
                        : Kind == ArgKind::DeviceArray && D.Target == TargetKind::Cpu    ? "cuda"
                                                                                         : nullptr;
@@ -145,7 +145,7 @@ void rejectOtherTargetsStream(const DispatcherState &D, PyObject *Stream) {
 }
 
 // A new plan for these arguments (typed, and compiled when new), put first.
-std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
+static std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
   std::vector<Type> Types;
   if (!typeArguments(D, Args, N, Types))
     throw PythonErrorSet();
@@ -199,14 +199,14 @@ bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V) {
 }
 
 // True when the records of dtype Descr are those of the plan (Expected).
-bool sameRecords(PyArray_Descr *Descr, PyObject *Expected) {
+static bool sameRecords(PyArray_Descr *Descr, PyObject *Expected) {
   return Expected && (reinterpret_cast<PyObject *>(Descr) == Expected ||
                       PyArray_EquivTypes(Descr, reinterpret_cast<PyArray_Descr *>(Expected)));
 }
 
 // True when the array V matches the array type T of the specialisation
 // (Records: the plan's dtype for an array of records).
-bool viewMatches(const ArrayView &V, const Type &T, PyObject *Records) {
+static bool viewMatches(const ArrayView &V, const Type &T, PyObject *Records) {
   if (V.NDim != T.NDim || V.ReadOnly != T.ReadOnly)
     return false;
   if (!V.Array)
@@ -230,7 +230,7 @@ bool viewMatches(const ArrayView &V, const Type &T, PyObject *Records) {
 // library's GPU pointer would crash the process). The first and last bytes
 // are read through process_vm_readv, which fails instead of faulting; the
 // last range checked is remembered.
-bool readableHostMemory(const char *Start, size_t Bytes) {
+static bool readableHostMemory(const char *Start, size_t Bytes) {
   static thread_local const char *LastStart = nullptr;
   static thread_local size_t LastBytes = 0;
   if (Bytes == 0 || (Start == LastStart && Bytes == LastBytes))
@@ -277,7 +277,7 @@ enum class PackResult { Packed, Mismatch, Failed };
 
 // The Python error set now, with "argument 'x' of kernel 'k': " before its
 // message (its type kept); returns Failed.
-PackResult failArgument(const DispatcherState &D, size_t I) {
+static PackResult failArgument(const DispatcherState &D, size_t I) {
   nameArgumentInError(D, I);
   return PackResult::Failed;
 }
@@ -286,8 +286,9 @@ PackResult failArgument(const DispatcherState &D, size_t I) {
 // error set) when an argument is not of the plan's class after all, Failed
 // with a Python error set. Waits for the streams of __cuda_array_interface__
 // producers other than Stream, as the specification asks of a consumer.
-PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan, PyObject *const *Args,
-                         PackedArguments &Out, runtime::cu::Stream Stream) {
+static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan,
+                                PyObject *const *Args, PackedArguments &Out,
+                                runtime::cu::Stream Stream) {
   const std::vector<Type> &Types = Plan.Spec->ArgTypes;
   unsigned K = 0;
   auto Put = [&](uint64_t Word) {
