@@ -171,10 +171,28 @@ def test_device_arrays_belong_to_the_target_they_were_made_on(tmp_path):
         fill_seven[1, 4](host, 1.0, host)
         with use_target("cuda"):
             fill_seven[1, 4](device, 1.0, device)
+        # Nor does an array take a stream of the other target.
+        cpu_stream = cuda.stream()
+        with use_target("cuda"):
+            cuda_stream = cuda.stream()
+        stream_errors = []
+        for attempt in (lambda: host.copy_to_host(stream=cuda_stream),
+                        lambda: device.copy_to_host(stream=cpu_stream),
+                        lambda: cuda.to_device(np.zeros(2), stream=cuda_stream)):
+            try:
+                attempt()
+            except ValueError as error:
+                stream_errors.append(str(error))
         print(json.dumps([errors, host.copy_to_host().tolist(),
-                          device.copy_to_host().tolist()]))
+                          device.copy_to_host().tolist(), host.target, device.target,
+                          stream_errors]))
     """)
-    errors, host, device = result_of(proc)
+    errors, host, device, host_target, device_target, stream_errors = result_of(proc)
+    assert (host_target, device_target) == ("cpu", "cuda")
+    mixed = ("this device array was made on the {} target but is used with a stream made on "
+             "the {} target: each belongs to the target it was made on")
+    assert stream_errors == [mixed.format("cpu", "cuda"), mixed.format("cuda", "cpu"),
+                             mixed.format("cpu", "cuda")]
     assert errors == [
         "argument 'a' of kernel 'fill_seven' is a device array made on the cpu target, but "
         "the kernel is launched on the cuda target: copy it to the host (copy_to_host()) or "

@@ -34,7 +34,7 @@ from .layouts import (
     _contiguous_strides, _core, _device_layout, _extent, _index_tuple, _is_c_layout,
     _require_contiguous, _shape_strides_dtype, _span,
 )
-from .streams import _check_stream, _stream_handle
+from .streams import _check_same_target, _check_stream, _stream_handle
 from .target import on_cuda
 
 
@@ -88,7 +88,7 @@ class DeviceNDArray:
         self._tidal_host = None
         self._tidal_device = layout
         self._tidal_memory = memory
-        self.stream = _check_stream(stream)
+        self.stream = self._checked_stream(stream)
 
     @property
     def _layout(self):
@@ -113,7 +113,18 @@ class DeviceNDArray:
         self._tidal_host = host
         self._tidal_device = None
         self._tidal_memory = None
-        self.stream = _check_stream(stream)
+        self.stream = self._checked_stream(stream)
+
+    @property
+    def target(self):
+        """The target this array was made on: 'cpu' (host memory) or 'cuda'."""
+        return "cuda" if self._tidal_host is None else "cpu"
+
+    def _checked_stream(self, stream):
+        """A stream argument, which must not belong to the other target."""
+        stream = _check_stream(stream)
+        _check_same_target("this device array", self.target, stream)
+        return stream
 
     # attributes
     shape = property(lambda self: self._layout.shape)
@@ -193,7 +204,7 @@ class DeviceNDArray:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _default_stream(self, stream):
-        return self.stream if not stream else _check_stream(stream)
+        return self.stream if not stream else self._checked_stream(stream)
 
     def bind(self, stream=0):
         """The same array, with ``stream`` as the default for its operations."""
