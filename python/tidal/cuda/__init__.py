@@ -13,7 +13,7 @@ from .intrinsics import (  # noqa: F401
     syncthreads_count, syncthreads_or, syncwarp, threadfence, threadfence_block,
     threadfence_system, threadIdx, warpsize,
 )
-from .target import current_target, detect, is_available  # noqa: F401
+from .target import current_target, is_available  # noqa: F401
 from .memory import (  # noqa: F401
     DeviceNDArray, In, InOut, Out, as_cuda_array, device_array, device_array_like,
     from_cuda_array_interface, is_cuda_array, managed_array, mapped, mapped_array,
@@ -25,7 +25,7 @@ from .streams import (  # noqa: F401
     per_thread_default_stream, stream, synchronize,
 )
 from .devices import (  # noqa: F401
-    close, current_context, defer_cleanup, get_current_device, gpus, list_devices,
+    close, current_context, defer_cleanup, detect, get_current_device, gpus, list_devices,
     select_device,
 )
 from .driver import CudaDriverError  # noqa: F401

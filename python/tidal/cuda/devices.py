@@ -25,6 +25,8 @@ import operator
 import threading
 
 from . import streams
+from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
+from .target import current_target, on_cuda
 
 _MemoryInfo = collections.namedtuple("_MemoryInfo", "free,total")
 
@@ -38,9 +40,11 @@ MIN_COMPUTE_CAPABILITY = (7, 5)
 _CPU_COMPUTE_CAPABILITY = MIN_COMPUTE_CAPABILITY
 
 _CPU_ATTRIBUTES = {
-    "MAX_THREADS_PER_BLOCK": 1024,
-    "MAX_BLOCK_DIM_X": 1024, "MAX_BLOCK_DIM_Y": 1024, "MAX_BLOCK_DIM_Z": 64,
-    "MAX_GRID_DIM_X": 2**31 - 1, "MAX_GRID_DIM_Y": 65535, "MAX_GRID_DIM_Z": 65535,
+    "MAX_THREADS_PER_BLOCK": MAX_THREADS_PER_BLOCK,
+    "MAX_BLOCK_DIM_X": MAX_BLOCK_DIM[0], "MAX_BLOCK_DIM_Y": MAX_BLOCK_DIM[1],
+    "MAX_BLOCK_DIM_Z": MAX_BLOCK_DIM[2],
+    "MAX_GRID_DIM_X": MAX_GRID_DIM[0], "MAX_GRID_DIM_Y": MAX_GRID_DIM[1],
+    "MAX_GRID_DIM_Z": MAX_GRID_DIM[2],
     "WARP_SIZE": 32,
     "COMPUTE_CAPABILITY_MAJOR": _CPU_COMPUTE_CAPABILITY[0],
     "COMPUTE_CAPABILITY_MINOR": _CPU_COMPUTE_CAPABILITY[1],
@@ -48,16 +52,6 @@ _CPU_ATTRIBUTES = {
     "UNIFIED_ADDRESSING": 1, "CAN_MAP_HOST_MEMORY": 1, "MANAGED_MEMORY": 1,
     "CONCURRENT_MANAGED_ACCESS": 1,
 }
-
-
-def _on_cuda():
-    from .target import current_target
-    return current_target() == "cuda"
-
-
-def _native():
-    from .. import _tidal
-    return _tidal
 
 
 class InvalidDeviceError(ValueError, IndexError):
@@ -104,7 +98,7 @@ class _CpuDevice(Device):
 
     def __getattr__(self, attr):
         if attr == "MULTIPROCESSOR_COUNT":
-            return _native().cpu_worker_count()
+            return native.cpu_worker_count()
         if attr in _CPU_ATTRIBUTES:
             return _CPU_ATTRIBUTES[attr]
         raise AttributeError(f"the tidal cpu target has no device attribute {attr!r}")
@@ -121,7 +115,7 @@ def _cuda_attribute_numbers():
     """{CUdevice_attribute name less CU_DEVICE_ATTRIBUTE_: number}."""
     global _attribute_numbers
     if _attribute_numbers is None:
-        _attribute_numbers = _native().cuda_device_attributes()
+        _attribute_numbers = native.cuda_device_attributes()
     return _attribute_numbers
 
 
@@ -129,7 +123,7 @@ class _CudaDevice(Device):
     """A device of the CUDA driver."""
 
     def __init__(self, device_id):
-        info = _native().cuda_device_info(device_id)
+        info = native.cuda_device_info(device_id)
         self.id = device_id
         self.name = info["name"]
         self.compute_capability = info["compute_capability"]
@@ -142,7 +136,7 @@ class _CudaDevice(Device):
                 f"CUDA devices have no attribute {attr!r} (device attributes are "
                 f"CUdevice_attribute names less CU_DEVICE_ATTRIBUTE_, such as "
                 f"MULTIPROCESSOR_COUNT)")
-        value = _native().cuda_device_attribute(self.id, _cuda_attribute_numbers()[attr])
+        value = native.cuda_device_attribute(self.id, _cuda_attribute_numbers()[attr])
         setattr(self, attr, value)
         return value
 
@@ -155,8 +149,8 @@ class _CudaDevice(Device):
         """Waits for the device's work and returns its cached memory to the
         driver. Unlike numba-cuda, the primary context is not reset: loaded
         kernels and live arrays stay valid."""
-        _native().cuda_synchronize(self.id)
-        _native().cuda_memory_clear(self.id)
+        native.cuda_synchronize(self.id)
+        native.cuda_memory_clear(self.id)
 
 
 _cpu_device = _CpuDevice()
@@ -168,18 +162,18 @@ def _driver_devices():
     driver's reason when it is not usable)."""
     global _cuda_devices
     if _cuda_devices is None:
-        _cuda_devices = tuple(_CudaDevice(i) for i in range(_native().cuda_device_count()))
+        _cuda_devices = tuple(_CudaDevice(i) for i in range(native.cuda_device_count()))
     return _cuda_devices
 
 
 def _all_devices():
     """The devices of the target kernels run on."""
-    return _driver_devices() if _on_cuda() else (_cpu_device,)
+    return _driver_devices() if on_cuda() else (_cpu_device,)
 
 
 def _device_index(device_id):
     """``device_id`` checked against the target's devices."""
-    if not _on_cuda():
+    if not on_cuda():
         if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id != 0:
             raise InvalidDeviceError(
                 f"the tidal cpu target has one device, id 0, not {device_id!r}")
@@ -214,8 +208,8 @@ class _PendingDeallocations:
         cuda target the device's caching allocator gives its freed blocks
         back to the driver (cuMemFree), once the streams that used them are
         done."""
-        if _on_cuda():
-            _native().cuda_memory_clear(self._device_id)
+        if on_cuda():
+            native.cuda_memory_clear(self._device_id)
 
     @contextlib.contextmanager
     def disable(self):
@@ -249,8 +243,8 @@ class Context:
         be using), driver_allocations and driver_frees (cuMemAlloc /
         cuMemFree calls), live_driver_allocations and reuses. On the cpu
         target memory is NumPy's: every count is 0."""
-        if _on_cuda():
-            return _native().cuda_memory_stats(self.device.id)
+        if on_cuda():
+            return native.cuda_memory_stats(self.device.id)
         return dict.fromkeys(("bytes_in_use", "bytes_requested", "bytes_cached",
                               "bytes_pending", "driver_allocations", "driver_frees",
                               "live_driver_allocations", "reuses"), 0)
@@ -259,8 +253,8 @@ class Context:
         """(free, total) bytes of the device's memory (cuMemGetInfo in this
         context); on the cpu target this machine's memory (MemAvailable and
         MemTotal of /proc/meminfo)."""
-        if _on_cuda():
-            return _MemoryInfo(*_native().cuda_memory_info(self.device.id))
+        if on_cuda():
+            return _MemoryInfo(*native.cuda_memory_info(self.device.id))
         fields = {}
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
@@ -271,8 +265,8 @@ class Context:
 
     def synchronize(self):
         """Waits for all the device's work (on the cpu target it has finished)."""
-        if _on_cuda():
-            _native().cuda_synchronize(self.device.id)
+        if on_cuda():
+            native.cuda_synchronize(self.device.id)
         else:
             streams.synchronize()
 
@@ -323,8 +317,8 @@ def _context_of(device):
 
 def _selected_id():
     """The device selected on this thread, or None."""
-    if _on_cuda():
-        return _native().cuda_current_device()
+    if on_cuda():
+        return native.cuda_current_device()
     return 0 if _cpu_selected else None
 
 
@@ -332,8 +326,8 @@ def _select(device_id):
     """Makes device ``device_id`` (checked) current on this thread; None
     forgets the selection."""
     global _cpu_selected
-    if _on_cuda():
-        _native().cuda_select_device(device_id)
+    if on_cuda():
+        native.cuda_select_device(device_id)
     else:
         _cpu_selected = device_id is not None
 
@@ -371,8 +365,8 @@ def close():
     resets them), so arrays and loaded kernels stay valid. On the cpu
     target arrays keep their memory: it is theirs, not the context's."""
     global _cpu_selected
-    if _on_cuda():
-        _native().cuda_close()
+    if on_cuda():
+        native.cuda_close()
     _cpu_selected = False
     _contexts.clear()
 
@@ -470,3 +464,38 @@ gpus = _DeviceList()
 
 def list_devices():
     return gpus
+
+
+def detect():
+    """Prints the CUDA devices (id, name, whether tidal supports them, and
+    a few of their facts, laid out as numba.cuda.detect() prints them), then
+    the target kernels run on. Returns True when a supported GPU is found."""
+    usable, count, reason, library = native.driver_status()
+    if not usable:
+        print(f"No usable CUDA device: {reason}")
+        print(f"Kernels run on the '{current_target()}' target")
+        return False
+    print(f"Found {count} CUDA devices")
+    supported = 0
+    for device in _driver_devices():
+        major, minor = device.compute_capability
+        if (major, minor) < MIN_COMPUTE_CAPABILITY:
+            status = "[NOT SUPPORTED: CC < {}.{}]".format(*MIN_COMPUTE_CAPABILITY)
+        else:
+            status = "[SUPPORTED]"
+            supported += 1
+        print(f"id {device.id}    {device.name:>20s} {status:>40s}")
+        facts = (
+            ("Compute Capability", f"{major}.{minor}"),
+            ("PCI Device ID", device.PCI_DEVICE_ID),
+            ("PCI Bus ID", device.PCI_BUS_ID),
+            ("UUID", device.uuid),
+            ("Watchdog", "Enabled" if device.KERNEL_EXEC_TIMEOUT else "Disabled"),
+            ("FP32/FP64 Performance Ratio", device.SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO),
+        )
+        for key, value in facts:
+            print(f"{key:>40s}: {value}")
+    print("Summary:")
+    print(f"\t{supported}/{count} devices are supported")
+    print(f"Kernels run on the '{current_target()}' target (driver: {library})")
+    return supported > 0

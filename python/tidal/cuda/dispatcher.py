@@ -5,15 +5,11 @@ per argument-type signature (compiled and cached in C++), inspection."""
 import functools
 import os
 
-from .. import _tidal
+from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
 from .target import current_target
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
                 "max_registers", "link", "inline", "boundscheck", "launch_bounds"}
-_MAX_THREADS_PER_BLOCK = 1024
-# CUDA's limits (as include/tidal/HostABI.h): every target enforces them.
-_MAX_BLOCK_DIM = (1024, 1024, 64)
-_MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 
 
 def _dims(value, what, kernel):
@@ -80,7 +76,7 @@ class _ForAll:
         name = dispatcher.__name__
         self.dispatcher = dispatcher
         self.ntasks = _count(ntasks, "ntasks", name)
-        self.tpb = _count(tpb, "tpb", name, _MAX_THREADS_PER_BLOCK)
+        self.tpb = _count(tpb, "tpb", name, MAX_THREADS_PER_BLOCK)
         _stream_handle(stream, name)
         self.stream = stream
         self.sharedmem = _count(sharedmem, "sharedmem", name)
@@ -99,7 +95,7 @@ class _ForAll:
                 f"tpb={self.tpb or 'auto'}>")
 
 
-class Dispatcher(_tidal.Dispatcher):
+class Dispatcher(native.Dispatcher):
     """A kernel: launch it with kernel[griddim, blockdim](*args).
 
     kernel[...] and the launch itself are C++ (the base class): the
@@ -117,16 +113,15 @@ class Dispatcher(_tidal.Dispatcher):
         for signature in signatures:
             self.compile(signature)
 
-    def _tidal_options(self):
-        """The options of the C++ half, read at the first compilation (the
-        target is chosen then, not when the kernel is defined)."""
-        target = current_target()
+    def _tidal_options(self, target):
+        """The options of the C++ half for `target` ('cpu' or 'cuda'), read at
+        the kernel's first compilation for that target."""
         options = self.options
         # TIDAL_CPU_DEBUG=1: debug mode for every kernel on the cpu target.
         debug = bool(options.get("debug", False)) or (
             target == "cpu" and os.environ.get("TIDAL_CPU_DEBUG", "") == "1")
         max_threads, min_blocks = _launch_bounds(options.get("launch_bounds"), self.__name__)
-        return {"target": target, "debug": debug,
+        return {"debug": debug,
                 "lineinfo": bool(options.get("lineinfo", False)),
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),
@@ -143,18 +138,18 @@ class Dispatcher(_tidal.Dispatcher):
                 f"kernel[griddim, blockdim, stream, sharedmem], got [{config!r}]")
         griddim = _dims(config[0], "griddim", name)
         blockdim = _dims(config[1], "blockdim", name)
-        for what, dims, limits in (("griddim", griddim, _MAX_GRID_DIM),
-                                   ("blockdim", blockdim, _MAX_BLOCK_DIM)):
+        for what, dims, limits in (("griddim", griddim, MAX_GRID_DIM),
+                                   ("blockdim", blockdim, MAX_BLOCK_DIM)):
             for axis, n, limit in zip("xyz", dims, limits):
                 if n > limit:
                     raise ValueError(
                         f"{what} {config[0 if what == 'griddim' else 1]!r} of kernel "
                         f"'{name}' is {n} along {axis}: CUDA allows at most {limit}")
         threads = blockdim[0] * blockdim[1] * blockdim[2]
-        if threads > _MAX_THREADS_PER_BLOCK:
+        if threads > MAX_THREADS_PER_BLOCK:
             raise ValueError(
                 f"blockdim {config[1]!r} of kernel '{name}' has {threads} threads: "
-                f"a block has at most {_MAX_THREADS_PER_BLOCK}")
+                f"a block has at most {MAX_THREADS_PER_BLOCK}")
         stream = config[2] if len(config) > 2 else None
         handle = _stream_handle(stream, name)
         sharedmem = config[3] if len(config) > 3 else 0
@@ -186,11 +181,11 @@ class Dispatcher(_tidal.Dispatcher):
         if current_target() == "cuda":
             return self._kernel_attribute(signature, "potential_block", sharedmem)
         limit = _launch_bounds(self.options.get("launch_bounds"), self.__name__)[0] or \
-            _MAX_THREADS_PER_BLOCK
-        blocks = 4 * _tidal.cpu_worker_count()
+            MAX_THREADS_PER_BLOCK
+        blocks = 4 * native.cpu_worker_count()
         tpb = -(-ntasks // blocks)
         tpb = -(-tpb // 32) * 32
-        return max(1, min(max(tpb, 32), 1024, limit))
+        return max(1, min(max(tpb, 32), MAX_THREADS_PER_BLOCK, limit))
 
     def compile(self, signature):
         """Compiles eagerly for a signature: 'void(float32[::1], int64)', a

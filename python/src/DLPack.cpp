@@ -5,6 +5,11 @@
 // tidal.cuda.interop chooses dtypes and devices and checks arguments.
 #include "DLPack.h"
 
+#include "ArgumentTyping.h"
+#include "ArrayInterface.h"
+
+#include "tidal/runtime/CudaTarget.h"
+
 #include <cstring>
 #include <new>
 #include <vector>
@@ -84,8 +89,8 @@ PyObject *dlpack_export(PyObject *, PyObject *Args) {
   unsigned long long Pointer;
   unsigned char Code, Bits;
   int DeviceType, DeviceId;
-  if (!PyArg_ParseTuple(Args, "OKO!O!bbii:dlpack_export", &Owner, &Pointer, &PyTuple_Type,
-                        &Shape, &PyTuple_Type, &Strides, &Code, &Bits, &DeviceType, &DeviceId))
+  if (!PyArg_ParseTuple(Args, "OKO!O!bbii:dlpack_export", &Owner, &Pointer, &PyTuple_Type, &Shape,
+                        &PyTuple_Type, &Strides, &Code, &Bits, &DeviceType, &DeviceId))
     return nullptr;
   Py_ssize_t NDim = PyTuple_GET_SIZE(Shape);
   if (PyTuple_GET_SIZE(Strides) != NDim) {
@@ -221,3 +226,125 @@ PyMethodDef DLPackMethods[] = {
 int tidal::dlpack::addFunctions(PyObject *Module) {
   return PyModule_AddFunctions(Module, DLPackMethods);
 }
+
+// --- DLPack tensors as launch arguments -------------------------------------------
+
+namespace tidal::binding {
+
+using namespace tidal::frontend;
+
+// The scalar of a DLPack data type; false when kernels can't take it.
+static bool scalarOfDLPack(const dlpack::DataType &T, Scalar &Out) {
+  if (T.Lanes != 1 || T.Bits % 8)
+    return false;
+  switch (T.Code) {
+  case dlpack::TypeBool:
+    return scalarOfKind('b', T.Bits / 8, Out);
+  case dlpack::TypeInt:
+    return scalarOfKind('i', T.Bits / 8, Out);
+  case dlpack::TypeUInt:
+    return scalarOfKind('u', T.Bits / 8, Out);
+  case dlpack::TypeFloat:
+    return scalarOfKind('f', T.Bits / 8, Out);
+  case dlpack::TypeComplex:
+    return scalarOfKind('c', T.Bits / 8, Out);
+  default:
+    return false;
+  }
+}
+
+// Which DLPack memory a launch on Target can use in place (a Python error
+// naming the argument otherwise): host memory on the cpu target; the current
+// device's memory, managed or page-locked memory on the cuda target.
+static bool dlpackDeviceUsable(PyObject *DeviceTuple, TargetKind Target) {
+  int Type = -1, Id = -1;
+  if (!PyTuple_Check(DeviceTuple) || !PyArg_ParseTuple(DeviceTuple, "ii", &Type, &Id)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "__dlpack_device__() must return (device type, device id), not %R", DeviceTuple);
+    return false;
+  }
+  if (Target == TargetKind::Cpu
+          ? Type == dlpack::DeviceCPU || Type == dlpack::DeviceCUDAHost
+          : Type == dlpack::DeviceCUDAHost || Type == dlpack::DeviceCUDAManaged ||
+                (Type == dlpack::DeviceCUDA && Id == runtime::currentDeviceOrdinal()))
+    return true;
+  if (Target == TargetKind::Cuda && Type == dlpack::DeviceCUDA)
+    PyErr_Format(PyExc_ValueError,
+                 "DLPack memory of CUDA device %d, and the current device is %d: launch under "
+                 "`with cuda.gpus[%d]:`",
+                 Id, runtime::currentDeviceOrdinal(), Id);
+  else
+    PyErr_Format(PyExc_ValueError,
+                 "DLPack memory of device type %d (device %d): on the %s target kernels take %s",
+                 Type, Id, targetName(Target),
+                 Target == TargetKind::Cpu ? "host memory (kDLCPU, kDLCUDAHost)"
+                                           : "CUDA memory (kDLCUDA, kDLCUDAManaged, kDLCUDAHost)");
+  return false;
+}
+
+// Reads O's DLPack tensor into V (see DLPack.h).
+bool dlpackView(PyObject *O, ArrayView &V, const TargetKind *Target, uint64_t Stream,
+                TakenTensors *Taken) {
+  static PyObject *DeviceName = PyUnicode_InternFromString("__dlpack_device__");
+  static PyObject *ExportName = PyUnicode_InternFromString("__dlpack__");
+  static PyObject *StreamKeyword = Py_BuildValue("(s)", "stream");
+  PyRef Capsule;
+  if (Target) {
+    PyRef Where = PyRef::steal(PyObject_CallMethodNoArgs(O, DeviceName));
+    if (!Where || !dlpackDeviceUsable(Where.get(), *Target))
+      return false;
+  }
+  if (Target && *Target == TargetKind::Cuda) {
+    // The protocol's stream: 1 for the legacy default stream (the launch's 0).
+    PyRef Handle = PyRef::steal(PyLong_FromUnsignedLongLong(Stream ? Stream : 1));
+    PyRef Method = PyRef::steal(PyObject_GetAttr(O, ExportName));
+    if (!Handle || !Method)
+      return false;
+    PyObject *CallArgs[] = {Handle.get()};
+    Capsule = PyRef::steal(PyObject_Vectorcall(Method.get(), CallArgs, 0, StreamKeyword));
+  } else {
+    Capsule = PyRef::steal(PyObject_CallMethodNoArgs(O, ExportName));
+  }
+  if (!Capsule)
+    return false;
+  auto *Managed = static_cast<dlpack::ManagedTensor *>(
+      PyCapsule_IsValid(Capsule.get(), dlpack::CapsuleName)
+          ? PyCapsule_GetPointer(Capsule.get(), dlpack::CapsuleName)
+          : nullptr);
+  if (!Managed) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "__dlpack__() of '%s' did not return an untaken \"dltensor\" capsule",
+                 Py_TYPE(O)->tp_name);
+    return false;
+  }
+  const dlpack::Tensor &T = Managed->DLTensor;
+  if (!scalarOfDLPack(T.Type, V.Elem) || T.NDim < 0 || T.NDim > NPY_MAXDIMS) {
+    PyErr_Format(PyExc_TypeError,
+                 "a DLPack tensor of type code %d, %d bits, %d lanes and %d dimensions: "
+                 "kernels take bool, ints, floats and complex numbers",
+                 T.Type.Code, T.Type.Bits, T.Type.Lanes, T.NDim);
+    return false;
+  }
+  V.NDim = T.NDim;
+  V.ItemSize = T.Type.Bits / 8;
+  V.ReadOnly = false; // DLPack's unversioned tensors do not say
+  V.Data = static_cast<char *>(T.Data) + T.ByteOffset;
+  npy_intp Step = V.ItemSize;
+  for (int Dim = V.NDim - 1; Dim >= 0; --Dim) {
+    V.OwnShape[Dim] = static_cast<npy_intp>(T.Shape[Dim]);
+    V.OwnStrides[Dim] = T.Strides ? static_cast<npy_intp>(T.Strides[Dim]) * V.ItemSize : Step;
+    Step *= V.OwnShape[Dim];
+  }
+  V.Shape = V.OwnShape;
+  V.Strides = V.OwnStrides;
+  if (Taken) {
+    if (PyCapsule_SetName(Capsule.get(), dlpack::UsedCapsuleName) < 0)
+      return false;
+    Taken->add(Managed);
+  }
+  return true;
+}
+
+} // namespace tidal::binding

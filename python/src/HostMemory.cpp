@@ -3,29 +3,19 @@
 // a capsule that owns the C++ object (freed, or unregistered, when the capsule
 // is collected) with the memory's host address and device pointer as ints.
 // Device 0's context.
-#include "ModuleFunctions.h"
+#include "Capsules.h"
+#include "Errors.h"
+#include "ModuleParts.h"
 
 #include "tidal/runtime/CudaMemory.h"
 
 #include <memory>
 
-using namespace tidal;
-using namespace tidal::frontend;
+namespace tidal::binding {
+
+using frontend::PyRef;
 
 namespace {
-
-constexpr const char *HostAllocationCapsule = "tidal.CudaHostAllocation";
-constexpr const char *HostRegistrationCapsule = "tidal.CudaHostRegistration";
-constexpr const char *ManagedAllocationCapsule = "tidal.CudaManagedAllocation";
-
-// A capsule named Name that deletes Object when it is collected.
-template <typename T> PyRef ownedBy(std::unique_ptr<T> Object, const char *Name) {
-  PyRef Capsule = PyRef::check(PyCapsule_New(Object.get(), Name, [](PyObject *C) {
-    delete static_cast<T *>(PyCapsule_GetPointer(C, PyCapsule_GetName(C)));
-  }));
-  Object.release();
-  return Capsule;
-}
 
 unsigned long long addressOf(const void *Pointer) {
   return reinterpret_cast<unsigned long long>(Pointer);
@@ -37,19 +27,17 @@ PyObject *module_cuda_host_alloc(PyObject *, PyObject *Args) {
   int Mapped, Portable, WriteCombined;
   if (!PyArg_ParseTuple(Args, "Kppp", &Bytes, &Mapped, &Portable, &WriteCombined))
     return nullptr;
-  try {
+  return translateErrors([&]() -> PyObject * {
     runtime::CudaHostAllocation::Options Opts;
     Opts.Mapped = Mapped;
     Opts.Portable = Portable;
     Opts.WriteCombined = WriteCombined;
-    auto Memory = std::make_unique<runtime::CudaHostAllocation>(
-        runtime::CudaContext::forDevice(0), static_cast<size_t>(Bytes), Opts);
+    auto Memory = std::make_unique<runtime::CudaHostAllocation>(runtime::CudaContext::forDevice(0),
+                                                                static_cast<size_t>(Bytes), Opts);
     unsigned long long Host = addressOf(Memory->host()), Device = Memory->device();
-    PyRef Capsule = ownedBy(std::move(Memory), HostAllocationCapsule);
+    PyRef Capsule = capsuleOwning(std::move(Memory), HostAllocationCapsule);
     return Py_BuildValue("(OKK)", Capsule.get(), Host, Device);
-  } catch (...) {
-    return raisePythonError();
-  }
+  });
 }
 
 // cuda_host_register(address, bytes, mapped) -> (capsule, device pointer)
@@ -58,16 +46,14 @@ PyObject *module_cuda_host_register(PyObject *, PyObject *Args) {
   int Mapped;
   if (!PyArg_ParseTuple(Args, "KKp", &Address, &Bytes, &Mapped))
     return nullptr;
-  try {
+  return translateErrors([&]() -> PyObject * {
     auto Registration = std::make_unique<runtime::CudaHostRegistration>(
         runtime::CudaContext::forDevice(0), reinterpret_cast<void *>(Address),
         static_cast<size_t>(Bytes), Mapped);
     unsigned long long Device = Registration->device();
-    PyRef Capsule = ownedBy(std::move(Registration), HostRegistrationCapsule);
+    PyRef Capsule = capsuleOwning(std::move(Registration), HostRegistrationCapsule);
     return Py_BuildValue("(OK)", Capsule.get(), Device);
-  } catch (...) {
-    return raisePythonError();
-  }
+  });
 }
 
 // cuda_host_unregister(capsule): cuMemHostUnregister now (the end of
@@ -80,12 +66,10 @@ PyObject *module_cuda_host_unregister(PyObject *, PyObject *Capsule) {
   }
   auto *Registration = static_cast<runtime::CudaHostRegistration *>(
       PyCapsule_GetPointer(Capsule, HostRegistrationCapsule));
-  try {
+  return translateErrors([&]() -> PyObject * {
     Registration->release();
     Py_RETURN_NONE;
-  } catch (...) {
-    return raisePythonError();
-  }
+  });
 }
 
 // cuda_managed_alloc(bytes, attach_global) -> (capsule, pointer): one address
@@ -95,15 +79,13 @@ PyObject *module_cuda_managed_alloc(PyObject *, PyObject *Args) {
   int AttachGlobal;
   if (!PyArg_ParseTuple(Args, "Kp", &Bytes, &AttachGlobal))
     return nullptr;
-  try {
+  return translateErrors([&]() -> PyObject * {
     auto Memory = std::make_unique<runtime::CudaManagedAllocation>(
         runtime::CudaContext::forDevice(0), static_cast<size_t>(Bytes), AttachGlobal);
     unsigned long long Pointer = Memory->pointer();
-    PyRef Capsule = ownedBy(std::move(Memory), ManagedAllocationCapsule);
+    PyRef Capsule = capsuleOwning(std::move(Memory), ManagedAllocationCapsule);
     return Py_BuildValue("(OK)", Capsule.get(), Pointer);
-  } catch (...) {
-    return raisePythonError();
-  }
+  });
 }
 
 PyMethodDef HostMemoryMethods[] = {
@@ -121,6 +103,8 @@ PyMethodDef HostMemoryMethods[] = {
 
 } // namespace
 
-int tidal::frontend::addHostMemoryFunctions(PyObject *Module) {
+int addHostMemoryFunctions(PyObject *Module) {
   return PyModule_AddFunctions(Module, HostMemoryMethods);
 }
+
+} // namespace tidal::binding

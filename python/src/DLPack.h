@@ -3,14 +3,17 @@
 // DLManagedTensor). Written from the specification at
 // https://dmlc.github.io/dlpack/latest/ ; the field order and widths are the
 // ABI, so the static_asserts below pin them.
-#ifndef TIDAL_FRONTEND_DLPACK_H
-#define TIDAL_FRONTEND_DLPACK_H
+#ifndef TIDAL_BINDING_DLPACK_H
+#define TIDAL_BINDING_DLPACK_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "Targets.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tidal::dlpack {
 
@@ -86,5 +89,56 @@ inline constexpr const char *UsedCapsuleName = "used_dltensor";
 int addFunctions(PyObject *Module);
 
 } // namespace tidal::dlpack
+
+namespace tidal::binding {
+
+struct ArrayView;
+
+// The DLPack tensors a launch took from their producers (renamed
+// "used_dltensor"): each is given back (its deleter called) when the launch
+// is done with it, with the GIL held, as the producer's deleter may need it.
+class TakenTensors {
+public:
+  TakenTensors() = default;
+  TakenTensors(const TakenTensors &) = delete;
+  TakenTensors &operator=(const TakenTensors &) = delete;
+  ~TakenTensors() { giveBack(); }
+
+  void add(dlpack::ManagedTensor *Tensor) {
+    if (Count < Inline)
+      InlineTensors[Count++] = Tensor;
+    else
+      More.push_back(Tensor);
+  }
+  void giveBack() {
+    for (size_t I = 0; I < Count; ++I)
+      release(InlineTensors[I]);
+    for (dlpack::ManagedTensor *Tensor : More)
+      release(Tensor);
+    Count = 0;
+    More.clear();
+  }
+
+private:
+  static void release(dlpack::ManagedTensor *Tensor) {
+    if (Tensor->Deleter)
+      Tensor->Deleter(Tensor);
+  }
+  static constexpr size_t Inline = 8;
+  dlpack::ManagedTensor *InlineTensors[Inline];
+  size_t Count = 0;
+  std::vector<dlpack::ManagedTensor *> More;
+};
+
+// Reads O's DLPack tensor (O.__dlpack__()) into V. With Target and Taken,
+// for a launch: the device is checked for Target, the producer is asked to
+// order its work before Stream (the protocol's stream argument on the cuda
+// target) and the tensor is taken, to be given back by Taken. Without them,
+// for typing: the capsule is left untaken and gives the tensor back itself.
+// False with a Python error set when O's tensor can't be read or used.
+bool dlpackView(PyObject *O, ArrayView &V, const TargetKind *Target, uint64_t Stream,
+                TakenTensors *Taken);
+
+} // namespace tidal::binding
 
 #endif

@@ -1,0 +1,266 @@
+// The kernel type of a launch argument (Numba's typeof), and the attributes
+// through which tidal's own array classes describe their memory.
+#include "ArgumentTyping.h"
+
+#include "ArrayInterface.h"
+#include "Capsules.h"
+#include "DLPack.h"
+
+#include "tidal/runtime/CudaMemory.h"
+
+namespace tidal::binding {
+
+using namespace tidal::frontend;
+
+// The scalar type of NumPy's kind character ('b', 'i', 'u', 'f', 'c') and
+// item size; false when kernels can't take it.
+bool scalarOfKind(char Kind, int Size, Scalar &Out) {
+  switch (Kind) {
+  case 'b':
+    Out = Scalar::Bool;
+    return Size == 1;
+  case 'i':
+  case 'u': {
+    static const Scalar Signed[] = {Scalar::Int8, Scalar::Int16, Scalar::Int32, Scalar::Int64};
+    static const Scalar Unsigned[] = {Scalar::UInt8, Scalar::UInt16, Scalar::UInt32,
+                                      Scalar::UInt64};
+    int Log = Size == 1 ? 0 : Size == 2 ? 1 : Size == 4 ? 2 : Size == 8 ? 3 : -1;
+    if (Log < 0)
+      return false;
+    Out = Kind == 'i' ? Signed[Log] : Unsigned[Log];
+    return true;
+  }
+  case 'c':
+    if (Size != 8 && Size != 16)
+      return false;
+    Out = Size == 8 ? Scalar::Complex64 : Scalar::Complex128;
+    return true;
+  case 'f':
+    if (Size == 2)
+      Out = Scalar::Float16;
+    else if (Size == 4)
+      Out = Scalar::Float32;
+    else if (Size == 8)
+      Out = Scalar::Float64;
+    else
+      return false;
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) { return scalarOfKind(D->kind, D->elsize, Out); }
+
+// The NumPy array over a device array's memory (tidal.cuda.DeviceNDArray's
+// _tidal_host: on the cpu target device memory is host memory), borrowed:
+// the device array owns it and never rebinds it. Null, with no error set,
+// for any other object.
+PyObject *hostArrayOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_host");
+  PyObject *Host = PyObject_GetAttr(O, Name);
+  if (!Host) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(Host);
+  return PyArray_Check(Host) ? Host : nullptr;
+}
+
+// The NumPy array over a cuda-target device array's device memory
+// (tidal.cuda.DeviceNDArray's _tidal_device: its data pointer is the device
+// pointer of element 0; never read through), borrowed as hostArrayOf's. Null,
+// with no error set, for any other object.
+PyObject *deviceLayoutOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_device");
+  PyObject *Layout = PyObject_GetAttr(O, Name);
+  if (!Layout) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(Layout);
+  return PyArray_Check(Layout) ? Layout : nullptr;
+}
+
+// The NumPy array of cuda.In / Out / InOut (its _tidal_array), borrowed: the
+// wrapper holds it. Null, with no error set, for any other object.
+PyObject *directedArrayOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_array");
+  if (PyArray_Check(O))
+    return nullptr;
+  PyObject *Array = PyObject_GetAttr(O, Name);
+  if (!Array) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(Array);
+  return PyArray_Check(Array) ? Array : nullptr;
+}
+
+// The copies cuda.In / Out / InOut ask of the cuda target (their
+// _tidal_direction), as bits; a NumPy array is copied in, and back when
+// it is writable.
+uint8_t directionOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_direction");
+  PyRef Direction = PyRef::steal(PyObject_GetAttr(O, Name));
+  long Bits = Direction ? PyLong_AsLong(Direction.get()) : -1;
+  PyErr_Clear();
+  return Bits >= 1 && Bits <= 3 ? static_cast<uint8_t>(Bits) : CopyIn | CopyOut;
+}
+
+// The allocation a cuda-target device array holds (_tidal_memory), or null.
+runtime::CudaAllocation *deviceAllocationOf(PyObject *O) {
+  static PyObject *Name = PyUnicode_InternFromString("_tidal_memory");
+  PyRef Capsule = PyRef::steal(PyObject_GetAttr(O, Name));
+  if (!Capsule || !PyCapsule_IsValid(Capsule.get(), AllocationCapsule)) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return static_cast<runtime::CudaAllocation *>(
+      PyCapsule_GetPointer(Capsule.get(), AllocationCapsule));
+}
+
+// The fields of a structured dtype; null (and Why) when one is not a
+// supported scalar (nested records and sub-arrays are not).
+static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string &Why) {
+  auto Layout = std::make_shared<RecordLayout>();
+  Layout->Size = static_cast<unsigned>(D->elsize);
+  Layout->Align = static_cast<unsigned>(D->alignment);
+  for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(D->names); ++I) {
+    PyObject *Name = PyTuple_GET_ITEM(D->names, I);
+    PyObject *Info = PyDict_GetItem(D->fields, Name); // (dtype, offset[, title])
+    if (!Info || !PyTuple_Check(Info) || PyTuple_GET_SIZE(Info) < 2)
+      return nullptr;
+    auto *FieldType = reinterpret_cast<PyArray_Descr *>(PyTuple_GET_ITEM(Info, 0));
+    Scalar S;
+    if (FieldType->names || FieldType->subarray || !scalarOfDescr(FieldType, S)) {
+      Why = "a record whose field '" + PyRef::borrow(Name).str() +
+            "' is not a number (nested records and sub-arrays are not supported)";
+      return nullptr;
+    }
+    Layout->Fields.push_back({PyRef::borrow(Name).str(), S,
+                              static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Info, 1)))});
+  }
+  return Layout;
+}
+
+// The type Numba gives a launch argument; false (and Why) when kernels
+// can't take it, or false with a Python error set when its
+// __cuda_array_interface__ is not a valid description.
+bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
+  if (PyBool_Check(O)) {
+    Out = Type::scalar(Scalar::Bool);
+    return true;
+  }
+  if (PyLong_Check(O)) {
+    Out = Type::scalar(Scalar::Int64);
+    return true;
+  }
+  if (PyFloat_Check(O)) {
+    Out = Type::scalar(Scalar::Float64);
+    return true;
+  }
+  if (PyComplex_Check(O)) {
+    Out = Type::scalar(Scalar::Complex128);
+    return true;
+  }
+  if (PyArray_Check(O)) {
+    PyArrayObject *A = reinterpret_cast<PyArrayObject *>(O);
+    Layout L = PyArray_IS_C_CONTIGUOUS(A)   ? Layout::C
+               : PyArray_IS_F_CONTIGUOUS(A) ? Layout::F
+                                            : Layout::A;
+    if (PyArray_DESCR(A)->names) { // a structured dtype: an array of records
+      auto Record = recordLayoutOf(PyArray_DESCR(A), Why);
+      if (!Record)
+        return false;
+      Out = Type::recordArray(std::move(Record), static_cast<unsigned>(PyArray_NDIM(A)), L,
+                              !PyArray_ISWRITEABLE(A));
+      return true;
+    }
+    Scalar S;
+    if (!scalarOfDescr(PyArray_DESCR(A), S)) {
+      Why = "a NumPy array of dtype " +
+            PyRef::borrow(reinterpret_cast<PyObject *>(PyArray_DESCR(A))).str() +
+            ", which kernels can't take yet";
+      return false;
+    }
+    if (!PyArray_ISNOTSWAPPED(A)) {
+      Why = "a NumPy array in non-native byte order";
+      return false;
+    }
+    Out = Type::array(S, static_cast<unsigned>(PyArray_NDIM(A)), L, !PyArray_ISWRITEABLE(A));
+    return true;
+  }
+  if (PyArray_IsScalar(O, Void)) { // a record scalar: read-only, by reference
+    PyArray_Descr *D = reinterpret_cast<PyVoidScalarObject *>(O)->descr;
+    if (!D || !D->names) {
+      Why = "a NumPy void scalar without fields";
+      return false;
+    }
+    auto Record = recordLayoutOf(D, Why);
+    if (!Record)
+      return false;
+    Out = Type::record(std::move(Record), /*ReadOnly=*/true);
+    return true;
+  }
+  if (PyArray_IsScalar(O, Generic)) {
+    PyRef Descr = PyRef::steal(reinterpret_cast<PyObject *>(PyArray_DescrFromScalar(O)));
+    Scalar S;
+    if (!Descr || !scalarOfDescr(reinterpret_cast<PyArray_Descr *>(Descr.get()), S)) {
+      PyErr_Clear();
+      Why = "a NumPy scalar of type '" + typeName(O) + "', which kernels can't take yet";
+      return false;
+    }
+    Out = Type::scalar(S);
+    return true;
+  }
+  // cuda.In / Out / InOut: typed as its array.
+  if (PyObject *Array = directedArrayOf(O))
+    return typeofArgument(Array, Out, Why);
+  // A device array: typed as the NumPy array over its memory.
+  if (PyObject *Host = hostArrayOf(O))
+    return typeofArgument(Host, Out, Why);
+  if (PyObject *Layout = deviceLayoutOf(O)) // cuda target: device memory
+    return typeofArgument(Layout, Out, Why);
+  // Another library's array (CuPy, PyTorch, ...): __cuda_array_interface__.
+  if (PyObject_HasAttrString(O, "__cuda_array_interface__")) {
+    ArrayView V;
+    if (!interfaceView(O, V))
+      return false; // the error says what is wrong with the description
+    Out = Type::array(V.Elem, static_cast<unsigned>(V.NDim),
+                      layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize), V.ReadOnly);
+    return true;
+  }
+  // Or one that speaks DLPack only.
+  if (PyObject_HasAttrString(O, "__dlpack__") && PyObject_HasAttrString(O, "__dlpack_device__")) {
+    ArrayView V;
+    if (!dlpackView(O, V, nullptr, 0, nullptr))
+      return false;
+    Out = Type::array(V.Elem, static_cast<unsigned>(V.NDim),
+                      layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize), V.ReadOnly);
+    return true;
+  }
+  Why = "'" + typeName(O) + "'";
+  return false;
+}
+
+PyObject *module_typeof(PyObject *, PyObject *O) {
+  Type T;
+  std::string Why;
+  if (!typeofArgument(O, T, Why)) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_TypeError, "kernels can't take %s", Why.c_str());
+    return nullptr;
+  }
+  return PyUnicode_FromString(T.str().c_str());
+}
+
+PyMethodDef ArgumentTypingMethods[] = {
+    {"typeof", module_typeof, METH_O, "typeof(value): the kernel type of a launch argument."},
+    {nullptr, nullptr, 0, nullptr}};
+
+int addArgumentTypingFunctions(PyObject *Module) {
+  return PyModule_AddFunctions(Module, ArgumentTypingMethods);
+}
+
+} // namespace tidal::binding

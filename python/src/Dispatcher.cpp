@@ -1,0 +1,375 @@
+// The C++ half of tidal.cuda's dispatcher: a kernel's specialisations per
+// target, compiled on demand, and their inspection. kernel[...] is in
+// LaunchConfig.cpp, the launch plans in LaunchPlan.cpp.
+#include "Dispatcher.h"
+
+#include "Compiler.h"
+#include "Errors.h"
+#include "LaunchConfig.h"
+#include "LaunchPlan.h"
+
+#include "tidal/Passes.h"
+#include "tidal/runtime/CudaDriver.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace tidal::binding {
+
+using namespace tidal::frontend;
+
+std::string signatureText(const std::vector<Type> &Types) {
+  std::string S = "(";
+  for (size_t I = 0; I < Types.size(); ++I)
+    S += (I ? ", " : "") + Types[I].str();
+  return S + ")";
+}
+
+namespace {
+
+// Re-reads marker IR into a fresh context (for the NVPTX views of a kernel
+// that was compiled for the cpu).
+std::unique_ptr<llvm::Module> parseIR(const std::string &Text, llvm::LLVMContext &Ctx) {
+  llvm::SMDiagnostic Diag;
+  std::unique_ptr<llvm::Module> M = llvm::parseAssemblyString(Text, Diag, Ctx);
+  if (!M)
+    throw std::runtime_error("internal error: cannot re-read marker IR: " +
+                             Diag.getMessage().str());
+  return M;
+}
+
+// What inspect_types() prints, in Numba's shape: the signature, the
+// source with its line numbers, then each local variable and its type.
+std::string typesText(const std::string &Name, const KernelModule &KM) {
+  std::string Out = Name + " " + signatureText(KM.ParamTypes) + "\n" + std::string(80, '-') + "\n";
+  Out += "# File: " + KM.SourceFile + "\n";
+  for (size_t I = 0; I < KM.SourceLines.size(); ++I) {
+    std::string Line = KM.SourceLines[I];
+    while (!Line.empty() && (Line.back() == '\n' || Line.back() == '\r'))
+      Line.pop_back();
+    Out +=
+        "# --- LINE " + std::to_string(KM.FirstLine + static_cast<int>(I)) + " ---\n" + Line + "\n";
+  }
+  Out += "\n# variables:\n";
+  for (const auto &[Variable, Type] : KM.VariableTypes)
+    Out += "#   " + Variable + " = " + Type + "\n";
+  return Out + std::string(80, '=') + "\n";
+}
+
+} // namespace
+
+Specialization *DispatcherState::find(const std::vector<Type> &Types) {
+  for (auto &S : Specializations)
+    if (S->ArgTypes == Types)
+      return S.get();
+  return nullptr;
+}
+
+Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
+  if (Specialization *S = find(Types))
+    return *S;
+  KernelModule KM = emitKernel(Function.get(), Types, Options);
+  auto Spec = std::make_unique<Specialization>();
+  Spec->ArgTypes = Types;
+  Spec->KernelName = KM.KernelName;
+  Spec->MarkerIR = moduleText(*KM.Module);
+  Spec->TypesText = typesText(Name, KM);
+  for (const Type &T : Types)
+    Spec->ParamCount += flattenedParameterSizes(T).size();
+  if (Target == TargetKind::Cpu) {
+    lowerForHost(*KM.Module);
+    Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
+    Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
+  }
+  Specializations.push_back(std::move(Spec));
+  return *Specializations.back();
+}
+
+namespace {
+
+// The Python object: a half per target (PyType_GenericNew zeroes them until
+// __init__).
+struct DispatcherObject {
+  PyObject_HEAD DispatcherState *States[TargetCount]; // indexed by TargetKind
+};
+
+// Dispatcher(function): the Python dispatcher (tidal.cuda.dispatcher.Dispatcher)
+// subclasses this type and gives the options through _tidal_options().
+int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
+  static const char *Keywords[] = {"function", nullptr};
+  PyObject *Function;
+  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "O", const_cast<char **>(Keywords), &Function))
+    return -1;
+  if (!PyFunction_Check(Function)) {
+    PyErr_Format(PyExc_TypeError, "a kernel must be a Python function, not '%s'",
+                 Py_TYPE(Function)->tp_name);
+    return -1;
+  }
+  try {
+    std::unique_ptr<DispatcherState> States[TargetCount];
+    for (int T = 0; T < TargetCount; ++T) {
+      States[T] = std::make_unique<DispatcherState>();
+      States[T]->Function = PyRef::borrow(Function);
+      States[T]->Name = PyRef::borrow(Function).attr("__name__").str();
+      States[T]->ParamNames = parameterNames(Function);
+      States[T]->Target = static_cast<TargetKind>(T);
+    }
+    auto *D = reinterpret_cast<DispatcherObject *>(Self);
+    for (int T = 0; T < TargetCount; ++T) {
+      delete D->States[T];
+      D->States[T] = States[T].release();
+    }
+  } catch (...) {
+    raisePythonError();
+    return -1;
+  }
+  return 0;
+}
+
+void Dispatcher_dealloc(PyObject *Self) {
+  auto *D = reinterpret_cast<DispatcherObject *>(Self);
+  for (DispatcherState *State : D->States)
+    delete State;
+  PyTypeObject *Type = Py_TYPE(Self); // a heap type: its instances hold a reference
+  Type->tp_free(Self);
+  Py_DECREF(Type);
+}
+
+// The dispatcher's half for the selected target.
+DispatcherState &state(PyObject *Self) {
+  TargetKind Target = selectedTarget();
+  DispatcherState *S = reinterpret_cast<DispatcherObject *>(Self)->States[static_cast<int>(Target)];
+  if (!S)
+    throw std::runtime_error("tidal Dispatcher used before __init__");
+  return *S;
+}
+
+} // namespace
+
+// The dispatcher's half for the selected target with its options read
+// (self._tidal_options(target): a dict of debug, lineinfo, fastmath,
+// max_registers, max_threads and min_blocks), as everything that compiles
+// needs it.
+DispatcherState &configuredState(PyObject *Self) {
+  DispatcherState &D = state(Self);
+  if (D.Configured)
+    return D;
+  static PyObject *Method = PyUnicode_InternFromString("_tidal_options");
+  PyRef TargetName = PyRef::check(PyUnicode_FromString(targetName(D.Target)));
+  PyRef Options = PyRef::check(PyObject_CallMethodOneArg(Self, Method, TargetName.get()));
+  auto Item = [&](const char *Key) {
+    PyObject *Value = PyDict_GetItemString(Options.get(), Key);
+    if (!Value)
+      throw std::runtime_error(std::string("internal error: _tidal_options() has no ") + Key);
+    return PyRef::borrow(Value);
+  };
+  auto Flag = [&](const char *Key) {
+    int Value = PyObject_IsTrue(Item(Key).get());
+    if (Value < 0)
+      throw PythonErrorSet();
+    return Value == 1;
+  };
+  D.Options.Debug = Flag("debug");
+  D.Options.LineInfo = Flag("lineinfo");
+  D.Options.FastMath = Flag("fastmath");
+  D.Options.MaxRegisters = static_cast<unsigned>(Item("max_registers").asLong());
+  D.Options.MaxThreadsPerBlock = static_cast<unsigned>(Item("max_threads").asLong());
+  D.Options.MinBlocksPerSM = static_cast<unsigned>(Item("min_blocks").asLong());
+  D.Configured = true;
+  return D;
+}
+
+// The kernel of S loaded on device Ordinal: compiled to PTX for the device's
+// sm (capped to what LLVM 19 knows) and loaded on first use.
+runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &S, int Ordinal) {
+  for (auto &Loaded : S.Cuda)
+    if (Loaded.Context->ordinal() == Ordinal)
+      return *Loaded.Function;
+  const runtime::CudaDriver &Driver = runtime::CudaDriver::get();
+  if (!Driver.usable())
+    throw runtime::RuntimeError("kernel '" + D.Name +
+                                "' cannot run on the cuda target: the CUDA driver is not usable: " +
+                                Driver.reason() + " (TIDAL_TARGET=cpu runs kernels on the cpu)");
+  runtime::CudaContext &Context = runtime::CudaContext::forDevice(Ordinal);
+  unsigned SM = Context.limits().ptxSM();
+  llvm::LLVMContext Ctx;
+  std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
+  lowerForNVPTX(*M, SM);
+  auto Module = std::make_unique<runtime::CudaModule>(Context, emitPTX(*M, SM));
+  auto Function = std::make_unique<runtime::CudaFunction>(Module->function(S.KernelName));
+  S.Cuda.push_back({&Context, std::move(Module), std::move(Function)});
+  return *S.Cuda.back().Function;
+}
+
+// Types from a signature: a string ("void(float32, float32[::1])") or a
+// sequence of type strings.
+std::vector<Type> typesFromPython(PyObject *Signature) {
+  if (PyUnicode_Check(Signature)) {
+    frontend::Signature Sig = parseSignature(PyUnicode_AsUTF8(Signature));
+    if (Sig.HasReturn && Sig.Return.K != Type::Kind::None)
+      throw std::invalid_argument("a kernel's signature must return void, not " + Sig.Return.str());
+    return Sig.Params;
+  }
+  PyRef Seq = PyRef::check(
+      PySequence_Fast(Signature, "a signature must be a str or a sequence of type names"));
+  std::vector<Type> Types;
+  for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Seq.get()); ++I)
+    Types.push_back(parseType(PyRef::borrow(PySequence_Fast_GET_ITEM(Seq.get(), I)).str()));
+  return Types;
+}
+
+namespace {
+
+PyObject *Dispatcher_compile(PyObject *Self, PyObject *Signature) {
+  return translateErrors([&]() -> PyObject * {
+    DispatcherState &D = configuredState(Self);
+    Specialization &S = D.compile(typesFromPython(Signature));
+    return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
+  });
+}
+
+PyObject *Dispatcher_specialize(PyObject *Self, PyObject *Args) {
+  return translateErrors([&]() -> PyObject * {
+    DispatcherState &D = configuredState(Self);
+    std::vector<Type> Types;
+    if (!typeArguments(D, &PyTuple_GET_ITEM(Args, 0), static_cast<size_t>(PyTuple_GET_SIZE(Args)),
+                       Types))
+      return nullptr;
+    Specialization &S = D.compile(Types);
+    return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
+  });
+}
+
+// inspect(signature_text, what, sm): what is "markers", "llvm" (after
+// tidal-nvptx) or "ptx" of an existing specialisation.
+PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
+  const char *Signature, *What;
+  unsigned SM = DefaultSM;
+  if (!PyArg_ParseTuple(Args, "ss|I", &Signature, &What, &SM))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    DispatcherState &D = state(Self);
+    for (auto &S : D.Specializations) {
+      if (signatureText(S->ArgTypes) != Signature)
+        continue;
+      std::string Kind = What;
+      if (Kind == "markers")
+        return PyUnicode_FromString(S->MarkerIR.c_str());
+      if (Kind == "types")
+        return PyUnicode_FromString(S->TypesText.c_str());
+      llvm::LLVMContext Ctx;
+      std::unique_ptr<llvm::Module> M = parseIR(S->MarkerIR, Ctx);
+      lowerForNVPTX(*M, SM);
+      if (Kind == "llvm")
+        return PyUnicode_FromString(moduleText(*M).c_str());
+      if (Kind == "ptx")
+        return PyUnicode_FromString(emitPTX(*M, SM).c_str());
+      PyErr_Format(PyExc_ValueError, "unknown view '%s': use markers, llvm or ptx", What);
+      return nullptr;
+    }
+    PyErr_Format(PyExc_KeyError, "kernel '%s' has no specialisation %s", D.Name.c_str(), Signature);
+    return nullptr;
+  });
+}
+
+// _kernel_attribute(signature_text, what, shared_bytes=0): a fact of the
+// kernel loaded on the current GPU: "regs", "shared", "local" or
+// "max_threads" (cuFuncGetAttribute), or "potential_block", the block size of
+// the best occupancy with shared_bytes of dynamic shared memory.
+PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
+  const char *Signature, *What;
+  unsigned long long SharedBytes = 0; // "potential_block": dynamic shared memory
+  if (!PyArg_ParseTuple(Args, "ss|K", &Signature, &What, &SharedBytes))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    DispatcherState &D = configuredState(Self);
+    if (D.Target != TargetKind::Cuda) {
+      PyErr_Format(PyExc_RuntimeError,
+                   "the facts of kernel '%s' come from the CUDA driver and need a GPU: kernels "
+                   "run on the %s target here",
+                   D.Name.c_str(), targetName(D.Target));
+      return nullptr;
+    }
+    for (auto &S : D.Specializations) {
+      if (signatureText(S->ArgTypes) != Signature)
+        continue;
+      runtime::CudaFunction &Kernel = cudaFunctionOf(D, *S, runtime::currentDeviceOrdinal());
+      std::string Kind = What;
+      if (Kind == "regs")
+        return PyLong_FromLong(Kernel.registersPerThread());
+      if (Kind == "shared")
+        return PyLong_FromLong(Kernel.staticSharedBytes());
+      if (Kind == "local")
+        return PyLong_FromLong(Kernel.localBytesPerThread());
+      if (Kind == "max_threads")
+        return PyLong_FromLong(Kernel.maxThreadsPerBlock());
+      if (Kind == "potential_block")
+        return PyLong_FromLong(Kernel.potentialBlockSize(static_cast<size_t>(SharedBytes)));
+      PyErr_Format(PyExc_ValueError, "unknown kernel attribute '%s'", What);
+      return nullptr;
+    }
+    PyErr_Format(PyExc_KeyError, "kernel '%s' has no specialisation %s", D.Name.c_str(), Signature);
+    return nullptr;
+  });
+}
+
+PyObject *Dispatcher_signatures(PyObject *Self, void *) {
+  return translateErrors([&]() -> PyObject * {
+    DispatcherState &D = state(Self);
+    PyRef List = PyRef::check(PyList_New(0));
+    for (auto &S : D.Specializations) {
+      PyRef Text = PyRef::check(PyUnicode_FromString(signatureText(S->ArgTypes).c_str()));
+      if (PyList_Append(List.get(), Text.get()) < 0)
+        return nullptr;
+    }
+    return List.release();
+  });
+}
+
+PyMethodDef DispatcherMethods[] = {
+    {"_compile", Dispatcher_compile, METH_O,
+     "_compile(signature): compile eagerly; returns the signature's text."},
+    {"specialize", Dispatcher_specialize, METH_VARARGS,
+     "specialize(*args): compiles for the types of these arguments; returns the signature's "
+     "text."},
+    {"_inspect", Dispatcher_inspect, METH_VARARGS,
+     "_inspect(signature_text, what, sm=75): 'markers', 'llvm', 'ptx' or 'types'."},
+    {"_kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,
+     "_kernel_attribute(signature_text, what, shared_bytes=0): 'regs', 'shared', 'local', "
+     "'max_threads' or 'potential_block' of the kernel loaded on the GPU (cuda target "
+     "only)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef DispatcherGetSet[] = {
+    {"signatures", Dispatcher_signatures, nullptr, "compiled signatures", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// kernel[griddim, blockdim, stream, sharedmem]: LaunchConfig.cpp.
+PyObject *Dispatcher_subscript(PyObject *Self, PyObject *Key) {
+  return launchConfiguration(Self, Key);
+}
+
+PyType_Slot DispatcherSlots[] = {
+    {Py_tp_doc,
+     const_cast<char *>("The compiled specialisations of one kernel, and its launcher.")},
+    {Py_tp_new, reinterpret_cast<void *>(PyType_GenericNew)},
+    {Py_tp_init, reinterpret_cast<void *>(Dispatcher_init)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(Dispatcher_dealloc)},
+    {Py_tp_methods, DispatcherMethods},
+    {Py_tp_getset, DispatcherGetSet},
+    {Py_mp_subscript, reinterpret_cast<void *>(Dispatcher_subscript)},
+    {0, nullptr}};
+
+PyType_Spec DispatcherSpec = {"tidal._tidal.Dispatcher", sizeof(DispatcherObject), 0,
+                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, DispatcherSlots};
+
+} // namespace
+
+int addDispatcherType(PyObject *Module) {
+  PyRef Type = PyRef::steal(PyType_FromSpec(&DispatcherSpec));
+  return Type ? PyModule_AddObjectRef(Module, "Dispatcher", Type.get()) : -1;
+}
+
+} // namespace tidal::binding

@@ -1,0 +1,89 @@
+// The C++ half of tidal.cuda's dispatcher (the Dispatcher type that
+// tidal.cuda.dispatcher.Dispatcher subclasses): one half per target, each
+// with its options, its specialisations and its launch plans, so a kernel
+// launched on both targets keeps the code of each.
+#ifndef TIDAL_BINDING_DISPATCHER_H
+#define TIDAL_BINDING_DISPATCHER_H
+
+#include "Frontend.h"
+#include "LaunchPlan.h"
+#include "PyRef.h"
+#include "Targets.h"
+#include "Types.h"
+
+#include "tidal/HostABI.h"
+#include "tidal/runtime/CpuTarget.h"
+#include "tidal/runtime/CudaTarget.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace tidal::binding {
+
+// One compiled specialisation: the kernel for one list of argument types.
+struct Specialization {
+  std::vector<frontend::Type> ArgTypes;
+  std::string KernelName;
+  std::string MarkerIR;  // the frontend's output, kept for inspection
+  std::string TypesText; // inspect_types(): source and variable types
+  std::unique_ptr<runtime::CpuModule> Cpu;
+  TidalBlockFunction Block = nullptr;
+  unsigned ParamCount = 0; // flattened
+  // cuda target: the kernel loaded on each device it has run on, from PTX
+  // for that device's sm.
+  struct CudaLoaded {
+    runtime::CudaContext *Context;
+    std::unique_ptr<runtime::CudaModule> Module;
+    std::unique_ptr<runtime::CudaFunction> Function;
+  };
+  std::vector<CudaLoaded> Cuda;
+};
+
+// One target's half of a dispatcher.
+struct DispatcherState {
+  frontend::PyRef Function;
+  std::string Name;
+  std::vector<std::string> ParamNames;
+  // The options come from the Python dispatcher (_tidal_options(target))
+  // when the first specialisation for this target is made.
+  bool Configured = false;
+  TargetKind Target = TargetKind::Cpu;
+  frontend::FrontendOptions Options;
+  std::vector<std::unique_ptr<Specialization>> Specializations;
+  // The most recently used first. Shared: a launch holds its plan while
+  // Python code it calls (an argument's __dlpack__, ...) may let another
+  // thread launch the kernel and replace plans.
+  std::vector<std::shared_ptr<LaunchPlan>> Plans;
+
+  Specialization *find(const std::vector<frontend::Type> &Types);
+  // The specialisation for Types, compiled for this target when new.
+  Specialization &compile(const std::vector<frontend::Type> &Types);
+};
+
+// The dispatcher's half for the selected target with its options read
+// (self._tidal_options(target)), as everything that compiles needs it.
+DispatcherState &configuredState(PyObject *Self);
+
+// The kernel of S loaded on device Ordinal: compiled to PTX for the device's
+// sm and loaded on first use.
+runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &S, int Ordinal);
+
+// "(float32, array(float32, 1d, C))"
+std::string signatureText(const std::vector<frontend::Type> &Types);
+
+// Types from a signature: a string ("void(float32, float32[::1])") or a
+// sequence of type strings.
+std::vector<frontend::Type> typesFromPython(PyObject *Signature);
+
+// Adds the Dispatcher type; 0, or -1 with a Python error set.
+int addDispatcherType(PyObject *Module);
+
+} // namespace tidal::binding
+
+#endif

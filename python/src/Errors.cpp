@@ -1,0 +1,67 @@
+// The one translation of C++ errors into Python exceptions in tidal._tidal.
+#include "Errors.h"
+
+#include "CompileError.h"
+
+#include "tidal/runtime/CpuTarget.h"
+#include "tidal/runtime/CudaDriver.h"
+#include "tidal/runtime/CudaTarget.h"
+
+namespace tidal::binding {
+
+using namespace tidal::frontend;
+
+PyObject *raisePythonError() {
+  try {
+    throw;
+  } catch (const PythonErrorSet &) {
+    // already set
+  } catch (const CompileError &E) {
+    PyRef Errors = PyRef::steal(PyImport_ImportModule("tidal.errors"));
+    PyRef Class = Errors ? Errors.attrOrNull(E.Kind.c_str()) : PyRef();
+    if (!Class) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_RuntimeError, E.what());
+      return nullptr;
+    }
+    PyRef Instance = PyRef::steal(
+        PyObject_CallFunction(Class.get(), "ssiiis", E.what(), E.Where.File.c_str(), E.Where.Line,
+                              E.Where.Column, E.Where.EndColumn, E.Message.c_str()));
+    if (Instance)
+      PyErr_SetObject(Class.get(), Instance.get());
+  } catch (const std::invalid_argument &E) {
+    PyErr_SetString(PyExc_TypeError, E.what());
+  } catch (const runtime::KernelError &E) {
+    // What a failed check in a kernel raises, as Numba's simulator does.
+    PyObject *Type = E.kind() == runtime::KernelError::Kind::Bounds   ? PyExc_IndexError
+                     : E.kind() == runtime::KernelError::Kind::Assert ? PyExc_AssertionError
+                                                                      : PyExc_RuntimeError;
+    PyErr_SetString(Type, E.what());
+  } catch (const runtime::CudaDriverError &E) {
+    // tidal.cuda.CudaDriverError(message, call, error_name, code)
+    PyRef Driver = PyRef::steal(PyImport_ImportModule("tidal.cuda.driver"));
+    PyRef Class = Driver ? Driver.attrOrNull("CudaDriverError") : PyRef();
+    if (!Class) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_RuntimeError, E.what());
+      return nullptr;
+    }
+    PyRef Instance = PyRef::steal(PyObject_CallFunction(
+        Class.get(), "sssi", E.what(), E.call().c_str(), E.errorName().c_str(), E.result()));
+    if (Instance)
+      PyErr_SetObject(Class.get(), Instance.get());
+  } catch (const runtime::LaunchConfigError &E) {
+    PyErr_SetString(PyExc_ValueError, E.what());
+  } catch (const runtime::InvalidDeviceError &E) {
+    PyErr_SetString(PyExc_ValueError, E.what());
+  } catch (const runtime::RuntimeError &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+  } catch (const std::exception &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
+  }
+  return nullptr;
+}
+
+} // namespace tidal::binding

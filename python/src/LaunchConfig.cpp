@@ -1,0 +1,387 @@
+// kernel[griddim, blockdim, stream, sharedmem]: the launch configuration
+// object, and the launch itself on the cpu target (the thread pool) and on
+// the cuda target (the driver, with host arrays copied in and back).
+#include "LaunchConfig.h"
+
+#include "ArgumentTyping.h"
+#include "Dispatcher.h"
+#include "Errors.h"
+#include "LaunchPlan.h"
+
+#include "tidal/HostABI.h"
+#include "tidal/runtime/CpuTarget.h"
+#include "tidal/runtime/CudaMemory.h"
+#include "tidal/runtime/CudaTarget.h"
+
+#include <optional>
+
+#include <structmember.h>
+
+namespace tidal::binding {
+
+using namespace tidal::frontend;
+
+namespace {
+
+// One host buffer a launch copies to the device (and back, unless read-only).
+struct DeviceCopy {
+  char *Host = nullptr;
+  size_t Bytes = 0;
+  bool CopyBack = false;
+  runtime::CudaDeviceBuffer Device;
+};
+
+// Launches on the GPU as Numba does: device memory (device arrays, mapped and
+// managed arrays, other libraries' arrays) is passed by its device pointer,
+// with no copy; each NumPy array (and record) is copied to fresh device
+// memory, and then the context is synchronised and the writable arrays are
+// copied back (cuda.In: copied in only; cuda.Out: copied back only). A
+// launch with no host memory is asynchronous on Stream.
+void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtime::Dim3 Grid,
+                        runtime::Dim3 Block, size_t SharedBytes, PyObject *const *Args,
+                        PackedArguments &Packed, runtime::cu::Stream Stream, bool Execute) {
+  Specialization &S = *Plan.Spec;
+  runtime::CudaFunction &Kernel = cudaFunctionOf(D, S, runtime::currentDeviceOrdinal());
+  runtime::CudaContext &Context = Kernel.context();
+  Context.requireUsable();
+  if (!Execute) {
+    Kernel.checkLaunch(Grid, Block, SharedBytes);
+    return;
+  }
+  Context.makeCurrent();
+  const runtime::CudaDriver &Driver = Context.driver();
+
+  constexpr size_t InlineCopies = 16;
+  DeviceCopy InlineStorage[InlineCopies];
+  std::vector<DeviceCopy> HeapStorage;
+  DeviceCopy *Copies = InlineStorage;
+  size_t CopyCount = 0;
+  size_t Needed = 0;
+  for (ArgKind Kind : Plan.Kinds)
+    Needed += Kind == ArgKind::HostArray || Kind == ArgKind::DirectedArray ||
+              Kind == ArgKind::HostDeviceArray || Kind == ArgKind::RecordScalar;
+  if (Needed > InlineCopies) {
+    HeapStorage.resize(Needed);
+    Copies = HeapStorage.data();
+  }
+  // Host memory to the device: the data-pointer slots packArguments wrote
+  // (host pointers) now point at the device copies.
+  unsigned K = 0;
+  for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
+    PyObject *O = Args[I];
+    ArgKind Kind = Plan.Kinds[I];
+    if (isArrayKind(Kind)) {
+      // Device memory (packArguments wrote its pointer): tidal's allocations
+      // are checked and marked used; host memory is copied.
+      if (Kind == ArgKind::DeviceArray) {
+        if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O)) {
+          Allocation->requireContext(Context, Kernel.name(), I);
+          Allocation->usedOn(Stream);
+        }
+      } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
+        ArrayView V;
+        arrayViewOf(O, Kind, V); // packArguments read it already
+        DeviceCopy &Copy = Copies[CopyCount++];
+        arraySpan(V, Copy.Host, Copy.Bytes);
+        Copy.CopyBack = !V.ReadOnly && (Plan.Copies[I] & CopyOut);
+        Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
+        if (Plan.Copies[I] & CopyIn)
+          Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
+        Packed.Slots[K].Words[0] =
+            Copy.Bytes ? Copy.Device.pointer() + static_cast<uint64_t>(V.Data - Copy.Host) : 0;
+      }
+      K += 1 + 2 * static_cast<unsigned>(S.ArgTypes[I].NDim);
+      continue;
+    }
+    if (Kind == ArgKind::RecordScalar) { // read-only, by reference
+      auto *Record = reinterpret_cast<PyVoidScalarObject *>(O);
+      DeviceCopy &Copy = Copies[CopyCount++];
+      Copy.Host = Record->obval;
+      Copy.Bytes = static_cast<size_t>(Record->descr->elsize);
+      Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
+      Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
+      Packed.Slots[K].Words[0] = Copy.Device.pointer();
+    }
+    ++K;
+  }
+  // Launch, wait, copy back: without the GIL (only array memory is touched,
+  // and the caller's references keep the arrays alive).
+  withoutGIL([&] {
+    Kernel.launch(Grid, Block, SharedBytes, Stream, Packed.Params);
+    if (CopyCount)
+      Kernel.synchronize();
+    for (size_t C = 0; C < CopyCount; ++C)
+      if (Copies[C].CopyBack)
+        Copies[C].Device.copyToHost(Copies[C].Host, Copies[C].Bytes);
+  });
+}
+
+// --- launch configurations: kernel[griddim, blockdim, stream, sharedmem] ----------
+
+// What kernel[...] returns: the configuration, called with the arguments.
+struct LaunchConfigObject {
+  PyObject_HEAD PyObject *Dispatcher; // strong
+  runtime::Dim3 Grid, Block;
+  unsigned long long Stream; // the CUstream handle (0: the default stream)
+  unsigned long long SharedBytes;
+  PyObject *StreamObject; // strong: what was given (None for the default)
+  vectorcallfunc Vectorcall;
+};
+
+// The LaunchConfiguration type, made when the module loads.
+PyTypeObject *LaunchConfigType = nullptr;
+
+// Runs the kernel of Config on Args (Execute false: everything but running
+// it, for the dispatch benchmark: typing or plan lookup, packing, the
+// device's checks).
+PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bool Execute) {
+  return translateErrors([&]() -> PyObject * {
+    DispatcherState &D = configuredState(Config->Dispatcher);
+    auto Stream = reinterpret_cast<runtime::cu::Stream>(Config->Stream);
+    if (Config->Stream)
+      rejectOtherTargetsStream(D, Config->StreamObject);
+    std::optional<PackedArguments> Storage;
+    PackedArguments *Packed = nullptr;
+    std::shared_ptr<LaunchPlan> Held = planAndPack(D, Args, N, Packed, Storage, Stream);
+    const LaunchPlan &Plan = *Held;
+    if (D.Target == TargetKind::Cuda) {
+      launchOnCudaTarget(D, Plan, Config->Grid, Config->Block, Config->SharedBytes, Args, *Packed,
+                         Stream, Execute);
+      Py_RETURN_NONE;
+    }
+    if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
+      withoutGIL([&] {
+        runtime::launchOnCpu(Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,
+                             static_cast<size_t>(Config->SharedBytes));
+      });
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject *LaunchConfig_vectorcall(PyObject *Self, PyObject *const *Args, size_t NArgsF,
+                                  PyObject *KwNames) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  if (KwNames && PyTuple_GET_SIZE(KwNames)) {
+    PyErr_Format(PyExc_TypeError, "a kernel takes its arguments by position, not by keyword (%R)",
+                 KwNames);
+    return nullptr;
+  }
+  return launch(Config, Args, PyVectorcall_NARGS(NArgsF), /*Execute=*/true);
+}
+
+PyObject *LaunchConfig_dispatch(PyObject *Self, PyObject *const *Args, Py_ssize_t N) {
+  return launch(reinterpret_cast<LaunchConfigObject *>(Self), Args, static_cast<size_t>(N),
+                /*Execute=*/false);
+}
+
+void LaunchConfig_dealloc(PyObject *Self) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  Py_XDECREF(Config->Dispatcher);
+  Py_XDECREF(Config->StreamObject);
+  PyTypeObject *Type = Py_TYPE(Self); // a heap type: its instances hold a reference
+  PyObject_Free(Self);
+  Py_DECREF(Type);
+}
+
+PyObject *dimsTuple(const runtime::Dim3 &Dims) {
+  return Py_BuildValue("(III)", Dims[0], Dims[1], Dims[2]);
+}
+
+PyObject *LaunchConfig_get(PyObject *Self, void *What) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  switch (reinterpret_cast<intptr_t>(What)) {
+  case 0:
+    return Py_NewRef(Config->Dispatcher);
+  case 1:
+    return dimsTuple(Config->Grid);
+  case 2:
+    return dimsTuple(Config->Block);
+  case 3:
+    return Py_NewRef(Config->StreamObject);
+  default:
+    return PyLong_FromUnsignedLongLong(Config->SharedBytes);
+  }
+}
+
+PyObject *LaunchConfig_repr(PyObject *Self) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  PyRef Name = PyRef::steal(PyObject_GetAttrString(Config->Dispatcher, "__name__"));
+  if (!Name)
+    return nullptr;
+  return PyUnicode_FromFormat("<launch of %S griddim=(%u, %u, %u) blockdim=(%u, %u, %u) "
+                              "stream=%R sharedmem=%llu>",
+                              Name.get(), Config->Grid[0], Config->Grid[1], Config->Grid[2],
+                              Config->Block[0], Config->Block[1], Config->Block[2],
+                              Config->StreamObject, Config->SharedBytes);
+}
+
+PyMethodDef LaunchConfigMethods[] = {
+    {"_dispatch",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(LaunchConfig_dispatch)),
+     METH_FASTCALL,
+     "_dispatch(*args): everything a launch does (typing or the launch plan, packing the "
+     "arguments, the device's checks) but running the kernel; for benchmarks."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef LaunchConfigGetSet[] = {
+    {"dispatcher", LaunchConfig_get, nullptr, "the kernel", reinterpret_cast<void *>(0)},
+    {"griddim", LaunchConfig_get, nullptr, "blocks per grid (x, y, z)",
+     reinterpret_cast<void *>(1)},
+    {"blockdim", LaunchConfig_get, nullptr, "threads per block (x, y, z)",
+     reinterpret_cast<void *>(2)},
+    {"stream", LaunchConfig_get, nullptr, "the stream (0 or None: the default)",
+     reinterpret_cast<void *>(3)},
+    {"sharedmem", LaunchConfig_get, nullptr, "dynamic shared memory, bytes",
+     reinterpret_cast<void *>(4)},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// One launch dimension given as a small positive int or a tuple of 1 to 3 of
+// them, within CUDA's limits; false (no error set) for anything else, which
+// the Python dispatcher then checks and explains.
+bool quickDims(PyObject *Value, const uint32_t (&Limits)[3], runtime::Dim3 &Out) {
+  PyObject *Single[1] = {Value};
+  PyObject *const *Items = Single;
+  Py_ssize_t Count = 1;
+  if (PyTuple_CheckExact(Value)) {
+    Count = PyTuple_GET_SIZE(Value);
+    Items = &PyTuple_GET_ITEM(Value, 0);
+    if (Count < 1 || Count > 3)
+      return false;
+  }
+  for (int I = 0; I < 3; ++I) {
+    long N = 1;
+    if (I < Count) {
+      if (!PyLong_CheckExact(Items[I]))
+        return false;
+      int Overflow;
+      N = PyLong_AsLongAndOverflow(Items[I], &Overflow);
+      if (Overflow || N < 1 || static_cast<unsigned long>(N) > Limits[I])
+        return false;
+    }
+    Out[I] = static_cast<uint32_t>(N);
+  }
+  return true;
+}
+
+constexpr uint32_t MaxGridDims[3] = {TIDAL_MAX_GRID_DIM_X, TIDAL_MAX_GRID_DIM_Y,
+                                     TIDAL_MAX_GRID_DIM_Z};
+constexpr uint32_t MaxBlockDims[3] = {TIDAL_MAX_BLOCK_DIM_X, TIDAL_MAX_BLOCK_DIM_Y,
+                                      TIDAL_MAX_BLOCK_DIM_Z};
+
+// kernel[griddim, blockdim(, stream(, sharedmem))]: a launch configuration.
+// The common forms (ints, tuples of ints, a stream object or 0, a byte count)
+// are read here; anything else goes through the Python dispatcher's
+// _launch_config(config), which accepts what Numba does (objects with
+// __index__, ...) or raises the error that says what is wrong.
+} // namespace
+
+PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
+  runtime::Dim3 Grid, Block;
+  unsigned long long Stream = 0, SharedBytes = 0;
+  PyObject *StreamObject = Py_None;
+  bool Quick = PyTuple_CheckExact(Key) && PyTuple_GET_SIZE(Key) >= 2 &&
+               PyTuple_GET_SIZE(Key) <= 4 &&
+               quickDims(PyTuple_GET_ITEM(Key, 0), MaxGridDims, Grid) &&
+               quickDims(PyTuple_GET_ITEM(Key, 1), MaxBlockDims, Block) &&
+               static_cast<uint64_t>(Block[0]) * Block[1] * Block[2] <= TIDAL_MAX_THREADS_PER_BLOCK;
+  if (Quick && PyTuple_GET_SIZE(Key) > 2) {
+    StreamObject = PyTuple_GET_ITEM(Key, 2);
+    if (StreamObject == Py_None || (PyLong_CheckExact(StreamObject) &&
+                                    PyLong_AsLong(StreamObject) == 0 && !PyErr_Occurred())) {
+      Stream = 0;
+    } else { // a tidal Stream: its handle
+      static PyObject *Handle = PyUnicode_InternFromString("handle");
+      PyRef Value = PyRef::steal(PyObject_GetAttr(StreamObject, Handle));
+      Quick = Value && PyLong_CheckExact(Value.get());
+      if (Quick)
+        Stream = PyLong_AsUnsignedLongLong(Value.get());
+      Quick = Quick && !PyErr_Occurred();
+      PyErr_Clear();
+    }
+  }
+  if (Quick && PyTuple_GET_SIZE(Key) > 3) {
+    PyObject *Bytes = PyTuple_GET_ITEM(Key, 3);
+    Quick = PyLong_CheckExact(Bytes);
+    if (Quick) {
+      SharedBytes = PyLong_AsUnsignedLongLong(Bytes);
+      Quick = !PyErr_Occurred();
+      PyErr_Clear();
+    }
+  }
+  if (!Quick) {
+    // (griddim, blockdim, stream handle, sharedmem, stream): normalised, or raises.
+    static PyObject *Method = PyUnicode_InternFromString("_launch_config");
+    PyRef Checked = PyRef::steal(PyObject_CallMethodOneArg(Self, Method, Key));
+    if (!Checked)
+      return nullptr;
+    PyObject *StreamGiven;
+    unsigned int GX, GY, GZ, BX, BY, BZ;
+    if (!PyArg_ParseTuple(Checked.get(), "(III)(III)KKO", &GX, &GY, &GZ, &BX, &BY, &BZ, &Stream,
+                          &SharedBytes, &StreamGiven))
+      return nullptr;
+    Grid = {GX, GY, GZ};
+    Block = {BX, BY, BZ};
+    StreamObject = StreamGiven;
+  }
+  auto *Config = PyObject_New(LaunchConfigObject, LaunchConfigType);
+  if (!Config)
+    return nullptr;
+  Config->Dispatcher = Py_NewRef(Self);
+  Config->Grid = Grid;
+  Config->Block = Block;
+  Config->Stream = Stream;
+  Config->SharedBytes = SharedBytes;
+  Config->StreamObject = Py_NewRef(StreamObject);
+  Config->Vectorcall = LaunchConfig_vectorcall;
+  return reinterpret_cast<PyObject *>(Config);
+}
+
+namespace {
+
+PyMemberDef LaunchConfigMembers[] = {{"__vectorcalloffset__", T_PYSSIZET,
+                                      offsetof(LaunchConfigObject, Vectorcall), READONLY, nullptr},
+                                     {nullptr, 0, 0, 0, nullptr}};
+
+PyType_Slot LaunchConfigSlots[] = {
+    {Py_tp_doc, const_cast<char *>("kernel[griddim, blockdim, stream, sharedmem]: call it with "
+                                   "the kernel's arguments to launch it.")},
+    {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(LaunchConfig_dealloc)},
+    {Py_tp_repr, reinterpret_cast<void *>(LaunchConfig_repr)},
+    {Py_tp_methods, LaunchConfigMethods},
+    {Py_tp_getset, LaunchConfigGetSet},
+    {Py_tp_members, LaunchConfigMembers},
+    {0, nullptr}};
+
+PyType_Spec LaunchConfigSpec = {"tidal._tidal.LaunchConfiguration", sizeof(LaunchConfigObject), 0,
+                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
+                                    Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                LaunchConfigSlots};
+
+// CUDA's launch limits (include/tidal/HostABI.h), which tidal.cuda.dispatcher
+// checks against: MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM and MAX_GRID_DIM.
+int addLaunchLimits(PyObject *Module) {
+  PyRef Block =
+      PyRef::steal(Py_BuildValue("(III)", MaxBlockDims[0], MaxBlockDims[1], MaxBlockDims[2]));
+  PyRef Grid = PyRef::steal(Py_BuildValue("(III)", MaxGridDims[0], MaxGridDims[1], MaxGridDims[2]));
+  if (!Block || !Grid ||
+      PyModule_AddIntConstant(Module, "MAX_THREADS_PER_BLOCK", TIDAL_MAX_THREADS_PER_BLOCK) < 0 ||
+      PyModule_AddObjectRef(Module, "MAX_BLOCK_DIM", Block.get()) < 0 ||
+      PyModule_AddObjectRef(Module, "MAX_GRID_DIM", Grid.get()) < 0)
+    return -1;
+  return 0;
+}
+
+} // namespace
+
+int addLaunchConfigType(PyObject *Module) {
+  // Held for the life of the process: every launch configuration is one.
+  LaunchConfigType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&LaunchConfigSpec));
+  if (!LaunchConfigType ||
+      PyModule_AddObjectRef(Module, "LaunchConfiguration",
+                            reinterpret_cast<PyObject *>(LaunchConfigType)) < 0)
+    return -1;
+  return addLaunchLimits(Module);
+}
+
+} // namespace tidal::binding

@@ -1,0 +1,119 @@
+// Launch plans: how a launch reads each argument, decided once per
+// combination of argument classes and reused by every launch whose arguments
+// are of those classes (no typing, no lookup, no allocation), and the packing
+// of the arguments into the kernel's flattened parameters.
+#ifndef TIDAL_BINDING_LAUNCHPLAN_H
+#define TIDAL_BINDING_LAUNCHPLAN_H
+
+#include "ArrayInterface.h"
+#include "DLPack.h"
+#include "PyRef.h"
+#include "Types.h"
+
+#include "tidal/runtime/CudaDriver.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace tidal::binding {
+
+struct Specialization;
+struct DispatcherState;
+
+// How a launch passes one argument: decided when the argument's launch plan is
+// made, and checked cheaply at every launch that reuses the plan.
+enum class ArgKind : uint8_t {
+  Bool,            // Python bool
+  Int,             // Python int: int64
+  Float,           // Python float: float64
+  Complex,         // Python complex: complex128
+  NumPyScalar,     // a NumPy scalar of the plan's type
+  RecordScalar,    // a NumPy record (np.void), by reference
+  HostArray,       // a NumPy array (the cuda target copies it in and back)
+  DirectedArray,   // cuda.In / Out / InOut: a NumPy array and its copies
+  HostDeviceArray, // a cpu-target device array: the NumPy array of its memory
+  DeviceArray,     // device memory described by _tidal_device (cuda target)
+  InterfaceArray,  // any other object with __cuda_array_interface__
+  DLPackArray,     // any other object with __dlpack__
+};
+
+inline bool isArrayKind(ArgKind Kind) { return Kind >= ArgKind::HostArray; }
+
+// A dispatcher's launch plan for one combination of argument classes: the
+// specialisation it runs and how each argument is read. A launch whose
+// arguments have these Python types, and whose arrays have the element types,
+// dimensions and layouts of the specialisation, reuses the plan: no typing,
+// no lookup of the specialisation, no allocation.
+struct LaunchPlan {
+  Specialization *Spec = nullptr;
+  std::vector<frontend::PyRef> PyTypes; // of each argument (kept alive: compared by identity)
+  std::vector<ArgKind> Kinds;
+  std::vector<frontend::PyRef> RecordDescrs; // the dtype of record arguments (null otherwise)
+  std::vector<uint8_t> ValueBytes;           // the value's size of NumPy scalar arguments
+  std::vector<uint8_t> Copies;               // cuda target: CopyIn | CopyOut of host arrays
+};
+
+// One flattened parameter value: 16 bytes hold the widest scalar (complex128).
+struct alignas(16) ParamSlot {
+  uint64_t Words[2];
+};
+
+// A launch's flattened parameter values (cuLaunchKernel's kernelParams:
+// Params[i] points at Slots[i]): on the stack up to Inline values (256
+// scalars fit), on the heap beyond.
+struct PackedArguments {
+  static constexpr unsigned Inline = 320;
+  ParamSlot InlineSlots[Inline];
+  void *InlineParams[Inline];
+  std::vector<ParamSlot> HeapSlots;
+  std::vector<void *> HeapParams;
+  ParamSlot *Slots = InlineSlots;
+  void **Params = InlineParams;
+  TakenTensors Tensors; // DLPack arguments, given back after the launch
+
+  unsigned capacity() const {
+    return HeapSlots.empty() ? Inline : static_cast<unsigned>(HeapSlots.size());
+  }
+
+  explicit PackedArguments(unsigned Count) {
+    if (Count > Inline) {
+      HeapSlots.resize(Count);
+      HeapParams.resize(Count);
+      Slots = HeapSlots.data();
+      Params = HeapParams.data();
+    }
+  }
+};
+
+// The view of an array argument of kind Kind; false (no error set) when O
+// does not have the memory its kind says, true with a Python error set when
+// its __cuda_array_interface__ is invalid.
+bool arrayViewOf(PyObject *O, ArgKind Kind, ArrayView &V);
+
+// The bytes [Start, Start + Bytes) an array's elements span in memory
+// (strides may be negative); Bytes is 0 for an empty array.
+void arraySpan(const ArrayView &V, char *&Start, size_t &Bytes);
+
+// Types of the launch arguments; false with a TypeError naming the
+// parameter.
+bool typeArguments(DispatcherState &D, PyObject *const *Args, size_t N,
+                   std::vector<frontend::Type> &Types);
+
+// The plan for these arguments, and their values packed into Out: the most
+// recently used plan that fits them, or a new one (typing the arguments and
+// compiling them when needed). Storage holds the packed values; Out points
+// into it. Throws PythonErrorSet when an argument can't be taken.
+std::shared_ptr<LaunchPlan> planAndPack(DispatcherState &D, PyObject *const *Args, size_t N,
+                                        PackedArguments *&Out,
+                                        std::optional<PackedArguments> &Storage,
+                                        runtime::cu::Stream Stream);
+
+// Throws ValueError when Stream (a launch's stream object, not the default
+// stream) was made on another target than D's.
+void rejectOtherTargetsStream(const DispatcherState &D, PyObject *Stream);
+
+} // namespace tidal::binding
+
+#endif
