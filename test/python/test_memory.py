@@ -1,6 +1,10 @@
-"""Numba's memory API on the cpu target: device arrays (copies, views,
-layouts, errors), allocation functions, __cuda_array_interface__, and
-device arrays as kernel arguments (used in place)."""
+"""Numba's memory API: device arrays (copies, views, layouts, errors),
+allocation functions, __cuda_array_interface__, and device arrays as kernel
+arguments (used in place), on the cpu target. On the cuda target, over the
+mock driver: a device array is copied to the device once and launches get
+its device pointer with no copy; views share the allocation at an offset;
+freed blocks are reused and go back to the driver on deallocations.clear().
+Host memory (pinned, mapped, managed) is in test_host_memory.py."""
 
 import ctypes
 
@@ -8,7 +12,6 @@ import numpy as np
 import pytest
 
 from tidal import cuda
-from tidal.cuda.memory import ManagedNDArray, MappedNDArray
 
 
 @cuda.jit
@@ -166,36 +169,6 @@ def test_device_array_like_follows_the_layout():
     assert sorted(d.strides) == sorted(host.strides)
     assert cuda.device_array_like(np.zeros((2, 3), order="F")).is_f_contiguous()
     assert cuda.device_array_like(cuda.device_array(4)).shape == (4,)
-
-
-def test_pinned_mapped_and_managed_arrays_are_host_arrays():
-    p = cuda.pinned_array((2, 3), dtype=np.int32, order="F")
-    assert type(p) is np.ndarray and p.flags.f_contiguous
-    m = cuda.mapped_array(8, dtype=np.float32)
-    g = cuda.managed_array(8, dtype=np.float32)
-    for a in (m, g):
-        assert isinstance(a, np.ndarray) and cuda.is_cuda_array(a)
-        a[:] = 1
-        add_one[1, 32](a)  # kernels use them in place
-        np.testing.assert_array_equal(a, 2)
-        assert a.__cuda_array_interface__["data"][0] == a.ctypes.data
-    assert cuda.pinned_array_like(m).shape == (8,)
-    assert cuda.mapped_array_like(p).shape == (2, 3)
-
-
-def test_pinned_and_mapped_context_managers():
-    host = np.arange(4.0)
-    with cuda.pinned(host):
-        d = cuda.to_device(host)
-    np.testing.assert_array_equal(d.copy_to_host(), host)
-    with cuda.mapped(host) as mapped:
-        add_one[1, 32](mapped)
-    np.testing.assert_array_equal(host, np.arange(4.0) + 1)  # mapped memory is the host's
-    with cuda.mapped(host, np.zeros(2)) as both:
-        assert len(both) == 2
-    with pytest.raises(TypeError, match="NumPy arrays"):
-        with cuda.pinned([1, 2]):
-            pass
 
 
 # --- views, indexing -----------------------------------------------------------------
@@ -418,54 +391,115 @@ def test_unsupported_dtype_on_a_device_array_is_named():
         add_one[1, 32](cuda.device_array(3, dtype="U3"))
 
 
-# --- host memory: pinned, mapped and managed arrays (see also test_cuda_mock_hostmem.py) ---
-
-@pytest.mark.parametrize("make, words", [
-    (lambda: cuda.mapped_array(4, portable="yes"), "portable must be True or False"),
-    (lambda: cuda.mapped_array(4, wc=2), "wc must be True or False"),
-    (lambda: cuda.mapped_array_like(np.zeros(2), wc=None), "wc must be True or False"),
-    (lambda: cuda.managed_array(4, attach_global=None), "attach_global must be True or False"),
-    (lambda: cuda.managed_array(4, stream="s"), "stream"),
-])
-def test_host_memory_flags_and_streams_are_checked(make, words):
-    with pytest.raises(TypeError, match=words):
-        make()
+# --- the cuda target over the mock driver: device memory and the caching allocator -----
 
 
-def test_host_memory_arrays_take_numbas_flags():
-    m = cuda.mapped_array((2, 3), np.int16, portable=True, wc=True)
-    g = cuda.managed_array(5, np.float32, attach_global=False)
-    like = cuda.mapped_array_like(np.zeros((3, 2), order="F"), portable=True)
-    assert type(m) is MappedNDArray and m.shape == (2, 3)
-    assert type(g) is ManagedNDArray and g.dtype == np.float32
-    assert type(like) is MappedNDArray and like.flags.f_contiguous
+COPIES = ("cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2")
 
 
-def test_views_of_mapped_arrays_are_used_in_place():
-    m = cuda.mapped_array(8, dtype=np.float64)
-    m[:] = 0
-    view = m[2:6]
-    assert type(view) is MappedNDArray
-    # Device memory is host memory: no separate device side on the cpu target.
-    assert not hasattr(view, "_tidal_device")
-    assert view.__cuda_array_interface__["data"][0] == m.ctypes.data + 16
-    add_one[1, 32](view)
-    np.testing.assert_array_equal(m, [0, 0, 1, 1, 1, 1, 0, 0])
-    d = cuda.as_cuda_array(m[::-1])
-    assert d.device_ctypes_pointer.value == m.ctypes.data + 56 and d.strides == (-8,)
+def test_device_array_stays_on_the_device(mock_script):
+    r = mock_script("""
+        d = cuda.to_device(np.zeros(6, np.int32))
+        b = cuda.to_device(np.zeros(1, np.float32))
+        fill_seven[1, 32](d, 0.0, b)
+        fill_seven[1, 32](d, 1.0, b)
+        print(json.dumps(d.copy_to_host().tolist()))
+    """)
+    assert r.result == [7] * 6
+    calls = [c["call"] for c in r.calls]
+    launches = [i for i, c in enumerate(calls) if c == "cuLaunchKernel"]
+    assert len(launches) == 2
+    # One host-to-device copy per array, before the launches; none around them.
+    assert calls.count("cuMemcpyHtoD_v2") == 2
+    assert all(c not in COPIES for c in calls[launches[0]:launches[1]])
+    assert calls.count("cuMemcpyDtoH_v2") == 1 and calls.index("cuMemcpyDtoH_v2") > launches[1]
+    assert "cuCtxSynchronize" not in calls[launches[0]:]
+    # The launch got the allocation's device pointer.
+    (alloc,) = [c for c in r.named("cuMemAlloc_v2") if c["bytes"] == 512][:1]
+    launch = r.named("cuLaunchKernel")[0]
+    assert launch["params"][0]["offset"] == 0 and launch["stream"] == 0
 
 
-def test_mapped_shares_memory_of_strided_and_empty_arrays():
-    host = np.arange(12.0).reshape(3, 4)
-    with cuda.mapped(host[::-1, 1:3], np.zeros(0)) as (strided, empty):
-        assert strided.strides == (-32, 8) and empty.size == 0
-        strided[0, 0] = -1  # host[2, 1]
-    assert host[2, 1] == -1
-    with cuda.pinned(cuda.pinned_array(3), np.zeros((2, 0))):
-        pass
-    with pytest.raises(TypeError, match="stream"):
-        with cuda.mapped(host, stream=1.5):
-            pass
-    with pytest.raises(TypeError, match="cuda.mapped takes NumPy arrays, not str"):
-        with cuda.mapped(host, "x"):
-            pass
+def test_views_share_the_allocation_with_an_offset(mock_script):
+    r = mock_script("""
+        d = cuda.to_device(np.arange(12, dtype=np.int32))
+        v = d[4:10]
+        fill_seven[1, 32](v, 0.0, cuda.to_device(np.zeros(1, np.float32)))
+        iface = v.__cuda_array_interface__["data"][0] - d.__cuda_array_interface__["data"][0]
+        print(json.dumps({"all": d.copy_to_host().tolist(), "view": v.copy_to_host().tolist(),
+                          "iface": iface, "elem": int(d[2]), "ptr": v.device_ctypes_pointer.value
+                          - d.device_ctypes_pointer.value}))
+    """)
+    res = r.result
+    # The mock's fill_seven writes from the pointer to the end of the allocation.
+    assert res["all"] == list(range(4)) + [7] * 8
+    assert res["view"] == [7] * 6
+    assert res["iface"] == 16 and res["ptr"] == 16 and res["elem"] == 2
+    launch = r.named("cuLaunchKernel")[0]
+    assert launch["params"][0]["offset"] == 16
+    assert len({c["alloc"] for c in r.named("cuMemAlloc_v2")}) == 2
+
+
+def test_freed_block_is_reused_and_clear_returns_it(mock_script):
+    r = mock_script("""
+        ctx = cuda.current_context()
+        a = cuda.device_array(100, np.float32)
+        s1 = ctx.memory_stats()
+        del a
+        s2 = ctx.memory_stats()
+        b = cuda.device_array(120, np.float32)   # same size class (512 bytes)
+        s3 = ctx.memory_stats()
+        del b
+        ctx.deallocations.clear()
+        s4 = ctx.memory_stats()
+        print(json.dumps([s1, s2, s3, s4]))
+    """)
+    s1, s2, s3, s4 = r.result
+    assert len(r.named("cuMemAlloc_v2")) == 1
+    assert r.named("cuMemAlloc_v2")[0]["bytes"] == 512
+    assert len(r.named("cuMemFree_v2")) == 1
+    assert s1["bytes_in_use"] == 512 and s1["bytes_requested"] == 400 and s1["bytes_cached"] == 0
+    assert s2["bytes_in_use"] == 0 and s2["bytes_cached"] == 512
+    assert s3["reuses"] == 1 and s3["driver_allocations"] == 1 and s3["bytes_cached"] == 0
+    assert s4["bytes_cached"] == 0 and s4["driver_frees"] == 1
+    assert s4["live_driver_allocations"] == 0
+    # The free recorded an event on the stream that used the block.
+    assert r.named("cuEventRecord")
+
+
+def test_free_is_deferred_while_a_stream_uses_the_block(mock_script):
+    r = mock_script("""
+        s = cuda.stream()
+        ctx = cuda.current_context()
+        a = cuda.device_array(10, np.int32, stream=s)
+        del a                                   # pending: event not done
+        b = cuda.device_array(10, np.int32)     # default stream: a new block
+        pending = ctx.memory_stats()["bytes_pending"]
+        s.synchronize()
+        c = cuda.device_array(10, np.int32)     # now the first block is reused
+        print(json.dumps([pending, ctx.memory_stats()]))
+    """, events_pending=1)
+    pending, stats = r.result
+    assert pending == 512
+    assert stats["driver_allocations"] == 2 and stats["reuses"] == 1
+    assert [c["done"] for c in r.named("cuEventQuery")][:1] == [False]
+
+
+def test_setitem_transpose_and_memory_info(mock_script):
+    r = mock_script("""
+        d = cuda.to_device(np.arange(6, dtype=np.float64).reshape(2, 3))
+        d[0, 1] = 10.0
+        d[1] = np.array([5.0, 6.0, 7.0])
+        t = d.T.copy_to_host()
+        free, total = cuda.current_context().get_memory_info()
+        d2 = cuda.device_array_like(d)
+        d2.copy_to_device(d)
+        print(json.dumps({"d": d.copy_to_host().tolist(), "t": t.tolist(), "total": total,
+                          "d2": d2.copy_to_host().tolist(), "repr": repr(d)}))
+    """)
+    res = r.result
+    assert res["d"] == [[0.0, 10.0, 2.0], [5.0, 6.0, 7.0]]
+    assert res["t"] == [[0.0, 5.0], [10.0, 6.0], [2.0, 7.0]]
+    assert res["d2"] == res["d"] and res["total"] == 1 << 30
+    assert "cuda target" in res["repr"]
+    assert r.named("cuMemcpyDtoD_v2")
