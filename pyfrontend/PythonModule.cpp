@@ -803,12 +803,38 @@ struct LaunchPlan {
 
 // --- Dispatcher: the C++ half of tidal.cuda's dispatcher ------------------------
 
+// --- targets: which one kernels launch on --------------------------------------
+
+enum class TargetKind : int { Cpu = 0, Cuda = 1 };
+constexpr int TargetCount = 2;
+constexpr const char *TargetNames[TargetCount] = {"cpu", "cuda"};
+
+// The target launches go to: set by tidal.cuda.target (set_target,
+// use_target, or the detection of its first current_target() call); -1
+// until then. Read and written with the GIL held.
+int SelectedTarget = -1;
+
+// The selected target; the first call asks tidal.cuda.target to choose one.
+TargetKind selectedTarget() {
+  if (SelectedTarget < 0) {
+    PyRef Module = PyRef::check(PyImport_ImportModule("tidal.cuda.target"));
+    PyRef Chosen = PyRef::check(PyObject_CallMethod(Module.get(), "current_target", nullptr));
+    if (SelectedTarget < 0)
+      throw std::runtime_error("internal error: tidal.cuda.target.current_target() chose no "
+                               "target");
+  }
+  return static_cast<TargetKind>(SelectedTarget);
+}
+
+// One target's half of a dispatcher: its options, the specialisations
+// compiled for it and its launch plans. A dispatcher has one per target, so
+// a kernel launched on both keeps the code of each.
 struct DispatcherState {
   PyRef Function;
   std::string Name;
   std::vector<std::string> ParamNames;
-  // The options come from the Python dispatcher (_tidal_options()) when the
-  // first specialisation is made: the target is chosen then, not at import.
+  // The options come from the Python dispatcher (_tidal_options(target))
+  // when the first specialisation for this target is made.
   bool Configured = false;
   std::string Target; // "cpu" or "cuda"
   FrontendOptions Options;
@@ -847,7 +873,7 @@ struct DispatcherState {
 };
 
 struct DispatcherObject {
-  PyObject_HEAD DispatcherState *State;
+  PyObject_HEAD DispatcherState *States[TargetCount]; // indexed by TargetKind
 };
 
 // Dispatcher(function): the Python dispatcher (tidal.cuda.dispatcher.Dispatcher)
@@ -863,13 +889,19 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
     return -1;
   }
   try {
-    auto State = std::make_unique<DispatcherState>();
-    State->Function = PyRef::borrow(Function);
-    State->Name = PyRef::borrow(Function).attr("__name__").str();
-    State->ParamNames = parameterNames(Function);
+    std::unique_ptr<DispatcherState> States[TargetCount];
+    for (int T = 0; T < TargetCount; ++T) {
+      States[T] = std::make_unique<DispatcherState>();
+      States[T]->Function = PyRef::borrow(Function);
+      States[T]->Name = PyRef::borrow(Function).attr("__name__").str();
+      States[T]->ParamNames = parameterNames(Function);
+      States[T]->Target = TargetNames[T];
+    }
     auto *D = reinterpret_cast<DispatcherObject *>(Self);
-    delete D->State;
-    D->State = State.release();
+    for (int T = 0; T < TargetCount; ++T) {
+      delete D->States[T];
+      D->States[T] = States[T].release();
+    }
   } catch (...) {
     raiseFromCurrentException();
     return -1;
@@ -879,25 +911,31 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
 
 void Dispatcher_dealloc(PyObject *Self) {
   auto *D = reinterpret_cast<DispatcherObject *>(Self);
-  delete D->State;
+  for (DispatcherState *State : D->States)
+    delete State;
   Py_TYPE(Self)->tp_free(Self);
 }
 
+// The dispatcher's half for the selected target.
 DispatcherState &state(PyObject *Self) {
-  DispatcherState *S = reinterpret_cast<DispatcherObject *>(Self)->State;
+  TargetKind Target = selectedTarget();
+  DispatcherState *S = reinterpret_cast<DispatcherObject *>(Self)->States[static_cast<int>(Target)];
   if (!S)
     throw std::runtime_error("tidal Dispatcher used before __init__");
   return *S;
 }
 
-// The dispatcher's state with its options read (self._tidal_options(): a dict
-// of target, debug, lineinfo, fastmath, max_registers, max_threads and
-// min_blocks), as everything that compiles needs it.
+// The dispatcher's half for the selected target with its options read
+// (self._tidal_options(target): a dict of debug, lineinfo, fastmath,
+// max_registers, max_threads and min_blocks), as everything that compiles
+// needs it.
 DispatcherState &configuredState(PyObject *Self) {
   DispatcherState &D = state(Self);
   if (D.Configured)
     return D;
-  PyRef Options = PyRef::check(PyObject_CallMethod(Self, "_tidal_options", nullptr));
+  static PyObject *Method = PyUnicode_InternFromString("_tidal_options");
+  PyRef TargetName = PyRef::check(PyUnicode_FromString(D.Target.c_str()));
+  PyRef Options = PyRef::check(PyObject_CallMethodOneArg(Self, Method, TargetName.get()));
   auto Item = [&](const char *Key) {
     PyObject *Value = PyDict_GetItemString(Options.get(), Key);
     if (!Value)
@@ -910,10 +948,6 @@ DispatcherState &configuredState(PyObject *Self) {
       throw PythonErrorSet();
     return Value == 1;
   };
-  std::string Target = Item("target").str();
-  if (Target != "cpu" && Target != "cuda")
-    throw std::invalid_argument("unknown target '" + Target + "': use 'cpu' or 'cuda'");
-  D.Target = Target;
   D.Options.Debug = Flag("debug");
   D.Options.LineInfo = Flag("lineinfo");
   D.Options.FastMath = Flag("fastmath");
@@ -1014,6 +1048,43 @@ ArgKind argumentKind(PyObject *O, const std::string &Target) {
 
 bool arrayViewOf(PyObject *O, ArgKind K, ArrayView &V);
 
+// Throws ValueError when argument I, of kind Kind, is a device array made on
+// the other target than D's: a cpu-target device array is host memory, a
+// cuda-target one device memory, and neither is what the other target reads.
+void rejectOtherTargetsArray(const DispatcherState &D, size_t I, ArgKind Kind) {
+  const char *MadeOn = Kind == ArgKind::HostDeviceArray && D.Target == "cuda" ? "cpu"
+                       : Kind == ArgKind::DeviceArray && D.Target == "cpu"    ? "cuda"
+                                                                              : nullptr;
+  if (!MadeOn)
+    return;
+  PyErr_Format(PyExc_ValueError,
+               "argument '%s' of kernel '%s' is a device array made on the %s target, but the "
+               "kernel is launched on the %s target: copy it to the host "
+               "(copy_to_host()) or launch on the %s target",
+               D.ParamNames[I].c_str(), D.Name.c_str(), MadeOn, D.Target.c_str(), MadeOn);
+  throw PythonErrorSet();
+}
+
+// Throws ValueError when Stream (a launch's stream object, not the default
+// stream) was made on another target than D's: a cuda.stream() keeps the
+// target it was made on in its `target` attribute.
+void rejectOtherTargetsStream(const DispatcherState &D, PyObject *Stream) {
+  static PyObject *Name = PyUnicode_InternFromString("target");
+  PyRef MadeOn = PyRef::steal(PyObject_GetAttr(Stream, Name));
+  if (!MadeOn) {
+    PyErr_Clear();
+    return;
+  }
+  if (!PyUnicode_Check(MadeOn.get()) || PyUnicode_CompareWithASCIIString(MadeOn.get(),
+                                                                         D.Target.c_str()) == 0)
+    return;
+  PyErr_Format(PyExc_ValueError,
+               "kernel '%s' is launched on the %s target with a stream made on the %U target: "
+               "a stream belongs to the target it was made on",
+               D.Name.c_str(), D.Target.c_str(), MadeOn.get());
+  throw PythonErrorSet();
+}
+
 // A new plan for these arguments (typed, and compiled when new), put first.
 std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
   std::vector<Type> Types;
@@ -1024,6 +1095,7 @@ std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const *Args, 
   for (size_t I = 0; I < N; ++I) {
     Plan->PyTypes.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(Args[I]))));
     Plan->Kinds.push_back(argumentKind(Args[I], D.Target));
+    rejectOtherTargetsArray(D, I, Plan->Kinds[I]);
     // The dtype of records (an array's elements, or a record scalar).
     PyArray_Descr *Records = nullptr;
     if (Plan->Kinds[I] == ArgKind::RecordScalar) {
@@ -1482,6 +1554,8 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
   TIDAL_TRY
   DispatcherState &D = configuredState(Config->Dispatcher);
   auto Stream = reinterpret_cast<runtime::cu::Stream>(Config->Stream);
+  if (Config->Stream)
+    rejectOtherTargetsStream(D, Config->StreamObject);
   std::optional<PackedArguments> Storage;
   PackedArguments *Packed = nullptr;
   std::shared_ptr<LaunchPlan> Held = planAndPack(D, Args, N, Packed, Storage, Stream);
@@ -1854,6 +1928,30 @@ PyObject *module_driver_status(PyObject *, PyObject *) {
   return Py_BuildValue("(Oiss)", D.usable() ? Py_True : Py_False, D.deviceCount(),
                        D.reason().c_str(), D.libraryPath().c_str());
   TIDAL_CATCH
+}
+
+// select_target(name): launches go to target 'cpu' or 'cuda' from now on
+// (tidal.cuda.target checks that the cuda target is usable first).
+PyObject *module_select_target(PyObject *, PyObject *Name) {
+  for (int T = 0; T < TargetCount; ++T) {
+    if (PyUnicode_Check(Name) && PyUnicode_CompareWithASCIIString(Name, TargetNames[T]) == 0) {
+      SelectedTarget = T;
+      Py_RETURN_NONE;
+    }
+  }
+  if (Name == Py_None) { // forget the choice: the next use chooses again
+    SelectedTarget = -1;
+    Py_RETURN_NONE;
+  }
+  PyErr_Format(PyExc_ValueError, "a tidal target is 'cpu' or 'cuda', not %R", Name);
+  return nullptr;
+}
+
+// selected_target(): 'cpu', 'cuda', or None while none is chosen.
+PyObject *module_selected_target(PyObject *, PyObject *) {
+  if (SelectedTarget < 0)
+    Py_RETURN_NONE;
+  return PyUnicode_FromString(TargetNames[SelectedTarget]);
 }
 
 PyObject *module_cpu_worker_count(PyObject *, PyObject *) {
@@ -2311,6 +2409,10 @@ PyMethodDef ModuleMethods[] = {
      "parse_signature(text): (return type or None, [parameter types])."},
     {"driver_status", module_driver_status, METH_NOARGS,
      "driver_status(): (usable, device_count, reason, library)."},
+    {"select_target", module_select_target, METH_O,
+     "select_target(name): launches go to 'cpu' or 'cuda' from now on (None: choose again)."},
+    {"selected_target", module_selected_target, METH_NOARGS,
+     "selected_target(): 'cpu', 'cuda', or None while none is chosen."},
     {"cpu_worker_count", module_cpu_worker_count, METH_NOARGS,
      "cpu_worker_count(): workers of the cpu target's pool."},
     {nullptr, nullptr, 0, nullptr}};

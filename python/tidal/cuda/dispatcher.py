@@ -117,16 +117,15 @@ class Dispatcher(_tidal.Dispatcher):
         for signature in signatures:
             self.compile(signature)
 
-    def _tidal_options(self):
-        """The options of the C++ half, read at the first compilation (the
-        target is chosen then, not when the kernel is defined)."""
-        target = current_target()
+    def _tidal_options(self, target):
+        """The options of the C++ half for `target` ('cpu' or 'cuda'), read at
+        the kernel's first compilation for that target."""
         options = self.options
         # TIDAL_CPU_DEBUG=1: debug mode for every kernel on the cpu target.
         debug = bool(options.get("debug", False)) or (
             target == "cpu" and os.environ.get("TIDAL_CPU_DEBUG", "") == "1")
         max_threads, min_blocks = _launch_bounds(options.get("launch_bounds"), self.__name__)
-        return {"target": target, "debug": debug,
+        return {"debug": debug,
                 "lineinfo": bool(options.get("lineinfo", False)),
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),

@@ -10,6 +10,10 @@ record() calls, which includes the work issued between them.
 On the cuda target cuda.stream() creates a CUstream and cuda.event() a
 CUevent (C++ objects the Stream and Event hold, destroyed with them); a
 stream's handle is the CUstream, so int(stream) is what the driver takes.
+
+A stream or an event belongs to the target it was made on (its ``target``);
+using it on the other one raises ValueError. The default streams belong to
+every target.
 """
 
 import asyncio
@@ -23,9 +27,23 @@ _DEFAULT, _LEGACY, _PER_THREAD = 0, 1, 2
 _handles = itertools.count(16)
 
 
-def _on_cuda():
+def _current_target():
     from .target import current_target
-    return current_target() == "cuda"
+    return current_target()
+
+
+def _on_cuda():
+    return _current_target() == "cuda"
+
+
+def _check_same_target(what, target, stream):
+    """Raises ValueError when `stream` was made on another target than
+    `target` (the target of `what`, which is used with it)."""
+    other = getattr(stream, "target", None)
+    if other is not None and target is not None and other != target:
+        raise ValueError(f"{what} was made on the {target} target but is used with a stream "
+                         f"made on the {other} target: each belongs to the target it was "
+                         f"made on")
 
 
 def _native():
@@ -42,11 +60,12 @@ class Stream:
     """A CUDA stream (a queue of work). On the cpu target work runs when it
     is issued, so a stream is always complete."""
 
-    __slots__ = ("handle", "external", "_tidal_stream", "__weakref__")
+    __slots__ = ("handle", "external", "target", "_tidal_stream", "__weakref__")
 
-    def __init__(self, handle, external=False, owner=None):
+    def __init__(self, handle, external=False, owner=None, target=None):
         self.handle = handle
         self.external = external
+        self.target = target  # 'cpu' or 'cuda'; None for the default streams (every target)
         self._tidal_stream = owner  # cuda target: the CUstream's owner
 
     def __int__(self):
@@ -55,7 +74,7 @@ class Stream:
     def __repr__(self):
         default = {_DEFAULT: "Default", _LEGACY: "Legacy default",
                    _PER_THREAD: "Per-thread default"}.get(self.handle)
-        target = "cuda" if _on_cuda() else "cpu"
+        target = self.target or _current_target()
         if default:
             return f"<{default} CUDA stream on the tidal {target} target>"
         return f"<CUDA stream {self.handle:#x} on the tidal {target} target>"
@@ -63,7 +82,7 @@ class Stream:
     def synchronize(self):
         """Waits for the work issued to this stream (cuStreamSynchronize on
         the cuda target; on the cpu target it has all finished already)."""
-        if _on_cuda():
+        if (self.target or _current_target()) == "cuda":
             _native().cuda_stream_synchronize(self.handle, self._tidal_stream)
 
     @contextlib.contextmanager
@@ -107,8 +126,8 @@ def stream():
     """A new stream (a CUstream on the cuda target)."""
     if _on_cuda():
         owner, handle = _native().cuda_stream_create()
-        return Stream(handle, owner=owner)
-    return Stream(next(_handles))
+        return Stream(handle, owner=owner, target="cuda")
+    return Stream(next(_handles), target="cpu")
 
 
 def external_stream(ptr):
@@ -119,7 +138,7 @@ def external_stream(ptr):
     if isinstance(ptr, bool) or not isinstance(ptr, int) or ptr <= 0:
         raise ValueError(f"cuda.external_stream takes a CUstream handle (an int > 0), "
                          f"not {ptr!r}")
-    return Stream(ptr, external=True)
+    return Stream(ptr, external=True, target=_current_target())
 
 
 def default_stream():
@@ -139,21 +158,24 @@ class Event:
     """A CUDA event: a point in a stream. On the cpu target it completes
     when it is recorded, and a timing event keeps the host's clock then."""
 
-    __slots__ = ("timing", "_time_ns", "_tidal_event")
+    __slots__ = ("timing", "target", "_time_ns", "_tidal_event")
 
     def __init__(self, timing=True):
         self.timing = bool(timing)
+        self.target = _current_target()  # the target it belongs to
         self._time_ns = None
         # cuda target: the CUevent (a capsule owning it)
-        self._tidal_event = _native().cuda_event_create(self.timing) if _on_cuda() else None
+        self._tidal_event = (_native().cuda_event_create(self.timing)
+                             if self.target == "cuda" else None)
 
     def __repr__(self):
         state = "recorded" if self._time_ns is not None else "not recorded"
-        return f"<CUDA event ({state}) on the tidal cpu target>"
+        return f"<CUDA event ({state}) on the tidal {self.target} target>"
 
     def record(self, stream=0):
         """Marks the point after the work issued to ``stream`` so far."""
         stream = _check_stream(stream)
+        _check_same_target("this event", self.target, stream)
         if self._tidal_event is not None:
             _native().cuda_event("record", self._tidal_event, _stream_handle(stream))
         self._time_ns = time.perf_counter_ns()
@@ -174,6 +196,7 @@ class Event:
         """Makes later work on ``stream`` wait for the event: on the cpu
         target it has completed already."""
         stream = _check_stream(stream)
+        _check_same_target("this event", self.target, stream)
         if self._tidal_event is not None:
             _native().cuda_event("wait", self._tidal_event, _stream_handle(stream))
 
@@ -202,6 +225,10 @@ def event_elapsed_time(evtstart, evtend):
         if evt._time_ns is None:
             raise RuntimeError(f"event_elapsed_time: the {what} event was never recorded "
                                f"(call its record() first)")
+    if evtstart.target != evtend.target:
+        raise ValueError(f"event_elapsed_time: the start event was made on the "
+                         f"{evtstart.target} target and the end event on the {evtend.target} "
+                         f"target: both must belong to one target")
     if evtstart._tidal_event is not None and evtend._tidal_event is not None:
         return _native().cuda_event("elapsed", evtstart._tidal_event, evtend._tidal_event)
     return (evtend._time_ns - evtstart._time_ns) / 1e6

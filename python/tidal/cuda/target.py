@@ -1,52 +1,92 @@
-"""Which target runs kernels: ``cuda`` when the CUDA driver loads and has a
-device, ``cpu`` otherwise (with a one-line notice), or what TIDAL_TARGET says
-(TIDAL_TARGET=cuda without a usable driver fails at the first launch, naming
-the driver's reason)."""
+"""Which target runs kernels: ``cpu`` or ``cuda``.
 
+The first use chooses: what TIDAL_TARGET says, else ``cuda`` when the CUDA
+driver loads and has a device, else ``cpu`` (with a one-line notice);
+TIDAL_TARGET=cuda without a usable driver fails at the first launch, naming
+the driver's reason. ``set_target(name)`` and ``with use_target(name):``
+change it at any time in the process (for the whole process, not per
+thread). Each kernel keeps its compiled code per target; device arrays,
+streams and events belong to the target they were made on.
+"""
+
+import contextlib
 import os
 import sys
 
-_TARGETS = ("cpu", "cuda")
-_current = None
+from .. import _tidal
+
+TARGETS = ("cpu", "cuda")
 
 
-def _native():
-    from .. import _tidal
-    return _tidal
+def _checked_name(name):
+    if name not in TARGETS:
+        raise ValueError(f"a tidal target is 'cpu' or 'cuda', not {name!r}")
+    return name
+
+
+def _detected_target():
+    """The target of a process that has chosen none: TIDAL_TARGET, else the
+    cuda target where a GPU is usable, else cpu (saying why)."""
+    requested = os.environ.get("TIDAL_TARGET", "").strip().lower()
+    if requested:
+        if requested not in TARGETS:
+            raise ValueError(
+                f"TIDAL_TARGET must be 'cpu' or 'cuda', not {requested!r}")
+        return requested
+    usable, count, reason, _ = _tidal.driver_status()
+    if usable and count > 0:
+        return "cuda"
+    print(f"tidal: no usable CUDA GPU ({reason}); kernels run on the cpu target",
+          file=sys.stderr)
+    return "cpu"
 
 
 def current_target():
-    """'cpu' or 'cuda', decided once per process."""
-    global _current
-    if _current is not None:
-        return _current
-    requested = os.environ.get("TIDAL_TARGET", "").strip().lower()
-    if requested:
-        if requested not in _TARGETS:
-            raise ValueError(
-                f"TIDAL_TARGET must be 'cpu' or 'cuda', not {requested!r}")
-        _current = requested
-        return _current
-    usable, count, reason, _ = _native().driver_status()
-    if usable and count > 0:
-        _current = "cuda"
-        return _current
-    print(f"tidal: no usable CUDA GPU ({reason}); kernels run on the cpu target",
-          file=sys.stderr)
-    _current = "cpu"
-    return _current
+    """'cpu' or 'cuda': the target launches go to now."""
+    name = _tidal.selected_target()
+    if name is None:
+        name = _detected_target()
+        _tidal.select_target(name)
+    return name
+
+
+def set_target(name):
+    """Launches go to target ``name`` ('cpu' or 'cuda') from now on. The
+    cuda target needs a usable CUDA driver (TIDAL_CUDA_DRIVER names one,
+    read at its first use): without one this raises the RuntimeError a
+    launch on it would raise."""
+    _checked_name(name)
+    if name == "cuda":
+        usable, _, reason, _ = _tidal.driver_status()
+        if not usable:
+            raise RuntimeError(
+                f"the cuda target cannot be selected: the CUDA driver is not usable: "
+                f"{reason} (TIDAL_TARGET=cpu runs kernels on the cpu)")
+    _tidal.select_target(name)
+
+
+@contextlib.contextmanager
+def use_target(name):
+    """``with use_target('cuda'):`` launches go to ``name`` inside the block,
+    and to the target of before after it (also when it raises)."""
+    previous = _tidal.selected_target()
+    set_target(name)
+    try:
+        yield name
+    finally:
+        _tidal.select_target(previous)
 
 
 def is_available():
     """True when the CUDA driver loads and reports at least one device."""
-    return bool(_native().driver_status()[0])
+    return bool(_tidal.driver_status()[0])
 
 
 def detect():
     """Prints the CUDA devices (id, name, whether tidal supports them, and
     a few of their facts, laid out as numba.cuda.detect() prints them), then
     the target kernels run on. Returns True when a supported GPU is found."""
-    usable, count, reason, library = _native().driver_status()
+    usable, count, reason, library = _tidal.driver_status()
     if not usable:
         print(f"No usable CUDA device: {reason}")
         print(f"Kernels run on the '{current_target()}' target")
