@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from targets import on_targets
 from tidal import cuda
 
 
@@ -30,7 +31,8 @@ def axpy(out, a, x, y):
 
 # --- streams -------------------------------------------------------------------------
 
-def test_work_on_a_stream_is_done_in_order():
+@on_targets("cpu")  # checks the kernels' results
+def test_work_on_a_stream_is_done_in_order(target):
     stream = cuda.stream()
     d = cuda.to_device(np.zeros(100), stream=stream)
     add_one[4, 32, stream](d)
@@ -40,7 +42,7 @@ def test_work_on_a_stream_is_done_in_order():
     np.testing.assert_array_equal(out, 2.0)
 
 
-def test_auto_synchronize_yields_the_stream():
+def test_auto_synchronize_yields_the_stream(target):
     stream = cuda.stream()
     with stream.auto_synchronize() as s:
         assert s is stream
@@ -48,7 +50,7 @@ def test_auto_synchronize_yields_the_stream():
     np.testing.assert_array_equal(d.copy_to_host(), np.arange(3.0))
 
 
-def test_default_streams_and_new_streams():
+def test_default_streams_and_new_streams(target):
     assert int(cuda.default_stream()) == 0
     assert int(cuda.legacy_default_stream()) == 1
     assert int(cuda.per_thread_default_stream()) == 2
@@ -61,14 +63,14 @@ def test_default_streams_and_new_streams():
     assert cuda.mapped_array(3, stream=a).__cuda_array_interface__["stream"] == int(a)
 
 
-def test_stream_callbacks_run_once_work_is_done():
+def test_stream_callbacks_run_once_work_is_done(target):
     stream = cuda.stream()
     seen = []
     stream.add_callback(lambda s, status, arg: seen.append((s, status, arg)), "x")
     assert seen == [(stream, 0, "x")]
 
 
-def test_a_bad_stream_argument_raises():
+def test_a_bad_stream_argument_raises(target):
     with pytest.raises(TypeError, match="stream"):
         cuda.to_device(np.zeros(2), stream="fast")
     with pytest.raises(TypeError, match="stream"):
@@ -79,7 +81,8 @@ def test_a_bad_stream_argument_raises():
 
 # --- events --------------------------------------------------------------------------
 
-def test_events_time_the_host_in_milliseconds():
+@on_targets("cpu")  # the cpu target's events time the host
+def test_events_time_the_host_in_milliseconds(target):
     start, end = cuda.event(), cuda.event(timing=True)
     start.record()
     time.sleep(0.02)
@@ -92,14 +95,14 @@ def test_events_time_the_host_in_milliseconds():
     assert end.elapsed_time(start) == -elapsed
 
 
-def test_event_wait_orders_nothing_that_is_not_done():
+def test_event_wait_orders_nothing_that_is_not_done(target):
     event = cuda.event()
     event.record()
     event.wait(cuda.stream())
     assert event.query()
 
 
-def test_elapsed_time_needs_recorded_timing_events():
+def test_elapsed_time_needs_recorded_timing_events(target):
     start, end = cuda.event(), cuda.event()
     with pytest.raises(RuntimeError, match="start event was never recorded"):
         start.elapsed_time(end)
@@ -114,12 +117,13 @@ def test_elapsed_time_needs_recorded_timing_events():
         cuda.event_elapsed_time(start, 0)
 
 
-def test_synchronize_returns():
+def test_synchronize_returns(target):
     add_one[1, 32](np.zeros(4))
     assert cuda.synchronize() is None
 
 
-def test_external_streams_wrap_a_handle():
+@on_targets("cpu")  # the handle is no CUstream
+def test_external_streams_wrap_a_handle(target):
     s = cuda.external_stream(0x1234)
     assert s.handle == 0x1234 and s.external and int(s) == 0x1234
     x = np.zeros(4, np.float32)
