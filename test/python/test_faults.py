@@ -161,10 +161,11 @@ def test_illegal_address_names_the_kernel(mock_script):
 
 
 def _run_alone(tmp_path, script):
-    """Runs a script in a process of its own (a fault leaves its context unusable)."""
+    """Runs a script on the cuda target in a process of its own (a fault
+    leaves its context unusable)."""
     path = tmp_path / "script.py"
     path.write_text(textwrap.dedent(script))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TIDAL_TARGET="cuda")
     return subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
                           timeout=120)
 
