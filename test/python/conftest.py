@@ -1,3 +1,17 @@
+"""What every test module shares: the package from the build tree, the `rng`
+fixture, the `gpu` marker, the `mock_script` fixture (mock_driver.py) and the
+`target` fixture.
+
+`target` runs a test once per target, in this process (targets.py): 'cpu'
+always, and 'cuda', over the real driver where a GPU is present (those cases
+are marked `gpu`) and over the mock driver (build/lib/libtidal_mock_cuda.so,
+test/mock_driver) everywhere else. The mock runs no kernels (device memory is
+host memory, copies are real, a launch is checked and logged): a test checks
+a kernel's results with `target.assert_result(...)` or `if target.ran(...):`,
+which on the mock check that the kernel was launched, and reads what the mock
+saw with `target.driver_calls()`.
+"""
+
 import os
 import sys
 
@@ -8,6 +22,20 @@ import pytest
 _BUILD_PYTHON = os.path.join(os.path.dirname(__file__), "..", "..", "build", "python")
 if os.path.isdir(_BUILD_PYTHON) and _BUILD_PYTHON not in sys.path:
     sys.path.append(os.path.abspath(_BUILD_PYTHON))  # after PYTHONPATH, never before
+
+# mock_script: a script in a process of its own over the mock driver.
+from mock_driver import mock_script  # noqa: E402,F401  (mock_script is a fixture)
+from targets import CUDA_IS_MOCK, Target, target_params  # noqa: E402
+from tidal.cuda.target import use_target  # noqa: E402
+
+
+@pytest.fixture(params=target_params())
+def target(request):
+    name = request.param
+    target = Target(name, mock=name == "cuda" and CUDA_IS_MOCK)
+    target.forget_driver_calls()
+    with use_target(name):
+        yield target
 
 
 @pytest.fixture

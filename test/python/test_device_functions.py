@@ -1,5 +1,6 @@
 """@cuda.jit(device=True): compiled per argument types into the caller's
-module; several returns, tuples, keyword arguments, declared signatures."""
+module; several returns, tuples, keyword arguments, declared signatures (the
+kernels that call them run on every target)."""
 
 import numpy as np
 import pytest
@@ -32,7 +33,7 @@ def twice_clamped(x):
     return 2 * clamp(x, -1.0, 1.0)  # device functions call each other
 
 
-def test_several_returns_tuples_and_declared_signature():
+def test_several_returns_tuples_and_declared_signature(target):
     @cuda.jit
     def k(x, out, q, r):
         i = cuda.grid(1)
@@ -46,12 +47,12 @@ def test_several_returns_tuples_and_declared_signature():
     r = np.zeros(50, np.int64)
     k[1, 64](x, out, q, r)
     i = np.arange(50)
-    np.testing.assert_array_equal(out, 2 * np.clip(x, -1, 1) + i / 2)
-    np.testing.assert_array_equal(q, (i - 10) // 3)
-    np.testing.assert_array_equal(r, (i - 10) % 3)
+    target.assert_result("k", out, 2 * np.clip(x, -1, 1) + i / 2)
+    target.assert_result("k", q, (i - 10) // 3)
+    target.assert_result("k", r, (i - 10) % 3)
 
 
-def test_specialised_per_argument_types_and_keywords():
+def test_specialised_per_argument_types_and_keywords(target):
     @cuda.jit
     def k(ints, floats):
         i = cuda.grid(1)
@@ -62,8 +63,8 @@ def test_specialised_per_argument_types_and_keywords():
     ints = np.arange(-4, 12, dtype=np.int64)
     floats = np.linspace(-1, 1, 16)
     k[1, 16](ints, floats)
-    np.testing.assert_array_equal(ints, np.clip(np.arange(-4, 12), 0, 5))
-    np.testing.assert_array_equal(floats, np.clip(np.linspace(-1, 1, 16), -0.5, 0.5))
+    target.assert_result("k", ints, np.clip(np.arange(-4, 12), 0, 5))
+    target.assert_result("k", floats, np.clip(np.linspace(-1, 1, 16), -0.5, 0.5))
     markers = k.inspect_markers(k.signatures[0])
     assert "define internal i64 @clamp.i64.i64.i64(" in markers
     assert "define internal double @clamp.f64.f64.f64(" in markers
@@ -127,7 +128,7 @@ def test_error_inside_a_device_function_points_into_it():
     assert "return x + undefined_name" in str(err)
 
 
-def test_return_type_unifies_over_returns():
+def test_return_type_unifies_over_returns(target):
     @cuda.jit(device=True)
     def pick(flag):
         if flag:
@@ -141,7 +142,7 @@ def test_return_type_unifies_over_returns():
 
     out = np.zeros(2)
     k[1, 1](out)
-    np.testing.assert_array_equal(out, [1.0, 2.5])
+    target.assert_result("k", out, [1.0, 2.5])
     assert "define internal double @pick.b1(" in k.inspect_markers(k.signatures[0])
 
 

@@ -1,11 +1,22 @@
 """Launching: kernel[griddim, blockdim, stream, sharedmem] and its launch
-plans (cpu target). A launch reuses the plan of its argument classes while
-the arguments fit it and types them afresh when they don't; other libraries'
-arrays come in through __cuda_array_interface__ without a copy."""
+plans. A launch reuses the plan of its argument classes while the arguments
+fit it and types them afresh when they don't; other libraries' arrays come in
+through __cuda_array_interface__ without a copy; the cpu target's pool runs
+blocks on one worker per core. On the cuda target (the mock driver): arrays
+are copied to the device and back as cuda.In/Out/InOut say, arguments reach
+cuLaunchKernel as the flattened ABI with device pointers, and launches beyond
+the device's limits are clear errors."""
+
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
+from mock_driver import FILL_SEVEN, f64, u64
+from targets import on_targets
 from tidal import cuda
 
 
@@ -168,6 +179,8 @@ def test_index_objects_as_dimensions():
     ((1, 1, 0, -1), "sharedmem of kernel 'add_one' must be a number of bytes >= 0"),
     ((1, 1, 0, True), "sharedmem of kernel 'add_one' must be a number of bytes >= 0"),
     ((1,), "is launched as kernel\\[griddim, blockdim\\]"),
+    (((1, 1 << 16), 1), "griddim .* along y: CUDA allows at most 65535"),
+    ((1, (32, 33)), "has 1056 threads: a block has at most 1024"),
 ])
 def test_bad_configurations_raise_value_error(config, message):
     with pytest.raises(ValueError, match=message):
@@ -243,6 +256,22 @@ def test_objects_without_an_interface_are_refused():
         add_one[1, 1](object())
 
 
+@cuda.jit
+def reverse_in_shared(out, x):
+    buf = cuda.shared.array(0, np.float32)
+    tid = cuda.threadIdx.x
+    buf[tid] = x[tid] * 2
+    cuda.syncthreads()
+    out[tid] = buf[cuda.blockDim.x - 1 - tid]
+
+
+# The cpu target has no such limit.
+@on_targets("cuda")
+def test_dynamic_shared_memory_beyond_the_device_is_a_clear_error(target):
+    with pytest.raises(ValueError, match="dynamic shared memory"):
+        reverse_in_shared[1, 32, 0, 1 << 30](np.zeros(32, np.float32), np.zeros(32, np.float32))
+
+
 # --- kernel.forall ---------------------------------------------------------------------
 
 @cuda.jit
@@ -269,6 +298,14 @@ def test_forall_with_a_block_size_and_no_tasks():
     out[:] = 0
     mark_block_size.forall(0)(out)
     assert not out.any()
+
+
+def test_forall_covers_every_element(target):
+    n = 100_003
+    x = np.arange(n, dtype=np.float32)
+    out = cuda.device_array(n, np.float32)
+    axpy.forall(n)(out, np.float32(2), cuda.to_device(x), cuda.to_device(x))
+    target.assert_result("axpy", out.copy_to_host(), 3 * x)
 
 
 def test_forall_respects_launch_bounds():
@@ -402,3 +439,179 @@ def test_threads_launching_one_kernel_with_changing_argument_classes():
     for t in threads:
         t.join()
     assert errors == []
+
+
+# --- the cpu target's pool ---------------------------------------------------------------
+
+
+def test_one_worker_runs_blocks_in_order(tmp_path):
+    script = tmp_path / "program.py"
+    script.write_text(textwrap.dedent("""
+        import os
+        import numpy as np
+        from tidal import cuda, _tidal
+
+        @cuda.jit
+        def order(counter, seen):
+            if cuda.threadIdx.x == 0:
+                seen[cuda.blockIdx.x] = cuda.atomic.add(counter, 0, 1)
+
+        counter = np.zeros(1, np.int64)
+        seen = np.zeros(500, np.int64)
+        order[500, 32](counter, seen)
+        print(_tidal.cpu_worker_count(), bool(np.all(seen == np.arange(500))))
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env={"PYTHONPATH": ":".join(sys.path), "TIDAL_TARGET": "cpu"},
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[0]) == os.cpu_count()  # by default one worker per core
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env={"PYTHONPATH": ":".join(sys.path), "TIDAL_TARGET": "cpu",
+                               "TIDAL_CPU_THREADS": "1"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "True"]
+
+
+# --- the cuda target over the mock driver: copies, arguments, limits ---------------------
+
+def test_arrays_go_to_the_device_and_back(mock_script):
+    r = mock_script(FILL_SEVEN)
+    assert r.result == {"a": [7] * 10, "b": [0.0, 1.0, 2.0, 3.0]}
+    # a (40 bytes) and b (16 bytes) were copied to fresh device memory.
+    allocs = {c["bytes"]: c["alloc"] for c in r.named("cuMemAlloc_v2")}
+    assert set(allocs) == {40, 16}
+    a_id, b_id = allocs[40], allocs[16]
+    assert sorted((c["alloc"], c["bytes"]) for c in r.named("cuMemcpyHtoD_v2")) == sorted(
+        [(a_id, 40), (b_id, 16)])
+    # Only the writable array comes back.
+    assert [(c["alloc"], c["bytes"]) for c in r.named("cuMemcpyDtoH_v2")] == [(a_id, 40)]
+    # Copies in, launch, synchronise, copies back, free: in that order.
+    launch = r.index("cuLaunchKernel")
+    assert r.index("cuMemcpyHtoD_v2", alloc=a_id) < launch
+    assert r.index("cuMemcpyHtoD_v2", alloc=b_id) < launch
+    sync = r.index("cuCtxSynchronize")
+    assert launch < sync < r.index("cuMemcpyDtoH_v2", alloc=a_id) < r.index("cuMemFree_v2", alloc=a_id)
+    assert len(r.named("cuMemFree_v2")) == 2
+
+
+def test_in_out_and_inout_choose_the_copies(mock_script):
+    r = mock_script("""
+        a = np.zeros(10, np.int32)       # 40 bytes: Out, written by the kernel
+        b = np.zeros(4, np.float32)      # 16 bytes: In, read only
+        c = np.zeros(4, np.int32)        # 16 bytes, InOut: both ways
+        fill_seven[2, 8](cuda.Out(a), 2.5, cuda.In(b))
+        fill_seven[1, 4](cuda.InOut(c), 2.5, cuda.In(b))
+        print(json.dumps([a.tolist(), c.tolist()]))
+    """)
+    assert r.result == [[7] * 10, [7] * 4]
+    allocs = [(c["bytes"], c["alloc"]) for c in r.named("cuMemAlloc_v2")]
+    (a_id, b_id), (c_id, b2_id) = [[i for _, i in allocs[k:k + 2]] for k in (0, 2)]
+    copied_in = [c["alloc"] for c in r.named("cuMemcpyHtoD_v2")]
+    copied_back = [c["alloc"] for c in r.named("cuMemcpyDtoH_v2")]
+    assert a_id not in copied_in and sorted(copied_in) == sorted([b_id, c_id, b2_id])
+    assert copied_back == [a_id, c_id]
+
+
+def test_arguments_are_the_flattened_abi_with_device_pointers(mock_script):
+    r = mock_script(FILL_SEVEN)
+    assert r.returncode == 0, r.stderr
+    (launch,) = r.named("cuLaunchKernel")
+    assert launch["kernel"] == "fill_seven"
+    assert launch["grid"] == [2, 1, 1] and launch["block"] == [8, 1, 1]
+    assert launch["shared"] == 0
+    p = launch["params"]
+    # a: data, shape, stride; x: float64; b: data, shape, stride.
+    assert len(p) == 7
+    allocs = {c["bytes"]: c["alloc"] for c in r.named("cuMemAlloc_v2")}
+    assert (p[0].get("alloc"), p[0].get("offset")) == (allocs[40], 0)
+    assert (u64(p[1]["hex"]), u64(p[2]["hex"])) == (10, 4)
+    assert f64(p[3]["hex"]) == 2.5
+    assert (p[4].get("alloc"), p[4].get("offset")) == (allocs[16], 0)
+    assert (u64(p[5]["hex"]), u64(p[6]["hex"])) == (4, 4)
+
+
+def test_two_dimensional_non_contiguous_array(mock_script):
+    r = mock_script("""
+        base = np.arange(24, dtype=np.float64).reshape(4, 6)
+        view = base[:, ::2]
+        scale_2d[(1, 1), (4, 3)](view, 2.0)
+        print(json.dumps(base.tolist()))
+    """)
+    assert r.returncode == 0, r.stderr
+    (launch,) = r.named("cuLaunchKernel")
+    p = launch["params"]
+    # data, 2 shapes, 2 strides, factor
+    assert len(p) == 6
+    assert [u64(x["hex"]) for x in p[1:5]] == [4, 3, 48, 16]
+    # The whole span the view covers is copied: 3 rows of 6 plus 5 elements.
+    (alloc,) = r.named("cuMemAlloc_v2")
+    assert alloc["bytes"] == (3 * 6 + 5) * 8
+    # The mock does not run the kernel: the values come back unchanged.
+    assert r.result == np.arange(24, dtype=np.float64).reshape(4, 6).tolist()
+
+
+def test_device_array_argument(mock_script):
+    r = mock_script("""
+        d = cuda.to_device(np.zeros(6, np.int32))
+        fill_seven[1, 32](d, 0.0, np.zeros(1, np.float32))
+        print(json.dumps(d.copy_to_host().tolist()))
+    """)
+    assert r.result == [7] * 6
+
+
+def test_too_many_threads_for_the_device(mock_script):
+    r = mock_script("""
+        try:
+            fill_seven[1, 256](np.zeros(4, np.int32), 1.0, np.zeros(1, np.float32))
+        except ValueError as e:
+            print(json.dumps(str(e)))
+    """, max_threads=128)
+    assert "cannot launch kernel 'fill_seven' on device 0 (tidal mock GPU 0): blockdim " \
+        "(256, 1, 1) has 256 threads, the device allows at most 128 per block" in r.result
+    assert not r.named("cuLaunchKernel")
+
+
+def test_grid_beyond_the_device(mock_script):
+    r = mock_script("""
+        try:
+            fill_seven[100, 32](np.zeros(4, np.int32), 1.0, np.zeros(1, np.float32))
+        except ValueError as e:
+            print(json.dumps(str(e)))
+    """, max_grid_x=64)
+    assert "griddim (100, 1, 1) is 100 along x, the device allows at most 64" in r.result
+
+
+def test_dynamic_shared_memory(mock_script):
+    r = mock_script("""
+        a, b = np.zeros(4, np.int32), np.zeros(1, np.float32)
+        fill_seven[1, 32, 0, 100 * 1024](a, 1.0, b)
+        try:
+            fill_seven[1, 32, 0, 300 * 1024](a, 1.0, b)
+        except ValueError as e:
+            print(json.dumps(str(e)))
+    """)
+    assert "307200 bytes of dynamic shared memory asked, the device allows at most 232448" \
+        in r.result
+    # Above 48 KB the kernel opted in first, as CUDA requires.
+    (opt_in,) = r.named("cuFuncSetAttribute")
+    assert (opt_in["attribute"], opt_in["value"]) == (8, 100 * 1024)
+    assert r.index("cuFuncSetAttribute") < r.index("cuLaunchKernel")
+    assert [c["shared"] for c in r.named("cuLaunchKernel")] == [100 * 1024]
+
+
+def test_forall_launches_with_the_block_size_of_the_best_occupancy(mock_script):
+    r = mock_script("""
+        d = cuda.to_device(np.zeros(2000, np.int32))
+        b = cuda.to_device(np.zeros(1, np.float32))
+        fill_seven.forall(2000)(d, 1.0, b)
+        fill_seven.forall(2000, sharedmem=256)(d, 1.0, b)
+        fill_seven.forall(100, tpb=64)(d, 1.0, b)
+        print(json.dumps(d.copy_to_host()[:3].tolist()))
+    """, occupancy_block=768)
+    assert r.result == [7, 7, 7]
+    occupancy = r.named("cuOccupancyMaxPotentialBlockSize")
+    assert [(c["dynamic_shared"], c["limit"]) for c in occupancy] == [(0, 1024), (256, 1024)]
+    launches = r.named("cuLaunchKernel")
+    assert [(c["grid"], c["block"], c["shared"]) for c in launches] == [
+        ([3, 1, 1], [768, 1, 1], 0), ([3, 1, 1], [768, 1, 1], 256), ([2, 1, 1], [64, 1, 1], 0)]

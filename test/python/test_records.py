@@ -1,5 +1,6 @@
 """NumPy structured dtypes (records): a[i].field read and write (also
-augmented), whole records copied, records passed as (read-only) scalars."""
+augmented), whole records copied, records passed as (read-only) scalars, on
+every target."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ PARTICLE = np.dtype([("x", np.float32), ("y", np.float32), ("mass", np.float64),
                      ("id", np.int16), ("alive", np.bool_)], align=True)
 
 
-def test_fields_read_write_and_augmented(rng):
+def test_fields_read_write_and_augmented(target, rng):
     @cuda.jit
     def step(particles, dt, out):
         i = cuda.grid(1)
@@ -32,15 +33,16 @@ def test_fields_read_write_and_augmented(rng):
     before = particles.copy()
     out = np.zeros(n, np.int64)
     step[1, 128](particles, np.float32(0.5), out)
-    x = (before["x"] + np.float32(0.5) * before["mass"]).astype(np.float32)
-    np.testing.assert_allclose(particles["x"], x, rtol=1e-6)
-    np.testing.assert_allclose(particles["y"], particles["x"] * 2, rtol=1e-6)
-    np.testing.assert_array_equal(out, np.arange(n) + 1)
-    np.testing.assert_array_equal(particles["alive"], np.arange(n) % 2 == 1)
+    if target.ran("step"):
+        x = (before["x"] + np.float32(0.5) * before["mass"]).astype(np.float32)
+        np.testing.assert_allclose(particles["x"], x, rtol=1e-6)
+        np.testing.assert_allclose(particles["y"], particles["x"] * 2, rtol=1e-6)
+        np.testing.assert_array_equal(out, np.arange(n) + 1)
+        np.testing.assert_array_equal(particles["alive"], np.arange(n) % 2 == 1)
     assert "Record(x:float32, y:float32, mass:float64, id:int16, alive:bool)" in step.signatures[0]
 
 
-def test_record_copy_and_record_scalar_argument():
+def test_record_copy_and_record_scalar_argument(target):
     @cuda.jit
     def k(src, dst, template):
         i = cuda.grid(1)
@@ -55,8 +57,8 @@ def test_record_copy_and_record_scalar_argument():
     template = np.zeros(1, PARTICLE)[0]
     template["mass"] = 100.0
     k[1, 16](src, dst, template)
-    np.testing.assert_array_equal(dst["id"], np.arange(10)[::-1])
-    np.testing.assert_array_equal(dst["mass"], np.arange(10)[::-1] * 1.5 + 100.0)
+    target.assert_result("k", dst["id"], np.arange(10)[::-1])
+    target.assert_result("k", dst["mass"], np.arange(10)[::-1] * 1.5 + 100.0)
 
 
 def test_record_errors():

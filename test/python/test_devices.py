@@ -1,29 +1,101 @@
-"""Devices and contexts of the cuda target (issue 5) against the mock CUDA
-driver with one and two devices (see test_cuda_mock.py for how a script
-runs and what the mock logs). The mock's devices differ: device i is "tidal
-mock GPU i" with 132 + 2i multiprocessors, i + 1 GiB of memory, PCI bus id
-0x10 + i and a UUID ending in i; its log lines carry the "device" whose
-context each call ran in. What it shows: cuda.gpus lists the driver's
-devices with their attributes; select_device() and ``with cuda.gpus[i]:``
-move allocations, streams, events and launches to that device's context,
-per thread; bad ids raise clear errors; memory info is per device;
-detect() prints every device and the target; the cpu target keeps its one
-device even where a driver is present.
+"""Devices and contexts. On every target: each device in cuda.gpus runs
+kernels and reports its memory. On the cpu target: one device, "tidal cpu
+target". On the cuda target, over the mock CUDA driver with one and two
+devices: device i is "tidal mock GPU i" with 132 + 2i multiprocessors, i + 1
+GiB of memory, PCI bus id 0x10 + i and a UUID ending in i; its log lines
+carry the "device" whose context each call ran in. What it shows: cuda.gpus
+lists the driver's devices with their attributes; select_device() and
+``with cuda.gpus[i]:`` move allocations, streams, events and launches to
+that device's context, per thread; bad ids raise clear errors; memory info
+is per device; detect() prints every device and the target; the cpu target
+keeps its one device even where a driver is present.
 """
 
-from test_cuda_mock import MOCK, run  # noqa: F401  (run is a fixture)
-
+import numpy as np
 import pytest
 
-pytestmark = pytest.mark.skipif(not MOCK.is_file(), reason=f"no mock CUDA driver at {MOCK}")
+from tidal import cuda
 
+
+@cuda.jit
+def axpy(out, a, x, y):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+# --- every target ----------------------------------------------------------------------
+
+
+def test_every_device_runs_kernels(target):
+    for device in cuda.gpus:
+        with device:
+            x = np.arange(256, dtype=np.float32)
+            out = cuda.device_array(256, np.float32)
+            axpy[1, 256](out, np.float32(2), cuda.to_device(x), cuda.to_device(x))
+            target.assert_result("axpy", out.copy_to_host(), 3 * x, launches=device.id + 1)
+    assert cuda.get_current_device().compute_capability >= (7, 0)
+    free, total = cuda.current_context().get_memory_info()
+    assert 0 < free <= total
+
+
+# --- the cpu target: one device -------------------------------------------------------
+
+
+def test_the_cpu_target_has_one_device():
+    device = cuda.get_current_device()
+    assert device.id == 0 and device.name == "tidal cpu target"
+    assert device.compute_capability == (7, 5)
+    from tidal import _tidal
+    assert device.MULTIPROCESSOR_COUNT == _tidal.cpu_worker_count()
+    assert device.MAX_THREADS_PER_BLOCK == 1024 and device.WARP_SIZE == 32
+    assert device.MAX_BLOCK_DIM_Z == 64
+    with pytest.raises(AttributeError, match="PCI_BUS_ID"):
+        device.PCI_BUS_ID
+    assert len(cuda.gpus) == 1 and cuda.gpus[0].name == device.name
+    assert [g.id for g in cuda.gpus] == [0]
+    assert cuda.select_device(0) == device
+    assert cuda.list_devices() is cuda.gpus
+
+
+def test_selecting_another_device_raises():
+    with pytest.raises(ValueError, match="one device, id 0"):
+        cuda.select_device(1)
+    with pytest.raises(ValueError, match="one device, id 0"):
+        cuda.gpus[1]
+
+
+def test_context_memory_info_and_deallocations():
+    context = cuda.current_context()
+    free, total = context.get_memory_info()
+    assert 0 < free <= total
+    assert context.get_memory_info().total == total
+    context.deallocations.clear()
+    assert len(context.deallocations) == 0
+    assert context.device == cuda.get_current_device()
+    with cuda.defer_cleanup():
+        pass
+
+
+def test_close_drops_the_context_but_not_the_arrays():
+    d = cuda.to_device(np.arange(3.0))
+    with cuda.gpus[0]:
+        before = cuda.current_context()
+    cuda.close()
+    assert cuda.gpus.current is None
+    assert cuda.current_context() is not before
+    assert cuda.gpus.current == cuda.get_current_device()
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(3.0))
+
+
+# --- the cuda target over the mock driver ---------------------------------------------
 GIB = 1 << 30
 
 
 # --- listing and attributes --------------------------------------------------------------
 
-def test_gpus_lists_every_device(run):
-    r = run("""
+def test_gpus_lists_every_device(mock_script):
+    r = mock_script("""
         out = []
         for g in cuda.gpus:
             out.append([g.id, g.name, list(g.compute_capability), g.uuid, repr(g),
@@ -51,8 +123,8 @@ def test_gpus_lists_every_device(run):
     assert not r.named("cuDevicePrimaryCtxRetain")
 
 
-def test_attributes_are_read_once_and_unknown_names_raise(run):
-    r = run("""
+def test_attributes_are_read_once_and_unknown_names_raise(mock_script):
+    r = mock_script("""
         d = cuda.gpus[1]
         first, second = d.L2_CACHE_SIZE, d.L2_CACHE_SIZE
         out = {"values": [first, second, d.COMPUTE_CAPABILITY_MAJOR,
@@ -75,8 +147,8 @@ def test_attributes_are_read_once_and_unknown_names_raise(run):
     assert len(l2) == 1, "read from the driver once, then kept"
 
 
-def test_one_device(run):
-    r = run("""
+def test_one_device(mock_script):
+    r = mock_script("""
         try:
             cuda.gpus[1]
         except IndexError as e:
@@ -88,8 +160,8 @@ def test_one_device(run):
     assert message == "there is no CUDA device 1: the driver has 1 device, id 0"
 
 
-def test_bad_device_ids(run):
-    r = run("""
+def test_bad_device_ids(mock_script):
+    r = mock_script("""
         out = []
         cuda.select_device(1)
         for bad in (2, -1, "1", 1.0, True, None):
@@ -119,8 +191,8 @@ def test_bad_device_ids(run):
         assert by_case[(what, "None")][0] == "TypeError"
 
 
-def test_no_driver_says_why(run):
-    r = run("""
+def test_no_driver_says_why(mock_script):
+    r = mock_script("""
         out = [cuda.is_available()]
         try:
             len(cuda.gpus)
@@ -135,8 +207,8 @@ def test_no_driver_says_why(run):
 
 # --- the current device ------------------------------------------------------------------
 
-def test_select_device_moves_allocations_and_launches(run):
-    r = run("""
+def test_select_device_moves_allocations_and_launches(mock_script):
+    r = mock_script("""
         first = cuda.get_current_device().id
         dev = cuda.select_device(1)
         d = cuda.to_device(np.zeros(8, np.int32))
@@ -161,8 +233,8 @@ def test_select_device_moves_allocations_and_launches(run):
     assert [c["params"][0]["alloc_device"] for c in launches] == [1, 0]
 
 
-def test_a_device_array_of_another_device_is_refused_before_the_driver(run):
-    r = run("""
+def test_a_device_array_of_another_device_is_refused_before_the_driver(mock_script):
+    r = mock_script("""
         with cuda.gpus[1]:
             d = cuda.to_device(np.zeros(8, np.int32))
         try:
@@ -178,8 +250,8 @@ def test_a_device_array_of_another_device_is_refused_before_the_driver(run):
     assert r.named("cuLaunchKernel") == []
 
 
-def test_numpy_arguments_are_copied_to_the_current_device(run):
-    r = run("""
+def test_numpy_arguments_are_copied_to_the_current_device(mock_script):
+    r = mock_script("""
         a = np.zeros(10, np.int32)
         with cuda.gpus[1]:
             fill_seven[2, 8](a, 2.5, np.zeros(4, np.float32))
@@ -191,8 +263,8 @@ def test_numpy_arguments_are_copied_to_the_current_device(run):
     assert [c["device"] for c in r.named("cuCtxSynchronize")] == [1]
 
 
-def test_gpus_context_manager_restores_the_previous_device(run):
-    r = run("""
+def test_gpus_context_manager_restores_the_previous_device(mock_script):
+    r = mock_script("""
         out = [cuda.gpus.current]
         with cuda.gpus[1] as entered:
             out.append([entered.id, cuda.get_current_device().id, cuda.gpus.current.id])
@@ -215,8 +287,8 @@ def test_gpus_context_manager_restores_the_previous_device(run):
     assert [c["device"] for c in r.named("cuMemAlloc_v2")] == [1]
 
 
-def test_streams_and_events_belong_to_the_current_device(run):
-    r = run("""
+def test_streams_and_events_belong_to_the_current_device(mock_script):
+    r = mock_script("""
         with cuda.gpus[1]:
             s = cuda.stream()
             e = cuda.event()
@@ -238,8 +310,8 @@ def test_streams_and_events_belong_to_the_current_device(run):
     assert [c["device"] for c in r.named("cuCtxSynchronize")] == [0]
 
 
-def test_each_thread_starts_on_device_0(run):
-    r = run("""
+def test_each_thread_starts_on_device_0(mock_script):
+    r = mock_script("""
         import threading
         cuda.select_device(1)
         seen = {}
@@ -255,8 +327,8 @@ def test_each_thread_starts_on_device_0(run):
     assert [c["device"] for c in r.named("cuMemAlloc_v2")] == [0]
 
 
-def test_kernel_facts_come_from_the_current_device(run):
-    r = run("""
+def test_kernel_facts_come_from_the_current_device(mock_script):
+    r = mock_script("""
         sig = fill_seven.compile("void(int32[::1], float64, float32[::1])")
         with cuda.gpus[1]:
             regs = fill_seven.get_regs_per_thread(sig)
@@ -268,8 +340,8 @@ def test_kernel_facts_come_from_the_current_device(run):
 
 # --- contexts and memory ----------------------------------------------------------------
 
-def test_memory_info_is_per_device(run):
-    r = run("""
+def test_memory_info_is_per_device(mock_script):
+    r = mock_script("""
         zero, one = cuda.gpus[0].get_primary_context(), cuda.gpus[1].get_primary_context()
         before = [list(zero.get_memory_info()), list(one.get_memory_info())]
         with cuda.gpus[1]:
@@ -293,8 +365,8 @@ def test_memory_info_is_per_device(run):
     assert {c["device"] for c in r.named("cuMemGetInfo_v2")} == {0, 1}
 
 
-def test_memory_stats_and_deallocations_are_per_device(run):
-    r = run("""
+def test_memory_stats_and_deallocations_are_per_device(mock_script):
+    r = mock_script("""
         a = cuda.device_array(100, np.float32)
         with cuda.gpus[1]:
             b = cuda.device_array(1000, np.float32)
@@ -311,8 +383,8 @@ def test_memory_stats_and_deallocations_are_per_device(run):
     assert [allocs[c["alloc"]] for c in r.named("cuMemFree_v2")] == [1]
 
 
-def test_close_synchronises_frees_and_forgets_the_device(run):
-    r = run("""
+def test_close_synchronises_frees_and_forgets_the_device(mock_script):
+    r = mock_script("""
         keep = cuda.to_device(np.arange(4, dtype=np.int32))
         with cuda.gpus[1]:
             gone = cuda.device_array(10, np.int32)
@@ -336,8 +408,8 @@ def test_close_synchronises_frees_and_forgets_the_device(run):
 
 # --- detect() and the cpu target ----------------------------------------------------------
 
-def test_detect_prints_every_device_and_the_target(run):
-    r = run("""
+def test_detect_prints_every_device_and_the_target(mock_script):
+    r = mock_script("""
         found = cuda.detect()
         print(json.dumps(found))
     """, devices=2, cc="9.0,7.0")
@@ -357,22 +429,22 @@ def test_detect_prints_every_device_and_the_target(run):
     assert lines[-1].endswith("libtidal_mock_cuda.so)")
 
 
-def test_detect_without_a_supported_device(run):
-    r = run("print(json.dumps(cuda.detect()))", cc="7.0")
+def test_detect_without_a_supported_device(mock_script):
+    r = mock_script("print(json.dumps(cuda.detect()))", cc="7.0")
     assert r.result is False
     assert "\t0/1 devices are supported" in r.stdout.splitlines()
 
 
-def test_detect_without_a_driver(run):
-    r = run("print(json.dumps(cuda.detect()))", target=None, devices=0)
+def test_detect_without_a_driver(mock_script):
+    r = mock_script("print(json.dumps(cuda.detect()))", target=None, devices=0)
     assert r.result is False
     lines = r.stdout.splitlines()
     assert lines[0].startswith("No usable CUDA device: no CUDA device")
     assert lines[1] == "Kernels run on the 'cpu' target"
 
 
-def test_cpu_target_keeps_its_device_beside_a_driver(run):
-    r = run("""
+def test_cpu_target_keeps_its_device_beside_a_driver(mock_script):
+    r = mock_script("""
         found = cuda.detect()
         d = cuda.get_current_device()
         out = [found, len(cuda.gpus), d.name, list(d.compute_capability),
@@ -396,8 +468,8 @@ def test_cpu_target_keeps_its_device_beside_a_driver(run):
     assert not r.named("cuDevicePrimaryCtxRetain")
 
 
-def test_binding_checks_its_arguments(run):
-    r = run("""
+def test_binding_checks_its_arguments(mock_script):
+    r = mock_script("""
         from tidal import _tidal
         out = {"by_number": _tidal.cuda_device_attribute(1, 16),
                "by_name": _tidal.cuda_device_attribute(1, "MULTIPROCESSOR_COUNT"),

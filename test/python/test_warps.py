@@ -1,11 +1,13 @@
-"""Warp rounds on the cpu target: warp collectives that only some warps of a
-block execute (the last-warp reduction), warps taking different branches to
-different collectives, activemask inside a branch that splits a warp, and the
-report of a divergent syncthreads (docs/cpu-target.md)."""
+"""Warps: collectives that only some warps of a block execute (the last-warp
+reduction), warps taking different branches to different collectives,
+activemask inside a branch that splits a warp, on every target; on the cpu
+target, which runs them in warp rounds (docs/cpu-target.md), the report of a
+divergent syncthreads."""
 
 import numpy as np
 import pytest
 
+from targets import on_targets
 from tidal import cuda, float32
 
 
@@ -37,16 +39,16 @@ def make_last_warp_sum(threads):
 
 
 @pytest.mark.parametrize("threads", [128, 256])
-def test_last_warp_reduction(rng, threads):
+def test_last_warp_reduction(target, rng, threads):
     x = rng.random(10_000).astype(np.float32)
     blocks = (x.size + threads - 1) // threads
     out = np.zeros(blocks, np.float32)
     make_last_warp_sum(threads)[blocks, threads](x, out)
     expected = np.pad(x, (0, blocks * threads - x.size)).reshape(blocks, threads)
-    np.testing.assert_allclose(out, expected.astype(np.float64).sum(1), rtol=1e-5)
+    target.assert_result("last_warp_sum", out, expected.astype(np.float64).sum(1), rtol=1e-5)
 
 
-def test_ballot_in_the_first_warp_only(rng):
+def test_ballot_in_the_first_warp_only(target, rng):
     @cuda.jit
     def first_warp_ballot(x, out):
         tid = cuda.threadIdx.x
@@ -60,10 +62,10 @@ def test_ballot_in_the_first_warp_only(rng):
     first_warp_ballot[3, 96](x, out)
     lanes = (x.reshape(3, 96)[:, :32] > 0.5).astype(np.uint64)
     expected = (lanes << np.arange(32, dtype=np.uint64)).sum(1).astype(np.uint32)
-    np.testing.assert_array_equal(out, expected)
+    target.assert_result("first_warp_ballot", out, expected)
 
 
-def test_warps_shuffle_in_different_branches():
+def test_warps_shuffle_in_different_branches(target):
     @cuda.jit
     def two_warps(out):
         tid = cuda.threadIdx.x
@@ -79,12 +81,12 @@ def test_warps_shuffle_in_different_branches():
     lanes = np.arange(32)
     down = np.where(lanes + 1 < 32, (lanes + 1) * 10, lanes * 10)
     xor = (32 + (lanes ^ 3)) * 10
-    np.testing.assert_array_equal(out[:32], down)
-    np.testing.assert_array_equal(out[32:64], xor)
-    np.testing.assert_array_equal(out[64:], np.tile(lanes, 2))
+    target.assert_result("two_warps", out[:32], down)
+    target.assert_result("two_warps", out[32:64], xor)
+    target.assert_result("two_warps", out[64:], np.tile(lanes, 2))
 
 
-def test_activemask_in_a_branch_that_splits_the_warp():
+def test_activemask_in_a_branch_that_splits_the_warp(target):
     @cuda.jit
     def masks(out):
         i = cuda.grid(1)
@@ -98,15 +100,14 @@ def test_activemask_in_a_branch_that_splits_the_warp():
     out = np.zeros(128, np.int64)
     masks[1, 48](out)
     lanes = np.arange(48) % 32
-    np.testing.assert_array_equal(out[:48],
-                                  np.where(lanes < 16, 0x0000FFFF, 0xFFFF0000 + 1))
+    target.assert_result("masks", out[:48], np.where(lanes < 16, 0x0000FFFF, 0xFFFF0000 + 1))
     # After the branch the warp is whole again: 32 lanes, then the 16 of
     # the partial last warp.
-    np.testing.assert_array_equal(out[64:112],
-                                  np.where(np.arange(48) < 32, 0xFFFFFFFF, 0xFFFF))
+    target.assert_result("masks", out[64:112], np.where(np.arange(48) < 32, 0xFFFFFFFF, 0xFFFF))
 
 
-def test_divergent_syncthreads_is_still_reported():
+@on_targets("cpu")
+def test_divergent_syncthreads_is_still_reported(target):
     # A collective that every thread reaches: block rounds.
     @cuda.jit
     def divergent(out):
@@ -122,7 +123,8 @@ def test_divergent_syncthreads_is_still_reported():
     assert "threads (16, 0, 0)..(63, 0, 0) at shfl_xor" in message
 
 
-def test_divergent_syncthreads_is_reported_with_warp_rounds():
+@on_targets("cpu")
+def test_divergent_syncthreads_is_reported_with_warp_rounds(target):
     # A collective in the first warp only: warp rounds; warp 0 waits at the
     # shuffle for lanes 0..15, which are at a syncthreads the others skip.
     @cuda.jit
@@ -142,7 +144,8 @@ def test_divergent_syncthreads_is_reported_with_warp_rounds():
     assert "threads (32, 0, 0)..(63, 0, 0) finished" in message
 
 
-def test_collective_waiting_for_a_lane_at_syncthreads_is_reported():
+@on_targets("cpu")
+def test_collective_waiting_for_a_lane_at_syncthreads_is_reported(target):
     @cuda.jit
     def waits(out):
         lane = cuda.laneid

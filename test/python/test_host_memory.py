@@ -1,23 +1,160 @@
-"""Host memory of the cuda target (issue 5: pinned_array, mapped_array,
-managed_array, cuda.pinned, cuda.mapped) against the mock CUDA driver (see
-test_cuda_mock.py for how a script runs and what the mock logs). What it
-shows: which driver call each API makes and with which flags; that memory
-goes back to the driver when the last array over it dies; that mapped and
-managed arrays, and their views, carry the device pointer (the mock's device
-pointer of mapped memory is another address for the same bytes); that
-cuda.pinned / cuda.mapped register the arrays' memory for their block only;
-and the errors for bad input. The cpu target's behaviour of the same API is
-tested in test_memory.py.
-"""
+"""Host memory: pinned_array, mapped_array, managed_array, cuda.pinned and
+cuda.mapped. On every target: kernels use mapped and managed arrays in place.
+On the cpu target they are host arrays (device memory is host memory). On
+the cuda target, over the mock driver: which driver call each API makes and
+with which flags; that memory goes back to the driver when the last array
+over it dies; that mapped and managed arrays, and their views, carry the
+device pointer (the mock's device pointer of mapped memory is another
+address for the same bytes); that cuda.pinned / cuda.mapped register the
+arrays' memory for their block only; and the errors for bad input."""
 
 import textwrap
 
-from test_cuda_mock import MOCK, run  # noqa: F401  (run is a fixture)
-
+import numpy as np
 import pytest
 
-pytestmark = pytest.mark.skipif(not MOCK.is_file(), reason=f"no mock CUDA driver at {MOCK}")
+from tidal import cuda
+from tidal.cuda.memory import ManagedNDArray, MappedNDArray
 
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+@cuda.jit
+def axpy(out, a, x, y):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+# --- every target ----------------------------------------------------------------------
+
+
+def test_pinned_mapped_and_managed_memory(target):
+    x = cuda.pinned_array(1000, np.float32)
+    x[:] = np.arange(1000, dtype=np.float32)
+    y = np.ones(1000, np.float32)
+    for wc in (False, True):
+        out = cuda.mapped_array(1000, np.float32, wc=wc)
+        # As Numba: no copy of mapped memory; synchronise before reading it.
+        axpy[4, 256](cuda.as_cuda_array(out), np.float32(2), cuda.to_device(x),
+                      cuda.to_device(y))
+        cuda.synchronize()
+        target.assert_result("axpy", out, 2 * x + y, launches=1 + wc)
+    managed = cuda.managed_array(1000, np.float32)
+    managed[:] = 0
+    axpy[4, 256](cuda.as_cuda_array(managed), np.float32(3), cuda.to_device(x),
+                  cuda.to_device(y))
+    cuda.synchronize()
+    target.assert_result("axpy", managed, 3 * x + y, launches=3)
+    host = np.zeros(1000, np.float32)
+    with cuda.pinned(x, y), cuda.mapped(host) as d:
+        axpy[4, 256](d, np.float32(1), cuda.to_device(x), cuda.to_device(y))
+        cuda.synchronize()
+    target.assert_result("axpy", host, x + y, launches=4)
+
+
+def test_mapped_and_managed_arrays_are_kernel_arguments_in_place(target):
+    x = cuda.to_device(np.arange(512, dtype=np.float32))
+    y = cuda.to_device(np.ones(512, np.float32))
+    mapped = cuda.mapped_array(512, np.float32)
+    managed = cuda.managed_array(512, np.float32)
+    axpy[2, 256](mapped, np.float32(2), x, y)
+    axpy[2, 256](managed, np.float32(3), x, y)
+    cuda.synchronize()
+    target.assert_result("axpy", mapped, 2 * np.arange(512) + 1, launches=2)
+    target.assert_result("axpy", managed, 3 * np.arange(512) + 1, launches=2)
+
+
+# --- the cpu target: host arrays ------------------------------------------------------
+
+
+def test_pinned_mapped_and_managed_arrays_are_host_arrays():
+    p = cuda.pinned_array((2, 3), dtype=np.int32, order="F")
+    assert type(p) is np.ndarray and p.flags.f_contiguous
+    m = cuda.mapped_array(8, dtype=np.float32)
+    g = cuda.managed_array(8, dtype=np.float32)
+    for a in (m, g):
+        assert isinstance(a, np.ndarray) and cuda.is_cuda_array(a)
+        a[:] = 1
+        add_one[1, 32](a)  # kernels use them in place
+        np.testing.assert_array_equal(a, 2)
+        assert a.__cuda_array_interface__["data"][0] == a.ctypes.data
+    assert cuda.pinned_array_like(m).shape == (8,)
+    assert cuda.mapped_array_like(p).shape == (2, 3)
+
+
+def test_pinned_and_mapped_context_managers():
+    host = np.arange(4.0)
+    with cuda.pinned(host):
+        d = cuda.to_device(host)
+    np.testing.assert_array_equal(d.copy_to_host(), host)
+    with cuda.mapped(host) as mapped:
+        add_one[1, 32](mapped)
+    np.testing.assert_array_equal(host, np.arange(4.0) + 1)  # mapped memory is the host's
+    with cuda.mapped(host, np.zeros(2)) as both:
+        assert len(both) == 2
+    with pytest.raises(TypeError, match="NumPy arrays"):
+        with cuda.pinned([1, 2]):
+            pass
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: cuda.mapped_array(4, portable="yes"), "portable must be True or False"),
+    (lambda: cuda.mapped_array(4, wc=2), "wc must be True or False"),
+    (lambda: cuda.mapped_array_like(np.zeros(2), wc=None), "wc must be True or False"),
+    (lambda: cuda.managed_array(4, attach_global=None), "attach_global must be True or False"),
+    (lambda: cuda.managed_array(4, stream="s"), "stream"),
+])
+def test_host_memory_flags_and_streams_are_checked(make, words):
+    with pytest.raises(TypeError, match=words):
+        make()
+
+
+def test_host_memory_arrays_take_numbas_flags():
+    m = cuda.mapped_array((2, 3), np.int16, portable=True, wc=True)
+    g = cuda.managed_array(5, np.float32, attach_global=False)
+    like = cuda.mapped_array_like(np.zeros((3, 2), order="F"), portable=True)
+    assert type(m) is MappedNDArray and m.shape == (2, 3)
+    assert type(g) is ManagedNDArray and g.dtype == np.float32
+    assert type(like) is MappedNDArray and like.flags.f_contiguous
+
+
+def test_views_of_mapped_arrays_are_used_in_place():
+    m = cuda.mapped_array(8, dtype=np.float64)
+    m[:] = 0
+    view = m[2:6]
+    assert type(view) is MappedNDArray
+    # Device memory is host memory: no separate device side on the cpu target.
+    assert not hasattr(view, "_tidal_device")
+    assert view.__cuda_array_interface__["data"][0] == m.ctypes.data + 16
+    add_one[1, 32](view)
+    np.testing.assert_array_equal(m, [0, 0, 1, 1, 1, 1, 0, 0])
+    d = cuda.as_cuda_array(m[::-1])
+    assert d.device_ctypes_pointer.value == m.ctypes.data + 56 and d.strides == (-8,)
+
+
+def test_mapped_shares_memory_of_strided_and_empty_arrays():
+    host = np.arange(12.0).reshape(3, 4)
+    with cuda.mapped(host[::-1, 1:3], np.zeros(0)) as (strided, empty):
+        assert strided.strides == (-32, 8) and empty.size == 0
+        strided[0, 0] = -1  # host[2, 1]
+    assert host[2, 1] == -1
+    with cuda.pinned(cuda.pinned_array(3), np.zeros((2, 0))):
+        pass
+    with pytest.raises(TypeError, match="stream"):
+        with cuda.mapped(host, stream=1.5):
+            pass
+    with pytest.raises(TypeError, match="cuda.mapped takes NumPy arrays, not str"):
+        with cuda.mapped(host, "x"):
+            pass
+
+
+# --- the cuda target over the mock driver ---------------------------------------------
 # Counts of the mock's calls, read inside a script.
 COUNTS = """
 import ctypes, gc, os
@@ -40,8 +177,8 @@ def _alloc_ids(r, call):
 
 # --- pinned_array ---------------------------------------------------------------------
 
-def test_pinned_array_is_page_locked_memory_freed_with_its_last_view(run):
-    r = run(counted("""
+def test_pinned_array_is_page_locked_memory_freed_with_its_last_view(mock_script):
+    r = mock_script(counted("""
         p = cuda.pinned_array((2, 3), dtype=np.int32, order="F")
         p[...] = [[1, 2, 3], [4, 5, 6]]
         column = p[:, 1]
@@ -62,8 +199,8 @@ def test_pinned_array_is_page_locked_memory_freed_with_its_last_view(run):
     assert not r.named("cuMemHostGetDevicePointer_v2") and not r.named("cuMemAlloc_v2")
 
 
-def test_pinned_array_like_follows_the_layout(run):
-    r = run("""
+def test_pinned_array_like_follows_the_layout(mock_script):
+    r = mock_script("""
         p = cuda.pinned_array_like(np.zeros((3, 4, 5), np.float32).transpose(2, 0, 1))
         print(json.dumps([p.shape, sorted(p.strides)]))
     """)
@@ -73,8 +210,8 @@ def test_pinned_array_like_follows_the_layout(run):
 
 # --- mapped_array ---------------------------------------------------------------------
 
-def test_mapped_array_carries_the_device_pointer_of_its_memory(run):
-    r = run("""
+def test_mapped_array_carries_the_device_pointer_of_its_memory(mock_script):
+    r = mock_script("""
         m = cuda.mapped_array(8, dtype=np.int32)
         m[:] = np.arange(8)
         device = m._tidal_device.ctypes.data
@@ -101,8 +238,8 @@ def test_mapped_array_carries_the_device_pointer_of_its_memory(run):
 
 @pytest.mark.parametrize("portable, wc, flags", [(True, False, 3), (False, True, 6),
                                                  (True, True, 7)])
-def test_mapped_array_flags_follow_portable_and_wc(run, portable, wc, flags):
-    r = run(f"""
+def test_mapped_array_flags_follow_portable_and_wc(mock_script, portable, wc, flags):
+    r = mock_script(f"""
         m = cuda.mapped_array(4, np.float32, portable={portable}, wc={wc})
         like = cuda.mapped_array_like(np.zeros((2, 2)), portable={portable}, wc={wc})
         print(json.dumps([type(like).__name__, like.shape]))
@@ -111,8 +248,8 @@ def test_mapped_array_flags_follow_portable_and_wc(run, portable, wc, flags):
     assert [c["flags"] for c in r.named("cuMemHostAlloc")] == [flags, flags]
 
 
-def test_views_of_a_mapped_array_point_into_its_device_memory(run):
-    r = run("""
+def test_views_of_a_mapped_array_point_into_its_device_memory(mock_script):
+    r = mock_script("""
         m = cuda.mapped_array((4, 6), dtype=np.float64)
         base = m._tidal_device.ctypes.data
         def offset(v):
@@ -142,8 +279,8 @@ def test_views_of_a_mapped_array_point_into_its_device_memory(run):
     assert res["copies"][2][1:] == [False, False]
 
 
-def test_mapped_memory_lives_while_a_view_or_device_array_does(run):
-    r = run(counted("""
+def test_mapped_memory_lives_while_a_view_or_device_array_does(mock_script):
+    r = mock_script(counted("""
         m = cuda.mapped_array(16, dtype=np.uint8)
         m[:] = 9
         tail = m[8:]
@@ -162,8 +299,8 @@ def test_mapped_memory_lives_while_a_view_or_device_array_does(run):
     assert r.result == [0, True, 0, True, 1, 0]
 
 
-def test_a_view_follows_shape_changes_and_keeps_the_stream(run):
-    r = run("""
+def test_a_view_follows_shape_changes_and_keeps_the_stream(mock_script):
+    r = mock_script("""
         s = cuda.stream()
         m = cuda.mapped_array(12, dtype=np.int32, stream=s)
         v = m[4:]
@@ -176,8 +313,8 @@ def test_a_view_follows_shape_changes_and_keeps_the_stream(run):
     assert r.result == [[2, 4], 16, True, True]
 
 
-def test_a_copy_does_not_keep_mapped_memory_alive(run):
-    r = run(counted("""
+def test_a_copy_does_not_keep_mapped_memory_alive(mock_script):
+    r = mock_script(counted("""
         m = cuda.mapped_array(4)
         copies = [m.copy(), m * 2]
         del m
@@ -189,8 +326,8 @@ def test_a_copy_does_not_keep_mapped_memory_alive(run):
 
 # --- managed_array --------------------------------------------------------------------
 
-def test_managed_array_is_one_address_freed_with_cuMemFree(run):
-    r = run(counted("""
+def test_managed_array_is_one_address_freed_with_cuMemFree(mock_script):
+    r = mock_script(counted("""
         g = cuda.managed_array((2, 4), dtype=np.float32)
         h = cuda.managed_array(3, dtype=np.int64, attach_global=False)
         g[:] = 2.5
@@ -211,8 +348,8 @@ def test_managed_array_is_one_address_freed_with_cuMemFree(run):
 
 # --- cuda.pinned and cuda.mapped ------------------------------------------------------
 
-def test_pinned_registers_the_arrays_for_the_block(run):
-    r = run(counted("""
+def test_pinned_registers_the_arrays_for_the_block(mock_script):
+    r = mock_script(counted("""
         a = np.arange(6.0)
         b = np.zeros(10, np.int32)[::-2]          # strided: its whole span
         p = cuda.pinned_array(4)                  # page-locked already
@@ -233,8 +370,8 @@ def test_pinned_registers_the_arrays_for_the_block(run):
     assert not r.named("cuMemHostGetDevicePointer_v2")
 
 
-def test_mapped_yields_device_arrays_over_the_mapped_pointer(run):
-    r = run(counted("""
+def test_mapped_yields_device_arrays_over_the_mapped_pointer(mock_script):
+    r = mock_script(counted("""
         a = np.arange(5, dtype=np.int32)
         b = np.arange(12.0).reshape(3, 4)[::-1, 1:3]
         with cuda.mapped(a, b) as (da, db):
@@ -269,8 +406,8 @@ def test_mapped_yields_device_arrays_over_the_mapped_pointer(run):
     assert not r.named("cuMemAlloc_v2")
 
 
-def test_mapped_unregisters_when_the_block_raises(run):
-    r = run(counted("""
+def test_mapped_unregisters_when_the_block_raises(mock_script):
+    r = mock_script(counted("""
         a = np.zeros(4)
         try:
             with cuda.mapped(a):
@@ -283,8 +420,8 @@ def test_mapped_unregisters_when_the_block_raises(run):
     assert r.result == [1, 1, 0]
 
 
-def test_mapped_uses_the_device_side_of_tidal_host_memory(run):
-    r = run("""
+def test_mapped_uses_the_device_side_of_tidal_host_memory(mock_script):
+    r = mock_script("""
         m = cuda.mapped_array(6, dtype=np.int16)
         g = cuda.managed_array(6, dtype=np.int16)
         with cuda.mapped(m[2:], g) as (dm, dg):
@@ -303,8 +440,8 @@ def test_mapped_uses_the_device_side_of_tidal_host_memory(run):
     assert not r.named("cuMemHostRegister_v2")
 
 
-def test_registering_memory_twice_raises_the_drivers_error(run):
-    r = run(counted("""
+def test_registering_memory_twice_raises_the_drivers_error(mock_script):
+    r = mock_script(counted("""
         a = np.zeros(8)
         try:
             with cuda.pinned(a, a[2:]):
@@ -339,8 +476,8 @@ def test_registering_memory_twice_raises_the_drivers_error(run):
     ("_tidal.cuda_host_unregister(object())", "TypeError",
      "takes a tidal.CudaHostRegistration capsule"),
 ])
-def test_bad_input_raises_before_any_driver_call(run, statement, error, words):
-    r = run(f"""
+def test_bad_input_raises_before_any_driver_call(mock_script, statement, error, words):
+    r = mock_script(f"""
         from tidal import _tidal
         try:
             {statement}
@@ -353,8 +490,8 @@ def test_bad_input_raises_before_any_driver_call(run, statement, error, words):
         assert not r.named(call), call
 
 
-def test_empty_arrays_allocate_and_register_nothing(run):
-    r = run("""
+def test_empty_arrays_allocate_and_register_nothing(mock_script):
+    r = mock_script("""
         m = cuda.mapped_array((0, 3), dtype=np.float32)
         g = cuda.managed_array(0)
         p = cuda.pinned_array(0)
@@ -370,10 +507,10 @@ def test_empty_arrays_allocate_and_register_nothing(run):
 
 # --- kernels (needs the launch path change) -------------------------------------------
 
-def test_device_arrays_over_mapped_memory_reach_kernels_without_a_copy(run):
+def test_device_arrays_over_mapped_memory_reach_kernels_without_a_copy(mock_script):
     # Works with today's launch path: as_cuda_array and cuda.mapped give
     # DeviceNDArrays, which launches pass by their device pointer.
-    r = run("""
+    r = mock_script("""
         m = cuda.mapped_array(8, dtype=np.int32)
         m[:] = 0
         a = np.zeros(6, np.int32)
@@ -395,8 +532,8 @@ def test_device_arrays_over_mapped_memory_reach_kernels_without_a_copy(run):
     assert len(r.named("cuMemcpyHtoD_v2")) == 1 and not r.named("cuMemcpyDtoH_v2")
 
 
-def test_mapped_and_managed_arrays_reach_kernels_without_a_copy(run):
-    r = run("""
+def test_mapped_and_managed_arrays_reach_kernels_without_a_copy(mock_script):
+    r = mock_script("""
         m = cuda.mapped_array(8, dtype=np.int32)
         g = cuda.managed_array(8, dtype=np.int32)
         b = cuda.to_device(np.zeros(1, np.float32))
