@@ -384,7 +384,7 @@ def test_pinned_host_memory_is_host_memory():
 
 
 # --- the cuda target over the mock driver ---------------------------------------------
-# Reads the DLTensor of an unconsumed "dltensor" capsule (pyfrontend/DLPack.h).
+# Reads the DLTensor of an unconsumed "dltensor" capsule (python/src/DLPack.h).
 READ_CAPSULE = """
 import ctypes
 get_pointer = ctypes.pythonapi.PyCapsule_GetPointer

@@ -4,7 +4,7 @@ and device arrays, streams and events that belong to the target they were
 made on.
 
 The cuda target runs over the mock CUDA driver (build/lib/libtidal_mock_cuda.so,
-see test_cuda_mock.py), in a process of its own per test because the driver
+see mock_driver.py), in a process of its own per test because the driver
 library is chosen (TIDAL_CUDA_DRIVER) at its first use. The mock's kernel
 ``fill_seven`` writes int32 7 into its first array; on the cpu target the
 same kernel really runs.

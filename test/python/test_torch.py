@@ -1,6 +1,6 @@
 """PyTorch CPU tensors with tidal on the cpu target (Debian's python3-torch):
 tensors as kernel arguments without copies, by their strides; DLPack both
-ways for every dtype the two share. CUDA tensors are in test_gpu_interop.py
+ways for every dtype the two share. CUDA tensors are in test_interop.py
 (marked gpu)."""
 
 import numpy as np
