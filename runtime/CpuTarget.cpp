@@ -1,6 +1,7 @@
 // The cpu target's compiler half: one process-wide ORC LLJIT, one JITDylib
 // per CpuModule. Modules arrive optimised, so the JIT only runs codegen.
 #include "tidal/runtime/CpuTarget.h"
+#include "CpuCompilerBuiltins.h"
 #include "CpuThreadPool.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -177,6 +178,12 @@ private:
     Add("__tidal_cpu_barrier_error", &__tidal_cpu_barrier_error);
     Add("__tidal_cpu_print", &__tidal_cpu_print);
     Add("__tidal_cpu_warp_step", &__tidal_cpu_warp_step);
+    // Compiler helpers (half-precision conversions, ...) that the process
+    // does not export.
+    for (const CompilerBuiltin &Builtin : compilerBuiltins())
+      Hooks[J.mangleAndIntern(Builtin.Name)] = {
+          orc::ExecutorAddr::fromPtr(Builtin.Address),
+          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
     if (llvm::Error E = Process.define(orc::absoluteSymbols(std::move(Hooks))))
       return std::move(E);
     return &Process;
