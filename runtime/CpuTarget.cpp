@@ -214,6 +214,8 @@ struct CpuModule::Impl {
   std::vector<TidalBlockFunction> RunAlone; // registered with the pool
 
   ~Impl() {
+    for (const auto &Entry : BlockFunctions)
+      forgetBlockFunctionName(Entry.second);
     for (TidalBlockFunction Fn : RunAlone)
       CpuThreadPool::process().setRunsAlone(Fn, false);
     if (Dylib)
@@ -238,6 +240,13 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
     throw RuntimeError("module '" + ModuleName +
                        "' is not valid IR: " + VerifierStream.str());
 
+  // Stack probes in every frame larger than a page, so that a thread whose
+  // local arrays overflow the worker's stack faults on its guard page (a
+  // reported fault) instead of writing past it into other memory.
+  for (llvm::Function &F : *M)
+    if (!F.isDeclaration() && !F.hasFnAttribute("probe-stack"))
+      F.addFnAttr("probe-stack", "inline-asm");
+
   std::vector<std::string> BlockNames;
   for (const llvm::Function &F : *M)
     if (!F.isDeclaration() && F.hasExternalLinkage() &&
@@ -261,6 +270,9 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
   State->Dylib = &HostJit::get().compile(
       orc::ThreadSafeModule(std::move(M), std::move(Context)), BlockNames,
       State->BlockFunctions);
+  for (const auto &Entry : State->BlockFunctions)
+    setBlockFunctionName(Entry.second,
+                         Entry.first().drop_front(sizeof(TIDAL_BLOCK_PREFIX) - 1).str());
   for (const std::string &Name : AloneNames)
     if (auto Found = State->BlockFunctions.find(Name);
         Found != State->BlockFunctions.end()) {

@@ -5,6 +5,7 @@
 #ifndef TIDAL_RUNTIME_CPUTHREADPOOL_H
 #define TIDAL_RUNTIME_CPUTHREADPOOL_H
 
+#include "CpuFaults.h"
 #include "tidal/runtime/CpuTarget.h"
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,10 +62,15 @@ private:
   void wakeWorkers(uint64_t SpareBlocks);
   void waitForWorkersToLeave();
   void runBlocks(Participant &Self);
+  // runBlocks with the participant armed for faults and interrupts: a
+  // fault in a block function is recorded as the launch's failure.
+  void runBlocksGuarded(Participant &Self);
 
   const unsigned ParticipantCount;
   // Participants[0] belongs to whichever thread is launching.
   std::unique_ptr<Participant[]> Participants;
+  std::unique_ptr<FaultRecovery *[]> Recoveries; // of Participants, for SIGINT
+  InterruptTarget Interrupt;
   std::vector<std::thread> Workers;
 
   std::mutex LaunchMutex; // one launch at a time
@@ -95,6 +102,12 @@ private:
   std::mutex LeaveMutex;
   std::condition_variable LeaveCondition;
 };
+
+// The kernel name of a block function, for fault reports (CpuModule
+// registers every block function it compiles, and removes it when freed).
+void setBlockFunctionName(TidalBlockFunction Fn, const std::string &KernelName);
+void forgetBlockFunctionName(TidalBlockFunction Fn);
+std::string blockFunctionName(TidalBlockFunction Fn);
 
 // A TIDAL_CPU_THREADS value: an integer in [1, MaxCpuThreads], else nothing.
 constexpr unsigned MaxCpuThreads = 1024;
