@@ -1,6 +1,9 @@
 # The two commands of the README:
 #   make demo    set up, build, run examples/saxpy.py
-#   make check   set up, build, run every test suite (lit, GoogleTest, pytest)
+#   make check   set up, build, run every test suite (lit, GoogleTest, pytest,
+#                and a short fixed-seed round of the fuzzers)
+# Also: make fuzz (FUZZ_COUNT, FUZZ_SECONDS, FUZZ_SEED), make check-asan
+# (AddressSanitizer + UBSan build in build-asan/), make bench.
 PYTHON    := /usr/bin/python3
 BUILD     := build
 LIT       := /usr/lib/llvm-19/build/utils/lit/lit.py
@@ -11,7 +14,15 @@ ifneq ($(CCACHE),)
 CMAKE_ARGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
 endif
 
-.PHONY: all setup build demo check check-lit check-gtest check-pytest clean bench
+# The fuzzers (utils/fuzz/): inputs per fuzzer, a time limit per fuzzer (0:
+# none), the seed. Reproducers of crashes and hangs go to build/fuzz/.
+FUZZ_COUNT   ?= 1000
+FUZZ_SECONDS ?= 0
+FUZZ_SEED    ?= 1
+ASAN_BUILD   := build-asan
+ASAN_RUNTIME  = $(shell g++ -print-file-name=libasan.so)
+
+.PHONY: all setup build demo check check-lit check-gtest check-pytest check-fuzz fuzz check-asan clean bench
 
 all: build
 
@@ -33,6 +44,8 @@ check: build
 	TIDAL_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) $(LIT) -s test/lit || status=1; \
 	echo "== GoogleTest (tidal_runtime_tests)"; \
 	$(BUILD)/bin/tidal_runtime_tests --gtest_brief=1 || status=1; \
+	echo "== fuzz (a short fixed-seed round; fails on a crash or a hang)"; \
+	$(MAKE) --no-print-directory check-fuzz || status=1; \
 	echo "== pytest (test/python)"; \
 	PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
 	exit $$status
@@ -46,10 +59,42 @@ check-gtest: build
 check-pytest: build
 	@PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -v -p no:cacheprovider test/python
 
+# A short round of each fuzzer with fixed seeds (about a minute in all).
+check-fuzz: build
+	@status=0; \
+	$(PYTHON) utils/fuzz/fuzz_frontend.py --count 30 --seed 1 --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
+	$(PYTHON) utils/fuzz/fuzz_markers.py --count 60 --seed 1 --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
+	exit $$status
+
+fuzz: build
+	@status=0; \
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) \
+	  $(PYTHON) utils/fuzz/fuzz_frontend.py --out $(BUILD)/fuzz --build $(BUILD) || status=1; \
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) \
+	  $(PYTHON) utils/fuzz/fuzz_markers.py --out $(BUILD)/fuzz --build $(BUILD) || status=1; \
+	exit $$status
+
+# AddressSanitizer + UndefinedBehaviorSanitizer: GoogleTest and pytest against
+# a sanitized build. Python itself is not instrumented: the runtime is
+# preloaded, and leak checking is off (the interpreter keeps memory to exit).
+check-asan: setup
+	@test -f $(ASAN_BUILD)/build.ninja || cmake -S . -B $(ASAN_BUILD) $(CMAKE_ARGS) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIDAL_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD)
+	@status=0; \
+	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1; \
+	echo "== GoogleTest (sanitized)"; \
+	$(ASAN_BUILD)/bin/tidal_runtime_tests --gtest_brief=1 || status=1; \
+	echo "== pytest (sanitized; LD_PRELOAD=$(ASAN_RUNTIME))"; \
+	LD_PRELOAD=$(ASAN_RUNTIME) PYTHONPATH=$(ASAN_BUILD)/python TIDAL_TARGET=cpu \
+	  TIDAL_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
+	exit $$status
+
 # Benchmarks (bench/README.md): writes bench/results/<date>-<host>.{json,md,png};
 # an unsupported kernel is a row of the table that says why, not a failure.
 bench: build
 	@$(PYTHON) bench/run.py
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)
