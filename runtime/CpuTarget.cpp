@@ -12,6 +12,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
@@ -212,12 +213,16 @@ struct CpuModule::Impl {
   orc::JITDylib *Dylib = nullptr;
   llvm::StringMap<TidalBlockFunction> BlockFunctions;
   std::vector<TidalBlockFunction> RunAlone; // registered with the pool
+  bool Watched = false; // debug mode: the pool's watchdog watches its launches
 
   ~Impl() {
     for (const auto &Entry : BlockFunctions)
       forgetBlockFunctionName(Entry.second);
     for (TidalBlockFunction Fn : RunAlone)
       CpuThreadPool::process().setRunsAlone(Fn, false);
+    if (Watched)
+      for (const auto &Entry : BlockFunctions)
+        CpuThreadPool::process().setWatched(Entry.second, false);
     if (Dylib)
       HostJit::get().remove(*Dylib);
   }
@@ -266,13 +271,22 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
               Entry->getOperand(0)))
         AloneNames.push_back(F->getName().str());
 
+  // Debug mode (the frontend's module flag): launches are watched.
+  const auto *Debug =
+      llvm::mdconst::extract_or_null<llvm::ConstantInt>(M->getModuleFlag("tidal.debug"));
+  const bool Watched = Debug && !Debug->isZero();
+
   auto State = std::make_unique<Impl>();
   State->Dylib = &HostJit::get().compile(
       orc::ThreadSafeModule(std::move(M), std::move(Context)), BlockNames,
       State->BlockFunctions);
-  for (const auto &Entry : State->BlockFunctions)
+  State->Watched = Watched;
+  for (const auto &Entry : State->BlockFunctions) {
     setBlockFunctionName(Entry.second,
                          Entry.first().drop_front(sizeof(TIDAL_BLOCK_PREFIX) - 1).str());
+    if (Watched)
+      CpuThreadPool::process().setWatched(Entry.second, true);
+  }
   for (const std::string &Name : AloneNames)
     if (auto Found = State->BlockFunctions.find(Name);
         Found != State->BlockFunctions.end()) {

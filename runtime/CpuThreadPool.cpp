@@ -186,6 +186,12 @@ void CpuThreadPool::stopWorkers() {
     Stopping.store(true);
   }
   WakeCondition.notify_all();
+  {
+    std::lock_guard<std::mutex> Lock(WatchMutex);
+  }
+  WatchCondition.notify_all();
+  if (Watchdog.joinable())
+    Watchdog.join();
   for (std::thread &Worker : Workers)
     Worker.join();
   Workers.clear();
@@ -224,6 +230,32 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
     ~EndOfLaunch() { Target.LaunchInProgress.store(false); }
   };
 
+  // Debug-mode kernels are watched (a watchdog thread reports launches that
+  // do not finish).
+  struct WatchScope {
+    CpuThreadPool *Pool = nullptr;
+    ~WatchScope() {
+      if (!Pool)
+        return;
+      {
+        std::lock_guard<std::mutex> Lock(Pool->WatchMutex);
+        Pool->WatchedLaunch = 0;
+      }
+      Pool->WatchCondition.notify_all();
+    }
+  } Watch;
+  if (!WatchedFunctions.empty() &&
+      std::find(WatchedFunctions.begin(), WatchedFunctions.end(), Fn) != WatchedFunctions.end()) {
+    {
+      std::lock_guard<std::mutex> WatchLock(WatchMutex);
+      WatchedLaunch = ++WatchedLaunchCount;
+      if (!Watchdog.joinable())
+        Watchdog = std::thread([this] { watchdogMain(); });
+    }
+    WatchCondition.notify_all();
+    Watch.Pool = this;
+  }
+
   const uint64_t SpareBlocks = BlockCount - 1;
   LaunchAlone = SpareBlocks == 0 || Workers.empty() ||
                 std::find(AloneFunctions.begin(), AloneFunctions.end(), Fn) !=
@@ -256,6 +288,83 @@ void CpuThreadPool::setRunsAlone(TidalBlockFunction Fn, bool Alone) {
                        AloneFunctions.end());
   if (Alone)
     AloneFunctions.push_back(Fn);
+}
+
+void CpuThreadPool::setWatched(TidalBlockFunction Fn, bool Watched) {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  WatchedFunctions.erase(std::remove(WatchedFunctions.begin(), WatchedFunctions.end(), Fn),
+                         WatchedFunctions.end());
+  if (Watched)
+    WatchedFunctions.push_back(Fn);
+}
+
+void CpuThreadPool::watchdogMain() {
+#if defined(__linux__)
+  pthread_setname_np(pthread_self(), "tidal-watchdog");
+#endif
+  const double Seconds = watchdogSeconds();
+  const auto Limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(Seconds));
+  std::unique_lock<std::mutex> Lock(WatchMutex);
+  for (;;) {
+    WatchCondition.wait(Lock, [&] { return WatchedLaunch != 0 || Stopping.load(); });
+    if (Stopping.load())
+      return;
+    const uint64_t Launch = WatchedLaunch;
+    const bool Finished = WatchCondition.wait_for(Lock, Limit, [&] {
+      return WatchedLaunch != Launch || Stopping.load();
+    });
+    if (Stopping.load())
+      return;
+    if (Finished)
+      continue;
+    // Still running: report once, then wait for this launch to end. The
+    // launch's fields are stable while it runs.
+    reportSlowLaunch(Seconds);
+    WatchCondition.wait(Lock, [&] { return WatchedLaunch != Launch || Stopping.load(); });
+  }
+}
+
+void CpuThreadPool::reportSlowLaunch(double Seconds) {
+  std::string Running;
+  unsigned Count = 0;
+  for (unsigned I = 0; I < ParticipantCount; ++I) {
+    const Participant &P = Participants[I];
+    if (!P.Recovery.Armed)
+      continue;
+    // Read while the block runs (racy, for a report only).
+    const volatile uint32_t *Index = P.Context.block_idx;
+    const Dim3 Block = {Index[0], Index[1], Index[2]};
+    Running += std::string(Count++ ? ", " : "") + "block " + describeDims(Block) + " on " +
+               (I == 0 ? std::string("the launching thread")
+                       : "worker tidal-cpu-" + std::to_string(I));
+  }
+  const uint64_t Taken = std::min(NextBlock.load(std::memory_order_relaxed), LaunchBlockCount);
+  char Time[32];
+  std::snprintf(Time, sizeof Time, "%g", Seconds);
+  const std::string Message =
+      "tidal: watchdog: kernel '" + blockFunctionName(LaunchFunction) +
+      "' has not finished after " + Time + " s (grid " + describeDims(LaunchGrid) + ", block " +
+      describeDims(LaunchBlock) + "): " + (Count ? Running : std::string("no block")) +
+      (Count == 1 ? " is" : " are") + " not finishing; " +
+      std::to_string(LaunchBlockCount - Taken) +
+      " blocks not started. On the cpu target a block's threads run one after another up to "
+      "each barrier, so a thread that waits for another thread of its block (or a block that "
+      "waits for a block not yet running) never finishes (docs/cpu-target.md, \"Progress "
+      "guarantees\"). Press Ctrl-C to interrupt the launch.\n";
+  std::fwrite(Message.data(), 1, Message.size(), stderr);
+  std::fflush(stderr);
+}
+
+double watchdogSeconds() {
+  const char *Value = std::getenv("TIDAL_CPU_WATCHDOG_SECONDS");
+  if (Value && *Value) {
+    char *End = nullptr;
+    const double Seconds = std::strtod(Value, &End);
+    if (End && !*End && Seconds > 0)
+      return Seconds;
+  }
+  return 10;
 }
 
 void CpuThreadPool::throwIfFailed() {

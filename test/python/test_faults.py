@@ -35,8 +35,9 @@ def check_pool():
 """
 
 
-def run_script(body, timeout=60, threads=None, after_start=None):
-    env = dict(os.environ, TIDAL_TARGET="cpu")
+def run_script(body, timeout=60, threads=None, after_start=None, environment=None,
+               with_stderr=False):
+    env = dict(os.environ, TIDAL_TARGET="cpu", **(environment or {}))
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in [os.environ.get("PYTHONPATH"), BUILD_PYTHON] if p)
     if threads:
@@ -58,7 +59,7 @@ def run_script(body, timeout=60, threads=None, after_start=None):
         os.unlink(script.name)
     assert process.returncode == 0, (
         f"exit status {process.returncode}\nstdout:\n{out}\nstderr:\n{err}")
-    return out
+    return (out, err) if with_stderr else out
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4])
@@ -180,15 +181,23 @@ SPIN_ON_ANOTHER_THREAD = """
         while flag[0] == 0:
             out[i] += 1
 
+    def press_ctrl_c_until(done):
+        # Again and again, as a user would: the first may come while the
+        # kernel still compiles (raised before the launch starts).
+        while not done.wait(0.5):
+            os.kill(os.getpid(), signal.SIGINT)
+
     flag = np.zeros(1, np.int32)
     for kernel, grid in [(spin, 1), (spin, 4), (spin_plain, 16)]:
         out = np.zeros(16 * 2, np.int32)
-        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        done = threading.Event()
+        threading.Thread(target=press_ctrl_c_until, args=(done,)).start()
         try:
             kernel[grid, 2](flag, out)
             print("finished")
         except KeyboardInterrupt:
             print("interrupted")
+        done.set()
         check_pool()
 """
 
@@ -224,3 +233,55 @@ def test_a_crash_outside_kernels_is_not_swallowed(tmp_path):
                             text=True, timeout=60)
     assert "pool ok" in result.stdout
     assert result.returncode == -signal.SIGSEGV, (result.returncode, result.stderr)
+
+
+def test_debug_watchdog_names_the_kernel_and_the_blocks_not_finishing():
+    out, err = run_script("""
+        import os, signal, threading
+
+        @cuda.jit(debug=True)
+        def spin_debug(flag, out):
+            i = cuda.threadIdx.x
+            if i == 0:
+                while cuda.atomic.add(flag, 0, 0) == 0:
+                    pass
+                out[0] = 1
+            if i == 1:
+                cuda.atomic.exch(flag, 0, 1)
+
+        out = np.zeros(2, np.int32)
+        spin_debug[1, 2](np.ones(1, np.int32), out)  # compiled now, and finishes
+        flag = np.zeros(1, np.int32)
+        def press_ctrl_c_until(done):
+            while not done.wait(4.0):
+                os.kill(os.getpid(), signal.SIGINT)
+        done = threading.Event()
+        threading.Thread(target=press_ctrl_c_until, args=(done,)).start()
+        try:
+            spin_debug[1, 2](flag, out)
+        except KeyboardInterrupt:
+            print("interrupted")
+        done.set()
+        check_pool()
+    """, threads=2, environment={"TIDAL_CPU_WATCHDOG_SECONDS": "1"}, with_stderr=True)
+    assert "interrupted" in out and "pool ok" in out, (out, err)
+    assert "tidal: watchdog: kernel 'spin_debug' has not finished after 1 s" in err, err
+    assert "block (0, 0, 0) on the launching thread is not finishing" in err, err
+    assert "Progress guarantees" in err, err
+
+
+def test_no_watchdog_report_for_kernels_that_finish():
+    out, err = run_script("""
+        @cuda.jit(debug=True)
+        def quick(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] = 1.0
+
+        a = np.zeros(64)
+        for _ in range(200):
+            quick[2, 32](a)
+        print("done", a.sum())
+    """, environment={"TIDAL_CPU_WATCHDOG_SECONDS": "0.5"}, with_stderr=True)
+    assert "done 64.0" in out
+    assert "watchdog" not in err, err
