@@ -23,7 +23,8 @@ uint64_t linearBlockIndex(const TidalBlockContext &Context) {
          Context.block_idx[0];
 }
 
-void nullDereference(void **Params, TidalBlockContext *Context) {
+// Deliberate undefined behaviour: not for UBSan to report (make check-asan).
+__attribute__((no_sanitize("undefined"))) void nullDereference(void **Params, TidalBlockContext *Context) {
   if (linearBlockIndex(*Context) == faultingBlock(Params)) {
     volatile int *volatile Null = nullptr;
     *Null = 1;
@@ -37,7 +38,7 @@ void wildStore(void **Params, TidalBlockContext *Context) {
   }
 }
 
-void divideByZero(void **Params, TidalBlockContext *Context) {
+__attribute__((no_sanitize("undefined"))) void divideByZero(void **Params, TidalBlockContext *Context) {
   if (linearBlockIndex(*Context) == faultingBlock(Params)) {
     volatile int Zero = 0;
     volatile int Result = 7 / Zero;
