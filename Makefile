@@ -20,7 +20,9 @@ FUZZ_COUNT   ?= 1000
 FUZZ_SECONDS ?= 0
 FUZZ_SEED    ?= 1
 ASAN_BUILD   := build-asan
-ASAN_RUNTIME  = $(shell g++ -print-file-name=libasan.so)
+# libstdc++ too: Python does not load it, and ASan's __cxa_throw interceptor
+# must find it when the sanitizer starts ("real___cxa_throw != 0" otherwise).
+ASAN_RUNTIME  = $(shell g++ -print-file-name=libasan.so) $(shell g++ -print-file-name=libstdc++.so.6)
 
 .PHONY: all setup build demo check check-lit check-gtest check-pytest check-fuzz fuzz check-asan clean bench
 
@@ -86,7 +88,7 @@ check-asan: setup
 	echo "== GoogleTest (sanitized)"; \
 	$(ASAN_BUILD)/bin/tidal_runtime_tests --gtest_brief=1 || status=1; \
 	echo "== pytest (sanitized; LD_PRELOAD=$(ASAN_RUNTIME))"; \
-	LD_PRELOAD=$(ASAN_RUNTIME) PYTHONPATH=$(ASAN_BUILD)/python TIDAL_TARGET=cpu \
+	LD_PRELOAD="$(ASAN_RUNTIME)" PYTHONPATH=$(ASAN_BUILD)/python TIDAL_TARGET=cpu \
 	  TIDAL_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
 	exit $$status
