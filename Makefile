@@ -1,7 +1,10 @@
 # The two commands of the README:
 #   make demo    set up, build, run examples/saxpy.py
 #   make check   set up, build, run every test suite (lit, GoogleTest, pytest,
-#                Numba's own CUDA tests against the checked-in expected failures)
+#                Numba's own CUDA tests against the checked-in expected failures,
+#                and a short fixed-seed round of the fuzzers)
+# Also: make fuzz (FUZZ_COUNT, FUZZ_SECONDS, FUZZ_SEED), make check-asan
+# (AddressSanitizer + UBSan build in build-asan/), make bench.
 PYTHON    := /usr/bin/python3
 BUILD     := build
 LIT       := /usr/lib/llvm-19/build/utils/lit/lit.py
@@ -12,7 +15,17 @@ ifneq ($(CCACHE),)
 CMAKE_ARGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
 endif
 
-.PHONY: all setup build demo check check-lit check-gtest check-pytest clean bench \
+# The fuzzers (utils/fuzz/): inputs per fuzzer, a time limit per fuzzer (0:
+# none), the seed. Reproducers of crashes and hangs go to build/fuzz/.
+FUZZ_COUNT   ?= 1000
+FUZZ_SECONDS ?= 0
+FUZZ_SEED    ?= 1
+ASAN_BUILD   := build-asan
+# libstdc++ too: Python does not load it, and ASan's __cxa_throw interceptor
+# must find it when the sanitizer starts ("real___cxa_throw != 0" otherwise).
+ASAN_RUNTIME  = $(shell g++ -print-file-name=libasan.so) $(shell g++ -print-file-name=libstdc++.so.6)
+
+.PHONY: all setup build demo check check-lit check-gtest check-pytest check-fuzz fuzz check-asan clean bench \
         numba-suite numba-suite-simulator
 
 all: build
@@ -44,6 +57,8 @@ check: build
 	$(BUILD)/bin/tidal_runtime_tests --gtest_brief=1 || status=1; \
 	echo "== Numba's CUDA tests (utils/numba_suite)"; \
 	$(NUMBA_SUITE) || status=1; \
+	echo "== fuzz (a short fixed-seed round; fails on a crash or a hang)"; \
+	$(MAKE) --no-print-directory check-fuzz || status=1; \
 	echo "== pytest (test/python)"; \
 	PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
 	exit $$status
@@ -64,10 +79,42 @@ numba-suite: build
 numba-suite-simulator: setup
 	@nice -n 5 $(PYTHON) utils/numba_suite/run.py --build $(BUILD) --jobs 2 --simulator --update
 
+# A short round of each fuzzer with fixed seeds (about a minute in all).
+check-fuzz: build
+	@status=0; \
+	$(PYTHON) utils/fuzz/fuzz_frontend.py --count 30 --seed 1 --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
+	$(PYTHON) utils/fuzz/fuzz_markers.py --count 60 --seed 1 --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
+	exit $$status
+
+fuzz: build
+	@status=0; \
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) \
+	  $(PYTHON) utils/fuzz/fuzz_frontend.py --out $(BUILD)/fuzz --build $(BUILD) || status=1; \
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) \
+	  $(PYTHON) utils/fuzz/fuzz_markers.py --out $(BUILD)/fuzz --build $(BUILD) || status=1; \
+	exit $$status
+
+# AddressSanitizer + UndefinedBehaviorSanitizer: GoogleTest and pytest against
+# a sanitized build. Python itself is not instrumented: the runtime is
+# preloaded, and leak checking is off (the interpreter keeps memory to exit).
+check-asan: setup
+	@test -f $(ASAN_BUILD)/build.ninja || cmake -S . -B $(ASAN_BUILD) $(CMAKE_ARGS) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIDAL_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD)
+	@status=0; \
+	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1; \
+	echo "== GoogleTest (sanitized)"; \
+	$(ASAN_BUILD)/bin/tidal_runtime_tests --gtest_brief=1 || status=1; \
+	echo "== pytest (sanitized; LD_PRELOAD=$(ASAN_RUNTIME))"; \
+	LD_PRELOAD="$(ASAN_RUNTIME)" PYTHONPATH=$(ASAN_BUILD)/python TIDAL_TARGET=cpu \
+	  TIDAL_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
+	exit $$status
+
 # Benchmarks (bench/README.md): writes bench/results/<date>-<host>.{json,md,png};
 # an unsupported kernel is a row of the table that says why, not a failure.
 bench: build
 	@$(PYTHON) bench/run.py
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -179,6 +179,16 @@ def cpu_table(cpu, cores):
     return lines
 
 
+def soak_table(soak):
+    """RSS growth after warm-up per soak phase (bench/soak.py; goal 0)."""
+    lines = ["## Soak: memory after warm-up (cpu target, fresh process)", "",
+             "| phase | count | RSS after warm-up | growth | per item |", "|---|---|---|---|---|"]
+    for r in soak["phases"]:
+        lines.append(f"| {r['phase']} | {r['count']} | {r['rss_after_warmup_mib']} MiB | "
+                     f"{r['rss_growth_kib']} KiB | {r['growth_per_item_bytes']} B |")
+    return lines + [""]
+
+
 def markdown(results):
     m = results["machine"]
     lines = [f"# tidal benchmarks — {m['date']} on {m['host']}", ""] + machine_lines(m) + [""]
@@ -190,6 +200,8 @@ def markdown(results):
         lines += launch_mock_table(results["launch_cuda_mock"])
     if "cpu_target" in results:
         lines += cpu_table(results["cpu_target"], m["cores"])
+    if "soak" in results and "phases" in results["soak"]:
+        lines += soak_table(results["soak"])
     lines += ["## 4. Disk cache", "", "| measure | result |", "|---|---|",
               f"| time to a launchable kernel from the cache, new process | {results.get('disk_cache', 'not implemented')} |",
               ""]

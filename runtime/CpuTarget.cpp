@@ -1,6 +1,7 @@
 // The cpu target's compiler half: one process-wide ORC LLJIT, one JITDylib
 // per CpuModule. Modules arrive optimised, so the JIT only runs codegen.
 #include "tidal/runtime/CpuTarget.h"
+#include "CpuCompilerBuiltins.h"
 #include "CpuThreadPool.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -11,6 +12,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
@@ -177,6 +179,12 @@ private:
     Add("__tidal_cpu_barrier_error", &__tidal_cpu_barrier_error);
     Add("__tidal_cpu_print", &__tidal_cpu_print);
     Add("__tidal_cpu_warp_step", &__tidal_cpu_warp_step);
+    // Compiler helpers (half-precision conversions, ...) that the process
+    // does not export.
+    for (const CompilerBuiltin &Builtin : compilerBuiltins())
+      Hooks[J.mangleAndIntern(Builtin.Name)] = {
+          orc::ExecutorAddr::fromPtr(Builtin.Address),
+          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
     if (llvm::Error E = Process.define(orc::absoluteSymbols(std::move(Hooks))))
       return std::move(E);
     return &Process;
@@ -205,10 +213,16 @@ struct CpuModule::Impl {
   orc::JITDylib *Dylib = nullptr;
   llvm::StringMap<TidalBlockFunction> BlockFunctions;
   std::vector<TidalBlockFunction> RunAlone; // registered with the pool
+  bool Watched = false; // debug mode: the pool's watchdog watches its launches
 
   ~Impl() {
+    for (const auto &Entry : BlockFunctions)
+      forgetBlockFunctionName(Entry.second);
     for (TidalBlockFunction Fn : RunAlone)
       CpuThreadPool::process().setRunsAlone(Fn, false);
+    if (Watched)
+      for (const auto &Entry : BlockFunctions)
+        CpuThreadPool::process().setWatched(Entry.second, false);
     if (Dylib)
       HostJit::get().remove(*Dylib);
   }
@@ -231,6 +245,13 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
     throw RuntimeError("module '" + ModuleName +
                        "' is not valid IR: " + VerifierStream.str());
 
+  // Stack probes in every frame larger than a page, so that a thread whose
+  // local arrays overflow the worker's stack faults on its guard page (a
+  // reported fault) instead of writing past it into other memory.
+  for (llvm::Function &F : *M)
+    if (!F.isDeclaration() && !F.hasFnAttribute("probe-stack"))
+      F.addFnAttr("probe-stack", "inline-asm");
+
   std::vector<std::string> BlockNames;
   for (const llvm::Function &F : *M)
     if (!F.isDeclaration() && F.hasExternalLinkage() &&
@@ -250,10 +271,22 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
               Entry->getOperand(0)))
         AloneNames.push_back(F->getName().str());
 
+  // Debug mode (the frontend's module flag): launches are watched.
+  const auto *Debug =
+      llvm::mdconst::extract_or_null<llvm::ConstantInt>(M->getModuleFlag("tidal.debug"));
+  const bool Watched = Debug && !Debug->isZero();
+
   auto State = std::make_unique<Impl>();
   State->Dylib = &HostJit::get().compile(
       orc::ThreadSafeModule(std::move(M), std::move(Context)), BlockNames,
       State->BlockFunctions);
+  State->Watched = Watched;
+  for (const auto &Entry : State->BlockFunctions) {
+    setBlockFunctionName(Entry.second,
+                         Entry.first().drop_front(sizeof(TIDAL_BLOCK_PREFIX) - 1).str());
+    if (Watched)
+      CpuThreadPool::process().setWatched(Entry.second, true);
+  }
   for (const std::string &Name : AloneNames)
     if (auto Found = State->BlockFunctions.find(Name);
         Found != State->BlockFunctions.end()) {

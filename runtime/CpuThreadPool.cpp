@@ -135,6 +135,7 @@ struct CpuThreadPool::LaunchFailure {
 // What the runtime entry points reach through TidalBlockContext::runtime.
 struct alignas(64) CpuThreadPool::Participant {
   TidalBlockContext Context{};
+  FaultRecovery Recovery;
   SharedMemoryBuffer DynamicShared; // ctx->dynamic_shared
   SharedMemoryBuffer Shared;        // __tidal_cpu_shared
   SharedMemoryBuffer Frame;         // __tidal_cpu_frame
@@ -144,12 +145,18 @@ struct alignas(64) CpuThreadPool::Participant {
 CpuThreadPool::CpuThreadPool(unsigned Count)
     : Failure(std::make_unique<LaunchFailure>()),
       ParticipantCount(std::max(Count, 1u)),
-      Participants(new Participant[ParticipantCount]) {
+      Participants(new Participant[ParticipantCount]),
+      Recoveries(new FaultRecovery *[ParticipantCount]) {
+  installFaultHandlers();
   for (unsigned I = 0; I < ParticipantCount; ++I) {
+    Recoveries[I] = &Participants[I].Recovery;
     Participants[I].DynamicShared.reserve(0);
     Participants[I].Failure = Failure.get();
     Participants[I].Context.runtime = &Participants[I];
   }
+  Interrupt.Recoveries = Recoveries.get();
+  Interrupt.RecoveryCount = ParticipantCount;
+  registerInterruptTarget(&Interrupt);
   try {
     Workers.reserve(ParticipantCount - 1);
     for (unsigned I = 1; I < ParticipantCount; ++I)
@@ -162,12 +169,16 @@ CpuThreadPool::CpuThreadPool(unsigned Count)
       });
   } catch (const std::system_error &E) {
     stopWorkers();
+    unregisterInterruptTarget(&Interrupt);
     throw RuntimeError("cannot start " + std::to_string(ParticipantCount - 1) +
                        " cpu worker threads: " + E.what());
   }
 }
 
-CpuThreadPool::~CpuThreadPool() { stopWorkers(); }
+CpuThreadPool::~CpuThreadPool() {
+  stopWorkers();
+  unregisterInterruptTarget(&Interrupt);
+}
 
 void CpuThreadPool::stopWorkers() {
   {
@@ -175,6 +186,12 @@ void CpuThreadPool::stopWorkers() {
     Stopping.store(true);
   }
   WakeCondition.notify_all();
+  {
+    std::lock_guard<std::mutex> Lock(WatchMutex);
+  }
+  WatchCondition.notify_all();
+  if (Watchdog.joinable())
+    Watchdog.join();
   for (std::thread &Worker : Workers)
     Worker.join();
   Workers.clear();
@@ -205,24 +222,63 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
   LaunchSharedBytes = DynamicSharedBytes;
   LaunchBlockCount = BlockCount;
   NextBlock.store(0, std::memory_order_relaxed);
+  // A SIGINT from now on interrupts this launch (CpuFaults.h).
+  Interrupt.Interrupted.store(false, std::memory_order_relaxed);
+  Interrupt.LaunchInProgress.store(true);
+  struct EndOfLaunch {
+    InterruptTarget &Target;
+    ~EndOfLaunch() { Target.LaunchInProgress.store(false); }
+  };
+
+  // Debug-mode kernels are watched (a watchdog thread reports launches that
+  // do not finish).
+  struct WatchScope {
+    CpuThreadPool *Pool = nullptr;
+    ~WatchScope() {
+      if (!Pool)
+        return;
+      {
+        std::lock_guard<std::mutex> Lock(Pool->WatchMutex);
+        Pool->WatchedLaunch = 0;
+      }
+      Pool->WatchCondition.notify_all();
+    }
+  } Watch;
+  if (!WatchedFunctions.empty() &&
+      std::find(WatchedFunctions.begin(), WatchedFunctions.end(), Fn) != WatchedFunctions.end()) {
+    {
+      std::lock_guard<std::mutex> WatchLock(WatchMutex);
+      WatchedLaunch = ++WatchedLaunchCount;
+      if (!Watchdog.joinable())
+        Watchdog = std::thread([this] { watchdogMain(); });
+    }
+    WatchCondition.notify_all();
+    Watch.Pool = this;
+  }
 
   const uint64_t SpareBlocks = BlockCount - 1;
   LaunchAlone = SpareBlocks == 0 || Workers.empty() ||
                 std::find(AloneFunctions.begin(), AloneFunctions.end(), Fn) !=
                     AloneFunctions.end();
   if (LaunchAlone) {
-    runBlocks(Participants[0]); // in order, on this thread
+    {
+      EndOfLaunch End{Interrupt};
+      runBlocksGuarded(Participants[0]); // in order, on this thread
+    }
     throwIfFailed();
     return;
   }
 
-  ++LaunchGeneration;
-  State.store(uint64_t(LaunchGeneration) << 32 | AdmitsWorkers);
-  wakeWorkers(SpareBlocks);
-  runBlocks(Participants[0]);
-  const uint64_t Closed = State.fetch_and(~AdmitsWorkers);
-  if (Closed & WorkersInsideMask)
-    waitForWorkersToLeave();
+  {
+    EndOfLaunch End{Interrupt};
+    ++LaunchGeneration;
+    State.store(uint64_t(LaunchGeneration) << 32 | AdmitsWorkers);
+    wakeWorkers(SpareBlocks);
+    runBlocksGuarded(Participants[0]);
+    const uint64_t Closed = State.fetch_and(~AdmitsWorkers);
+    if (Closed & WorkersInsideMask)
+      waitForWorkersToLeave();
+  }
   throwIfFailed();
 }
 
@@ -234,7 +290,97 @@ void CpuThreadPool::setRunsAlone(TidalBlockFunction Fn, bool Alone) {
     AloneFunctions.push_back(Fn);
 }
 
+void CpuThreadPool::setWatched(TidalBlockFunction Fn, bool Watched) {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  WatchedFunctions.erase(std::remove(WatchedFunctions.begin(), WatchedFunctions.end(), Fn),
+                         WatchedFunctions.end());
+  if (Watched)
+    WatchedFunctions.push_back(Fn);
+}
+
+void CpuThreadPool::watchdogMain() {
+#if defined(__linux__)
+  pthread_setname_np(pthread_self(), "tidal-watchdog");
+#endif
+  const double Seconds = watchdogSeconds();
+  const auto Limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(Seconds));
+  std::unique_lock<std::mutex> Lock(WatchMutex);
+  for (;;) {
+    WatchCondition.wait(Lock, [&] { return WatchedLaunch != 0 || Stopping.load(); });
+    if (Stopping.load())
+      return;
+    const uint64_t Launch = WatchedLaunch;
+    const bool Finished = WatchCondition.wait_for(Lock, Limit, [&] {
+      return WatchedLaunch != Launch || Stopping.load();
+    });
+    if (Stopping.load())
+      return;
+    if (Finished)
+      continue;
+    // Still running: report once, then wait for this launch to end. The
+    // launch's fields are stable while it runs.
+    reportSlowLaunch(Seconds);
+    WatchCondition.wait(Lock, [&] { return WatchedLaunch != Launch || Stopping.load(); });
+  }
+}
+
+void CpuThreadPool::reportSlowLaunch(double Seconds) {
+  std::string Running;
+  unsigned Count = 0;
+  for (unsigned I = 0; I < ParticipantCount; ++I) {
+    const Participant &P = Participants[I];
+    if (!P.Recovery.Armed)
+      continue;
+    // Read while the block runs (racy, for a report only).
+    const volatile uint32_t *Index = P.Context.block_idx;
+    const Dim3 Block = {Index[0], Index[1], Index[2]};
+    Running += std::string(Count++ ? ", " : "") + "block " + describeDims(Block) + " on " +
+               (I == 0 ? std::string("the launching thread")
+                       : "worker tidal-cpu-" + std::to_string(I));
+  }
+  const uint64_t Taken = std::min(NextBlock.load(std::memory_order_relaxed), LaunchBlockCount);
+  char Time[32];
+  std::snprintf(Time, sizeof Time, "%g", Seconds);
+  const std::string Message =
+      "tidal: watchdog: kernel '" + blockFunctionName(LaunchFunction) +
+      "' has not finished after " + Time + " s (grid " + describeDims(LaunchGrid) + ", block " +
+      describeDims(LaunchBlock) + "): " + (Count ? Running : std::string("no block")) +
+      (Count == 1 ? " is" : " are") + " not finishing; " +
+      std::to_string(LaunchBlockCount - Taken) +
+      " blocks not started. On the cpu target a block's threads run one after another up to "
+      "each barrier, so a thread that waits for another thread of its block (or a block that "
+      "waits for a block not yet running) never finishes (docs/cpu-target.md, \"Progress "
+      "guarantees\"). Press Ctrl-C to interrupt the launch.\n";
+  std::fwrite(Message.data(), 1, Message.size(), stderr);
+  std::fflush(stderr);
+}
+
+double watchdogSeconds() {
+  const char *Value = std::getenv("TIDAL_CPU_WATCHDOG_SECONDS");
+  if (Value && *Value) {
+    char *End = nullptr;
+    const double Seconds = std::strtod(Value, &End);
+    if (End && !*End && Seconds > 0)
+      return Seconds;
+  }
+  return 10;
+}
+
 void CpuThreadPool::throwIfFailed() {
+  if (Interrupt.Interrupted.exchange(false)) {
+    // An interrupt wins over a failure recorded while it stopped the launch.
+    {
+      std::lock_guard<std::mutex> Lock(Failure->Mutex);
+      Failure->Error.reset();
+      Failure->Failed.store(false, std::memory_order_relaxed);
+    }
+    const std::string Message = "launch of kernel '" + blockFunctionName(LaunchFunction) +
+                                "' interrupted (SIGINT); the blocks not finished were "
+                                "abandoned, the pool is ready for the next launch";
+    throw KernelError(KernelError::Kind::Interrupted, Message, Message, Dim3{0, 0, 0},
+                      Dim3{0, 0, 0});
+  }
   if (!Failure->Failed.load(std::memory_order_acquire))
     return;
   std::unique_ptr<KernelError> Error;
@@ -263,6 +409,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
   const uint64_t GridX = LaunchGrid[0];
   const uint64_t GridY = LaunchGrid[1];
   const std::atomic<bool> &Failed = Failure->Failed;
+  const std::atomic<bool> &Interrupted = Interrupt.Interrupted;
   const uint64_t Participants = ParticipantCount;
   for (;;) {
     // 1. Take the next run of consecutive blocks: about an eighth of each
@@ -281,7 +428,8 @@ void CpuThreadPool::runBlocks(Participant &Self) {
     // 2. Run them in order, the block index stepped without divisions.
     uint64_t X = First % GridX, Y = First / GridX % GridY, Z = First / GridX / GridY;
     for (uint64_t Index = First; Index < First + Count; ++Index) {
-      if (Failed.load(std::memory_order_relaxed))
+      if (Failed.load(std::memory_order_relaxed) ||
+          Interrupted.load(std::memory_order_relaxed))
         return;
       Context.block_idx[0] = uint32_t(X);
       Context.block_idx[1] = uint32_t(Y);
@@ -296,6 +444,73 @@ void CpuThreadPool::runBlocks(Participant &Self) {
       }
     }
   }
+}
+
+// Defined with the runtime entry points below.
+void recordKernelFailure(TidalBlockContext *Context, const std::function<KernelError()> &Make);
+
+namespace {
+
+std::mutex BlockFunctionNamesMutex;
+std::vector<std::pair<TidalBlockFunction, std::string>> &blockFunctionNames() {
+  static auto *Names = new std::vector<std::pair<TidalBlockFunction, std::string>>();
+  return *Names; // never destroyed, like the pool
+}
+
+std::string describeAddress(const void *Address) {
+  char Text[32];
+  std::snprintf(Text, sizeof Text, "0x%llx",
+                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(Address)));
+  return Text;
+}
+
+// The launch's failure for a fault that stopped Self's block: the cpu
+// target's CUDA_ERROR_ILLEGAL_ADDRESS (docs/cpu-target.md).
+void recordFault(CpuThreadPool::Participant &Self, const std::string &Kernel, int Signal,
+                 int Code, const void *Address);
+
+} // namespace
+
+void setBlockFunctionName(TidalBlockFunction Fn, const std::string &KernelName) {
+  std::lock_guard<std::mutex> Lock(BlockFunctionNamesMutex);
+  blockFunctionNames().emplace_back(Fn, KernelName);
+}
+
+void forgetBlockFunctionName(TidalBlockFunction Fn) {
+  std::lock_guard<std::mutex> Lock(BlockFunctionNamesMutex);
+  auto &Names = blockFunctionNames();
+  Names.erase(std::remove_if(Names.begin(), Names.end(),
+                             [&](const auto &Entry) { return Entry.first == Fn; }),
+              Names.end());
+}
+
+std::string blockFunctionName(TidalBlockFunction Fn) {
+  std::lock_guard<std::mutex> Lock(BlockFunctionNamesMutex);
+  for (const auto &[Function, Name] : blockFunctionNames())
+    if (Function == Fn)
+      return Name;
+  return "<block function at " + describeAddress(reinterpret_cast<const void *>(Fn)) + ">";
+}
+
+void CpuThreadPool::runBlocksGuarded(Participant &Self) {
+  FaultRecovery &Recovery = Self.Recovery;
+  ensureAlternateSignalStack();
+  setCurrentRecovery(&Recovery);
+  Recovery.Thread = pthread_self();
+  // No signal mask saved (that is a system call per launch): the handler's
+  // signal, blocked while it runs, is unblocked below after a jump.
+  if (sigsetjmp(Recovery.Jump, 0) != 0) {
+    Recovery.Armed = 0;
+    const int Signal = Recovery.Signal;
+    unblockSignal(Signal);
+    if (Signal != SIGINT)
+      recordFault(Self, blockFunctionName(LaunchFunction), Signal, Recovery.Code,
+                  Recovery.Address);
+    return;
+  }
+  Recovery.Armed = 1;
+  runBlocks(Self);
+  Recovery.Armed = 0;
 }
 
 void CpuThreadPool::wakeWorkers(uint64_t SpareBlocks) {
@@ -334,7 +549,7 @@ void CpuThreadPool::workerMain(Participant &Self) {
     SeenGeneration = generationOf(Observed);
     if (!tryJoin(Observed))
       continue;
-    runBlocks(Self);
+    runBlocksGuarded(Self);
     leave();
   }
 }
@@ -441,11 +656,35 @@ void *reserveOrDie(SharedMemoryBuffer &Buffer, uint64_t Bytes, const char *What)
 } // namespace
 
 // Records the launch's first failure; later ones are dropped.
+void recordKernelFailure(TidalBlockContext *Context, const std::function<KernelError()> &Make);
+
+namespace {
+void recordFault(CpuThreadPool::Participant &Self, const std::string &Kernel, int Signal,
+                 int Code, const void *Address) {
+  recordKernelFailure(&Self.Context, [&] {
+    const Dim3 Block = blockIndexOf(&Self.Context);
+    size_t StackBytes = 0;
+    std::string What = describeFaultSignal(Signal, Code);
+    if (Signal == SIGSEGV && isStackOverflow(Address, StackBytes))
+      What = "stack overflow (the thread's local arrays and variables do not fit the " +
+             std::to_string(StackBytes >> 10) + " KiB stack of the cpu worker; SIGSEGV)";
+    std::string Detail = "kernel '" + Kernel + "' faulted: " + What + " at address " +
+                         describeAddress(Address);
+    return KernelError(KernelError::Kind::Fault,
+                       Detail + ", in block " + describeDims(Block) +
+                           " (the thread is not known). The process continues; memory the "
+                           "kernel wrote before the fault may hold anything",
+                       Detail, Block, Dim3{0, 0, 0});
+  });
+}
+} // namespace
+
 void recordKernelFailure(TidalBlockContext *Context,
                          const std::function<KernelError()> &Make) {
   CpuThreadPool::LaunchFailure &Failure = *participantOf(Context).Failure;
   if (Failure.Failed.load(std::memory_order_relaxed))
     return;
+  RuntimeCallScope InRuntime(participantOf(Context).Recovery); // holds a lock
   std::lock_guard<std::mutex> Lock(Failure.Mutex);
   if (Failure.Failed.load(std::memory_order_relaxed))
     return;
@@ -463,6 +702,7 @@ using namespace tidal::runtime;
 
 extern "C" void *__tidal_cpu_shared(TidalBlockContext *Context,
                                     uint64_t StaticBytes, int32_t Poison) {
+  RuntimeCallScope InRuntime(participantOf(Context).Recovery); // may allocate
   const uint64_t Bytes = StaticBytes + Context->dynamic_shared_bytes;
   void *Memory = reserveOrDie(participantOf(Context).Shared, Bytes,
                               "shared memory");
@@ -472,6 +712,7 @@ extern "C" void *__tidal_cpu_shared(TidalBlockContext *Context,
 }
 
 extern "C" void *__tidal_cpu_frame(TidalBlockContext *Context, uint64_t Bytes) {
+  RuntimeCallScope InRuntime(participantOf(Context).Recovery); // may allocate
   return reserveOrDie(participantOf(Context).Frame, Bytes,
                       "the frame of a block's threads");
 }
@@ -610,6 +851,12 @@ extern "C" int32_t __tidal_cpu_warp_step(int32_t *States, uint32_t Lanes,
 }
 
 extern "C" void __tidal_cpu_print(const char *Format, ...) {
+  // A fault or Ctrl-C while it allocates or holds the lock must not jump
+  // out of here (declared first: see RuntimeCallScope).
+  FaultRecovery *Recovery = currentRecovery();
+  std::optional<RuntimeCallScope> InRuntime;
+  if (Recovery && Recovery->Armed)
+    InRuntime.emplace(*Recovery);
   static std::mutex PrintMutex;
   char Small[512];
   va_list Arguments;

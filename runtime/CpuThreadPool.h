@@ -5,6 +5,7 @@
 #ifndef TIDAL_RUNTIME_CPUTHREADPOOL_H
 #define TIDAL_RUNTIME_CPUTHREADPOOL_H
 
+#include "CpuFaults.h"
 #include "tidal/runtime/CpuTarget.h"
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -43,6 +45,11 @@ public:
   // told (TIDAL_CONTEXT_ALONE): for kernels dominated by global atomics.
   void setRunsAlone(TidalBlockFunction Fn, bool Alone);
 
+  // Launches of Fn (a debug-mode kernel) are watched: when one has not
+  // finished after watchdogSeconds(), a report on stderr names the kernel
+  // and the blocks still running on each host thread (docs/cpu-target.md).
+  void setWatched(TidalBlockFunction Fn, bool Watched);
+
   // The first failure of the launch in progress (runtime entry points of
   // HostABI.h record it; launch() throws it). Defined in the .cpp.
   struct LaunchFailure;
@@ -60,10 +67,17 @@ private:
   void wakeWorkers(uint64_t SpareBlocks);
   void waitForWorkersToLeave();
   void runBlocks(Participant &Self);
+  // runBlocks with the participant armed for faults and interrupts: a
+  // fault in a block function is recorded as the launch's failure.
+  void runBlocksGuarded(Participant &Self);
+  void watchdogMain();
+  void reportSlowLaunch(double Seconds);
 
   const unsigned ParticipantCount;
   // Participants[0] belongs to whichever thread is launching.
   std::unique_ptr<Participant[]> Participants;
+  std::unique_ptr<FaultRecovery *[]> Recoveries; // of Participants, for SIGINT
+  InterruptTarget Interrupt;
   std::vector<std::thread> Workers;
 
   std::mutex LaunchMutex; // one launch at a time
@@ -76,6 +90,14 @@ private:
   void **LaunchParams = nullptr;
   size_t LaunchSharedBytes = 0;
   std::vector<TidalBlockFunction> AloneFunctions; // under LaunchMutex
+  std::vector<TidalBlockFunction> WatchedFunctions; // under LaunchMutex
+  // The watchdog thread (started with the first watched launch) and the
+  // watched launch in progress (0: none), under WatchMutex.
+  std::thread Watchdog;
+  std::mutex WatchMutex;
+  std::condition_variable WatchCondition;
+  uint64_t WatchedLaunch = 0;
+  uint64_t WatchedLaunchCount = 0;
   bool LaunchAlone = false; // one host thread runs every block (TIDAL_CONTEXT_ALONE)
   uint64_t LaunchBlockCount = 0;
   uint32_t LaunchGeneration = 0;
@@ -95,6 +117,15 @@ private:
   std::mutex LeaveMutex;
   std::condition_variable LeaveCondition;
 };
+
+// The kernel name of a block function, for fault reports (CpuModule
+// registers every block function it compiles, and removes it when freed).
+void setBlockFunctionName(TidalBlockFunction Fn, const std::string &KernelName);
+void forgetBlockFunctionName(TidalBlockFunction Fn);
+std::string blockFunctionName(TidalBlockFunction Fn);
+
+// TIDAL_CPU_WATCHDOG_SECONDS when set to a positive number, else 10.
+double watchdogSeconds();
 
 // A TIDAL_CPU_THREADS value: an integer in [1, MaxCpuThreads], else nothing.
 constexpr unsigned MaxCpuThreads = 1024;

@@ -32,6 +32,10 @@ PyObject *raisePythonError() {
   } catch (const std::invalid_argument &E) {
     PyErr_SetString(PyExc_TypeError, E.what());
   } catch (const runtime::KernelError &E) {
+    // Ctrl-C during a cpu launch: Python's own SIGINT handler raises
+    // KeyboardInterrupt (or whatever the user's handler does).
+    if (E.kind() == runtime::KernelError::Kind::Interrupted && PyErr_CheckSignals() < 0)
+      return nullptr;
     // What a failed check in a kernel raises, as Numba's simulator does.
     PyObject *Type = E.kind() == runtime::KernelError::Kind::Bounds   ? PyExc_IndexError
                      : E.kind() == runtime::KernelError::Kind::Assert ? PyExc_AssertionError

@@ -149,6 +149,10 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
                          Stream, Execute);
       Py_RETURN_NONE;
     }
+    // A Ctrl-C that came while the kernel compiled is raised now: once the
+    // launch runs, only a new SIGINT interrupts it.
+    if (Execute && PyErr_CheckSignals() < 0)
+      return nullptr;
     if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
       withoutGIL([&] {
         runtime::launchOnCpu(Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,

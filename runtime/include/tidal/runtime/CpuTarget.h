@@ -40,19 +40,26 @@ using Dim3 = std::array<uint32_t, 3>;
 //   Barrier: "threads of block (0, 0, 0) of kernel 'k' reached different
 //             barriers: threads (0, 0, 0)..(15, 0, 0) at syncthreads at
 //             f.py:9:5; threads (16, 0, 0)..(31, 0, 0) finished"
+//   Fault:   "kernel 'k' faulted: illegal memory access (SIGSEGV, address not
+//             mapped) at address 0x10, in block (3, 0, 0) (the thread is not
+//             known). The process continues; ..." (a wild access, a null
+//             dereference, a stack overflow, an integer division by zero)
+//   Interrupted: "launch of kernel 'k' interrupted (SIGINT); ..." (Ctrl-C
+//             during the launch; the binding raises KeyboardInterrupt)
 // detail() is the message without the thread/block suffix (Bounds, Assert:
-// the part before ", thread"/" (thread"; Barrier: the whole message).
+// the part before ", thread"/" (thread"; Fault: the part before ", in
+// block"; Barrier, Interrupted: the whole message).
 class KernelError : public RuntimeError {
 public:
-  enum class Kind { Bounds, Assert, Barrier };
+  enum class Kind { Bounds, Assert, Barrier, Fault, Interrupted };
   KernelError(Kind K, const std::string &Message, std::string Detail,
               Dim3 Block, Dim3 Thread)
       : RuntimeError(Message), ErrorKind(K), DetailText(std::move(Detail)),
         BlockIndex(Block), ThreadIndex(Thread) {}
   Kind kind() const { return ErrorKind; }
   const std::string &detail() const { return DetailText; }
-  // The failing thread (Bounds, Assert; for Barrier: the block only, the
-  // thread is (0, 0, 0)).
+  // The failing thread (Bounds, Assert; for Barrier and Fault: the block
+  // only, the thread is (0, 0, 0)).
   Dim3 block() const { return BlockIndex; }
   Dim3 thread() const { return ThreadIndex; }
 
@@ -91,7 +98,8 @@ private:
 // (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order
 // on the calling thread). Returns when every block has finished. Throws
 // KernelError when a thread of the launch failed (bounds check, assert,
-// divergent barrier), RuntimeError for an invalid launch.
+// divergent barrier, a fault) or the launch was interrupted (SIGINT),
+// RuntimeError for an invalid launch. Later launches run normally.
 void launchOnCpu(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
                  void **Params, size_t DynamicSharedBytes);
 

@@ -1,0 +1,78 @@
+"""What both fuzzers share: the command line (FUZZ_COUNT, FUZZ_SECONDS,
+FUZZ_SEED and their flags), the tally of outcomes, and the summary that
+fails the run on a crash or a hang."""
+import argparse
+import collections
+import os
+import sys
+import time
+
+# Outcomes that fail a run: the process died of a signal, or did not answer.
+FAILING = ("crash", "hang")
+
+
+def parse_arguments(description, default_count):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--count", type=int,
+                        default=int(os.environ.get("FUZZ_COUNT") or default_count),
+                        help="inputs to run (FUZZ_COUNT)")
+    parser.add_argument("--seconds", type=float,
+                        default=float(os.environ.get("FUZZ_SECONDS") or 0),
+                        help="stop after this long, whatever the count (FUZZ_SECONDS; 0: no limit)")
+    parser.add_argument("--seed", type=int, default=int(os.environ.get("FUZZ_SEED") or 1),
+                        help="random seed (FUZZ_SEED)")
+    parser.add_argument("--out", default=os.environ.get("FUZZ_OUT", "build/fuzz"),
+                        help="where reproducers of crashes and hangs are written")
+    parser.add_argument("--build", default=os.environ.get("TIDAL_BUILD_DIR", "build"))
+    parser.add_argument("--strict", action="store_true",
+                        help="fail the run on errors without a source location too")
+    return parser.parse_args()
+
+
+class Tally:
+    def __init__(self, name, options):
+        self.name = name
+        self.options = options
+        self.counts = collections.Counter()
+        self.examples = {}
+        self.start = time.monotonic()
+        os.makedirs(options.out, exist_ok=True)
+
+    def out_of_time(self):
+        return self.options.seconds and time.monotonic() - self.start >= self.options.seconds
+
+    def record(self, outcome, index, text, reproducer, suffix):
+        """Counts an outcome; writes the reproducer of a failing one (or an
+        unlocated error) to the output folder."""
+        self.counts[outcome] += 1
+        if outcome in FAILING or outcome == "unlocated":
+            path = os.path.join(self.options.out,
+                                f"{self.name}-{outcome}-seed{self.options.seed}-{index}{suffix}")
+            with open(path, "w") as f:
+                f.write(reproducer)
+            self.examples.setdefault(outcome, []).append((path, text))
+            print(f"{self.name}: {outcome} on input {index}: {text[:300]} ({path})", flush=True)
+
+    def finish(self):
+        """Prints the summary; the exit status is 1 on a crash or a hang (and,
+        with --strict, on an unlocated error)."""
+        seconds = time.monotonic() - self.start
+        total = sum(self.counts.values())
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        print(f"{self.name}: {total} inputs in {seconds:.1f} s (seed {self.options.seed}): {parts}",
+              flush=True)
+        failing = [k for k in FAILING if self.counts[k]]
+        if self.counts["unlocated"] and self.options.strict:
+            failing.append("unlocated")
+        if failing:
+            print(f"{self.name}: FAILED ({', '.join(failing)}); reproducers in {self.options.out}",
+                  flush=True)
+            return 1
+        return 0
+
+
+def main_guard(main):
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

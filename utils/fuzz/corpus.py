@@ -1,0 +1,116 @@
+"""Realistic kernels the frontend fuzzer mutates: each is (source, arguments),
+the source defining `kernel`, the arguments a function of numpy returning
+the launch's arguments (small arrays, so that a mutated index stays cheap).
+Launched as kernel[2, 32](*arguments)."""
+
+KERNELS = [
+    ("""
+@cuda.jit
+def kernel(a, x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+""", lambda np: (np.float32(2.0), np.arange(64, dtype=np.float32),
+                 np.ones(64, np.float32), np.zeros(64, np.float32))),
+    ("""
+@cuda.jit
+def kernel(src, dst):
+    i, j = cuda.grid(2)
+    n, m = src.shape
+    if 0 < i < n - 1 and 0 < j < m - 1:
+        dst[i, j] = 0.25 * (src[i - 1, j] + src[i + 1, j] + src[i, j - 1] + src[i, j + 1]) - src[i, j]
+""", lambda np: (np.arange(64, dtype=np.float64).reshape(8, 8), np.zeros((8, 8)))),
+    ("""
+@cuda.jit
+def kernel(x, out):
+    buf = cuda.shared.array(32, dtype=float32)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[tid] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    s = 16
+    while s > 0:
+        if tid < s:
+            buf[tid] += buf[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        out[cuda.blockIdx.x] = buf[0]
+""", lambda np: (np.arange(64, dtype=np.float32), np.zeros(2, np.float32))),
+    ("""
+@cuda.jit
+def kernel(values, bins):
+    i = cuda.grid(1)
+    if i < values.size:
+        cuda.atomic.add(bins, values[i] % bins.size, 1)
+""", lambda np: (np.arange(64, dtype=np.int32), np.zeros(8, np.int32))),
+    ("""
+@cuda.jit
+def kernel(a, b, c):
+    i, j = cuda.grid(2)
+    if i < c.shape[0] and j < c.shape[1]:
+        acc = 0.0
+        for k in range(a.shape[1]):
+            acc += a[i, k] * b[k, j]
+        c[i, j] = acc
+""", lambda np: (np.ones((8, 4)), np.ones((4, 8)), np.zeros((8, 8)))),
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = x[i]
+        out[i] = math.sin(v) * math.exp(-v) + math.sqrt(abs(v)) + v ** 2
+""", lambda np: (np.linspace(-2, 2, 64), np.zeros(64))),
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    lane = cuda.laneid
+    v = x[i] if i < x.size else 0
+    total = v
+    offset = 16
+    while offset > 0:
+        total += cuda.shfl_down_sync(0xFFFFFFFF, total, offset)
+        offset //= 2
+    if lane == 0:
+        cuda.atomic.add(out, 0, total)
+""", lambda np: (np.arange(64, dtype=np.int64), np.zeros(1, np.int64))),
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        n = x[i]
+        steps = 0
+        while n != 1 and steps < 100:
+            if n % 2 == 0:
+                n = n // 2
+            else:
+                n = 3 * n + 1
+            steps += 1
+        out[i] = steps
+""", lambda np: (np.arange(1, 65, dtype=np.int64), np.zeros(64, np.int64))),
+    ("""
+@cuda.jit
+def kernel(x, out):
+    tmp = cuda.local.array(4, dtype=float64)
+    i = cuda.grid(1)
+    for k in range(4):
+        tmp[k] = k * 1.5
+    if i < x.size:
+        out[i] = x[i] + tmp[i % 4]
+""", lambda np: (np.arange(64, dtype=np.float64), np.zeros(64))),
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        a = x[i]
+        b = a * 3 - 7
+        c = (a & 0xFF) | (b << 2)
+        out[i] = c ^ (a >> 1) if a > 10 else min(a, b) + max(a, b)
+""", lambda np: (np.arange(64, dtype=np.int32), np.zeros(64, np.int32))),
+]
+
+PRELUDE = "import math\nimport numpy as np\nfrom numpy import float32, float64, int32, int64\nfrom tidal import cuda\n"

@@ -1,0 +1,332 @@
+"""Frontend fuzzer: mutates the AST of realistic kernels (corpus.py) and
+compiles and launches each mutant on the cpu target in a process of its own
+(forked from this one, which has imported tidal but never compiled), with a
+time limit. Outcomes:
+  ok / rejected      ran, or refused with a located error (file.py:line:col),
+                     or a runtime check (IndexError, AssertionError, fault)
+  interrupted        a kernel that did not finish in time and stopped at
+                     Ctrl-C (a mutant's endless loop: not a bug)
+  unlocated          an error without a source location
+  crash              the process died of a signal
+  hang               no answer in time, and none to SIGINT either
+
+    /usr/bin/python3 utils/fuzz/fuzz_frontend.py [--count N] [--seconds S] [--seed K]
+"""
+import ast
+import copy
+import json
+import os
+import random
+import re
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+import corpus  # noqa: E402
+
+LAUNCH_SECONDS = 10   # then SIGINT
+ANSWER_SECONDS = 30   # after SIGINT (a compile still running answers when done), then a hang
+
+# --- mutations: each changes one node of the tree, or returns False -------
+
+BINARY_OPERATORS = [ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+                    ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.MatMult]
+COMPARISONS = [ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.In]
+LITERALS = [0, 1, -1, 2, 31, 32, 33, 255, 2**31 - 1, 2**31, 2**32, 2**62, 2**63 - 1, 2**64,
+            -2**63, 0.0, -0.0, 0.5, 1e308, float("inf"), float("nan"), True, False, None,
+            "text", b"bytes", 1j]
+DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+          "uint32", "uint64", "bool_", "complex64", "complex128", "object", "str_"]
+UNSUPPORTED = [
+    "'abc'.upper()", "'x'.join(())", "math.sin.__call__(1.0)", "[1, 2, 3]", "{1: 2}",
+    "{1, 2}", "(lambda v: v)(1)", "print('x', end='')", "len('abc')", "open", "globals()",
+    "x[::2]", "x[None]", "x.sum()", "np.zeros(3)", "cuda.threadIdx.w", "cuda.grid(4)",
+    "cuda.shared.array(-1, float32)", "cuda.shared.array(2**40, float32)",
+    "cuda.local.array(2**31, float64)", "cuda.local.array((2**32, 2**32), float32)",
+    "undefined_name", "x.shape[7]", "float('nan')", "int(1e30)", "1 // 0", "1 % 0",
+    "cuda.syncthreads()", "cuda.atomic.add(x, 0, 1)", "cuda.blockDim.x ** -1",
+]
+UNSUPPORTED_STATEMENTS = [
+    "try:\n    pass\nexcept Exception:\n    pass", "with open('f') as f:\n    pass",
+    "yield 1", "del x", "global g", "import os", "class C:\n    pass", "raise ValueError('x')",
+    "assert False, 'fuzz'", "for q in range(3):\n    break\nelse:\n    pass",
+    "while True:\n    pass", "return 1", "async def f():\n    pass", "x = 1",
+    "cuda.syncthreads()", "first_use = first_use + 1",
+]
+
+
+def nodes_of(tree, kinds):
+    return [n for n in ast.walk(tree) if isinstance(n, kinds)]
+
+
+def statement_lists(tree):
+    """(owner, field) of every list of statements, the kernel's body included."""
+    found = []
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            value = getattr(node, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                found.append((node, field))
+    return found
+
+
+def swap_operator(tree, rng):
+    candidates = nodes_of(tree, (ast.BinOp, ast.AugAssign, ast.Compare, ast.BoolOp, ast.UnaryOp))
+    if not candidates:
+        return False
+    node = rng.choice(candidates)
+    if isinstance(node, (ast.BinOp, ast.AugAssign)):
+        node.op = rng.choice(BINARY_OPERATORS)()
+    elif isinstance(node, ast.Compare):
+        node.ops[rng.randrange(len(node.ops))] = rng.choice(COMPARISONS)()
+    elif isinstance(node, ast.BoolOp):
+        node.op = rng.choice([ast.And, ast.Or])()
+    else:
+        node.op = rng.choice([ast.Not, ast.USub, ast.Invert, ast.UAdd])()
+    return True
+
+
+def delete_statement(tree, rng):
+    owner, field = rng.choice(statement_lists(tree))
+    if not getattr(owner, field):
+        return False
+    body = getattr(owner, field)
+    del body[rng.randrange(len(body))]
+    if not body and field == "body":
+        body.append(ast.Pass())
+    return True
+
+
+def duplicate_statement(tree, rng):
+    owner, field = rng.choice(statement_lists(tree))
+    body = getattr(owner, field)
+    index = rng.randrange(len(body))
+    body.insert(rng.randrange(len(body) + 1), copy.deepcopy(body[index]))
+    return True
+
+
+def move_statement(tree, rng):
+    lists = statement_lists(tree)
+    (source, source_field), (target, target_field) = rng.choice(lists), rng.choice(lists)
+    body = getattr(source, source_field)
+    if len(body) < 2:
+        return False
+    statement = body.pop(rng.randrange(len(body)))
+    destination = getattr(target, target_field)
+    destination.insert(rng.randrange(len(destination) + 1), statement)
+    return True
+
+
+def change_literal(tree, rng):
+    candidates = nodes_of(tree, ast.Constant)
+    if not candidates:
+        return False
+    rng.choice(candidates).value = rng.choice(LITERALS)
+    return True
+
+
+def change_dtype(tree, rng):
+    candidates = [n for n in nodes_of(tree, (ast.Name, ast.Attribute))
+                  if (n.id if isinstance(n, ast.Name) else n.attr)
+                  in ("float32", "float64", "int32", "int64")]
+    if candidates:
+        node = rng.choice(candidates)
+        dtype = rng.choice(DTYPES)
+        if isinstance(node, ast.Name):
+            node.id = "np." + dtype if hasattr(node, "id") else dtype
+        else:
+            node.attr = dtype
+        return True
+    # A conversion of an assigned value instead.
+    assigns = nodes_of(tree, ast.Assign)
+    if not assigns:
+        return False
+    node = rng.choice(assigns)
+    node.value = ast.Call(func=ast.parse("np." + rng.choice(DTYPES), mode="eval").body,
+                          args=[node.value], keywords=[])
+    return True
+
+
+def swap_names(tree, rng):
+    names = nodes_of(tree, ast.Name)
+    if len(names) < 2:
+        return False
+    a, b = rng.sample(names, 2)
+    a.id, b.id = b.id, a.id
+    return True
+
+
+def insert_unsupported(tree, rng):
+    if rng.random() < 0.5:
+        expressions = [n for n in nodes_of(tree, ast.expr) if not isinstance(n, ast.Name)
+                       or not isinstance(getattr(n, "ctx", None), ast.Store)]
+        if not expressions:
+            return False
+        target = rng.choice(expressions)
+        replacement = ast.parse(rng.choice(UNSUPPORTED), mode="eval").body
+        for parent in ast.walk(tree):
+            for field, value in ast.iter_fields(parent):
+                if value is target:
+                    setattr(parent, field, replacement)
+                    return True
+                if isinstance(value, list) and target in value:
+                    value[value.index(target)] = replacement
+                    return True
+        return False
+    owner, field = rng.choice(statement_lists(tree))
+    body = getattr(owner, field)
+    body.insert(rng.randrange(len(body) + 1),
+                ast.parse(rng.choice(UNSUPPORTED_STATEMENTS)).body[0])
+    return True
+
+
+def toggle_debug(kernel, rng):
+    kernel.decorator_list = [ast.parse(
+        "cuda.jit(debug=True)" if rng.random() < 0.7 else "cuda.jit", mode="eval").body]
+    return True
+
+
+MUTATIONS = [swap_operator, delete_statement, duplicate_statement, move_statement,
+             change_literal, change_dtype, swap_names, insert_unsupported, toggle_debug]
+
+
+def mutate(source, rng):
+    """A mutant of source that is valid Python, or None. Only the kernel's
+    definition (its decorator and body) is mutated."""
+    for _ in range(5):
+        tree = ast.parse(source)
+        kernel = tree.body[0]
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            rng.choice(MUTATIONS)(kernel, rng)
+        ast.fix_missing_locations(tree)
+        try:
+            text = ast.unparse(tree)
+            compile(text, "<mutant>", "exec")
+            return text
+        except (SyntaxError, ValueError, TypeError, RecursionError):
+            continue
+    return None
+
+
+# --- running one mutant in a forked process --------------------------------
+
+LOCATION = re.compile(r"\.py:\d+")
+
+
+def classify(error):
+    import tidal.errors
+    text = f"{type(error).__name__}: {error}"
+    if isinstance(error, tidal.errors.CompileError):
+        return ("rejected" if LOCATION.search(str(error)) else "unlocated"), text
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted", text
+    if isinstance(error, (IndexError, AssertionError, ZeroDivisionError, OverflowError)):
+        return "rejected", text  # the kernel's own runtime checks
+    if isinstance(error, RuntimeError) and "faulted" in str(error):
+        return "fault", text  # a wild access reported, the process alive
+    if isinstance(error, (TypeError, ValueError)) and LOCATION.search(str(error)) is None \
+            and "argument" in str(error):
+        return "rejected", text  # arguments that no longer match the mutant
+    return ("rejected" if LOCATION.search(str(error)) else "unlocated"), text
+
+
+def child(path, arguments, write_end):
+    import importlib.util
+    import numpy as np
+    outcome, text = "ok", ""
+    try:
+        spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        kernel = module.kernel
+    except BaseException as error:  # noqa: BLE001 - Python's own error, before tidal
+        os.write(write_end, json.dumps({"outcome": "not a kernel",
+                                        "text": f"{type(error).__name__}: {error}"}).encode())
+        os._exit(0)
+    try:
+        kernel[2, 32](*arguments(np))
+    except BaseException as error:  # noqa: BLE001 - everything is an outcome
+        outcome, text = classify(error)
+    os.write(write_end, json.dumps({"outcome": outcome, "text": text[:2000]}).encode())
+    os._exit(0)
+
+
+def run_one(path, arguments):
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            child(path, arguments, write_end)
+        except BaseException:  # noqa: BLE001 - the fuzzer's own failure, reported
+            import traceback
+            os.write(write_end, json.dumps({"outcome": "fuzzer error",
+                                            "text": traceback.format_exc()}).encode())
+        finally:
+            os._exit(3)
+    os.close(write_end)
+    deadline = time.monotonic() + LAUNCH_SECONDS
+    interrupted = False
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        now = time.monotonic()
+        if now >= deadline and not interrupted:
+            os.kill(pid, signal.SIGINT)
+            interrupted, deadline = True, now + ANSWER_SECONDS
+        elif now >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read_end)
+            return "hang", f"no answer in {LAUNCH_SECONDS} s, nor to SIGINT"
+        time.sleep(0.005)
+    report = b""
+    while chunk := os.read(read_end, 65536):
+        report += chunk
+    os.close(read_end)
+    if os.WIFSIGNALED(status):
+        return "crash", f"killed by signal {os.WTERMSIG(status)}"
+    if not report:
+        return "crash", f"exit status {os.WEXITSTATUS(status)} without a report"
+    answer = json.loads(report)
+    return answer["outcome"], answer["text"]
+
+
+def main():
+    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100)
+    sys.path.insert(0, os.path.join(os.path.abspath(options.build), "python"))
+    os.environ["TIDAL_TARGET"] = "cpu"
+    os.environ.setdefault("TIDAL_CPU_THREADS", "2")
+    import numpy  # noqa: F401 - imported once, before the forks
+    import tidal.cuda  # noqa: F401
+    import tidal.errors  # noqa: F401
+    rng = random.Random(options.seed)
+    tally = common.Tally("fuzz-frontend", options)
+    work = os.path.join(options.out, "work")
+    os.makedirs(work, exist_ok=True)
+    for index in range(options.count):
+        if tally.out_of_time():
+            break
+        source, arguments = rng.choice(corpus.KERNELS)
+        mutant = mutate(source, rng)
+        if mutant is None:
+            tally.counts["not python"] += 1
+            continue
+        text = corpus.PRELUDE + mutant + "\n"
+        path = os.path.join(work, f"mutant_{options.seed}_{index}.py")
+        with open(path, "w") as f:
+            f.write(text)
+        outcome, message = run_one(path, arguments)
+        header = (f"# fuzz_frontend.py seed {options.seed} input {index}: {outcome}: "
+                  f"{message[:200]}\n# launched as kernel[2, 32] on the corpus arguments of "
+                  f"the kernel it came from\n")
+        tally.record(outcome, index, message, header + text, ".py")
+        os.unlink(path)
+    return tally.finish()
+
+
+if __name__ == "__main__":
+    common.main_guard(main)
