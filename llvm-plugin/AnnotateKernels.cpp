@@ -167,9 +167,5 @@ bool annotateKernels(Module &M, const NVPTXOptions &Options) {
   return true;
 }
 
-PreservedAnalyses AnnotateKernelsPass::run(Module &M, ModuleAnalysisManager &) {
-  return annotateKernels(M, Options) ? PreservedAnalyses::none()
-                                     : PreservedAnalyses::all();
-}
 
 } // namespace tidal

@@ -17,7 +17,9 @@
 
 #include "Markers.h"
 #include "PassClasses.h"
-#include "tidal/HostABI.h"
+#include "MarkerArguments.h"
+#include "OperationRules.h"
+#include "tidal/Contract.h"
 
 #include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/SCCIterator.h"
@@ -114,19 +116,8 @@ Value *loadContextField(IRBuilder<> &Builder, Value *ContextPointer,
   return Load;
 }
 
-// The entry points of the cpu runtime that lowered code calls
-// (runtime/CpuThreadPool.cpp defines them; docs/cpu-target.md).
-constexpr const char *SharedHook = "__tidal_cpu_shared";
-constexpr const char *FrameHook = "__tidal_cpu_frame";
-constexpr const char *BoundsErrorHook = "__tidal_cpu_bounds_error";
-constexpr const char *AssertFailHook = "__tidal_cpu_assert_fail";
-constexpr const char *BarrierErrorHook = "__tidal_cpu_barrier_error";
-constexpr const char *PrintHook = "__tidal_cpu_print";
-constexpr const char *WarpStepHook = "__tidal_cpu_warp_step";
-
-// Return values of K.thread besides sync point numbers.
-constexpr int ThreadFinished = -1;
-constexpr int ThreadFailed = -2;
+// The entry points of the cpu runtime that lowered code calls, and the
+// return codes of K.thread besides sync point numbers: tidal/Contract.h.
 
 // Frame layout. The frame starts with FrameHeaderBytes (the result of the
 // last syncthreads_count/and/or at offset 0), then one array per slot, of
@@ -156,7 +147,7 @@ Function *getHook(Module &M, StringRef Name, Type *Result,
 
 bool isDebugModule(const Module &M) {
   if (auto *Flag =
-          mdconst::extract_or_null<ConstantInt>(M.getModuleFlag("tidal.debug")))
+          mdconst::extract_or_null<ConstantInt>(M.getModuleFlag(DebugFlag)))
     if (!Flag->isZero())
       return true;
   const char *Environment = std::getenv("TIDAL_CPU_DEBUG");
@@ -220,13 +211,15 @@ void inlineMarkerUsers(Function &Kernel,
 }
 
 // True if every marker `F` refers to is a well-formed call of a marker of
-// the contract; otherwise the kernel is left alone for tidal-verify-markers.
+// the contract with arguments it allows; otherwise the kernel is left alone
+// for tidal-check-marker-arguments and tidal-verify-markers.
 bool hasOnlyHostLowerableMarkers(Function &F) {
   for (Instruction &I : instructions(F))
     for (Value *Operand : I.operand_values())
       if (auto *Callee = dyn_cast<Function>(Operand); Callee && isMarker(*Callee)) {
         auto *Call = dyn_cast<CallInst>(&I);
-        if (!Call || Call->getCalledOperand() != Callee || !getCalledMarker(*Call))
+        if (!Call || Call->getCalledOperand() != Callee || !getCalledMarker(*Call) ||
+            !hasValidMarkerArguments(*Call))
           return false;
       }
   return true;
@@ -737,9 +730,9 @@ private:
 
   bool lowerMarkerCall(CallInst &Call, StringRef Operation,
                        SmallVectorImpl<CallInst *> &SharedCalls);
-  Value *lowerAtomic(IRBuilder<> &B, CallInst &Call, StringRef Operation,
-                     MarkerValueKind Kind);
-  Value *lowerMath(IRBuilder<> &B, CallInst &Call, StringRef Function);
+  Value *lowerAtomic(IRBuilder<> &B, CallInst &Call, const AtomicRule &Rule);
+  Value *lowerMath(IRBuilder<> &B, CallInst &Call, MarkerKind Kind,
+                   const MathRule &Rule);
   void lowerFailure(CallInst &Call, StringRef Operation);
   void lowerSharedCalls(ArrayRef<CallInst *> Calls);
   Value *resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
@@ -822,102 +815,52 @@ void KernelLowering::createThreadFunction() {
 }
 
 Value *KernelLowering::lowerAtomic(IRBuilder<> &B, CallInst &Call,
-                                   StringRef Operation, MarkerValueKind Kind) {
+                                   const AtomicRule &Rule) {
   Value *Pointer = Call.getArgOperand(0);
   Type *T = Call.getType();
   Align Alignment(DL.getTypeStoreSize(T));
+  SmallVector<Value *, 2> Arguments(drop_begin(Call.args()));
   // A block's threads run one after the other on one host thread, so an
   // atomic on the block's shared memory needs no atomic instruction.
   SmallVector<const Value *, 4> Objects;
   getUnderlyingObjects(Pointer, Objects, nullptr, 0);
   bool SharedOnly = !Objects.empty() && all_of(Objects, [](const Value *Object) {
     const auto *Marker = dyn_cast<CallInst>(Object);
-    const Function *Callee = Marker ? getCalledMarker(*Marker) : nullptr;
-    return Callee && (Callee->getName() == "tidal.shared.array" ||
-                      Callee->getName() == "tidal.shared.dynamic");
+    std::optional<MarkerName> Name = Marker ? getMarkerCall(*Marker) : std::nullopt;
+    return Name && (Name->Kind == MarkerKind::SharedArray ||
+                    Name->Kind == MarkerKind::SharedDynamic);
   });
-  if (Operation == "cas") {
-    Value *Compare = Call.getArgOperand(1), *New = Call.getArgOperand(2);
-    if (SharedOnly) {
-      LoadInst *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
-      StoreInst *Store = B.CreateAlignedStore(
-          B.CreateSelect(B.CreateICmpEQ(Old, Compare), New, Old), Pointer, Alignment);
-      SerialisedAtomics.insert(Old);
-      SerialisedAtomics.insert(Store);
-      return Old;
-    }
-    Value *Pair = B.CreateAtomicCmpXchg(Pointer, Compare, New, Alignment,
-                                        AtomicOrdering::Monotonic,
-                                        AtomicOrdering::Monotonic);
-    return B.CreateExtractValue(Pair, 0);
-  }
-  bool Float = Kind == MarkerValueKind::Float;
-  bool Signed = Kind == MarkerValueKind::Signed;
-  auto Op = StringSwitch<AtomicRMWInst::BinOp>(Operation)
-                .Case("add", Float ? AtomicRMWInst::FAdd : AtomicRMWInst::Add)
-                .Case("sub", Float ? AtomicRMWInst::FSub : AtomicRMWInst::Sub)
-                .Case("exch", AtomicRMWInst::Xchg)
-                .Case("max", Float    ? AtomicRMWInst::FMax
-                             : Signed ? AtomicRMWInst::Max
-                                      : AtomicRMWInst::UMax)
-                .Case("min", Float    ? AtomicRMWInst::FMin
-                             : Signed ? AtomicRMWInst::Min
-                                      : AtomicRMWInst::UMin)
-                .Case("and", AtomicRMWInst::And)
-                .Case("or", AtomicRMWInst::Or)
-                .Case("xor", AtomicRMWInst::Xor)
-                .Case("inc", AtomicRMWInst::UIncWrap)
-                .Case("dec", AtomicRMWInst::UDecWrap)
-                .Default(AtomicRMWInst::BAD_BINOP);
-  assert(Op != AtomicRMWInst::BAD_BINOP && "getMarkerType admitted it");
-  Value *Operand = Call.getArgOperand(1);
-  if (SharedOnly) {
-    LoadInst *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
-    StoreInst *Store = B.CreateAlignedStore(buildAtomicRMWValue(Op, B, Old, Operand),
-                                            Pointer, Alignment);
-    SerialisedAtomics.insert(Old);
-    SerialisedAtomics.insert(Store);
-    return Old;
-  }
-  // CUDA's atomics are relaxed; threadfence() orders them.
-  return B.CreateAtomicRMW(Op, Pointer, Operand, Alignment,
-                           AtomicOrdering::Monotonic);
+  if (!SharedOnly)
+    return emitAtomic(B, Rule, Pointer, Arguments, Alignment);
+  LoadInst *Old = B.CreateAlignedLoad(T, Pointer, Alignment);
+  Value *New;
+  if (Rule.Shape == AtomicRule::CompareExchange)
+    New = B.CreateSelect(B.CreateICmpEQ(Old, Arguments[0]), Arguments[1], Old);
+  else
+    New = buildAtomicRMWValue(Rule.Operation, B, Old,
+                              formAtomicOperand(B, Rule, Arguments[0]));
+  StoreInst *Store = B.CreateAlignedStore(New, Pointer, Alignment);
+  SerialisedAtomics.insert(Old);
+  SerialisedAtomics.insert(Store);
+  return Old;
 }
 
 Value *KernelLowering::lowerMath(IRBuilder<> &B, CallInst &Call,
-                                 StringRef Function) {
+                                 MarkerKind Kind, const MathRule &Rule) {
   Type *T = Call.getType();
   Value *X = Call.getArgOperand(0);
   Value *Y = Call.arg_size() > 1 ? Call.getArgOperand(1) : nullptr;
   // LLVM's own operations where there is one (vectorisable, folded) ...
-  Intrinsic::ID Id = StringSwitch<Intrinsic::ID>(Function)
-                         .Case("sin", Intrinsic::sin)
-                         .Case("cos", Intrinsic::cos)
-                         .Case("exp", Intrinsic::exp)
-                         .Case("exp2", Intrinsic::exp2)
-                         .Case("log", Intrinsic::log)
-                         .Case("log2", Intrinsic::log2)
-                         .Case("log10", Intrinsic::log10)
-                         .Case("sqrt", Intrinsic::sqrt)
-                         .Case("fabs", Intrinsic::fabs)
-                         .Case("floor", Intrinsic::floor)
-                         .Case("ceil", Intrinsic::ceil)
-                         .Case("trunc", Intrinsic::trunc)
-                         .Case("round", Intrinsic::round)
-                         .Case("pow", Intrinsic::pow)
-                         .Case("copysign", Intrinsic::copysign)
-                         .Case("fmin", Intrinsic::minnum)
-                         .Case("fmax", Intrinsic::maxnum)
-                         .Default(Intrinsic::not_intrinsic);
+  Intrinsic::ID Id = Rule.HostIntrinsic;
   if (Id != Intrinsic::not_intrinsic)
     return Y ? B.CreateBinaryIntrinsic(Id, X, Y) : B.CreateUnaryIntrinsic(Id, X);
-  if (Function == "rsqrt")
+  if (Kind == MarkerKind::MathRsqrt)
     return B.CreateFDiv(ConstantFP::get(T, 1.0),
                         B.CreateUnaryIntrinsic(Intrinsic::sqrt, X));
-  if (Function == "fmod")
+  if (Kind == MarkerKind::MathFmod)
     return B.CreateFRem(X, Y);
   // ... else libm from the process: tanf/tan, atan2f/atan2, ...
-  std::string Name = (Function + (T->isFloatTy() ? "f" : "")).str();
+  std::string Name = (Rule.LibraryName + (T->isFloatTy() ? "f" : "")).str();
   SmallVector<Type *, 2> Parameters(Call.arg_size(), T);
   FunctionCallee Libm =
       M.getOrInsertFunction(Name, FunctionType::get(T, Parameters, false));
@@ -931,14 +874,14 @@ void KernelLowering::lowerFailure(CallInst &Call, StringRef Operation) {
   IRBuilder<> B(&Call);
   Type *Pointer = B.getPtrTy(), *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
   if (Operation == "bounds.error") {
-    Function *Hook = getHook(M, BoundsErrorHook, B.getVoidTy(),
+    Function *Hook = getHook(M, CpuBoundsErrorHook, B.getVoidTy(),
                              {Pointer, Pointer, I64, I64, I32, I32, I32, I32});
     B.CreateCall(Hook, {ContextPointer, Call.getArgOperand(0),
                         Call.getArgOperand(1), Call.getArgOperand(2),
                         Call.getArgOperand(3), ThreadIndex[0], ThreadIndex[1],
                         ThreadIndex[2]});
   } else {
-    Function *Hook = getHook(M, AssertFailHook, B.getVoidTy(),
+    Function *Hook = getHook(M, CpuAssertFailHook, B.getVoidTy(),
                              {Pointer, Pointer, I32, I32, I32});
     B.CreateCall(Hook, {ContextPointer, Call.getArgOperand(0), ThreadIndex[0],
                         ThreadIndex[1], ThreadIndex[2]});
@@ -997,21 +940,20 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
   }
   // memory
   else if (Operation == "local.array") {
+    // valid: hasOnlyHostLowerableMarkers checked the kernel's calls
+    ArrayArguments Size = *getArrayArguments(Call);
     IRBuilder<> EntryB = entryBuilder();
-    uint64_t Bytes = cast<ConstantInt>(Call.getArgOperand(0))->getZExtValue();
-    uint64_t Alignment = std::max<uint64_t>(
-        1, cast<ConstantInt>(Call.getArgOperand(1))->getZExtValue());
     AllocaInst *Array = EntryB.CreateAlloca(
-        ArrayType::get(B.getInt8Ty(), std::max<uint64_t>(Bytes, 1)), nullptr,
-        "local");
-    Array->setAlignment(Align(PowerOf2Ceil(Alignment)));
+        ArrayType::get(B.getInt8Ty(), std::max<uint64_t>(Size.Bytes, 1)),
+        nullptr, "local");
+    Array->setAlignment(Size.Alignment);
     Result = Array;
   } else if (Operation == "const.array") {
     Result = Call.getArgOperand(0);
   }
   // output and failures
   else if (Operation == "print") {
-    Function *Hook = getHook(M, PrintHook, B.getVoidTy(), {B.getPtrTy()}, true);
+    Function *Hook = getHook(M, CpuPrintHook, B.getVoidTy(), {B.getPtrTy()}, true);
     SmallVector<Value *, 8> Arguments(Call.args());
     B.CreateCall(Hook, Arguments);
   } else if (Operation == "bounds.error" || Operation == "assert.fail") {
@@ -1019,14 +961,10 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
     return true;
   }
   // typed families
-  else if (auto Typed = parseTypedMarkerName(Call.getCalledFunction()->getName())) {
-    StringRef Family = Typed->Operation;
-    if (Family.consume_front("atomic."))
-      Result = lowerAtomic(B, Call, Family, Typed->Kind);
-    else if (Family.consume_front("math."))
-      Result = lowerMath(B, Call, Family);
-    else
-      return false;
+  else if (std::optional<AtomicRule> Atomic = getAtomicRule(*getMarkerCall(Call))) {
+    Result = lowerAtomic(B, Call, *Atomic);
+  } else if (std::optional<MathRule> Math = getMathRule(getMarkerCall(Call)->Kind)) {
+    Result = lowerMath(B, Call, getMarkerCall(Call)->Kind, *Math);
   } else {
     return false;
   }
@@ -1041,31 +979,42 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
 
 // Static shared arrays at fixed offsets of the block's shared memory, one
 // per call site; the dynamic shared memory after them.
+// Each array is at most TIDAL_MAX_STATIC_SHARED_BYTES and 64-byte aligned
+// at most (getArrayArguments), so the offsets cannot overflow; their total
+// over the limit is an error naming the kernel.
 void KernelLowering::lowerSharedCalls(ArrayRef<CallInst *> Calls) {
   uint64_t Offset = 0;
   IRBuilder<> B = entryBuilder();
-  for (CallInst *Call : Calls)
-    if (Call->getCalledFunction()->getName() == "tidal.shared.array") {
-      uint64_t Bytes = cast<ConstantInt>(Call->getArgOperand(0))->getZExtValue();
-      uint64_t Alignment = PowerOf2Ceil(std::max<uint64_t>(
-          1, cast<ConstantInt>(Call->getArgOperand(1))->getZExtValue()));
-      Offset = alignTo(Offset, std::min(Alignment, SharedAlignment));
-      Value *Address =
-          B.CreateInBoundsGEP(B.getInt8Ty(), Shared, B.getInt64(Offset));
-      Offset += Bytes;
-      Address->takeName(Call);
-      Call->replaceAllUsesWith(Address);
-      Call->eraseFromParent();
+  SmallVector<CallInst *, 4> DynamicCalls;
+  for (CallInst *Call : Calls) {
+    if (getMarkerCall(*Call)->Kind != MarkerKind::SharedArray) {
+      DynamicCalls.push_back(Call);
+      continue;
     }
+    // valid: hasOnlyHostLowerableMarkers checked the kernel's calls
+    ArrayArguments Size = *getArrayArguments(*Call);
+    Offset = alignTo(Offset, std::min<uint64_t>(Size.Alignment.value(),
+                                                SharedAlignment));
+    Value *Address =
+        B.CreateInBoundsGEP(B.getInt8Ty(), Shared, B.getInt64(Offset));
+    Offset += Size.Bytes;
+    Address->takeName(Call);
+    Call->replaceAllUsesWith(Address);
+    Call->eraseFromParent();
+  }
   StaticSharedBytes = alignTo(Offset, SharedAlignment);
-  for (CallInst *Call : Calls)
-    if (Call->getParent() && Call->getCalledFunction()->getName() == "tidal.shared.dynamic") {
-      Value *Address = B.CreateInBoundsGEP(B.getInt8Ty(), Shared,
-                                           B.getInt64(StaticSharedBytes));
-      Address->takeName(Call);
-      Call->replaceAllUsesWith(Address);
-      Call->eraseFromParent();
-    }
+  if (Offset > TIDAL_MAX_STATIC_SHARED_BYTES)
+    reportError(Context, "kernel '" + Kernel.getName() + "': its shared arrays "
+                         "take " + Twine(Offset) + " bytes, over CUDA's limit "
+                         "of " + Twine(TIDAL_MAX_STATIC_SHARED_BYTES) +
+                         " bytes of static shared memory per block");
+  for (CallInst *Call : DynamicCalls) {
+    Value *Address = B.CreateInBoundsGEP(B.getInt8Ty(), Shared,
+                                         B.getInt64(StaticSharedBytes));
+    Address->takeName(Call);
+    Call->replaceAllUsesWith(Address);
+    Call->eraseFromParent();
+  }
   UsesShared = !Calls.empty();
 }
 
@@ -1582,7 +1531,7 @@ void KernelLowering::emitBarrierError(IRBuilder<> &Builder, Value *BlockContext,
                                    GlobalValue::PrivateLinkage,
                                    ConstantArray::get(NameArray, Names),
                                    Kernel.getName() + ".sync.names");
-  Function *Hook = getHook(M, BarrierErrorHook, Builder.getVoidTy(),
+  Function *Hook = getHook(M, CpuBarrierErrorHook, Builder.getVoidTy(),
                            {Pointer, Pointer, Pointer, I32, Pointer, I32});
   Builder.CreateCall(Hook, {BlockContext,
                             getString(M, Kernel.getName(),
@@ -1681,7 +1630,7 @@ void KernelLowering::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Argu
       M, ArrayType::get(Builder.getInt8Ty(), Kinds.size()), true,
       GlobalValue::PrivateLinkage, ConstantDataArray::get(Context, Kinds),
       Kernel.getName() + ".sync.kinds");
-  Function *Step = getHook(M, WarpStepHook, I32,
+  Function *Step = getHook(M, CpuWarpStepHook, I32,
                            {Pointer, I32, Pointer, Pointer, Pointer, Pointer});
   Value *Released = Builder.getInt32(TIDAL_SYNC_RELEASED);
   auto StateOf = [&](Value *Thread) {
@@ -2014,7 +1963,7 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   //    mode) and the frame of its threads, both owned by the runtime.
   Value *SharedMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
   if (UsesShared) {
-    Function *Hook = getHook(M, SharedHook, Pointer, {Pointer, I64, I32});
+    Function *Hook = getHook(M, CpuSharedHook, Pointer, {Pointer, I64, I32});
     Hook->addRetAttr(Attribute::NoAlias);
     Hook->addParamAttr(0, Attribute::NoCapture);
     SharedMemory = Builder.CreateCall(
@@ -2024,7 +1973,7 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   }
   Value *FrameMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
   if (!SyncPoints.empty()) {
-    Function *Hook = getHook(M, FrameHook, Pointer, {Pointer, I64});
+    Function *Hook = getHook(M, CpuFrameHook, Pointer, {Pointer, I64});
     Hook->addRetAttr(Attribute::NoAlias);
     Hook->addParamAttr(0, Attribute::NoCapture);
     Value *Bytes = Builder.CreateNUWAdd(
@@ -2225,7 +2174,7 @@ void KernelLowering::addAloneVariant(const std::string &BlockName) {
     B.CreateRetVoid();
   }
   // The runtime runs such kernels' launches on one host thread (docs).
-  M.getOrInsertNamedMetadata("tidal.run.alone")
+  M.getOrInsertNamedMetadata(RunAloneMetadataName)
       ->addOperand(MDNode::get(Context, {ValueAsMetadata::get(Dispatch)}));
 }
 
@@ -2320,8 +2269,5 @@ bool lowerHost(Module &M) {
   return Changed;
 }
 
-PreservedAnalyses LowerHostPass::run(Module &M, ModuleAnalysisManager &) {
-  return lowerHost(M) ? PreservedAnalyses::none() : PreservedAnalyses::all();
-}
 
 } // namespace tidal
