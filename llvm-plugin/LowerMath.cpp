@@ -140,9 +140,9 @@ void useApproximateDivSqrt(Module &M, bool Div, bool Sqrt, bool FTZ) {
 } // namespace
 
 bool lowerMath(Module &M, const NVPTXOptions &Options) {
-  bool FTZ = Options.FTZ || getModuleFlag(M, "tidal.ftz", 0) != 0;
-  bool PreciseDiv = getModuleFlag(M, "tidal.prec-div", 1) != 0;
-  bool PreciseSqrt = getModuleFlag(M, "tidal.prec-sqrt", 1) != 0;
+  bool FTZ = Options.FTZ || getModuleFlag(M, FlushDenormalsFlag, 0) != 0;
+  bool PreciseDiv = getModuleFlag(M, PreciseDivisionFlag, 1) != 0;
+  bool PreciseSqrt = getModuleFlag(M, PreciseSqrtFlag, 1) != 0;
 
   // 1. Markers with a native lowering become intrinsics; the others are
   //    collected for libdevice.
