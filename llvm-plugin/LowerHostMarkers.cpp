@@ -171,7 +171,8 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
                                      SmallVectorImpl<CallInst *> &SharedCalls) {
   IRBuilder<> B(&Call);
   Value *Result = nullptr;
-  if (auto Register = getSpecialRegisterCall(Call)) {
+  MarkerName Marker = *getMarkerCall(Call);
+  if (auto Register = getSpecialRegister(Marker.Kind)) {
     // index within block: parameters; sizes and block index: the context
     switch (Register->Register) {
     case SpecialRegister::ThreadIndex:
@@ -187,57 +188,71 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
       Result = contextField(GridDimField, Register->Dimension);
       break;
     }
-  } else if (Operation == "shared.array" || Operation == "shared.dynamic") {
-    SharedCalls.push_back(&Call);
-    return false;
-  } else if (isSyncPointOperation(Operation)) {
-    return false; // collected by lowerMarkers, lowered by makeResumable
-  }
-  // lanes of the warp: linear thread index modulo 32
-  else if (Operation == "warpsize") {
-    Result = B.getInt32(32);
-  } else if (Operation == "laneid" || Operation == "lanemask.lt") {
-    Value *Lane = B.CreateAnd(linearThread(), 31, "laneid");
-    Result = Operation == "laneid"
-                 ? Lane
-                 : B.CreateSub(B.CreateShl(B.getInt32(1), Lane), B.getInt32(1));
-  }
-  // fences: a block's threads share one host thread
-  else if (Operation == "threadfence.block") {
-    B.CreateFence(AtomicOrdering::SequentiallyConsistent,
-                  SyncScope::SingleThread);
-  } else if (Operation == "threadfence" || Operation == "threadfence.system") {
-    B.CreateFence(AtomicOrdering::SequentiallyConsistent);
-  }
-  // memory
-  else if (Operation == "local.array") {
-    // valid: hasOnlyHostLowerableMarkers checked the kernel's calls
-    ArrayArguments Size = *getArrayArguments(Call);
-    IRBuilder<> EntryB = entryBuilder();
-    AllocaInst *Array = EntryB.CreateAlloca(
-        ArrayType::get(B.getInt8Ty(), std::max<uint64_t>(Size.Bytes, 1)),
-        nullptr, "local");
-    Array->setAlignment(Size.Alignment);
-    Result = Array;
-  } else if (Operation == "const.array") {
-    Result = Call.getArgOperand(0);
-  }
-  // output and failures
-  else if (Operation == "print") {
-    Function *Hook = getHook(M, CpuPrintHook, B.getVoidTy(), {B.getPtrTy()}, true);
-    SmallVector<Value *, 8> Arguments(Call.args());
-    B.CreateCall(Hook, Arguments);
-  } else if (Operation == "bounds.error" || Operation == "assert.fail") {
-    lowerFailure(Call, Operation);
-    return true;
-  }
-  // typed families
-  else if (std::optional<AtomicRule> Atomic = getAtomicRule(*getMarkerCall(Call))) {
-    Result = lowerAtomic(B, Call, *Atomic);
-  } else if (std::optional<MathRule> Math = getMathRule(getMarkerCall(Call)->Kind)) {
-    Result = lowerMath(B, Call, getMarkerCall(Call)->Kind, *Math);
   } else {
-    return false;
+    switch (Marker.Kind) {
+    case MarkerKind::SharedArray:
+    case MarkerKind::SharedDynamic:
+      SharedCalls.push_back(&Call);
+      return false;
+    // lanes of the warp: linear thread index modulo 32
+    case MarkerKind::WarpSize:
+      Result = B.getInt32(32);
+      break;
+    case MarkerKind::LaneId:
+    case MarkerKind::LaneMaskLess: {
+      Value *Lane = B.CreateAnd(linearThread(), 31, "laneid");
+      Result = Marker.Kind == MarkerKind::LaneId
+                   ? Lane
+                   : B.CreateSub(B.CreateShl(B.getInt32(1), Lane), B.getInt32(1));
+      break;
+    }
+    // fences: a block's threads share one host thread
+    case MarkerKind::ThreadFenceBlock:
+      B.CreateFence(AtomicOrdering::SequentiallyConsistent,
+                    SyncScope::SingleThread);
+      break;
+    case MarkerKind::ThreadFence:
+    case MarkerKind::ThreadFenceSystem:
+      B.CreateFence(AtomicOrdering::SequentiallyConsistent);
+      break;
+    // memory
+    case MarkerKind::LocalArray: {
+      // valid: hasOnlyHostLowerableMarkers checked the kernel's calls
+      ArrayArguments Size = *getArrayArguments(Call);
+      IRBuilder<> EntryB = entryBuilder();
+      AllocaInst *Array = EntryB.CreateAlloca(
+          ArrayType::get(B.getInt8Ty(), std::max<uint64_t>(Size.Bytes, 1)),
+          nullptr, "local");
+      Array->setAlignment(Size.Alignment);
+      Result = Array;
+      break;
+    }
+    case MarkerKind::ConstArray:
+      Result = Call.getArgOperand(0);
+      break;
+    // output and failures
+    case MarkerKind::Print: {
+      Function *Hook = getHook(M, CpuPrintHook, B.getVoidTy(), {B.getPtrTy()}, true);
+      SmallVector<Value *, 8> Arguments(Call.args());
+      B.CreateCall(Hook, Arguments);
+      break;
+    }
+    case MarkerKind::BoundsError:
+    case MarkerKind::AssertFail:
+      lowerFailure(Call, Operation);
+      return true;
+    default:
+      // sync points: collected by lowerMarkers, lowered by makeResumable
+      if (isSyncPointOperation(Operation))
+        return false;
+      // atomics and math: the rules shared with NVPTX (OperationRules.h)
+      if (std::optional<AtomicRule> Atomic = getAtomicRule(Marker))
+        Result = lowerAtomic(B, Call, *Atomic);
+      else if (std::optional<MathRule> Math = getMathRule(Marker.Kind))
+        Result = lowerMath(B, Call, Marker.Kind, *Math);
+      else
+        return false;
+    }
   }
   if (Result) {
     if (isa<Instruction>(Result) && !Result->hasName())
