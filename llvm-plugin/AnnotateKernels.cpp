@@ -77,9 +77,9 @@ void annotateLaunchBounds(NamedMDNode &Annotations, Function &Kernel) {
                 "attribute \"" + Attribute + "\"=\"" + Value +
                     "\" of kernel '" + Kernel.getName() +
                     "': expected positive integers" +
-                    (Attribute == "tidal-maxntid" ? " X[,Y[,Z]]" : ""));
+                    (Attribute == MaxThreadsAttribute ? " X[,Y[,Z]]" : ""));
   };
-  if (Attribute A = Kernel.getFnAttribute("tidal-maxntid"); A.isValid()) {
+  if (Attribute A = Kernel.getFnAttribute(MaxThreadsAttribute); A.isValid()) {
     SmallVector<StringRef, 3> Parts;
     A.getValueAsString().split(Parts, ',');
     SmallVector<unsigned, 3> Sizes;
@@ -90,14 +90,14 @@ void annotateLaunchBounds(NamedMDNode &Annotations, Function &Kernel) {
       Sizes.push_back(Size);
     }
     if (Sizes.size() != Parts.size() || Sizes.size() > 3)
-      Malformed("tidal-maxntid", A.getValueAsString());
+      Malformed(MaxThreadsAttribute, A.getValueAsString());
     else
       for (auto [Index, Size] : enumerate(Sizes))
         addAnnotation(Annotations, Kernel,
                       std::string("maxntid") + "xyz"[Index], Size);
   }
-  for (auto [Name, Key] : {std::pair<StringRef, StringRef>{"tidal-minctasm", "minctasm"},
-                           {"tidal-maxnreg", "maxnreg"}}) {
+  for (auto [Name, Key] : {std::pair<StringRef, StringRef>{MinBlocksAttribute, "minctasm"},
+                           {MaxRegistersAttribute, "maxnreg"}}) {
     Attribute A = Kernel.getFnAttribute(Name);
     if (!A.isValid())
       continue;
@@ -119,7 +119,7 @@ void setNVPTXTargetIfUnset(Module &M) {
 }
 
 bool isFTZ(const Module &M, const NVPTXOptions &Options) {
-  auto *Flag = mdconst::extract_or_null<ConstantInt>(M.getModuleFlag("tidal.ftz"));
+  auto *Flag = mdconst::extract_or_null<ConstantInt>(M.getModuleFlag(FlushDenormalsFlag));
   return Options.FTZ || (Flag && !Flag->isZero());
 }
 
@@ -167,9 +167,5 @@ bool annotateKernels(Module &M, const NVPTXOptions &Options) {
   return true;
 }
 
-PreservedAnalyses AnnotateKernelsPass::run(Module &M, ModuleAnalysisManager &) {
-  return annotateKernels(M, Options) ? PreservedAnalyses::none()
-                                     : PreservedAnalyses::all();
-}
 
 } // namespace tidal

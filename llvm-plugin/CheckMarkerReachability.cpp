@@ -54,9 +54,5 @@ bool checkMarkerReachability(Module &M) {
   return Clean;
 }
 
-PreservedAnalyses CheckMarkerReachabilityPass::run(Module &M, ModuleAnalysisManager &) {
-  checkMarkerReachability(M);
-  return PreservedAnalyses::all();
-}
 
 } // namespace tidal

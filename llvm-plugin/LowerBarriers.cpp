@@ -18,27 +18,28 @@ using namespace llvm;
 namespace tidal {
 namespace {
 
-Intrinsic::ID getBarrierIntrinsic(StringRef Name) {
-  return StringSwitch<Intrinsic::ID>(Name)
-      // block barrier: bar.sync 0, and its reductions bar.red.{popc,and,or}
-      .Case("syncthreads", Intrinsic::nvvm_barrier0)
-      .Case("syncthreads.count", Intrinsic::nvvm_barrier0_popc)
-      .Case("syncthreads.and", Intrinsic::nvvm_barrier0_and)
-      .Case("syncthreads.or", Intrinsic::nvvm_barrier0_or)
-      // warp barrier: bar.warp.sync mask
-      .Case("syncwarp", Intrinsic::nvvm_bar_warp_sync)
-      // fences: membar.cta / membar.gl / membar.sys
-      .Case("threadfence.block", Intrinsic::nvvm_membar_cta)
-      .Case("threadfence", Intrinsic::nvvm_membar_gl)
-      .Case("threadfence.system", Intrinsic::nvvm_membar_sys)
-      .Default(Intrinsic::not_intrinsic);
+Intrinsic::ID getBarrierIntrinsic(MarkerKind Kind) {
+  switch (Kind) {
+  // block barrier: bar.sync 0, and its reductions bar.red.{popc,and,or}
+  case MarkerKind::SyncThreads: return Intrinsic::nvvm_barrier0;
+  case MarkerKind::SyncThreadsCount: return Intrinsic::nvvm_barrier0_popc;
+  case MarkerKind::SyncThreadsAnd: return Intrinsic::nvvm_barrier0_and;
+  case MarkerKind::SyncThreadsOr: return Intrinsic::nvvm_barrier0_or;
+  // warp barrier: bar.warp.sync mask
+  case MarkerKind::SyncWarp: return Intrinsic::nvvm_bar_warp_sync;
+  // fences: membar.cta / membar.gl / membar.sys
+  case MarkerKind::ThreadFenceBlock: return Intrinsic::nvvm_membar_cta;
+  case MarkerKind::ThreadFence: return Intrinsic::nvvm_membar_gl;
+  case MarkerKind::ThreadFenceSystem: return Intrinsic::nvvm_membar_sys;
+  default: return Intrinsic::not_intrinsic;
+  }
 }
 
 } // namespace
 
 bool lowerBarriers(Module &M) {
-  return lowerMarkerCalls(M, [](CallInst &Call, StringRef Name) {
-    Intrinsic::ID ID = getBarrierIntrinsic(Name);
+  return lowerMarkerCalls(M, [](CallInst &Call, MarkerName Marker) {
+    Intrinsic::ID ID = getBarrierIntrinsic(Marker.Kind);
     if (ID == Intrinsic::not_intrinsic)
       return false;
     // The markers' signatures are the intrinsics' (i32 or no argument).
@@ -52,8 +53,5 @@ bool lowerBarriers(Module &M) {
   });
 }
 
-PreservedAnalyses LowerBarriersPass::run(Module &M, ModuleAnalysisManager &) {
-  return lowerBarriers(M) ? PreservedAnalyses::none() : PreservedAnalyses::all();
-}
 
 } // namespace tidal

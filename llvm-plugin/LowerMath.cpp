@@ -1,6 +1,6 @@
 // tidal-lower-math: replaces tidal.math.<fn>.<f32|f64> by LLVM intrinsics
 // where NVPTX has an instruction (sqrt fabs floor ceil trunc round copysign
-// fmin fmax), else by libdevice's __nv_<fn>f / __nv_<fn>, linked from the
+// fmin fmax; OperationRules.h, shared with the host lowering), else by libdevice's __nv_<fn>f / __nv_<fn>, linked from the
 // toolkit (only what is used), internalised, and with __nvvm_reflect resolved
 // (__CUDA_FTZ, __CUDA_ARCH, __CUDA_PREC_SQRT). Also applies the module flags
 // "tidal.prec-div"=0 / "tidal.prec-sqrt"=0 (f32 div.approx / sqrt.approx).
@@ -8,6 +8,7 @@
 
 #include "Libdevice.h"
 #include "Markers.h"
+#include "OperationRules.h"
 #include "PassClasses.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -30,22 +31,6 @@ using namespace llvm;
 
 namespace tidal {
 namespace {
-
-// Functions with an NVPTX instruction (or a short exact expansion), as LLVM
-// intrinsics: these need no libdevice.
-Intrinsic::ID getNativeIntrinsic(StringRef Function) {
-  return StringSwitch<Intrinsic::ID>(Function)
-      .Case("sqrt", Intrinsic::sqrt)    // sqrt.rn
-      .Case("fabs", Intrinsic::fabs)    // abs
-      .Case("floor", Intrinsic::floor)  // cvt.rmi
-      .Case("ceil", Intrinsic::ceil)    // cvt.rpi
-      .Case("trunc", Intrinsic::trunc)  // cvt.rzi
-      .Case("round", Intrinsic::round)  // half away from zero, as C round
-      .Case("copysign", Intrinsic::copysign)
-      .Case("fmin", Intrinsic::minnum)  // min: the non-NaN operand, as C
-      .Case("fmax", Intrinsic::maxnum)
-      .Default(Intrinsic::not_intrinsic);
-}
 
 std::string describeCall(const CallInst &Call) {
   std::string Text = ("marker '" + Call.getCalledFunction()->getName() +
@@ -155,20 +140,18 @@ void useApproximateDivSqrt(Module &M, bool Div, bool Sqrt, bool FTZ) {
 } // namespace
 
 bool lowerMath(Module &M, const NVPTXOptions &Options) {
-  bool FTZ = Options.FTZ || getModuleFlag(M, "tidal.ftz", 0) != 0;
-  bool PreciseDiv = getModuleFlag(M, "tidal.prec-div", 1) != 0;
-  bool PreciseSqrt = getModuleFlag(M, "tidal.prec-sqrt", 1) != 0;
+  bool FTZ = Options.FTZ || getModuleFlag(M, FlushDenormalsFlag, 0) != 0;
+  bool PreciseDiv = getModuleFlag(M, PreciseDivisionFlag, 1) != 0;
+  bool PreciseSqrt = getModuleFlag(M, PreciseSqrtFlag, 1) != 0;
 
   // 1. Markers with a native lowering become intrinsics; the others are
   //    collected for libdevice.
   SmallVector<CallInst *, 16> NeedLibdevice;
-  bool Changed = lowerMarkerCalls(M, [&](CallInst &Call, StringRef) {
-    std::optional<TypedMarkerName> Typed =
-        parseTypedMarkerName(Call.getCalledFunction()->getName());
-    StringRef Function = Typed ? Typed->Operation : "";
-    if (!Function.consume_front("math."))
+  bool Changed = lowerMarkerCalls(M, [&](CallInst &Call, MarkerName Marker) {
+    std::optional<MathRule> Rule = getMathRule(Marker.Kind);
+    if (!Rule)
       return false;
-    Intrinsic::ID ID = getNativeIntrinsic(Function);
+    Intrinsic::ID ID = Rule->NativeIntrinsic;
     if (ID == Intrinsic::not_intrinsic) {
       NeedLibdevice.push_back(&Call);
       return false;
@@ -203,9 +186,8 @@ bool lowerMath(Module &M, const NVPTXOptions &Options) {
   setNVPTXTargetIfUnset(M);
   for (CallInst *Call : NeedLibdevice) {
     Function *Marker = Call->getCalledFunction();
-    std::optional<TypedMarkerName> Typed = parseTypedMarkerName(Marker->getName());
-    StringRef Function = Typed->Operation.drop_front(strlen("math."));
-    std::string Name = ("__nv_" + Function).str();
+    std::optional<MarkerName> Parsed = parseMarkerName(Marker->getName());
+    std::string Name = ("__nv_" + getMathRule(Parsed->Kind)->LibraryName).str();
     if (Call->getType()->isFloatTy())
       Name += "f";
     FunctionCallee Libdevice =
@@ -224,9 +206,5 @@ bool lowerMath(Module &M, const NVPTXOptions &Options) {
   return true;
 }
 
-PreservedAnalyses LowerMathPass::run(Module &M, ModuleAnalysisManager &) {
-  return lowerMath(M, Options) ? PreservedAnalyses::none()
-                               : PreservedAnalyses::all();
-}
 
 } // namespace tidal

@@ -2,9 +2,11 @@
 // spaces: tidal.shared.array -> one addrspace(3) global per call site,
 // tidal.shared.dynamic -> the module's extern addrspace(3) [0 x i8],
 // tidal.local.array -> an entry-block alloca, tidal.const.array(@g) -> @g in
-// addrspace(4). Each result is cast to a generic pointer.
+// addrspace(4). Each result is cast to a generic pointer. Calls whose
+// arguments the contract refuses are left for tidal-check-marker-arguments.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-memory-spaces in.ll
 
+#include "MarkerArguments.h"
 #include "Markers.h"
 #include "PassClasses.h"
 
@@ -25,36 +27,14 @@ constexpr unsigned ConstantAddressSpace = 4;
 // The module's dynamic shared memory (PTX: .extern .shared .align 16 .b8 x[]).
 constexpr const char *DynamicSharedName = "tidal_dynamic_shared";
 
-std::string describeCall(const CallInst &Call, StringRef Name) {
-  std::string Text = ("marker 'tidal." + Name + "' in function '" +
-                      Call.getFunction()->getName() + "'")
-                         .str();
-  std::string Location = describeLocation(Call);
-  return Location.empty() ? Text : Text + " at " + Location;
-}
-
 // The (bytes, align) arguments of shared.array / local.array, or nullopt
-// after reporting why they are not usable.
-std::optional<std::pair<uint64_t, Align>> getArraySize(CallInst &Call,
-                                                       StringRef Name) {
-  auto *Bytes = dyn_cast<ConstantInt>(Call.getArgOperand(0));
-  auto *Alignment = dyn_cast<ConstantInt>(Call.getArgOperand(1));
-  if (!Bytes || !Alignment) {
-    reportError(Call.getContext(),
-                describeCall(Call, Name) +
-                    ": the size and alignment must be constants");
+// when the contract refuses them (tidal-check-marker-arguments, which runs
+// first in tidal-lower-nvptx, reports why; the call is left in place).
+std::optional<std::pair<uint64_t, Align>> getArraySize(CallInst &Call) {
+  std::optional<ArrayArguments> Arguments = getArrayArguments(Call);
+  if (!Arguments)
     return std::nullopt;
-  }
-  uint64_t AlignValue = Alignment->getZExtValue();
-  if (Bytes->isNegative() || AlignValue == 0 || !isPowerOf2_64(AlignValue) ||
-      AlignValue > (1u << 16)) {
-    reportError(Call.getContext(),
-                describeCall(Call, Name) + ": invalid size " +
-                    Twine(Bytes->getSExtValue()) + " or alignment " +
-                    Twine(AlignValue) + " (a power of two up to 65536)");
-    return std::nullopt;
-  }
-  return std::make_pair(Bytes->getZExtValue(), Align(AlignValue));
+  return std::make_pair(Arguments->Bytes, Arguments->Alignment);
 }
 
 class MemorySpaceLowering {
@@ -66,16 +46,19 @@ class MemorySpaceLowering {
 public:
   explicit MemorySpaceLowering(Module &M) : M(M), Context(M.getContext()) {}
 
-  Value *lower(CallInst &Call, StringRef Name) {
-    if (Name == "shared.array")
-      return lowerSharedArray(Call, Name);
-    if (Name == "shared.dynamic")
+  Value *lower(CallInst &Call, MarkerKind Kind) {
+    switch (Kind) {
+    case MarkerKind::SharedArray:
+      return lowerSharedArray(Call);
+    case MarkerKind::SharedDynamic:
       return toGeneric(getDynamicShared());
-    if (Name == "local.array")
-      return lowerLocalArray(Call, Name);
-    if (Name == "const.array")
-      return lowerConstArray(Call, Name);
-    return nullptr;
+    case MarkerKind::LocalArray:
+      return lowerLocalArray(Call);
+    case MarkerKind::ConstArray:
+      return lowerConstArray(Call);
+    default:
+      return nullptr;
+    }
   }
 
 private:
@@ -85,8 +68,8 @@ private:
 
   // [bytes x i8] in addrspace(3), internal, uninitialised (shared memory
   // cannot be initialised), one per call site.
-  Value *lowerSharedArray(CallInst &Call, StringRef Name) {
-    auto Size = getArraySize(Call, Name);
+  Value *lowerSharedArray(CallInst &Call) {
+    auto Size = getArraySize(Call);
     if (!Size)
       return nullptr;
     auto *Type = ArrayType::get(Type::getInt8Ty(Context), Size->first);
@@ -115,8 +98,8 @@ private:
   }
 
   // An alloca in the entry block of the function (private to the thread).
-  Value *lowerLocalArray(CallInst &Call, StringRef Name) {
-    auto Size = getArraySize(Call, Name);
+  Value *lowerLocalArray(CallInst &Call) {
+    auto Size = getArraySize(Call);
     if (!Size)
       return nullptr;
     Function &F = *Call.getFunction();
@@ -129,15 +112,10 @@ private:
 
   // @g, a constant global with an initializer, copied into addrspace(4);
   // @g itself goes when nothing else uses it.
-  Value *lowerConstArray(CallInst &Call, StringRef Name) {
-    auto *Data = dyn_cast<GlobalVariable>(
-        Call.getArgOperand(0)->stripPointerCasts());
-    if (!Data || !Data->isConstant() || !Data->hasDefinitiveInitializer()) {
-      reportError(Context, describeCall(Call, Name) +
-                               ": the argument must be a constant global "
-                               "variable with an initializer");
+  Value *lowerConstArray(CallInst &Call) {
+    GlobalVariable *Data = getConstArrayData(Call);
+    if (!Data)
       return nullptr;
-    }
     if (Data->getAddressSpace() == ConstantAddressSpace)
       return toGeneric(Data);
     GlobalVariable *&Copy = ConstantCopies[Data];
@@ -167,8 +145,8 @@ public:
 
 bool lowerMemorySpaces(Module &M) {
   MemorySpaceLowering Lowering(M);
-  bool Changed = lowerMarkerCalls(M, [&](CallInst &Call, StringRef Name) {
-    Value *Pointer = Lowering.lower(Call, Name);
+  bool Changed = lowerMarkerCalls(M, [&](CallInst &Call, MarkerName Marker) {
+    Value *Pointer = Lowering.lower(Call, Marker.Kind);
     if (!Pointer)
       return false;
     if (isa<Instruction>(Pointer) && Pointer->getName().empty())
@@ -181,9 +159,5 @@ bool lowerMemorySpaces(Module &M) {
   return Changed;
 }
 
-PreservedAnalyses LowerMemorySpacesPass::run(Module &M, ModuleAnalysisManager &) {
-  return lowerMemorySpaces(M) ? PreservedAnalyses::none()
-                              : PreservedAnalyses::all();
-}
 
 } // namespace tidal

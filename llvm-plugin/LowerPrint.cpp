@@ -29,13 +29,16 @@ public:
       : M(M), Context(M.getContext()), I32(Type::getInt32Ty(Context)),
         I64(Type::getInt64Ty(Context)), Ptr(PointerType::getUnqual(Context)) {}
 
-  bool lower(CallInst &Call, StringRef Name) {
+  bool lower(CallInst &Call, MarkerKind Kind) {
+    if (Kind != MarkerKind::Print && Kind != MarkerKind::BoundsError &&
+        Kind != MarkerKind::AssertFail)
+      return false;
     setNVPTXTargetIfUnset(M); // the argument struct has NVPTX's layout
     IRBuilder<> Builder(&Call);
-    if (Name == "print") {
+    if (Kind == MarkerKind::Print) {
       callVprintf(Builder, Call.getArgOperand(0),
                   SmallVector<Value *, 8>(drop_begin(Call.args())));
-    } else if (Name == "bounds.error") {
+    } else if (Kind == MarkerKind::BoundsError) {
       // "<where>: index I is out of bounds for axis A with size N"
       Value *Format = getString(
           "%s: index %lld is out of bounds for axis %d with size %lld\n",
@@ -45,10 +48,8 @@ public:
                    Call.getArgOperand(3), Call.getArgOperand(2)});
       failAssertion(Builder, Call, getString("index out of bounds",
                                              "__tidal_bounds_message"));
-    } else if (Name == "assert.fail") {
-      failAssertion(Builder, Call, Call.getArgOperand(0));
     } else {
-      return false;
+      failAssertion(Builder, Call, Call.getArgOperand(0));
     }
     Call.eraseFromParent();
     return true;
@@ -119,13 +120,10 @@ private:
 
 bool lowerPrint(Module &M) {
   PrintLowering Lowering(M);
-  return lowerMarkerCalls(M, [&](CallInst &Call, StringRef Name) {
-    return Lowering.lower(Call, Name);
+  return lowerMarkerCalls(M, [&](CallInst &Call, MarkerName Marker) {
+    return Lowering.lower(Call, Marker.Kind);
   });
 }
 
-PreservedAnalyses LowerPrintPass::run(Module &M, ModuleAnalysisManager &) {
-  return lowerPrint(M) ? PreservedAnalyses::none() : PreservedAnalyses::all();
-}
 
 } // namespace tidal

@@ -47,16 +47,19 @@ RegisterRead getRegisterRead(SpecialRegisterMarker Marker) {
   return Reads[static_cast<unsigned>(Marker.Register)][Marker.Dimension];
 }
 
-// The lane registers (contract v2), by marker name without "tidal.".
-std::optional<RegisterRead> getLaneRegisterRead(StringRef Name) {
+// The lane registers (contract v2).
+std::optional<RegisterRead> getLaneRegisterRead(MarkerKind Kind) {
+  switch (Kind) {
   // lane within the warp; warp size (always 32); lanes below this one
-  if (Name == "laneid")
+  case MarkerKind::LaneId:
     return RegisterRead{Intrinsic::nvvm_read_ptx_sreg_laneid, 0, 32};
-  if (Name == "warpsize")
+  case MarkerKind::WarpSize:
     return RegisterRead{Intrinsic::nvvm_read_ptx_sreg_warpsize, 32, 33};
-  if (Name == "lanemask.lt")
+  case MarkerKind::LaneMaskLess:
     return RegisterRead{Intrinsic::nvvm_read_ptx_sreg_lanemask_lt, 0, 0};
-  return std::nullopt;
+  default:
+    return std::nullopt;
+  }
 }
 
 // Replaces `Call` by a read of the register; Low == High means no !range.
@@ -75,8 +78,8 @@ void replaceByRead(CallInst *Call, RegisterRead Read) {
 } // namespace
 
 bool lowerSpecialRegisters(Module &M) {
-  bool Changed = lowerMarkerCalls(M, [](CallInst &Call, StringRef Name) {
-    std::optional<RegisterRead> Read = getLaneRegisterRead(Name);
+  bool Changed = lowerMarkerCalls(M, [](CallInst &Call, MarkerName Marker) {
+    std::optional<RegisterRead> Read = getLaneRegisterRead(Marker.Kind);
     if (Read)
       replaceByRead(&Call, *Read);
     return Read.has_value();
@@ -101,10 +104,5 @@ bool lowerSpecialRegisters(Module &M) {
   return Changed;
 }
 
-PreservedAnalyses LowerSpecialRegistersPass::run(Module &M,
-                                                 ModuleAnalysisManager &) {
-  return lowerSpecialRegisters(M) ? PreservedAnalyses::none()
-                                  : PreservedAnalyses::all();
-}
 
 } // namespace tidal

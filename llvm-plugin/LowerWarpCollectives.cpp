@@ -25,17 +25,23 @@ struct Shuffle {
   unsigned Clamp;
 };
 
-std::optional<Shuffle> getShuffle(StringRef Operation) {
-  return StringSwitch<std::optional<Shuffle>>(Operation)
-      .Case("shfl.idx", Shuffle{Intrinsic::nvvm_shfl_sync_idx_i32,
-                                Intrinsic::nvvm_shfl_sync_idx_f32, 0x1f})
-      .Case("shfl.up", Shuffle{Intrinsic::nvvm_shfl_sync_up_i32,
-                               Intrinsic::nvvm_shfl_sync_up_f32, 0})
-      .Case("shfl.down", Shuffle{Intrinsic::nvvm_shfl_sync_down_i32,
-                                 Intrinsic::nvvm_shfl_sync_down_f32, 0x1f})
-      .Case("shfl.xor", Shuffle{Intrinsic::nvvm_shfl_sync_bfly_i32,
-                                Intrinsic::nvvm_shfl_sync_bfly_f32, 0x1f})
-      .Default(std::nullopt);
+std::optional<Shuffle> getShuffle(MarkerKind Kind) {
+  switch (Kind) {
+  case MarkerKind::ShuffleIndex:
+    return Shuffle{Intrinsic::nvvm_shfl_sync_idx_i32,
+                   Intrinsic::nvvm_shfl_sync_idx_f32, 0x1f};
+  case MarkerKind::ShuffleUp:
+    return Shuffle{Intrinsic::nvvm_shfl_sync_up_i32,
+                   Intrinsic::nvvm_shfl_sync_up_f32, 0};
+  case MarkerKind::ShuffleDown:
+    return Shuffle{Intrinsic::nvvm_shfl_sync_down_i32,
+                   Intrinsic::nvvm_shfl_sync_down_f32, 0x1f};
+  case MarkerKind::ShuffleXor:
+    return Shuffle{Intrinsic::nvvm_shfl_sync_bfly_i32,
+                   Intrinsic::nvvm_shfl_sync_bfly_f32, 0x1f};
+  default:
+    return std::nullopt;
+  }
 }
 
 // shfl.sync of a 32- or 64-bit value: the 64-bit value as two i32 halves.
@@ -61,33 +67,37 @@ Value *lowerShuffle(IRBuilder<> &Builder, Shuffle S, Value *Mask, Value *V,
 
 // The intrinsic of a vote/match/activemask marker whose signature is the
 // marker's own.
-Intrinsic::ID getDirectIntrinsic(StringRef Name) {
-  return StringSwitch<Intrinsic::ID>(Name)
-      // votes: vote.sync.{all,any,uni,ballot}
-      .Case("vote.all", Intrinsic::nvvm_vote_all_sync)
-      .Case("vote.any", Intrinsic::nvvm_vote_any_sync)
-      .Case("vote.uni", Intrinsic::nvvm_vote_uni_sync)
-      .Case("vote.ballot", Intrinsic::nvvm_vote_ballot_sync)
-      // matches (sm_70+): match.{any,all}.sync.b32/.b64
-      .Case("match.any.i32", Intrinsic::nvvm_match_any_sync_i32)
-      .Case("match.any.i64", Intrinsic::nvvm_match_any_sync_i64)
-      .Case("match.all.i32", Intrinsic::nvvm_match_all_sync_i32p)
-      .Case("match.all.i64", Intrinsic::nvvm_match_all_sync_i64p)
-      // lanes executing now
-      .Case("activemask", Intrinsic::nvvm_activemask)
-      .Default(Intrinsic::not_intrinsic);
+Intrinsic::ID getDirectIntrinsic(MarkerName Marker) {
+  bool Wide = Marker.Suffix == MarkerSuffix::I64;
+  switch (Marker.Kind) {
+  // votes: vote.sync.{all,any,uni,ballot}
+  case MarkerKind::VoteAll: return Intrinsic::nvvm_vote_all_sync;
+  case MarkerKind::VoteAny: return Intrinsic::nvvm_vote_any_sync;
+  case MarkerKind::VoteUniform: return Intrinsic::nvvm_vote_uni_sync;
+  case MarkerKind::VoteBallot: return Intrinsic::nvvm_vote_ballot_sync;
+  // matches (sm_70+): match.{any,all}.sync.b32/.b64
+  case MarkerKind::MatchAny:
+    return Wide ? Intrinsic::nvvm_match_any_sync_i64
+                : Intrinsic::nvvm_match_any_sync_i32;
+  case MarkerKind::MatchAll:
+    return Wide ? Intrinsic::nvvm_match_all_sync_i64p
+                : Intrinsic::nvvm_match_all_sync_i32p;
+  // lanes executing now
+  case MarkerKind::ActiveMask: return Intrinsic::nvvm_activemask;
+  default: return Intrinsic::not_intrinsic;
+  }
 }
 
 } // namespace
 
 bool lowerWarpCollectives(Module &M) {
-  return lowerMarkerCalls(M, [](CallInst &Call, StringRef Name) {
+  return lowerMarkerCalls(M, [](CallInst &Call, MarkerName Marker) {
     IRBuilder<> Builder(&Call);
     Value *Result = nullptr;
-    if (Intrinsic::ID ID = getDirectIntrinsic(Name); ID != Intrinsic::not_intrinsic) {
+    if (Intrinsic::ID ID = getDirectIntrinsic(Marker); ID != Intrinsic::not_intrinsic) {
       SmallVector<Value *, 2> Arguments(Call.args());
       Result = Builder.CreateIntrinsic(ID, {}, Arguments);
-    } else if (std::optional<Shuffle> S = getShuffle(Name.rsplit('.').first)) {
+    } else if (std::optional<Shuffle> S = getShuffle(Marker.Kind)) {
       Result = lowerShuffle(Builder, *S, Call.getArgOperand(0),
                             Call.getArgOperand(1), Call.getArgOperand(2));
     } else {
@@ -100,10 +110,5 @@ bool lowerWarpCollectives(Module &M) {
   });
 }
 
-PreservedAnalyses LowerWarpCollectivesPass::run(Module &M,
-                                                ModuleAnalysisManager &) {
-  return lowerWarpCollectives(M) ? PreservedAnalyses::none()
-                                 : PreservedAnalyses::all();
-}
 
 } // namespace tidal

@@ -127,10 +127,5 @@ bool markReadOnlyArguments(Module &M) {
   return Changed;
 }
 
-PreservedAnalyses MarkReadOnlyArgumentsPass::run(Module &M,
-                                                 ModuleAnalysisManager &) {
-  return markReadOnlyArguments(M) ? PreservedAnalyses::none()
-                                  : PreservedAnalyses::all();
-}
 
 } // namespace tidal

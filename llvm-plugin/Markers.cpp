@@ -1,10 +1,11 @@
-// The marker table of contract version 2 and the helpers the passes share
-// (Markers.h). Adding a marker: one entry in getMarkerType, one lowering case
-// per target, one row in docs/markers.md.
+// The marker table (tidal/Markers.def) as data, and the helpers the passes
+// share (Markers.h). Adding a marker: one row in Markers.def, one lowering
+// case per target, its printed line in docs/markers.md.
 
 #include "Markers.h"
 #include "tidal/Passes.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -14,131 +15,236 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 #include <algorithm>
+#include <initializer_list>
 
 using namespace llvm;
 
 namespace tidal {
+namespace {
+
+// The tokens of Markers.def's signature and suffix columns.
+namespace table_tokens {
+enum SignatureType : uint8_t {
+  Void, Bool, Int32, Int64, Pointer, Value, MatchResult, VarArgs
+};
+enum SuffixSet : uint8_t {
+  NoSuffix = 0,
+  SuffixI32 = 1 << 0, SuffixI64 = 1 << 1, SuffixU32 = 1 << 2,
+  SuffixU64 = 1 << 3, SuffixF32 = 1 << 4, SuffixF64 = 1 << 5,
+  SignedInteger = SuffixI32 | SuffixI64,
+  UnsignedInteger = SuffixU32 | SuffixU64,
+  AnyInteger = SignedInteger | UnsignedInteger,
+  AnyFloat = SuffixF32 | SuffixF64,
+  SignedOrFloat = SignedInteger | AnyFloat,
+  AnyValue = AnyInteger | AnyFloat,
+};
+} // namespace table_tokens
+using namespace table_tokens;
+
+constexpr unsigned MaxParameters = 4;
+
+struct MarkerRow {
+  const char *Name;
+  uint8_t Suffixes;
+  SignatureType Result;
+  SignatureType Parameters[MaxParameters];
+  unsigned ParameterCount;
+};
+
+constexpr MarkerRow makeRow(const char *Name, uint8_t Suffixes,
+                            SignatureType Result,
+                            std::initializer_list<SignatureType> Parameters) {
+  MarkerRow Row{Name, Suffixes, Result, {}, 0};
+  for (SignatureType Parameter : Parameters)
+    Row.Parameters[Row.ParameterCount++] = Parameter;
+  return Row;
+}
+
+#define TIDAL_PARAMETER_LIST(...) {__VA_ARGS__}
+constexpr MarkerRow MarkerTable[] = {
+#define TIDAL_MARKER(Kind, Name, Suffixes, Result, Parameters)                 \
+  makeRow(Name, Suffixes, Result, TIDAL_PARAMETER_LIST Parameters),
+#include "tidal/Markers.def"
+};
+#undef TIDAL_PARAMETER_LIST
+
+const MarkerRow &getRow(MarkerKind Kind) {
+  return MarkerTable[static_cast<unsigned>(Kind)];
+}
+
+// Suffix names in MarkerSuffix order (None first).
+constexpr const char *SuffixNames[] = {"", "i32", "i64", "u32", "u64", "f32", "f64"};
+
+uint8_t suffixBit(MarkerSuffix Suffix) {
+  return Suffix == MarkerSuffix::None
+             ? 0
+             : uint8_t(1u << (static_cast<unsigned>(Suffix) - 1));
+}
+
+// Base name -> kind, built once.
+const StringMap<MarkerKind> &getKindsByName() {
+  static const StringMap<MarkerKind> Kinds = [] {
+    StringMap<MarkerKind> Map;
+    for (unsigned Index = 0; Index < std::size(MarkerTable); ++Index)
+      Map[MarkerTable[Index].Name] = static_cast<MarkerKind>(Index);
+    return Map;
+  }();
+  return Kinds;
+}
+
+Type *getSuffixType(MarkerSuffix Suffix, LLVMContext &Context) {
+  switch (Suffix) {
+  case MarkerSuffix::I32:
+  case MarkerSuffix::U32:
+    return Type::getInt32Ty(Context);
+  case MarkerSuffix::I64:
+  case MarkerSuffix::U64:
+    return Type::getInt64Ty(Context);
+  case MarkerSuffix::F32:
+    return Type::getFloatTy(Context);
+  case MarkerSuffix::F64:
+    return Type::getDoubleTy(Context);
+  case MarkerSuffix::None:
+    break;
+  }
+  return nullptr;
+}
+
+Type *getSignatureType(SignatureType Token, Type *ValueType,
+                       LLVMContext &Context) {
+  switch (Token) {
+  case Void:
+    return Type::getVoidTy(Context);
+  case Bool:
+    return Type::getInt1Ty(Context);
+  case Int32:
+    return Type::getInt32Ty(Context);
+  case Int64:
+    return Type::getInt64Ty(Context);
+  case Pointer:
+    return PointerType::getUnqual(Context);
+  case Value:
+    return ValueType;
+  case MatchResult:
+    return StructType::get(Context,
+                           {Type::getInt32Ty(Context), Type::getInt1Ty(Context)});
+  case VarArgs:
+    break;
+  }
+  return nullptr;
+}
+
+// How docs/markers.md writes a signature type (T: the suffix's type).
+StringRef getSignatureTypeText(SignatureType Token) {
+  switch (Token) {
+  case Void: return "void";
+  case Bool: return "i1";
+  case Int32: return "i32";
+  case Int64: return "i64";
+  case Pointer: return "ptr";
+  case Value: return "T";
+  case MatchResult: return "{i32, i1}";
+  case VarArgs: return "...";
+  }
+  return "";
+}
+
+} // namespace
+
+std::optional<MarkerName> parseMarkerName(StringRef Name) {
+  if (!Name.consume_front(MarkerPrefix))
+    return std::nullopt;
+  const StringMap<MarkerKind> &Kinds = getKindsByName();
+  auto Whole = Kinds.find(Name);
+  if (Whole != Kinds.end() && getRow(Whole->second).Suffixes == NoSuffix)
+    return MarkerName{Whole->second, MarkerSuffix::None};
+  auto [Base, SuffixName] = Name.rsplit('.');
+  auto Found = Kinds.find(Base);
+  if (Found == Kinds.end())
+    return std::nullopt;
+  for (unsigned Index = 1; Index < std::size(SuffixNames); ++Index)
+    if (SuffixName == SuffixNames[Index]) {
+      auto Suffix = static_cast<MarkerSuffix>(Index);
+      if (getRow(Found->second).Suffixes & suffixBit(Suffix))
+        return MarkerName{Found->second, Suffix};
+    }
+  return std::nullopt;
+}
+
+StringRef getMarkerBaseName(MarkerKind Kind) { return getRow(Kind).Name; }
+
+MarkerValueKind getValueKind(MarkerSuffix Suffix) {
+  switch (Suffix) {
+  case MarkerSuffix::U32:
+  case MarkerSuffix::U64:
+    return MarkerValueKind::Unsigned;
+  case MarkerSuffix::F32:
+  case MarkerSuffix::F64:
+    return MarkerValueKind::Float;
+  default:
+    return MarkerValueKind::Signed;
+  }
+}
+
+void printMarkerTable(raw_ostream &Out) {
+  for (const MarkerRow &Row : MarkerTable) {
+    Out << getSignatureTypeText(Row.Result) << " @tidal." << Row.Name;
+    if (Row.Suffixes != NoSuffix) {
+      Out << ".{";
+      bool First = true;
+      for (unsigned Index = 1; Index < std::size(SuffixNames); ++Index)
+        if (Row.Suffixes & suffixBit(static_cast<MarkerSuffix>(Index))) {
+          Out << (First ? "" : ",") << SuffixNames[Index];
+          First = false;
+        }
+      Out << "}";
+    }
+    Out << "(";
+    for (unsigned Index = 0; Index < Row.ParameterCount; ++Index)
+      Out << (Index ? ", " : "") << getSignatureTypeText(Row.Parameters[Index]);
+    Out << ")\n";
+  }
+}
+
+std::optional<SpecialRegisterMarker> getSpecialRegister(MarkerKind Kind) {
+  auto First = static_cast<unsigned>(MarkerKind::ThreadIndexX);
+  auto Index = static_cast<unsigned>(Kind);
+  if (Index < First || Index > static_cast<unsigned>(MarkerKind::GridDimZ))
+    return std::nullopt;
+  static_assert(unsigned(MarkerKind::GridDimZ) - unsigned(MarkerKind::ThreadIndexX) == 11,
+                "Markers.def: the 12 special registers are consecutive");
+  return SpecialRegisterMarker{SpecialRegister((Index - First) / 3),
+                               (Index - First) % 3};
+}
 
 std::optional<SpecialRegisterMarker>
 parseSpecialRegisterMarker(StringRef Name) {
-  if (!Name.consume_front(MarkerPrefix))
-    return std::nullopt;
-  auto [RegisterName, DimensionName] = Name.rsplit('.');
-  auto Register = StringSwitch<std::optional<SpecialRegister>>(RegisterName)
-                      .Case("tid", SpecialRegister::ThreadIndex)
-                      .Case("ntid", SpecialRegister::BlockDim)
-                      .Case("ctaid", SpecialRegister::BlockIndex)
-                      .Case("nctaid", SpecialRegister::GridDim)
-                      .Default(std::nullopt);
-  auto Dimension = StringSwitch<std::optional<unsigned>>(DimensionName)
-                       .Case("x", 0)
-                       .Case("y", 1)
-                       .Case("z", 2)
-                       .Default(std::nullopt);
-  if (!Register || !Dimension)
-    return std::nullopt;
-  return SpecialRegisterMarker{*Register, *Dimension};
+  if (std::optional<MarkerName> Marker = parseMarkerName(Name))
+    return getSpecialRegister(Marker->Kind);
+  return std::nullopt;
 }
 
 bool isMarker(const Function &F) { return F.getName().starts_with(MarkerPrefix); }
 
-namespace {
-// The value types a marker family is instantiated for, by suffix.
-Type *typeOfSuffix(StringRef Suffix, LLVMContext &Context) {
-  return StringSwitch<Type *>(Suffix)
-      .Cases("i32", "u32", Type::getInt32Ty(Context))
-      .Cases("i64", "u64", Type::getInt64Ty(Context))
-      .Case("f32", Type::getFloatTy(Context))
-      .Case("f64", Type::getDoubleTy(Context))
-      .Default(nullptr);
-}
-
-// Math functions of one or two arguments (docs/markers.md, "math").
-unsigned mathArity(StringRef Function) {
-  return StringSwitch<unsigned>(Function)
-      .Cases("sin", "cos", "tan", "asin", "acos", "atan", 1)
-      .Cases("sinh", "cosh", "tanh", "asinh", "acosh", "atanh", 1)
-      .Cases("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", 1)
-      .Cases("sqrt", "rsqrt", "cbrt", "fabs", "floor", "ceil", "trunc", 1)
-      .Cases("round", "erf", "erfc", "tgamma", "lgamma", 1)
-      .Cases("atan2", "pow", "copysign", "fmod", "hypot", "fmin", "fmax", 2)
-      .Default(0);
-}
-} // namespace
-
 FunctionType *getMarkerType(StringRef Name, LLVMContext &Context) {
-  Type *Void = Type::getVoidTy(Context), *I1 = Type::getInt1Ty(Context);
-  Type *I32 = Type::getInt32Ty(Context), *I64 = Type::getInt64Ty(Context);
-  Type *Ptr = PointerType::getUnqual(Context);
-  auto Fn = [](Type *Result, ArrayRef<Type *> Params) {
-    return FunctionType::get(Result, Params, /*isVarArg=*/false);
-  };
-  // Index registers: i32 ().
-  if (parseSpecialRegisterMarker(Name))
-    return Fn(I32, {});
-  if (!Name.starts_with(MarkerPrefix))
+  std::optional<MarkerName> Marker = parseMarkerName(Name);
+  if (!Marker)
     return nullptr;
-  StringRef Rest = Name.drop_front(StringRef(MarkerPrefix).size());
-
-  // Fixed signatures: lane, barriers, fences, memory, warp masks, debug.
-  if (FunctionType *T =
-          StringSwitch<FunctionType *>(Rest)
-              .Cases("laneid", "warpsize", "activemask", "lanemask.lt", Fn(I32, {}))
-              .Case("syncthreads", Fn(Void, {}))
-              .Cases("syncthreads.count", "syncthreads.and", "syncthreads.or",
-                     Fn(I32, {I32}))
-              .Case("syncwarp", Fn(Void, {I32}))
-              .Cases("threadfence.block", "threadfence", "threadfence.system",
-                     Fn(Void, {}))
-              .Cases("shared.array", "local.array", Fn(Ptr, {I64, I64}))
-              .Case("shared.dynamic", Fn(Ptr, {}))
-              .Case("const.array", Fn(Ptr, {Ptr}))
-              .Cases("vote.all", "vote.any", "vote.uni", Fn(I1, {I32, I1}))
-              .Case("vote.ballot", Fn(I32, {I32, I1}))
-              .Case("bounds.error", Fn(Void, {Ptr, I64, I64, I32}))
-              .Case("assert.fail", Fn(Void, {Ptr}))
-              .Default(nullptr))
-    return T;
-  // print: C varargs after the format.
-  if (Rest == "print")
-    return FunctionType::get(Void, {Ptr}, /*isVarArg=*/true);
-
-  // Families with a value-type suffix: <family>.<op>.<T>.
-  auto [Head, Suffix] = Rest.rsplit('.');
-  Type *T = typeOfSuffix(Suffix, Context);
-  if (!T)
-    return nullptr;
-  bool Float = T->isFloatingPointTy();
-  bool Unsigned = Suffix.starts_with("u");
-  if (Head.consume_front("atomic.")) {
-    bool IntegerOnly = Head == "and" || Head == "or" || Head == "xor" || Head == "cas";
-    bool UnsignedOnly = Head == "inc" || Head == "dec";
-    bool Known = StringSwitch<bool>(Head)
-                     .Cases("add", "sub", "exch", "max", "min", true)
-                     .Cases("and", "or", "xor", "inc", "dec", "cas", true)
-                     .Default(false);
-    if (!Known || (IntegerOnly && Float) || (UnsignedOnly && !Unsigned))
-      return nullptr;
-    return Head == "cas" ? Fn(T, {Ptr, T, T}) : Fn(T, {Ptr, T});
+  const MarkerRow &Row = getRow(Marker->Kind);
+  Type *ValueType = getSuffixType(Marker->Suffix, Context);
+  SmallVector<Type *, MaxParameters> Parameters;
+  bool IsVarArg = false;
+  for (unsigned Index = 0; Index < Row.ParameterCount; ++Index) {
+    if (Row.Parameters[Index] == VarArgs)
+      IsVarArg = true;
+    else
+      Parameters.push_back(
+          getSignatureType(Row.Parameters[Index], ValueType, Context));
   }
-  if (Head.consume_front("shfl.")) {
-    if (Unsigned || !StringSwitch<bool>(Head).Cases("idx", "up", "down", "xor", true).Default(false))
-      return nullptr;
-    return Fn(T, {I32, T, I32});
-  }
-  if (Head == "match.any" && !Float && !Unsigned)
-    return Fn(I32, {I32, T});
-  if (Head == "match.all" && !Float && !Unsigned)
-    return Fn(StructType::get(Context, {I32, I1}), {I32, T});
-  if (Head.consume_front("math.") && Float) {
-    unsigned Arity = mathArity(Head);
-    if (Arity == 1)
-      return Fn(T, {T});
-    if (Arity == 2)
-      return Fn(T, {T, T});
-  }
-  return nullptr;
+  return FunctionType::get(getSignatureType(Row.Result, ValueType, Context),
+                           Parameters, IsVarArg);
 }
 
 const Function *getCalledMarker(const CallInst &Call) {
@@ -152,34 +258,26 @@ const Function *getCalledMarker(const CallInst &Call) {
   return Callee;
 }
 
-std::optional<SpecialRegisterMarker>
-getSpecialRegisterCall(const CallInst &Call) {
+std::optional<MarkerName> getMarkerCall(const CallInst &Call) {
   if (const Function *Marker = getCalledMarker(Call))
-    return parseSpecialRegisterMarker(Marker->getName());
+    return parseMarkerName(Marker->getName());
   return std::nullopt;
 }
 
-std::optional<TypedMarkerName> parseTypedMarkerName(StringRef Name) {
-  if (!Name.consume_front(MarkerPrefix))
-    return std::nullopt;
-  auto [Operation, Suffix] = Name.rsplit('.');
-  auto Kind = StringSwitch<std::optional<MarkerValueKind>>(Suffix)
-                  .Cases("i32", "i64", MarkerValueKind::Signed)
-                  .Cases("u32", "u64", MarkerValueKind::Unsigned)
-                  .Cases("f32", "f64", MarkerValueKind::Float)
-                  .Default(std::nullopt);
-  if (!Kind || Operation.empty())
-    return std::nullopt;
-  return TypedMarkerName{Operation, *Kind};
+std::optional<SpecialRegisterMarker>
+getSpecialRegisterCall(const CallInst &Call) {
+  if (std::optional<MarkerName> Marker = getMarkerCall(Call))
+    return getSpecialRegister(Marker->Kind);
+  return std::nullopt;
 }
 
 bool lowerMarkerCalls(Module &M,
-                      function_ref<bool(CallInst &, StringRef)> Lower) {
+                      function_ref<bool(CallInst &, MarkerName)> Lower) {
   bool Changed = false;
   for (Function &Marker : make_early_inc_range(M)) {
     if (!isMarker(Marker))
       continue;
-    StringRef Name = Marker.getName().drop_front(StringRef(MarkerPrefix).size());
+    std::optional<MarkerName> Name = parseMarkerName(Marker.getName());
     SmallVector<CallInst *, 16> Calls;
     for (User *U : Marker.users())
       if (auto *Call = dyn_cast<CallInst>(U))
@@ -187,7 +285,7 @@ bool lowerMarkerCalls(Module &M,
           Calls.push_back(Call);
     std::reverse(Calls.begin(), Calls.end()); // users are listed newest first
     for (CallInst *Call : Calls)
-      Changed |= Lower(*Call, Name);
+      Changed |= Lower(*Call, *Name);
     if (Marker.use_empty() && Marker.isDeclaration()) {
       Marker.eraseFromParent();
       Changed = true;

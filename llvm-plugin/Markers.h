@@ -1,6 +1,7 @@
-// The marker contract (version 1, docs/markers.md) as the passes see it: the
-// table of markers and their types, the kernels of a module, and the one way
-// the passes report errors.
+// The marker contract (docs/markers.md; its version: MarkerContractVersion in
+// include/tidal/Contract.h) as the passes see it: the marker table
+// (tidal/Markers.def) as an enum with its parsing and types, the kernels of
+// a module, and the one way the passes report errors.
 #ifndef TIDAL_MARKERS_H
 #define TIDAL_MARKERS_H
 
@@ -8,6 +9,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -18,9 +20,39 @@ class FunctionType;
 class Instruction;
 class LLVMContext;
 class Module;
+class raw_ostream;
 } // namespace llvm
 
 namespace tidal {
+
+// One enumerator per row of tidal/Markers.def, in its order.
+enum class MarkerKind : uint8_t {
+#define TIDAL_MARKER(Kind, Name, Suffixes, Result, Parameters) Kind,
+#include "tidal/Markers.def"
+};
+
+// The type suffix of a marker name (".u32"); None for the markers without.
+enum class MarkerSuffix : uint8_t { None, I32, I64, U32, U64, F32, F64 };
+
+// A marker named by the table: its row and its suffix.
+struct MarkerName {
+  MarkerKind Kind;
+  MarkerSuffix Suffix;
+};
+
+// "tidal.atomic.add.u32" -> {AtomicAdd, U32}; nullopt for a name that the
+// table does not have (an unknown name, a suffix the row does not take).
+std::optional<MarkerName> parseMarkerName(llvm::StringRef Name);
+
+// The row's name without "tidal." and suffix: "atomic.add".
+llvm::StringRef getMarkerBaseName(MarkerKind Kind);
+
+// The kind of the well-formed marker call `Call` (getCalledMarker), if any.
+std::optional<MarkerName> getMarkerCall(const llvm::CallInst &Call);
+
+// Prints the table, one line per marker and suffix set, as
+// docs/markers.md lists it ("i32 @tidal.atomic.add.{i32,i64,...}(ptr, T)").
+void printMarkerTable(llvm::raw_ostream &Out);
 
 // i32 @tidal.<register>.<x|y|z>()
 enum class SpecialRegister {
@@ -38,6 +70,8 @@ struct SpecialRegisterMarker {
 // "tidal.tid.x" -> {ThreadIndex, 0}; nullopt for any other name.
 std::optional<SpecialRegisterMarker>
 parseSpecialRegisterMarker(llvm::StringRef Name);
+// The same for a marker kind (ThreadIndexX .. GridDimZ).
+std::optional<SpecialRegisterMarker> getSpecialRegister(MarkerKind Kind);
 
 // True for every function whose name starts with "tidal.".
 bool isMarker(const llvm::Function &F);
@@ -59,23 +93,17 @@ getSpecialRegisterCall(const llvm::CallInst &Call);
 
 // The value type of a marker with a type suffix (docs/markers.md, v2).
 enum class MarkerValueKind { Signed, Unsigned, Float };
+MarkerValueKind getValueKind(MarkerSuffix Suffix);
 
-// "tidal.atomic.add.u32" -> {"atomic.add", Unsigned}; nullopt without a
-// suffix i32/i64/u32/u64/f32/f64. Only the name is looked at.
-struct TypedMarkerName {
-  llvm::StringRef Operation; // "atomic.add", "shfl.idx", "math.sin", ...
-  MarkerValueKind Kind;
-};
-std::optional<TypedMarkerName> parseTypedMarkerName(llvm::StringRef Name);
 
-// Calls `Lower(Call, Name)` for every well-formed call (getCalledMarker) of
-// every marker of M, with Name the marker's name without "tidal.". `Lower`
+// Calls `Lower(Call, Marker)` for every well-formed call (getCalledMarker)
+// of every marker of M, with Marker its row and suffix. `Lower`
 // returns true if it replaced and erased the call, false to leave it (for
 // another pass, or for tidal-verify-markers). Declarations left without
 // uses are erased. Returns true if anything changed.
 bool lowerMarkerCalls(
     llvm::Module &M,
-    llvm::function_ref<bool(llvm::CallInst &Call, llvm::StringRef Name)> Lower);
+    llvm::function_ref<bool(llvm::CallInst &Call, MarkerName Marker)> Lower);
 
 // The functions listed in !tidal.kernels, in order, each once (operands
 // that are not functions are skipped).

@@ -21,7 +21,9 @@ using namespace llvm;
 
 namespace tidal {
 
-void addLowerNVPTXPasses(ModulePassManager &MPM, const NVPTXOptions &Options) {
+void addLowerNVPTXPipeline(PassBuilder &, ModulePassManager &MPM,
+                           const NVPTXOptions &Options) {
+  MPM.addPass(CheckMarkerArgumentsPass());
   MPM.addPass(CheckMarkerReachabilityPass());
   MPM.addPass(LowerSpecialRegistersPass());
   MPM.addPass(LowerBarriersPass());
@@ -51,17 +53,18 @@ void addNVPTXOptimisation(PassBuilder &PB, ModulePassManager &MPM) {
 
 void addNVPTXPipeline(PassBuilder &PB, ModulePassManager &MPM,
                       const NVPTXOptions &Options) {
-  addLowerNVPTXPasses(MPM, Options);
+  addLowerNVPTXPipeline(PB, MPM, Options);
   addNVPTXOptimisation(PB, MPM);
 }
 
-void addLowerHostPasses(ModulePassManager &MPM) {
+void addLowerHostPipeline(PassBuilder &, ModulePassManager &MPM) {
+  MPM.addPass(CheckMarkerArgumentsPass());
   MPM.addPass(LowerHostPass());
   MPM.addPass(VerifyMarkersPass());
 }
 
 void addHostPipeline(PassBuilder &PB, ModulePassManager &MPM) {
-  addLowerHostPasses(MPM);
+  addLowerHostPipeline(PB, MPM);
   MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
 }
 
@@ -159,8 +162,8 @@ bool runNVPTXPipeline(Module &M, TargetMachine &TM, const NVPTXOptions &Options,
                       std::string &Error, PipelineTimings *Timings) {
   return runPipeline(
       M, TM, Error, Timings,
-      [&](PassBuilder &, ModulePassManager &MPM) {
-        addLowerNVPTXPasses(MPM, Options);
+      [&](PassBuilder &PB, ModulePassManager &MPM) {
+        addLowerNVPTXPipeline(PB, MPM, Options);
       },
       addNVPTXOptimisation);
 }
@@ -170,7 +173,7 @@ bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error,
                      PipelineTimings *Timings) {
   return runPipeline(
       M, TM, Error, Timings,
-      [](PassBuilder &, ModulePassManager &MPM) { addLowerHostPasses(MPM); },
+      addLowerHostPipeline,
       [](PassBuilder &PB, ModulePassManager &MPM) {
         MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
       });

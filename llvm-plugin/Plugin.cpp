@@ -1,5 +1,5 @@
-// Every pass and pipeline name of TidalPasses, registered in one place
-// (registerTidalPasses), and the entry point of the loadable plugin:
+// Every pass and pipeline name of TidalPasses (Passes.def), registered in one
+// place (registerTidalPasses), and the entry point of the loadable plugin:
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-nvptx in.ll
 
 #include "PassClasses.h"
@@ -58,70 +58,36 @@ std::optional<NVPTXOptions> matchNVPTXPass(StringRef Name, StringRef PassName) {
   return *Options;
 }
 
+// Adds the pass or pipeline `Name` of Passes.def to MPM; false if there is
+// none of that name. Pipelines first: a pipeline may share its main pass's
+// name (tidal-lower-host).
 bool addModulePasses(PassBuilder &PB, StringRef Name, ModulePassManager &MPM) {
-  // single passes
-  if (Name == "tidal-lower-special-registers") {
-    MPM.addPass(LowerSpecialRegistersPass());
-    return true;
+#define TIDAL_PIPELINE(PipelineName, Function)                                 \
+  if (Name == PipelineName) {                                                  \
+    Function(PB, MPM);                                                         \
+    return true;                                                               \
   }
-  if (auto Options = matchNVPTXPass(Name, "tidal-annotate-kernels")) {
-    MPM.addPass(AnnotateKernelsPass(*Options));
-    return true;
+#define TIDAL_NVPTX_PIPELINE(PipelineName, Function)                           \
+  if (auto Options = matchNVPTXPass(Name, PipelineName)) {                     \
+    Function(PB, MPM, *Options);                                               \
+    return true;                                                               \
   }
-  if (Name == "tidal-lower-barriers") {
-    MPM.addPass(LowerBarriersPass());
-    return true;
+#include "Passes.def"
+
+#define TIDAL_MODULE_PASS(Class, PassName, Function)                           \
+  if (Name == PassName) {                                                      \
+    MPM.addPass(Class());                                                      \
+    return true;                                                               \
   }
-  if (Name == "tidal-lower-memory-spaces") {
-    MPM.addPass(LowerMemorySpacesPass());
-    return true;
+#define TIDAL_CHECK_PASS(Class, PassName, Function)                            \
+  TIDAL_MODULE_PASS(Class, PassName, Function)
+#define TIDAL_NVPTX_PASS(Class, PassName, Function)                            \
+  if (auto Options = matchNVPTXPass(Name, PassName)) {                         \
+    MPM.addPass(Class(*Options));                                              \
+    return true;                                                               \
   }
-  if (Name == "tidal-lower-atomics") {
-    MPM.addPass(LowerAtomicsPass());
-    return true;
-  }
-  if (Name == "tidal-lower-warp-collectives") {
-    MPM.addPass(LowerWarpCollectivesPass());
-    return true;
-  }
-  if (Name == "tidal-lower-print") {
-    MPM.addPass(LowerPrintPass());
-    return true;
-  }
-  if (auto Options = matchNVPTXPass(Name, "tidal-lower-math")) {
-    MPM.addPass(LowerMathPass(*Options));
-    return true;
-  }
-  if (Name == "tidal-mark-readonly-arguments") {
-    MPM.addPass(MarkReadOnlyArgumentsPass());
-    return true;
-  }
-  if (Name == "tidal-check-marker-reachability") {
-    MPM.addPass(CheckMarkerReachabilityPass());
-    return true;
-  }
-  if (Name == "tidal-verify-markers") {
-    MPM.addPass(VerifyMarkersPass());
-    return true;
-  }
-  // NVPTX pipelines
-  if (auto Options = matchNVPTXPass(Name, "tidal-lower-nvptx")) {
-    addLowerNVPTXPasses(MPM, *Options);
-    return true;
-  }
-  if (auto Options = matchNVPTXPass(Name, "tidal-nvptx")) {
-    addNVPTXPipeline(PB, MPM, *Options);
-    return true;
-  }
-  // host pipelines (the pass tidal-lower-host is only run with its verifier)
-  if (Name == "tidal-lower-host") {
-    addLowerHostPasses(MPM);
-    return true;
-  }
-  if (Name == "tidal-host") {
-    addHostPipeline(PB, MPM);
-    return true;
-  }
+#include "Passes.def"
+#undef TIDAL_MODULE_PASS
   return false;
 }
 

@@ -83,9 +83,5 @@ bool verifyMarkers(Module &M) {
   return Malformed.empty() && Unlowered.empty();
 }
 
-PreservedAnalyses VerifyMarkersPass::run(Module &M, ModuleAnalysisManager &) {
-  verifyMarkers(M);
-  return PreservedAnalyses::all();
-}
 
 } // namespace tidal

@@ -99,6 +99,18 @@ int32_t __tidal_cpu_warp_step(int32_t *states, uint32_t lanes,
 #define TIDAL_MAX_GRID_DIM_X 2147483647u
 #define TIDAL_MAX_GRID_DIM_Y 65535u
 #define TIDAL_MAX_GRID_DIM_Z 65535u
+// Static shared memory of a block (all its shared arrays together) and local
+// memory of a thread (its local arrays): CUDA's limits, checked at compile
+// time on both targets (llvm-plugin/CheckMarkerArguments.cpp); the cpu
+// runtime sizes its worker stacks for the local limit.
+#define TIDAL_MAX_STATIC_SHARED_BYTES 49152u
+#define TIDAL_MAX_LOCAL_BYTES_PER_THREAD 524288u
+
+// What K.thread returns besides a sync point number (1, 2, ...), and the
+// state of a lane in __tidal_cpu_warp_step's `states`: the thread finished,
+// or it failed (a bounds error or a failed assert, already recorded).
+#define TIDAL_THREAD_FINISHED (-1)
+#define TIDAL_THREAD_FAILED (-2)
 
 #ifdef __cplusplus
 }

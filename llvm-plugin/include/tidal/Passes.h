@@ -3,6 +3,7 @@
 #ifndef TIDAL_PASSES_H
 #define TIDAL_PASSES_H
 
+#include "tidal/Contract.h" // the names of the marker contract
 #include "llvm/IR/PassManager.h"
 #include <optional>
 #include <string>
@@ -59,10 +60,6 @@ bool runNVPTXPipeline(llvm::Module &M, llvm::TargetMachine &TM,
                       PipelineTimings *Timings = nullptr);
 bool runHostPipeline(llvm::Module &M, llvm::TargetMachine &TM,
                      std::string &Error, PipelineTimings *Timings = nullptr);
-
-// Metadata names of the marker contract (docs/markers.md).
-inline constexpr const char *KernelsMetadataName = "tidal.kernels";
-inline constexpr const char *MarkerPrefix = "tidal.";
 
 } // namespace tidal
 

@@ -1,7 +1,7 @@
 ; tidal-lower-host turns each kernel K into an internal K.thread (markers
 ; replaced by its thread-index parameters and loads of the block context) and
 ; the external entry __tidal_block_K(params, ctx) looping over the block.
-; Barriers and the other markers: host-barriers.ll, host-markers.ll.
+; Barriers and the other markers: lower-host-barriers.ll, lower-host-markers.ll.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-host -S %s | FileCheck %s
 
 declare i32 @tidal.tid.x()

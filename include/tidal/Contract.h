@@ -1,0 +1,66 @@
+// The contract between the frontend (which emits marker IR), the plugin
+// (which lowers it) and the runtime (which launches the result), in one
+// place: every name one side writes and another reads. The C ABI of the cpu
+// target (the block context, the runtime's entry points, the thread return
+// codes, the launch limits) is HostABI.h, included here. docs/markers.md
+// describes each item.
+#ifndef TIDAL_CONTRACT_H
+#define TIDAL_CONTRACT_H
+
+#include "tidal/HostABI.h"
+
+namespace tidal {
+
+// The version of the marker contract (docs/markers.md, "Versions"); the one
+// place it is written.
+inline constexpr unsigned MarkerContractVersion = 2;
+
+// Every marker's name starts with this (the table: tidal/Markers.def in
+// llvm-plugin/include).
+inline constexpr const char *MarkerPrefix = "tidal.";
+
+// Named metadata: the kernels of a module (!{ptr @k} each), and, after the
+// host lowering, the block entries of kernels whose launches run on one
+// host thread (docs/cpu-target.md, "Launches that run alone").
+inline constexpr const char *KernelsMetadataName = "tidal.kernels";
+inline constexpr const char *RunAloneMetadataName = "tidal.run.alone";
+
+// Module flags (i32 0/1) set by the frontend from the jit options.
+inline constexpr const char *FlushDenormalsFlag = "tidal.ftz";
+inline constexpr const char *PreciseDivisionFlag = "tidal.prec-div";
+inline constexpr const char *PreciseSqrtFlag = "tidal.prec-sqrt";
+inline constexpr const char *DebugFlag = "tidal.debug";
+
+// Kernel function attributes set by the frontend (launch_bounds,
+// max_registers), read by tidal-annotate-kernels.
+inline constexpr const char *MaxThreadsAttribute = "tidal-maxntid";
+inline constexpr const char *MinBlocksAttribute = "tidal-minctasm";
+inline constexpr const char *MaxRegistersAttribute = "tidal-maxnreg";
+
+// The cpu runtime's entry points that host-lowered code calls (declared in
+// HostABI.h, defined in runtime/CpuThreadPool.cpp).
+inline constexpr const char *CpuSharedHook = "__tidal_cpu_shared";
+inline constexpr const char *CpuFrameHook = "__tidal_cpu_frame";
+inline constexpr const char *CpuBoundsErrorHook = "__tidal_cpu_bounds_error";
+inline constexpr const char *CpuAssertFailHook = "__tidal_cpu_assert_fail";
+inline constexpr const char *CpuBarrierErrorHook = "__tidal_cpu_barrier_error";
+inline constexpr const char *CpuPrintHook = "__tidal_cpu_print";
+inline constexpr const char *CpuWarpStepHook = "__tidal_cpu_warp_step";
+
+// K.thread's return codes besides sync points (HostABI.h).
+inline constexpr int ThreadFinished = TIDAL_THREAD_FINISHED;
+inline constexpr int ThreadFailed = TIDAL_THREAD_FAILED;
+
+// CUDA's launch and memory limits (HostABI.h), for C++ code.
+inline constexpr unsigned MaxThreadsPerBlock = TIDAL_MAX_THREADS_PER_BLOCK;
+inline constexpr unsigned MaxBlockDim[3] = {
+    TIDAL_MAX_BLOCK_DIM_X, TIDAL_MAX_BLOCK_DIM_Y, TIDAL_MAX_BLOCK_DIM_Z};
+inline constexpr unsigned MaxGridDim[3] = {
+    TIDAL_MAX_GRID_DIM_X, TIDAL_MAX_GRID_DIM_Y, TIDAL_MAX_GRID_DIM_Z};
+inline constexpr unsigned MaxStaticSharedBytes = TIDAL_MAX_STATIC_SHARED_BYTES;
+inline constexpr unsigned MaxLocalBytesPerThread =
+    TIDAL_MAX_LOCAL_BYTES_PER_THREAD;
+
+} // namespace tidal
+
+#endif

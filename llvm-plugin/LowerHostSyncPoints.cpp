@@ -1,0 +1,409 @@
+// The host lowering's sync-point stage (LowerHost.h): K.thread made
+// resumable at each barrier and warp collective (it returns the sync point's
+// number there, and resumes after it), with the values that live across a
+// sync point kept per thread in the frame (or once per block when uniform),
+// and its plain memory accesses marked parallel for the vectoriser.
+
+#include "LowerHost.h"
+
+#define DEBUG_TYPE "tidal-lower-host"
+
+STATISTIC(NumUniformValues, "Values kept once per block across sync points");
+STATISTIC(NumFrameValues, "Values kept per thread across sync points");
+STATISTIC(NumFrameBytes, "Frame bytes per thread of the lowered kernels");
+
+namespace tidal::host_lowering {
+
+// Before returning at a sync point: what the other threads will need.
+void KernelLowering::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
+  StringRef Operation = Point.Operation;
+  CallInst *Call = Point.Call;
+  Value *Stored = nullptr;
+  if (isBarrierReduction(Operation))
+    Stored = B.CreateZExt(B.CreateICmpNE(Call->getArgOperand(0), B.getInt32(0)),
+                         B.getInt64Ty());
+  else if (Operation.starts_with("shfl.") || Operation.starts_with("vote.") ||
+           Operation.starts_with("match."))
+    Stored = toExchange(B, Call->getArgOperand(1));
+  if (WarpRounds && isWarpSyncOperation(Operation) && Operation != "activemask") {
+    Value *Masks = frameArray(MaskPrefix, nullptr, "masks");
+    B.CreateAlignedStore(
+        Call->getArgOperand(0),
+        B.CreateInBoundsGEP(B.getInt32Ty(), Masks,
+                            B.CreateZExt(linearThread(), B.getInt64Ty())),
+        Align(4));
+  }
+  if (!Stored)
+    return;
+  Value *Slot = B.CreateInBoundsGEP(B.getInt64Ty(), exchangeBuffer(true),
+                                    B.CreateZExt(linearThread(), B.getInt64Ty()));
+  B.CreateAlignedStore(Stored, Slot, Align(8));
+}
+
+// After resuming from a sync point: its result, from what every thread of
+// the block stored (or the block function reduced) before.
+Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
+                                            const SyncPoint &Point) {
+  StringRef Operation = Point.Operation;
+  CallInst *Call = Point.Call;
+  Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
+  // barriers
+  if (Operation == "syncthreads" || Operation == "syncwarp")
+    return nullptr;
+  if (isBarrierReduction(Operation)) {
+    Value *Count = B.CreateAlignedLoad(I32, Frame, Align(FrameHeaderBytes),
+                                       "syncthreads.count");
+    if (Operation == "syncthreads.count")
+      return Count;
+    Value *Holds = Operation == "syncthreads.and"
+                       ? B.CreateICmpEQ(Count, threadCount())
+                       : B.CreateICmpNE(Count, B.getInt32(0));
+    return B.CreateZExt(Holds, I32);
+  }
+  // warp collectives: lanes are threads warpBase .. warpBase + 31
+  Value *Thread = linearThread();
+  Value *Lane = B.CreateAnd(Thread, 31);
+  Value *WarpBase = B.CreateAnd(Thread, ~31u);
+  Value *Read = exchangeBuffer(false);
+  auto LoadLane = [&](Value *Index) {
+    return B.CreateAlignedLoad(
+        I64, B.CreateInBoundsGEP(I64, Read, B.CreateZExt(Index, I64)), Align(8));
+  };
+  // activemask: the lanes that arrived together (__tidal_cpu_warp_step
+  // wrote them as this thread's result).
+  if (Operation == "activemask")
+    return B.CreateTrunc(LoadLane(Thread), I32);
+  if (Operation.starts_with("shfl.")) {
+    StringRef Mode = Operation.drop_front(5).split('.').first;
+    Value *Delta = Call->getArgOperand(2);
+    Value *Source, *Valid;
+    if (Mode == "idx") {
+      Source = B.CreateAnd(Delta, 31);
+      Valid = B.getTrue();
+    } else if (Mode == "up") {
+      Source = B.CreateSub(Lane, Delta);
+      Valid = B.CreateICmpULE(Delta, Lane);
+    } else if (Mode == "down") {
+      Source = B.CreateAdd(Lane, Delta);
+      Valid = B.CreateICmpULT(Delta, B.CreateSub(B.getInt32(32), Lane));
+    } else {
+      Source = B.CreateXor(Lane, Delta);
+      Valid = B.CreateICmpULT(Source, B.getInt32(32));
+    }
+    Value *SourceThread = B.CreateAdd(WarpBase, Source);
+    Valid = B.CreateAnd(Valid, B.CreateICmpULT(SourceThread, threadCount()));
+    Value *From = B.CreateSelect(Valid, SourceThread, Thread);
+    return fromExchange(B, LoadLane(From), Call->getType());
+  }
+  Value *Lanes = B.CreateInBoundsGEP(I64, Read, B.CreateZExt(WarpBase, I64));
+  Value *LaneCount = B.CreateBinaryIntrinsic(
+      Intrinsic::umin, B.CreateSub(threadCount(), WarpBase), B.getInt32(32));
+  Value *Existing = B.CreateSelect(
+      B.CreateICmpEQ(LaneCount, B.getInt32(32)), B.getInt32(~0u),
+      B.CreateSub(B.CreateShl(B.getInt32(1), LaneCount), B.getInt32(1)));
+  Value *Mask = Call->getArgOperand(0);
+  Value *Members = B.CreateAnd(Mask, Existing);
+  Function *Bits = getWarpBitsFunction(M);
+  if (Operation.starts_with("vote.")) {
+    Value *Ballot = B.CreateAnd(
+        B.CreateCall(Bits, {Lanes, LaneCount, B.getInt64(0), B.getFalse()}), Mask);
+    if (Operation == "vote.ballot")
+      return Ballot;
+    Value *All = B.CreateICmpEQ(Ballot, Members);
+    Value *None = B.CreateICmpEQ(Ballot, B.getInt32(0));
+    if (Operation == "vote.all")
+      return All;
+    if (Operation == "vote.any")
+      return B.CreateNot(None);
+    return B.CreateOr(All, None); // vote.uni
+  }
+  // match.any / match.all
+  Value *Own = LoadLane(Thread);
+  Value *Matching =
+      B.CreateAnd(B.CreateCall(Bits, {Lanes, LaneCount, Own, B.getTrue()}), Mask);
+  if (Operation.starts_with("match.any"))
+    return Matching;
+  Value *AllEqual = B.CreateICmpEQ(Matching, Members);
+  Value *Result = B.CreateInsertValue(
+      PoisonValue::get(Call->getType()),
+      B.CreateSelect(AllEqual, Mask, B.getInt32(0)), 0);
+  return B.CreateInsertValue(Result, AllEqual, 1);
+}
+
+// This thread's element (address in the entry) of a new frame array of
+// `Size` bytes per thread.
+Value *KernelLowering::frameElement(uint64_t Size, uint64_t Alignment,
+                                    const Twine &Name) {
+  if (!Thread64) {
+    Value *Linear = linearThread();
+    IRBuilder<> B = entryBuilder();
+    Thread64 = B.CreateZExt(Linear, B.getInt64Ty(), "thread.i64");
+  }
+  uint64_t Stride = alignTo(std::max<uint64_t>(Size, 1),
+                            std::max<uint64_t>(Alignment, 4));
+  Value *Array = frameArray(FramePrefix, nullptr, Name + ".frame");
+  FramePrefix += Stride;
+  IRBuilder<> B = entryBuilder();
+  return B.CreateInBoundsGEP(B.getInt8Ty(), Array,
+                             B.CreateNUWMul(Thread64, B.getInt64(Stride)));
+}
+
+// Values defined before a sync point and used after it no longer dominate
+// their uses once the entry dispatches to the resume points. Pure
+// computations from the entry's values (thread index arithmetic, addresses
+// in shared memory) move to the entry: recomputing them is cheaper than
+// keeping them. Every other such value is stored where the thread returns
+// at a sync point at which it is live, loaded where the thread resumes
+// there (ResumeBlocks[k], reached only from the entry), and SSA is rebuilt
+// around those loads: a region reads its live-in values once and writes its
+// live-out values once. A block-uniform value is one scalar of the block
+// (UniformSlots), any other one element per thread of a frame array.
+void KernelLowering::keepValuesAcrossSyncPoints(
+    ArrayRef<BasicBlock *> SyncBlocks, ArrayRef<BasicBlock *> ResumeBlocks,
+    const SmallPtrSetImpl<const Value *> &Uniform) {
+  DominatorTree Tree(*Thread);
+  SmallVector<Instruction *, 32> Crossing;
+  for (Instruction &I : instructions(*Thread))
+    if (!isa<AllocaInst>(I) &&
+        any_of(I.uses(), [&](Use &U) { return !Tree.dominates(&I, U); }))
+      Crossing.push_back(&I);
+  std::function<bool(Instruction *, unsigned)> Hoist = [&](Instruction *I,
+                                                           unsigned Depth) {
+    if (I->getParent() == Entry)
+      return true;
+    if (Depth > 8 || isa<PHINode>(I) || isa<AllocaInst>(I) ||
+        I->mayReadOrWriteMemory() || !isSafeToSpeculativelyExecute(I))
+      return false;
+    for (Value *Operand : I->operands())
+      if (auto *Defining = dyn_cast<Instruction>(Operand))
+        if (!Hoist(Defining, Depth + 1))
+          return false;
+    I->moveBefore(Entry->getTerminator());
+    return true;
+  };
+  DenseMap<BasicBlock *, unsigned> ResumeIndex;
+  for (auto [K, Block] : enumerate(ResumeBlocks))
+    ResumeIndex[Block] = K;
+  for (Instruction *V : Crossing) {
+    if (Hoist(V, 0))
+      continue;
+    // 1. The sync points where V is live: walk back from its uses; a resume
+    //    block leads back to its sync point.
+    BasicBlock *Definition = V->getParent();
+    SmallVector<unsigned, 4> LiveAt;
+    SmallPtrSet<BasicBlock *, 16> Visited;
+    SmallVector<BasicBlock *, 16> Work;
+    auto NeededAtEnd = [&](BasicBlock *Block) {
+      if (Block != Definition)
+        Work.push_back(Block);
+    };
+    for (Use &U : V->uses()) {
+      auto *User = cast<Instruction>(U.getUser());
+      auto *Phi = dyn_cast<PHINode>(User);
+      NeededAtEnd(Phi ? Phi->getIncomingBlock(U) : User->getParent());
+    }
+    while (!Work.empty()) {
+      BasicBlock *Block = Work.pop_back_val();
+      if (Block == Entry || !Visited.insert(Block).second)
+        continue;
+      if (auto Found = ResumeIndex.find(Block); Found != ResumeIndex.end()) {
+        LiveAt.push_back(Found->second);
+        NeededAtEnd(SyncBlocks[Found->second]);
+        continue;
+      }
+      for (BasicBlock *Predecessor : predecessors(Block))
+        NeededAtEnd(Predecessor);
+    }
+    // 2. Its place: a scalar of the block or an element per thread.
+    Type *T = V->getType();
+    uint64_t Size = DL.getTypeAllocSize(T).getFixedValue();
+    Value *ReadAt, *WriteAt;
+    Align Alignment;
+    if (Uniform.contains(V)) {
+      uint64_t Stride = alignTo(std::max<uint64_t>(Size, 1), 16);
+      UniformSlots.push_back({T, UniformBytes, Stride});
+      IRBuilder<> B = entryBuilder();
+      ReadAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Uniforms, UniformBytes,
+                                            V->getName() + ".uniform");
+      WriteAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Uniforms,
+                                             UniformBytes + Stride,
+                                             V->getName() + ".pending");
+      UniformBytes += 2 * Stride;
+      Alignment = Align(16);
+      ++NumUniformValues;
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": block-uniform across a sync point: "
+                        << *V << " (" << Size << " bytes, once per block)\n");
+    } else {
+      uint64_t Before = FramePrefix;
+      ReadAt = WriteAt = frameElement(Size, DL.getABITypeAlign(T).value(), V->getName());
+      Alignment = commonAlignment(Align(64), FramePrefix - Before);
+      ++NumFrameValues;
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": per-thread across a sync point: " << *V
+                        << " (frame slot of " << FramePrefix - Before
+                        << " bytes per thread)\n");
+    }
+    // 3. Stored before returning, loaded on resuming; SSA rebuilt.
+    SSAUpdater Updater;
+    Updater.Initialize(T, V->getName());
+    Updater.AddAvailableValue(Definition, V);
+    for (unsigned K : LiveAt) {
+      IRBuilder<> B(&*ResumeBlocks[K]->getFirstInsertionPt());
+      Updater.AddAvailableValue(
+          ResumeBlocks[K], B.CreateAlignedLoad(T, ReadAt, Alignment, V->getName() + ".resumed"));
+    }
+    SmallVector<Use *, 8> Rewrite;
+    for (Use &U : V->uses())
+      if (!Tree.dominates(V, U))
+        Rewrite.push_back(&U);
+    for (unsigned K : LiveAt) {
+      IRBuilder<> B(SyncBlocks[K]->getTerminator());
+      StoreInst *Store = B.CreateAlignedStore(V, WriteAt, Alignment);
+      if (!Tree.dominates(V, Store->getOperandUse(0)))
+        Rewrite.push_back(&Store->getOperandUse(0));
+    }
+    for (Use *U : Rewrite)
+      Updater.RewriteUse(*U);
+  }
+}
+
+// Every alloca (demoted values, local arrays, variables) becomes the
+// thread's element of a frame array: it must survive K.thread's returns.
+void KernelLowering::moveAllocasToFrame() {
+  SmallVector<AllocaInst *, 32> Allocas;
+  for (Instruction &I : instructions(*Thread))
+    if (auto *Alloca = dyn_cast<AllocaInst>(&I))
+      Allocas.push_back(Alloca);
+  for (AllocaInst *Alloca : Allocas) {
+    std::optional<TypeSize> Size = Alloca->getAllocationSize(DL);
+    if (!Alloca->isStaticAlloca() || !Size || Size->isScalable()) {
+      reportError(Context, "cannot lower kernel '" + Kernel.getName() +
+                               "': a stack allocation of variable size lives "
+                               "across a barrier");
+      continue;
+    }
+    Value *Address = frameElement(Size->getFixedValue(),
+                                  Alloca->getAlign().value(), Alloca->getName());
+    for (User *U : make_early_inc_range(Alloca->users()))
+      if (auto *Intrinsic = dyn_cast<IntrinsicInst>(U);
+          Intrinsic && Intrinsic->isLifetimeStartOrEnd())
+        Intrinsic->eraseFromParent();
+    Address->takeName(Alloca);
+    Alloca->replaceAllUsesWith(Address);
+    Alloca->eraseFromParent();
+  }
+  FrameSlotBytes = FramePrefix;
+  NumFrameBytes += FrameSlotBytes;
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "': frame of "
+                    << FrameSlotBytes << " bytes per thread, " << UniformBytes
+                    << " bytes of block-uniform slots\n");
+
+  // The addresses went to the end of the entry, after computations moved
+  // there that use them: put the entry (pure, no phis) in def-use order.
+  SmallVector<Instruction *, 64> Order;
+  SmallPtrSet<Instruction *, 32> Placed;
+  std::function<void(Instruction *)> Place = [&](Instruction *I) {
+    if (!Placed.insert(I).second)
+      return;
+    for (Value *Operand : I->operands())
+      if (auto *Defining = dyn_cast<Instruction>(Operand);
+          Defining && Defining->getParent() == Entry)
+        Place(Defining);
+    Order.push_back(I);
+  };
+  SmallVector<Instruction *, 64> Original;
+  for (Instruction &I : *Entry)
+    if (!I.isTerminator())
+      Original.push_back(&I);
+  for (Instruction *I : Original)
+    Place(I);
+  for (Instruction *I : Order)
+    I->moveBefore(Entry->getTerminator());
+}
+
+// Sync point k (1-based): the thread stores what others need, returns k;
+// the code after it becomes resume point k of the entry's switch.
+void KernelLowering::makeResumable() {
+  if (SyncPoints.empty())
+    return;
+  // Warps run their rounds at different times: a value of the block would
+  // need more than one pending copy, so with warp rounds every value is kept
+  // per thread.
+  SmallPtrSet<const Value *, 32> Uniform;
+  if (!WarpRounds)
+    Uniform = findUniformValues(*Thread,
+                                {ThreadIndex[0], ThreadIndex[1], ThreadIndex[2]});
+  SmallVector<BasicBlock *, 8> SyncBlocks, ResumeBlocks;
+  Type *I32 = Type::getInt32Ty(Context);
+  unsigned Number = 0;
+  for (SyncPoint &Point : SyncPoints) {
+    ++Number;
+    CallInst *Call = Point.Call;
+    BasicBlock *Before = Call->getParent();
+    BasicBlock *After = Before->splitBasicBlock(Call->getNextNode(),
+                                                "sync." + Twine(Number) + ".after");
+    BasicBlock *Resumed =
+        BasicBlock::Create(Context, "resume." + Twine(Number), Thread, After);
+    BranchInst::Create(After, Resumed);
+    IRBuilder<> B(Call);
+    storeBeforeSyncPoint(B, Point);
+    Before->getTerminator()->eraseFromParent();
+    ReturnInst::Create(Context, ConstantInt::get(I32, Number), Before);
+    IRBuilder<> A(&*After->getFirstInsertionPt());
+    if (Value *Result = resumeAfterSyncPoint(A, Point)) {
+      Result->takeName(Call);
+      Call->replaceAllUsesWith(Result);
+    }
+    Call->eraseFromParent();
+    Point.Call = nullptr;
+    SyncBlocks.push_back(Before);
+    ResumeBlocks.push_back(Resumed);
+  }
+  Instruction *Branch = Entry->getTerminator();
+  BasicBlock *Invalid = BasicBlock::Create(Context, "resume.invalid", Thread);
+  new UnreachableInst(Context, Invalid);
+  SwitchInst *Switch =
+      SwitchInst::Create(Resume, Invalid, Number + 1, Branch->getIterator());
+  Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), 0), Body);
+  for (unsigned K = 1; K <= Number; ++K)
+    Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), K),
+                    ResumeBlocks[K - 1]);
+  Branch->eraseFromParent();
+  keepValuesAcrossSyncPoints(SyncBlocks, ResumeBlocks, Uniform);
+  moveAllocasToFrame();
+}
+
+
+// Threads of a round (between two sync points) may run in any order, and
+// two of them touching the same location, one writing, without an atomic is
+// a data race in CUDA: the thread loops may run their iterations in parallel
+// (vectorised) for every plain load and store of K.thread, which go into one
+// access group. A kernel with atomics (also their plain form on shared
+// memory), volatile accesses or calls gets no group: its loops are analysed
+// as usual.
+void KernelLowering::markParallelAccesses() {
+  if (!SerialisedAtomics.empty())
+    return;
+  SmallVector<Instruction *, 32> Accesses;
+  for (Instruction &I : instructions(*Thread)) {
+    if (isa<LoadInst, StoreInst>(I)) {
+      if (isa<LoadInst>(I) ? !cast<LoadInst>(I).isSimple()
+                           : !cast<StoreInst>(I).isSimple())
+        return; // volatile or atomic: leave every thread loop as it is
+      Accesses.push_back(&I);
+    } else if (I.mayReadOrWriteMemory() &&
+               !(isa<IntrinsicInst>(I) && !I.mayWriteToMemory())) {
+      return; // an atomic, a fence or a call
+    }
+  }
+  if (Accesses.empty())
+    return;
+  // The calls of K.thread in the thread loops carry the group too: the
+  // inliner gives it to every access of the inlined body, also to those that
+  // K.thread's own simplification (before inlining) created without it.
+  ThreadAccesses = MDNode::getDistinct(Context, {});
+  for (Instruction *I : Accesses)
+    I->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+}
+
+
+} // namespace tidal::host_lowering

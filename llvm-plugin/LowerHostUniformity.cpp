@@ -1,0 +1,221 @@
+// The host lowering's analyses (LowerHost.h): which values every thread of
+// a block computes alike (block-uniform: kept once per block across sync
+// points, and what decides between block and warp rounds), and in which
+// order the thread loops run (x or y innermost).
+
+#include "LowerHost.h"
+
+#define DEBUG_TYPE "tidal-lower-host"
+
+namespace tidal::host_lowering {
+
+// How an address moves when one thread index grows by one: not at all, by a
+// constant number of bytes, or otherwise (a heuristic for the loop order;
+// wrapping arithmetic is ignored).
+struct ThreadStep {
+  enum Kinds { None, Constant, Other } Kind = None;
+  int64_t Bytes = 0;
+  bool operator==(const ThreadStep &O) const {
+    return Kind == O.Kind && (Kind != Constant || Bytes == O.Bytes);
+  }
+};
+
+ThreadStep addSteps(ThreadStep A, ThreadStep B, bool Subtract) {
+  if (A.Kind == ThreadStep::Other || B.Kind == ThreadStep::Other)
+    return {ThreadStep::Other};
+  if (B.Kind == ThreadStep::None)
+    return A;
+  int64_t Bytes = (A.Kind == ThreadStep::None ? 0 : A.Bytes) +
+                  (Subtract ? -B.Bytes : B.Bytes);
+  return {ThreadStep::Constant, Bytes};
+}
+
+ThreadStep stepAlong(Value *V, Argument *Index, const DataLayout &DL,
+                     DenseMap<Value *, ThreadStep> &Known, unsigned Depth = 0) {
+  if (V == Index)
+    return {ThreadStep::Constant, 1};
+  auto *I = dyn_cast<Instruction>(V);
+  if (!I)
+    return {};
+  if (auto Found = Known.find(V); Found != Known.end())
+    return Found->second;
+  if (Depth > 24)
+    return {ThreadStep::Other};
+  Known[V] = {ThreadStep::Other}; // a cycle through phis
+  auto Of = [&](Value *Operand) {
+    return stepAlong(Operand, Index, DL, Known, Depth + 1);
+  };
+  ThreadStep Result;
+  switch (I->getOpcode()) {
+  case Instruction::Add:
+  case Instruction::Sub:
+    Result = addSteps(Of(I->getOperand(0)), Of(I->getOperand(1)),
+                      I->getOpcode() == Instruction::Sub);
+    break;
+  case Instruction::Mul:
+  case Instruction::Shl: {
+    ThreadStep A = Of(I->getOperand(0)), B = Of(I->getOperand(1));
+    auto *Factor = dyn_cast<ConstantInt>(I->getOperand(1));
+    if (A.Kind == ThreadStep::None && B.Kind == ThreadStep::None)
+      Result = {};
+    else if (I->getOpcode() == Instruction::Mul && B.Kind != ThreadStep::None &&
+             A.Kind == ThreadStep::None && isa<ConstantInt>(I->getOperand(0)))
+      Result = B.Kind == ThreadStep::Constant
+                   ? ThreadStep{ThreadStep::Constant,
+                                B.Bytes * cast<ConstantInt>(I->getOperand(0))
+                                              ->getSExtValue()}
+                   : ThreadStep{ThreadStep::Other};
+    else if (A.Kind == ThreadStep::Constant && Factor &&
+             Factor->getValue().getActiveBits() < 32)
+      Result = {ThreadStep::Constant,
+                I->getOpcode() == Instruction::Mul
+                    ? A.Bytes * Factor->getSExtValue()
+                    : A.Bytes << Factor->getZExtValue()};
+    else
+      Result = {ThreadStep::Other};
+    break;
+  }
+  case Instruction::ZExt:
+  case Instruction::SExt:
+  case Instruction::Trunc:
+  case Instruction::Freeze:
+    Result = Of(I->getOperand(0));
+    break;
+  case Instruction::Select: {
+    // Python's negative-index wrap: both arms move alike.
+    ThreadStep A = Of(I->getOperand(1)), B = Of(I->getOperand(2));
+    Result = A == B ? A : ThreadStep{ThreadStep::Other};
+    break;
+  }
+  case Instruction::GetElementPtr: {
+    auto *GEP = cast<GetElementPtrInst>(I);
+    Result = Of(GEP->getPointerOperand());
+    for (gep_type_iterator It = gep_type_begin(GEP), End = gep_type_end(GEP);
+         It != End && Result.Kind != ThreadStep::Other; ++It) {
+      ThreadStep S = Of(It.getOperand());
+      if (S.Kind == ThreadStep::None)
+        continue;
+      if (It.isStruct() || S.Kind == ThreadStep::Other) {
+        Result = {ThreadStep::Other};
+        break;
+      }
+      int64_t Stride = It.getSequentialElementStride(DL).getFixedValue();
+      Result = addSteps(Result, {ThreadStep::Constant, S.Bytes * Stride}, false);
+    }
+    break;
+  }
+  default:
+    // Loads, phis, calls: along the index only if nothing they read is.
+    Result = {};
+    for (Value *Operand : I->operands())
+      if (Of(Operand).Kind != ThreadStep::None)
+        Result = {ThreadStep::Other};
+    break;
+  }
+  Known[V] = Result;
+  return Result;
+}
+
+// True if more of `Thread`'s memory accesses are contiguous along tid.y than
+// along tid.x (a row-major a[i, j] indexed by i, j = grid(2)): the thread
+// loops then run y innermost, which the vectoriser can use.
+bool prefersYInnermost(Function &Thread, Argument *X, Argument *Y) {
+  const DataLayout &DL = Thread.getDataLayout();
+  DenseMap<Value *, ThreadStep> AlongX, AlongY;
+  unsigned ContiguousX = 0, ContiguousY = 0;
+  for (Instruction &I : instructions(Thread)) {
+    Value *Pointer = getLoadStorePointerOperand(&I);
+    if (!Pointer)
+      continue;
+    int64_t Bytes = DL.getTypeStoreSize(getLoadStoreType(&I)).getFixedValue();
+    ThreadStep SX = stepAlong(Pointer, X, DL, AlongX);
+    ThreadStep SY = stepAlong(Pointer, Y, DL, AlongY);
+    ContiguousX += SX.Kind == ThreadStep::Constant && SX.Bytes == Bytes;
+    ContiguousY += SY.Kind == ThreadStep::Constant && SY.Bytes == Bytes;
+  }
+  return ContiguousY > ContiguousX;
+}
+
+
+// Values that every thread of a block computes alike (block-uniform):
+// built from constants, the kernel's parameters, the invariant context
+// fields and other uniform values only, under control flow that does not
+// depend on the thread. Everything else is divergent: the thread index,
+// memory (other than the context), calls, and phis that join paths a
+// divergent branch chose between (also the header phis of loops whose exit
+// depends on the thread). Optimistic: all uniform, then divergence spreads
+// to a fixed point.
+// With `Controlled`, also the blocks that a divergent branch controls (that
+// only some threads of a block may run).
+SmallPtrSet<const Value *, 32>
+findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
+                  SmallPtrSet<const BasicBlock *, 32> *Controlled) {
+  PostDominatorTree PostDominators(Thread);
+  SmallPtrSet<const Value *, 32> Divergent(DivergentArguments.begin(),
+                                           DivergentArguments.end());
+  SmallPtrSet<const Instruction *, 16> DivergentBranches;
+  SmallPtrSet<const BasicBlock *, 32> ControlledBlocks; // by a divergent branch
+  auto IsDivergent = [&](const Value *V) { return Divergent.contains(V); };
+  auto ComputesDivergent = [&](const Instruction &I) {
+    if (auto *Phi = dyn_cast<PHINode>(&I)) {
+      for (unsigned In = 0; In < Phi->getNumIncomingValues(); ++In) {
+        const BasicBlock *From = Phi->getIncomingBlock(In);
+        if (IsDivergent(Phi->getIncomingValue(In)) || ControlledBlocks.contains(From) ||
+            DivergentBranches.contains(From->getTerminator()))
+          return true;
+      }
+      return false;
+    }
+    if (auto *Load = dyn_cast<LoadInst>(&I))
+      if (!Load->getMetadata(LLVMContext::MD_invariant_load))
+        return true; // memory: only the block context is the same for all
+    if (isa<AllocaInst>(I) || isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
+      return true;
+    if (auto *Call = dyn_cast<CallBase>(&I))
+      if (!isa<IntrinsicInst>(Call) || Call->mayReadOrWriteMemory())
+        return true;
+    return any_of(I.operands(), [&](const Use &U) { return IsDivergent(U.get()); });
+  };
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (BasicBlock &Block : Thread) {
+      Instruction *Terminator = Block.getTerminator();
+      Value *Condition = nullptr;
+      if (auto *Branch = dyn_cast<BranchInst>(Terminator); Branch && Branch->isConditional())
+        Condition = Branch->getCondition();
+      else if (auto *Switch = dyn_cast<SwitchInst>(Terminator))
+        Condition = Switch->getCondition();
+      if (!Condition || !IsDivergent(Condition) ||
+          !DivergentBranches.insert(Terminator).second)
+        continue;
+      // The blocks between the branch and its join (immediate
+      // post-dominator; none if the paths only meet at the exit).
+      Changed = true;
+      DomTreeNode *Node = PostDominators.getNode(&Block);
+      DomTreeNode *JoinNode = Node ? Node->getIDom() : nullptr;
+      const BasicBlock *Join = JoinNode ? JoinNode->getBlock() : nullptr;
+      SmallVector<const BasicBlock *, 16> Work(successors(&Block));
+      while (!Work.empty()) {
+        const BasicBlock *Controlled = Work.pop_back_val();
+        if (Controlled == Join || !ControlledBlocks.insert(Controlled).second)
+          continue;
+        append_range(Work, successors(Controlled));
+      }
+    }
+    for (Instruction &I : instructions(Thread))
+      if (!I.getType()->isVoidTy() && !IsDivergent(&I) && ComputesDivergent(I)) {
+        Divergent.insert(&I);
+        Changed = true;
+      }
+  }
+  SmallPtrSet<const Value *, 32> Uniform;
+  for (Instruction &I : instructions(Thread))
+    if (!I.getType()->isVoidTy() && !IsDivergent(&I))
+      Uniform.insert(&I);
+  if (Controlled)
+    *Controlled = std::move(ControlledBlocks);
+  return Uniform;
+}
+
+
+} // namespace tidal::host_lowering
