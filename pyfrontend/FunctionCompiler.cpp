@@ -1,4 +1,5 @@
 #include "FunctionCompiler.h"
+#include "Operators.h"
 
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
@@ -283,14 +284,14 @@ Value *FunctionCompiler::makeComplex(Scalar S, Value *Re, Value *Im) {
 // + - * / on complex numbers; division as CPython's _Py_c_quot (scaled by
 // the larger part of the divisor, so that it neither overflows early nor
 // loses the small part).
-Value *FunctionCompiler::complexArithmetic(const std::string &Op, Scalar S, Value *X, Value *Y) {
+Value *FunctionCompiler::complexArithmetic(BinaryOperator Op, Scalar S, Value *X, Value *Y) {
   Value *A = B.CreateExtractValue(X, 0), *Bi = B.CreateExtractValue(X, 1);
   Value *C = B.CreateExtractValue(Y, 0), *D = B.CreateExtractValue(Y, 1);
-  if (Op == "Add")
+  if (Op == BinaryOperator::Add)
     return makeComplex(S, B.CreateFAdd(A, C), B.CreateFAdd(Bi, D));
-  if (Op == "Sub")
+  if (Op == BinaryOperator::Subtract)
     return makeComplex(S, B.CreateFSub(A, C), B.CreateFSub(Bi, D));
-  if (Op == "Mult")
+  if (Op == BinaryOperator::Multiply)
     return makeComplex(S, B.CreateFSub(B.CreateFMul(A, C), B.CreateFMul(Bi, D)),
                        B.CreateFAdd(B.CreateFMul(A, D), B.CreateFMul(Bi, C)));
   // Div
@@ -1137,26 +1138,13 @@ CValue FunctionCompiler::visitTuple(PyObject *Node) {
 
 // --- arithmetic --------------------------------------------------------------------
 
-static std::string operatorKind(PyObject *OpNode) { return nodeKind(OpNode); }
-
-static const char *operatorSymbol(const std::string &Op) {
-  static const std::map<std::string, const char *> Symbols = {
-      {"Add", "+"},   {"Sub", "-"},       {"Mult", "*"},  {"Div", "/"},    {"FloorDiv", "//"},
-      {"Mod", "%"},   {"Pow", "**"},      {"LShift", "<<"}, {"RShift", ">>"}, {"BitOr", "|"},
-      {"BitXor", "^"}, {"BitAnd", "&"},   {"MatMult", "@"}, {"Eq", "=="},   {"NotEq", "!="},
-      {"Lt", "<"},    {"LtE", "<="},      {"Gt", ">"},    {"GtE", ">="},   {"Is", "is"},
-      {"IsNot", "is not"}, {"In", "in"},  {"NotIn", "not in"}};
-  auto It = Symbols.find(Op);
-  return It == Symbols.end() ? "?" : It->second;
-}
-
 CValue FunctionCompiler::visitBinOp(PyObject *Node) {
   CValue L = expr(field(Node, "left").get());
   CValue R = expr(field(Node, "right").get());
-  return binaryOp(operatorKind(field(Node, "op").get()), L, R, Node);
+  return binaryOp(binaryOperatorOf(field(Node, "op").get()), L, R, Node);
 }
 
-CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const CValue &R,
+CValue FunctionCompiler::binaryOp(BinaryOperator Op, const CValue &L, const CValue &R,
                                   PyObject *Node) {
   if (L.T.isUndefined() || R.T.isUndefined())
     return CValue();
@@ -1164,10 +1152,12 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
   Scalar Common = promoteArithmetic(L.T.Elem, R.T.Elem);
-  bool Bitwise = Op == "BitAnd" || Op == "BitOr" || Op == "BitXor";
-  bool Shift = Op == "LShift" || Op == "RShift";
+  bool Bitwise = Op == BinaryOperator::BitwiseAnd || Op == BinaryOperator::BitwiseOr ||
+                 Op == BinaryOperator::BitwiseXor;
+  bool Shift = Op == BinaryOperator::ShiftLeft || Op == BinaryOperator::ShiftRight;
   if (isComplex(Common)) {
-    if (Op != "Add" && Op != "Sub" && Op != "Mult" && Op != "Div")
+    if (Op != BinaryOperator::Add && Op != BinaryOperator::Subtract &&
+        Op != BinaryOperator::Multiply && Op != BinaryOperator::Divide)
       typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                             ": " + L.T.str() + " and " + R.T.str() +
                             ": complex numbers take + - * / in kernels");
@@ -1184,20 +1174,20 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
   if (Bitwise && L.T.isBool() && R.T.isBool())
     Common = Scalar::Bool;
   Scalar Result = Common;
-  if (Op == "Div" && !isFloat(Common))
+  if (Op == BinaryOperator::Divide && !isFloat(Common))
     Result = Common = Scalar::Float64; // int / int is true division
-  if (Op == "MatMult")
+  if (Op == BinaryOperator::MatrixMultiply)
     unsupported(Node, "the '@' operator is not supported on scalars");
 
   // Constant folding of integer + - * keeps indices like a[-1] constant.
   std::optional<int64_t> Folded;
   if (L.ConstInt && R.ConstInt && isInteger(Common)) {
     int64_t A = *L.ConstInt, C = *R.ConstInt;
-    if (Op == "Add")
+    if (Op == BinaryOperator::Add)
       Folded = static_cast<int64_t>(static_cast<uint64_t>(A) + static_cast<uint64_t>(C));
-    else if (Op == "Sub")
+    else if (Op == BinaryOperator::Subtract)
       Folded = static_cast<int64_t>(static_cast<uint64_t>(A) - static_cast<uint64_t>(C));
-    else if (Op == "Mult")
+    else if (Op == BinaryOperator::Multiply)
       Folded = static_cast<int64_t>(static_cast<uint64_t>(A) * static_cast<uint64_t>(C));
   }
   if (!Emitting) {
@@ -1210,20 +1200,29 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
   Value *X = A.scalar(), *Y = C.scalar();
   bool Float = isFloat(Common), Signed = isSigned(Common);
   Value *V = nullptr;
-  if (Op == "Add")
+  switch (Op) {
+  case BinaryOperator::Add:
     V = Float ? B.CreateFAdd(X, Y) : B.CreateAdd(X, Y);
-  else if (Op == "Sub")
+    break;
+  case BinaryOperator::Subtract:
     V = Float ? B.CreateFSub(X, Y) : B.CreateSub(X, Y);
-  else if (Op == "Mult")
+    break;
+  case BinaryOperator::Multiply:
     V = Float ? B.CreateFMul(X, Y) : B.CreateMul(X, Y);
-  else if (Op == "Div")
+    break;
+  case BinaryOperator::Divide:
     V = B.CreateFDiv(X, Y);
-  else if (Op == "FloorDiv" || Op == "Mod") {
+    break;
+  case BinaryOperator::FloorDivide:
+  case BinaryOperator::Modulo: {
+    bool IsFloorDivide = Op == BinaryOperator::FloorDivide;
     if (!Float)
-      return integerDivide(Op == "FloorDiv", A, C);
+      return integerDivide(IsFloorDivide, A, C);
     auto [Quotient, Remainder] = floatDivMod(X, Y);
-    V = Op == "FloorDiv" ? Quotient : Remainder;
-  } else if (Op == "Pow") {
+    V = IsFloorDivide ? Quotient : Remainder;
+    break;
+  }
+  case BinaryOperator::Power:
     if (!Float)
       return integerPower(A, C);
     // Through the math marker: each target has its own pow (libdevice, libm).
@@ -1234,18 +1233,23 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
     V = callMarker(Common == Scalar::Float64 ? "math.pow.f64" : "math.pow.f32", X->getType(), {X, Y});
     if (Common == Scalar::Float16)
       V = B.CreateFPTrunc(V, llvmType(Scalar::Float16));
-  } else if (Op == "BitAnd")
+    break;
+  case BinaryOperator::BitwiseAnd:
     V = B.CreateAnd(X, Y);
-  else if (Op == "BitOr")
+    break;
+  case BinaryOperator::BitwiseOr:
     V = B.CreateOr(X, Y);
-  else if (Op == "BitXor")
+    break;
+  case BinaryOperator::BitwiseXor:
     V = B.CreateXor(X, Y);
-  else if (Shift) {
+    break;
+  case BinaryOperator::ShiftLeft:
+  case BinaryOperator::ShiftRight: {
     // Shifting by the width or more gives 0 (or the sign) instead of poison.
     unsigned Bits = bitWidth(Common);
     Value *Limit = ConstantInt::get(Y->getType(), Bits - 1);
     Value *Amount = B.CreateSelect(B.CreateICmpUGT(Y, Limit), Limit, Y);
-    if (Op == "LShift") {
+    if (Op == BinaryOperator::ShiftLeft) {
       V = B.CreateShl(X, Amount);
       V = B.CreateSelect(B.CreateICmpUGT(Y, Limit), ConstantInt::get(X->getType(), 0), V);
     } else {
@@ -1253,8 +1257,11 @@ CValue FunctionCompiler::binaryOp(const std::string &Op, const CValue &L, const 
       if (!Signed)
         V = B.CreateSelect(B.CreateICmpUGT(Y, Limit), ConstantInt::get(X->getType(), 0), V);
     }
-  } else
+    break;
+  }
+  case BinaryOperator::MatrixMultiply:
     unsupported(Node, std::string("operator ") + operatorSymbol(Op) + " is not supported");
+  }
   CValue Out = makeScalar(Result, V);
   Out.ConstInt = Folded;
   return Out;
@@ -1356,11 +1363,11 @@ CValue FunctionCompiler::integerPower(const CValue &Base, const CValue &Exponent
 }
 
 CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
-  std::string Op = operatorKind(field(Node, "op").get());
+  UnaryOperator Op = unaryOperatorOf(field(Node, "op").get());
   CValue V = expr(field(Node, "operand").get());
   if (V.T.isUndefined())
     return CValue();
-  if (Op == "Not") {
+  if (Op == UnaryOperator::Not) {
     Value *T = truth(V, Node);
     return makeScalar(Scalar::Bool, Emitting ? B.CreateNot(T) : nullptr);
   }
@@ -1370,22 +1377,22 @@ CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
   Scalar S = isFloat(V.T.Elem) || isComplex(V.T.Elem) ? V.T.Elem
                                                      : promoteArithmetic(V.T.Elem, V.T.Elem);
   if (isComplex(S)) {
-    if (Op == "Invert")
+    if (Op == UnaryOperator::Invert)
       typingError(Node, "bad operand type for unary ~: " + V.T.str());
-    if (!Emitting || Op == "UAdd")
+    if (!Emitting || Op == UnaryOperator::Plus)
       return Emitting ? V : CValue(V.T);
     Value *Z = V.scalar();
     return makeScalar(S, makeComplex(S, B.CreateFNeg(B.CreateExtractValue(Z, 0)),
                                      B.CreateFNeg(B.CreateExtractValue(Z, 1))));
   }
-  if (Op == "Invert" && isFloat(S))
+  if (Op == UnaryOperator::Invert && isFloat(S))
     typingError(Node, "bad operand type for unary ~: " + V.T.str());
-  if (Op == "Invert" && V.T.isBool())
+  if (Op == UnaryOperator::Invert && V.T.isBool())
     S = Scalar::Bool;
   std::optional<int64_t> Folded;
-  if (V.ConstInt && Op == "USub")
+  if (V.ConstInt && Op == UnaryOperator::Negate)
     Folded = static_cast<int64_t>(0 - static_cast<uint64_t>(*V.ConstInt));
-  else if (V.ConstInt && Op == "UAdd")
+  else if (V.ConstInt && Op == UnaryOperator::Plus)
     Folded = V.ConstInt;
   if (!Emitting) {
     CValue Out(frontend::Type::scalar(S));
@@ -1394,27 +1401,28 @@ CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
   }
   CValue X = convert(V, frontend::Type::scalar(S), Node);
   Value *R = X.scalar();
-  if (Op == "USub")
+  if (Op == UnaryOperator::Negate)
     R = isFloat(S) ? B.CreateFNeg(R) : B.CreateNeg(R);
-  else if (Op == "Invert")
+  else if (Op == UnaryOperator::Invert)
     R = B.CreateNot(R);
   CValue Out = makeScalar(S, R);
   Out.ConstInt = Folded;
   return Out;
 }
 
-CValue FunctionCompiler::compareOp(const std::string &Op, const CValue &L, const CValue &R,
+CValue FunctionCompiler::compareOp(ComparisonOperator Op, const CValue &L, const CValue &R,
                                    PyObject *Node) {
   if (L.T.isUndefined() || R.T.isUndefined())
     return CValue();
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
-  if (Op == "Is" || Op == "IsNot" || Op == "In" || Op == "NotIn")
+  if (Op == ComparisonOperator::Is || Op == ComparisonOperator::IsNot ||
+      Op == ComparisonOperator::In || Op == ComparisonOperator::NotIn)
     unsupported(Node, std::string("the '") + operatorSymbol(Op) +
                           "' operator is not supported on numbers");
   bool ComplexOperands = isComplex(L.T.Elem) || isComplex(R.T.Elem);
-  if (ComplexOperands && Op != "Eq" && Op != "NotEq")
+  if (ComplexOperands && Op != ComparisonOperator::Equal && Op != ComparisonOperator::NotEqual)
     typingError(Node, std::string("complex numbers have no order: ") + operatorSymbol(Op) +
                           " is not supported on " + L.T.str() + " and " + R.T.str());
   if (!Emitting)
@@ -1424,27 +1432,40 @@ CValue FunctionCompiler::compareOp(const std::string &Op, const CValue &L, const
     Value *X = convert(L, CT, Node).scalar(), *Y = convert(R, CT, Node).scalar();
     Value *Same = B.CreateAnd(B.CreateFCmpOEQ(B.CreateExtractValue(X, 0), B.CreateExtractValue(Y, 0)),
                               B.CreateFCmpOEQ(B.CreateExtractValue(X, 1), B.CreateExtractValue(Y, 1)));
-    return makeScalar(Scalar::Bool, Op == "Eq" ? Same : B.CreateNot(Same));
+    return makeScalar(Scalar::Bool, Op == ComparisonOperator::Equal ? Same : B.CreateNot(Same));
   }
   // Compare in the common type: mixed signed/unsigned compares as Numba does.
   Scalar Common = (L.T.isBool() && R.T.isBool()) ? Scalar::Int64
                                                  : promoteArithmetic(L.T.Elem, R.T.Elem);
   frontend::Type CT = frontend::Type::scalar(Common);
   Value *X = convert(L, CT, Node).scalar(), *Y = convert(R, CT, Node).scalar();
-  CmpInst::Predicate P;
+  CmpInst::Predicate P = CmpInst::BAD_ICMP_PREDICATE;
   bool Float = isFloat(Common), Signed = isSigned(Common);
-  if (Op == "Eq")
+  switch (Op) {
+  case ComparisonOperator::Equal:
     P = Float ? CmpInst::FCMP_OEQ : CmpInst::ICMP_EQ;
-  else if (Op == "NotEq")
+    break;
+  case ComparisonOperator::NotEqual:
     P = Float ? CmpInst::FCMP_UNE : CmpInst::ICMP_NE;
-  else if (Op == "Lt")
+    break;
+  case ComparisonOperator::Less:
     P = Float ? CmpInst::FCMP_OLT : Signed ? CmpInst::ICMP_SLT : CmpInst::ICMP_ULT;
-  else if (Op == "LtE")
+    break;
+  case ComparisonOperator::LessEqual:
     P = Float ? CmpInst::FCMP_OLE : Signed ? CmpInst::ICMP_SLE : CmpInst::ICMP_ULE;
-  else if (Op == "Gt")
+    break;
+  case ComparisonOperator::Greater:
     P = Float ? CmpInst::FCMP_OGT : Signed ? CmpInst::ICMP_SGT : CmpInst::ICMP_UGT;
-  else
+    break;
+  // is, is not, in and not in were rejected above.
+  case ComparisonOperator::Is:
+  case ComparisonOperator::IsNot:
+  case ComparisonOperator::In:
+  case ComparisonOperator::NotIn:
+  case ComparisonOperator::GreaterEqual:
     P = Float ? CmpInst::FCMP_OGE : Signed ? CmpInst::ICMP_SGE : CmpInst::ICMP_UGE;
+    break;
+  }
   return makeScalar(Scalar::Bool, Float ? B.CreateFCmp(P, X, Y) : B.CreateICmp(P, X, Y));
 }
 
@@ -1454,12 +1475,12 @@ CValue FunctionCompiler::visitCompare(PyObject *Node) {
   std::vector<PyObject *> Ops = listItems(field(Node, "ops").get());
   std::vector<PyObject *> Rights = listItems(field(Node, "comparators").get());
   if (Ops.size() == 1)
-    return compareOp(operatorKind(Ops[0]), Left, expr(Rights[0]), Node);
+    return compareOp(comparisonOperatorOf(Ops[0]), Left, expr(Rights[0]), Node);
   if (!Emitting) {
     CValue Out = makeScalar(Scalar::Bool, nullptr);
     for (size_t I = 0; I < Ops.size(); ++I) {
       CValue Right = expr(Rights[I]);
-      if (compareOp(operatorKind(Ops[I]), Left, Right, Node).T.isUndefined())
+      if (compareOp(comparisonOperatorOf(Ops[I]), Left, Right, Node).T.isUndefined())
         Out = CValue();
       Left = Right;
     }
@@ -1469,7 +1490,7 @@ CValue FunctionCompiler::visitCompare(PyObject *Node) {
   std::vector<std::pair<Value *, BasicBlock *>> Incoming;
   for (size_t I = 0; I < Ops.size(); ++I) {
     CValue Right = expr(Rights[I]);
-    Value *C = compareOp(operatorKind(Ops[I]), Left, Right, Node).scalar();
+    Value *C = compareOp(comparisonOperatorOf(Ops[I]), Left, Right, Node).scalar();
     Incoming.push_back({C, B.GetInsertBlock()});
     if (I + 1 < Ops.size()) {
       BasicBlock *Next = BasicBlock::Create(Ctx, "cmp.next", F);
@@ -1488,7 +1509,7 @@ CValue FunctionCompiler::visitCompare(PyObject *Node) {
 }
 
 CValue FunctionCompiler::visitBoolOp(PyObject *Node) {
-  bool IsAnd = operatorKind(field(Node, "op").get()) == "And";
+  bool IsAnd = booleanOperatorOf(field(Node, "op").get()) == BooleanOperator::And;
   std::vector<PyObject *> Operands = listItems(field(Node, "values").get());
   // The result is one of the operands (Python semantics): their unified type.
   if (!Emitting) {
@@ -2139,7 +2160,7 @@ void FunctionCompiler::visitAssign(PyObject *Node) {
 void FunctionCompiler::visitAugAssign(PyObject *Node) {
   PyRef Target = field(Node, "target");
   PyRef ValueNode = field(Node, "value");
-  std::string Op = operatorKind(field(Node, "op").get());
+  BinaryOperator Op = binaryOperatorOf(field(Node, "op").get());
   std::string Kind = nodeKind(Target.get());
   if (Kind == "Name") {
     std::string Name = identifierField(Target.get(), "id");

@@ -10,6 +10,7 @@
 
 #include "CompileError.h"
 #include "Frontend.h"
+#include "Operators.h"
 #include "PyRef.h"
 #include "Types.h"
 
@@ -83,7 +84,7 @@ public:
   CValue makeScalar(Scalar S, llvm::Value *V) const;
   // A complex value from its parts; + - * / of two complex values of type S.
   llvm::Value *makeComplex(Scalar S, llvm::Value *Re, llvm::Value *Im);
-  llvm::Value *complexArithmetic(const std::string &Op, Scalar S, llvm::Value *X, llvm::Value *Y);
+  llvm::Value *complexArithmetic(BinaryOperator Op, Scalar S, llvm::Value *X, llvm::Value *Y);
   // The alignment of an array element (a complex number: its component's).
   static unsigned elementAlign(Scalar S) {
     return isComplex(S) ? byteSize(S) / 2 : byteSize(S);
@@ -167,8 +168,8 @@ private:
   void visitAssert(PyObject *Node);
 
   // pieces
-  CValue binaryOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
-  CValue compareOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
+  CValue binaryOp(BinaryOperator Op, const CValue &L, const CValue &R, PyObject *Node);
+  CValue compareOp(ComparisonOperator Op, const CValue &L, const CValue &R, PyObject *Node);
   CValue integerDivide(bool Floor, const CValue &L, const CValue &R);
   std::pair<llvm::Value *, llvm::Value *> floatDivMod(llvm::Value *X, llvm::Value *Y);
   CValue integerPower(const CValue &Base, const CValue &Exponent);
