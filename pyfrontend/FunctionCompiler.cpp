@@ -1,4 +1,5 @@
 #include "FunctionCompiler.h"
+#include "BindingAnalysis.h"
 #include "Operators.h"
 
 #include "llvm/IR/CFG.h"
@@ -620,25 +621,6 @@ void FunctionCompiler::body(PyObject *List) {
 
 // --- the kernel ---------------------------------------------------------------------
 
-void FunctionCompiler::collectAssignedNames(PyObject *List) {
-  // Walk every node below with ast.walk and record Name targets in Store context.
-  PyRef Ast = importModule("ast");
-  PyRef StoreType = Ast.attr("Store");
-  for (PyObject *S : listItems(List)) {
-    PyRef Walk = PyRef::check(PyObject_CallMethod(Ast.get(), "walk", "O", S));
-    PyRef Iter = PyRef::check(PyObject_GetIter(Walk.get()));
-    while (PyRef N = PyRef::steal(PyIter_Next(Iter.get()))) {
-      if (nodeKind(N.get()) != "Name")
-        continue;
-      PyRef CtxNode = N.attr("ctx");
-      if (PyObject_IsInstance(CtxNode.get(), StoreType.get()) == 1)
-        AssignedNames.insert(N.attr("id").str());
-    }
-    if (PyErr_Occurred())
-      throw PythonErrorSet();
-  }
-}
-
 llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type> &ArgTypes) {
   std::string Name = identifierField(Tree.get(), "name");
   if (nodeKind(Tree.get()) != "FunctionDef")
@@ -762,8 +744,10 @@ FunctionCompiler::compileDevice(const std::vector<frontend::Type> &ArgTypes,
 }
 
 void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
-  AssignedNames.insert(ParamNames.begin(), ParamNames.end());
-  collectAssignedNames(Body);
+  // Before any typing: local names, assignment before use, loop-only
+  // statements.
+  NameBindings = analyseBindings(Body, ParamNames,
+                                 [this](PyObject *Node) { return locate(Node); });
   // Variables' types only widen, so this ends.
   Emitting = false;
   constexpr int MaxTypingRounds = 32;
@@ -931,7 +915,7 @@ CValue FunctionCompiler::visitConstant(PyObject *Node) {
 
 CValue FunctionCompiler::visitName(PyObject *Node) {
   std::string Name = identifierField(Node, "id");
-  if (AssignedNames.count(Name))
+  if (NameBindings.LocalNames.count(Name))
     return loadVariable(Name, Node);
   return resolveGlobal(Name, Node);
 }
@@ -2361,10 +2345,9 @@ void FunctionCompiler::visitFor(PyObject *Node) {
 }
 
 void FunctionCompiler::visitBreak(PyObject *Node) {
+  // The binding analysis rejected a 'break' outside a loop.
   if (!Emitting)
     return;
-  if (Loops.empty())
-    typingError(Node, "'break' outside a loop");
   B.CreateBr(Loops.back().Break);
   startDeadBlock();
 }
@@ -2372,8 +2355,6 @@ void FunctionCompiler::visitBreak(PyObject *Node) {
 void FunctionCompiler::visitContinue(PyObject *Node) {
   if (!Emitting)
     return;
-  if (Loops.empty())
-    typingError(Node, "'continue' outside a loop");
   B.CreateBr(Loops.back().Continue);
   startDeadBlock();
 }

@@ -8,6 +8,7 @@
 #ifndef TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 #define TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 
+#include "BindingAnalysis.h"
 #include "CompileError.h"
 #include "Frontend.h"
 #include "Operators.h"
@@ -191,7 +192,6 @@ private:
   llvm::AllocaInst *entryAlloca(llvm::Type *T, const std::string &Name);
   void startDeadBlock();
   SourceLocation locate(PyObject *Node) const;
-  void collectAssignedNames(PyObject *List);
 
   PyRef Function;
   PyRef Globals, Builtins;
@@ -230,7 +230,7 @@ private:
     std::vector<llvm::AllocaInst *> Slots; // one per part, emitting mode
   };
   std::map<std::string, Variable> Variables;
-  std::set<std::string> AssignedNames; // every name bound in the function
+  Bindings NameBindings; // from the binding analysis, before typing
   struct Loop {
     llvm::BasicBlock *Continue, *Break;
   };
