@@ -1,6 +1,7 @@
 // Calls: intrinsics (Intrinsics.cpp), methods and device functions.
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
+#include "IntrinsicTable.h"
 
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
@@ -105,9 +106,10 @@ CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vecto
   if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_kernel__"))
     typingError(Node, "a kernel cannot be called from a kernel: make it a device function "
                       "with @cuda.jit(device=True)");
-  if (IntrinsicHandler H = findCallIntrinsic(Name)) {
-    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords};
-    return H(Call);
+  if (const IntrinsicRecord *Record = findIntrinsic(Name);
+      Record && Record->Kind == IntrinsicKind::Function) {
+    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record};
+    return Record->Handler(Call);
   }
   std::string Shown = Name;
   if (Shown.empty()) {

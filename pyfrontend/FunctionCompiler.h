@@ -248,6 +248,9 @@ struct IntrinsicCall {
   // The names of the keyword arguments, which are the last Keywords.size()
   // of Args; bindArguments() puts them in place.
   std::vector<std::string> &Keywords;
+  // The table row being called (IntrinsicTable.h): its Python path and
+  // marker, for the handlers that serve many rows.
+  const struct IntrinsicRecord *Record = nullptr;
 };
 
 // Puts keyword arguments in their positions for a callee with parameters
@@ -257,15 +260,11 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
                    std::initializer_list<const char *> Params, size_t Required);
 using IntrinsicHandler = CValue (*)(IntrinsicCall &);
 
-// The handler of a callable intrinsic (cuda.grid, len, min, ...), by the
-// name in its __tidal_intrinsic__ attribute or its builtin name; null when
-// there is none.
-IntrinsicHandler findCallIntrinsic(const std::string &Name);
+// The value of a value intrinsic (cuda.laneid, cuda.warpsize); false when
+// Name is none. IntrinsicTable.cpp, like the next one.
+bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, CValue &Out);
 // The value of an attribute intrinsic (cuda.threadIdx.x, ...): handled
 // when Object.Attr names one; returns false otherwise.
-// The value of a value intrinsic (cuda.laneid, cuda.warpsize); false when
-// Name is none.
-bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, CValue &Out);
 bool attributeIntrinsic(FunctionCompiler &C, const std::string &Object,
                         const std::string &Attr, PyObject *Node, CValue &Out);
 

@@ -1,0 +1,96 @@
+// Memory: shared, local and constant arrays.
+#include "IntrinsicTable.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+using frontend::Type;
+
+namespace {
+
+// A constant shape: an int or a tuple of ints, each >= 0.
+std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std::string &What) {
+  const CValue &V = Call.Args[Index];
+  std::vector<int64_t> Shape;
+  if (V.T.isIntegerScalar() && V.ConstInt) {
+    Shape.push_back(*V.ConstInt);
+  } else if (V.T.isTuple() && V.TupleConstInts.size() == V.T.Elements.size() &&
+             !V.T.Elements.empty()) {
+    Shape = V.TupleConstInts;
+  } else {
+    Call.C.typingError(Call.ArgNodes[Index],
+                       What + " must be a constant int or a tuple of constant ints, not " +
+                           (V.T.isIntegerScalar() || V.T.isTuple() ? "a value computed at run time"
+                                                                   : V.T.str()));
+  }
+  for (int64_t E : Shape)
+    if (E < 0)
+      Call.C.typingError(Call.ArgNodes[Index], What + " must not be negative");
+  return Shape;
+}
+
+CValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
+                   bool DynamicWhenEmpty) {
+  bindArguments(Call, Python, {"shape", "dtype"}, 2);
+  std::vector<int64_t> Shape = constantShape(Call, 0, "the shape of " + Python + "()");
+  Scalar Elem = Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
+  int64_t Count = 1;
+  for (int64_t E : Shape)
+    Count *= E;
+  if (!Call.C.emitting())
+    return Call.C.makeArray(Elem, Shape, nullptr);
+  IRBuilder<> &B = Call.C.builder();
+  Value *Data;
+  if (DynamicWhenEmpty && Count == 0)
+    Data = Call.C.callMarker("shared.dynamic", B.getPtrTy(), {});
+  else
+    Data = Call.C.callMarker(Marker, B.getPtrTy(),
+                             {B.getInt64(Count * byteSize(Elem)), B.getInt64(byteSize(Elem))});
+  return Call.C.makeArray(Elem, Shape, Data);
+}
+
+CValue cudaSharedArray(IntrinsicCall &Call) {
+  return arrayMarker(Call, "cuda.shared.array", "shared.array", true);
+}
+CValue cudaLocalArray(IntrinsicCall &Call) {
+  return arrayMarker(Call, "cuda.local.array", "local.array", false);
+}
+
+// cuda.const.array_like(ary): ary is a global NumPy array, already frozen
+// into a constant array by the compiler.
+CValue cudaConstArrayLike(IntrinsicCall &Call) {
+  bindArguments(Call, "cuda.const.array_like", {"ary"}, 1);
+  const CValue &A = Call.Args[0];
+  if (!A.T.isArray() || !A.T.ReadOnly)
+    Call.C.typingError(Call.ArgNodes[0],
+                       "cuda.const.array_like() takes a global NumPy array, not " + A.T.str());
+  return A;
+}
+
+} // namespace
+
+llvm::ArrayRef<IntrinsicRecord> memoryIntrinsics() {
+  static const IntrinsicRecord Records[] = {
+      {"cuda.shared", IntrinsicKind::Namespace, nullptr, "",
+       "Shared memory of the block."},
+      {"cuda.shared.array", IntrinsicKind::Function, cudaSharedArray, "shared.array",
+       "array(shape, dtype): a shared array of the block, static (shape a constant int or tuple) or dynamic (shape 0: sized by the launch's sharedmem)"},
+      {"cuda.local", IntrinsicKind::Namespace, nullptr, "",
+       "Memory private to the thread."},
+      {"cuda.local.array", IntrinsicKind::Function, cudaLocalArray, "local.array",
+       "array(shape, dtype): an array private to the thread"},
+      {"cuda.const", IntrinsicKind::Namespace, nullptr, "",
+       "Constant memory."},
+      {"cuda.const.array_like", IntrinsicKind::Function, cudaConstArrayLike, "const.array",
+       "array_like(ary): a global NumPy array as constant memory"},
+  };
+  return Records;
+}
+
+} // namespace tidal::frontend
