@@ -2,6 +2,7 @@
 // conversions between types, truth values, marker calls and constants.
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
+#include "Markers.h"
 
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
@@ -170,9 +171,32 @@ std::vector<CValue> FunctionCompiler::tupleElements(const CValue &V) const {
 // --- IR helpers -------------------------------------------------------------------
 
 Value *FunctionCompiler::markerI32(const std::string &Name) {
-  FunctionCallee Marker = M.getOrInsertFunction(
-      "tidal." + Name, FunctionType::get(llvm::Type::getInt32Ty(Ctx), false));
-  return B.CreateCall(Marker, {}, Name);
+  return B.CreateCall(declareMarker(Name, FunctionType::get(llvm::Type::getInt32Ty(Ctx), false)),
+                      {}, Name);
+}
+
+// The declaration of tidal.<Name>, of the type the plugin's marker table
+// gives it (tidal::getMarkerType), so that the frontend cannot emit a
+// marker the plugin does not know, nor one of another type. Expected is
+// the type the call needs.
+FunctionCallee FunctionCompiler::declareMarker(const std::string &Name, FunctionType *Expected) {
+  std::string Symbol = "tidal." + Name;
+  FunctionType *Contract = tidal::getMarkerType(Symbol, Ctx);
+  bool Matches = Contract && Contract->getReturnType() == Expected->getReturnType() &&
+                 Contract->isVarArg() == Expected->isVarArg() &&
+                 Contract->params() == Expected->params();
+  if (!Matches) {
+    std::string Text;
+    raw_string_ostream OS(Text);
+    OS << "internal error: the frontend emits the marker " << Symbol << " as " << *Expected
+       << ", which the marker table (llvm-plugin/Markers.h) ";
+    if (Contract)
+      OS << "types as " << *Contract;
+    else
+      OS << "does not have";
+    throw CompileError("CompileError", OS.str(), locate(Tree.get()));
+  }
+  return M.getOrInsertFunction(Symbol, Contract);
 }
 
 AllocaInst *FunctionCompiler::entryAlloca(llvm::Type *T, const std::string &Name) {
@@ -280,9 +304,7 @@ Value *FunctionCompiler::callMarker(const std::string &Name, llvm::Type *Result,
   size_t Fixed = VarArg ? 1 : Args.size();
   for (size_t I = 0; I < Fixed; ++I)
     Params.push_back(Args[I]->getType());
-  FunctionCallee Marker = M.getOrInsertFunction(
-      "tidal." + Name, FunctionType::get(Result, Params, VarArg));
-  return B.CreateCall(Marker, Args);
+  return B.CreateCall(declareMarker(Name, FunctionType::get(Result, Params, VarArg)), Args);
 }
 
 Scalar FunctionCompiler::dtypeOf(const CValue &DType, PyObject *Node) {

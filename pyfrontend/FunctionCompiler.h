@@ -81,6 +81,10 @@ public:
   llvm::Module &module() { return M; }
   // i32 @tidal.<Name>() marker call (declared on first use).
   llvm::Value *markerI32(const std::string &Name);
+  // The declaration of the marker tidal.<Name> from the plugin's marker
+  // table; a CompileError (internal error) when the table lacks it or
+  // gives it another type than Expected.
+  llvm::FunctionCallee declareMarker(const std::string &Name, llvm::FunctionType *Expected);
   CValue convert(const CValue &V, const Type &To, PyObject *Node);
   CValue makeScalar(Scalar S, llvm::Value *V) const;
   // A complex value from its parts; + - * / of two complex values of type S.
