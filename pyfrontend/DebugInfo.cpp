@@ -21,19 +21,19 @@ namespace tidal::frontend {
 DISubprogram *FunctionCompiler::debugSubprogram(llvm::Function *Fn, const std::string &Name) {
   if (!Options.LineInfo && !Options.Debug)
     return nullptr;
-  DIB = std::make_unique<DIBuilder>(M);
+  DebugBuilder = std::make_unique<DIBuilder>(M);
   std::string Path = Source.File, Directory = ".";
   size_t Slash = Path.rfind('/');
   if (Slash != std::string::npos) {
     Directory = Path.substr(0, Slash);
     Path = Path.substr(Slash + 1);
   }
-  DIFile *File = DIB->createFile(Path, Directory);
+  DIFile *File = DebugBuilder->createFile(Path, Directory);
   DICompileUnit *Unit = nullptr;
   if (NamedMDNode *Units = M.getNamedMetadata("llvm.dbg.cu"); Units && Units->getNumOperands())
     Unit = cast<DICompileUnit>(Units->getOperand(0));
   if (!Unit) {
-    Unit = DIB->createCompileUnit(
+    Unit = DebugBuilder->createCompileUnit(
         dwarf::DW_LANG_Python, File, "tidal", /*isOptimized=*/true, "", 0, "",
         Options.Debug ? DICompileUnit::FullDebug : DICompileUnit::LineTablesOnly);
     if (!M.getModuleFlag("Debug Info Version"))
@@ -41,8 +41,8 @@ DISubprogram *FunctionCompiler::debugSubprogram(llvm::Function *Fn, const std::s
     if (!M.getModuleFlag("Dwarf Version"))
       M.addModuleFlag(Module::Warning, "Dwarf Version", uint32_t(4));
   }
-  DISubroutineType *Signature = DIB->createSubroutineType(DIB->getOrCreateTypeArray({}));
-  DISubprogram *SP = DIB->createFunction(
+  DISubroutineType *Signature = DebugBuilder->createSubroutineType(DebugBuilder->getOrCreateTypeArray({}));
+  DISubprogram *SP = DebugBuilder->createFunction(
       File, Name, Fn->getName(), File, static_cast<unsigned>(locate(Tree.get()).Line), Signature,
       static_cast<unsigned>(locate(Tree.get()).Line), DINode::FlagZero,
       DISubprogram::SPFlagDefinition | DISubprogram::SPFlagOptimized);

@@ -30,16 +30,16 @@ std::string FunctionCompiler::sourceText(PyObject *Node) const {
   return Text.str();
 }
 
-Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode,
-                                        const CValue &Index, PyObject *ArrayNode) {
+Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *IndexNode,
+                                        const TypedValue &Index, PyObject *ArrayNode) {
   const frontend::Type &AT = Array.T;
-  std::vector<CValue> Indices = Index.T.isTuple() ? tupleElements(Index)
-                                                  : std::vector<CValue>{Index};
+  std::vector<TypedValue> Indices = Index.T.isTuple() ? tupleElements(Index)
+                                                  : std::vector<TypedValue>{Index};
   if (Indices.size() != AT.NDim)
     typingError(IndexNode, "cannot index " + AT.str() + " with " +
                                std::to_string(Indices.size()) + " indices: it has " +
                                std::to_string(AT.NDim) + " dimensions");
-  for (const CValue &I : Indices)
+  for (const TypedValue &I : Indices)
     if (!I.T.isScalar() || !isInteger(I.T.Elem))
       typingError(IndexNode, "cannot index " + AT.str() + " with " + I.T.str() +
                                  ": array indices must be integers");
@@ -48,7 +48,7 @@ Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode
   unsigned N = AT.NDim;
   std::vector<Value *> Idx;
   for (unsigned D = 0; D < N; ++D) {
-    const CValue &I = Indices[D];
+    const TypedValue &I = Indices[D];
     Value *Extent = Array.Parts[1 + D];
     if (I.ConstInt) {
       int64_t C = *I.ConstInt;
@@ -104,9 +104,9 @@ Value *FunctionCompiler::elementPointer(const CValue &Array, PyObject *IndexNode
   return B.CreateInBoundsGEP(ElemTy, Data, Linear, "elem.addr");
 }
 
-CValue FunctionCompiler::visitSubscript(PyObject *Node) {
+TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
   PyRef ValueNode = field(Node, "value"), SliceNode = field(Node, "slice");
-  CValue Base = expr(ValueNode.get());
+  TypedValue Base = expr(ValueNode.get());
   bool HasSlice = nodeKind(SliceNode.get()) == "Slice";
   if (nodeKind(SliceNode.get()) == "Tuple")
     for (PyObject *E : listItems(field(SliceNode.get(), "elts").get()))
@@ -118,14 +118,14 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
   HasSlice |= Base.T.isArray() && IndexCount < Base.T.NDim;
   if (HasSlice) {
     if (Base.T.isUndefined())
-      return CValue();
+      return TypedValue();
     if (!Base.T.isArray())
       unsupported(SliceNode.get(), "slicing is supported on arrays, not on " + Base.T.str());
     return sliceArray(Base, SliceNode.get());
   }
-  CValue Index = expr(SliceNode.get());
+  TypedValue Index = expr(SliceNode.get());
   if (Base.T.isUndefined() || Index.T.isUndefined())
-    return CValue();
+    return TypedValue();
   if (Base.T.isTuple()) {
     if (!Index.ConstInt)
       typingError(SliceNode.get(), "tuples can only be indexed by constant integers");
@@ -139,7 +139,7 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
     typingError(Node, "cannot index a value of type " + Base.T.str());
   Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
   if (Base.T.hasRecordElements()) { // a[i] of a record array: a view of it
-    CValue Ref(frontend::Type::record(Base.T.Rec, Base.T.ReadOnly));
+    TypedValue Ref(frontend::Type::record(Base.T.Rec, Base.T.ReadOnly));
     if (Emitting)
       Ref.Parts.push_back(Ptr);
     return Ref;
@@ -155,7 +155,7 @@ CValue FunctionCompiler::visitSubscript(PyObject *Node) {
 // a[i, 2:n, ::-1]: a view of the same memory. Integer indices drop their
 // dimension; slices keep it, normalised as Python does (negative bounds
 // count from the end, bounds clamp, the step must be a constant).
-CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
+TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceNode) {
   std::vector<PyObject *> Items = nodeKind(SliceNode) == "Tuple"
                                       ? listItems(field(SliceNode, "elts").get())
                                       : std::vector<PyObject *>{SliceNode};
@@ -169,7 +169,7 @@ CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
     PyObject *Lower = nullptr, *Upper = nullptr;
     int64_t Step = 1;
     bool Full = false; // ':' alone
-    CValue Index;
+    TypedValue Index;
   };
   std::vector<Dim> Dims;
   for (unsigned D = 0; D < N; ++D) {
@@ -178,7 +178,7 @@ CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
       X.IsSlice = false;
       X.Index = expr(Items[D]);
       if (X.Index.T.isUndefined())
-        return CValue();
+        return TypedValue();
       if (!X.Index.T.isIntegerScalar())
         typingError(Items[D], "cannot index " + Base.T.str() + " with " + X.Index.T.str() +
                                   ": array indices must be integers");
@@ -188,7 +188,7 @@ CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
       X.Lower = Lower.isNone() ? nullptr : Lower.get();
       X.Upper = Upper.isNone() ? nullptr : Upper.get();
       if (!Step.isNone()) {
-        CValue S = expr(Step.get());
+        TypedValue S = expr(Step.get());
         if (!S.T.isIntegerScalar() || !S.ConstInt || *S.ConstInt == 0)
           unsupported(Step.get(), "the step of a slice in a kernel must be a constant non-zero integer");
         X.Step = *S.ConstInt;
@@ -216,12 +216,12 @@ CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
     }
     Lay = Contiguous ? Layout::C : Layout::A;
   }
-  CValue View(frontend::Type::array(Base.T.Elem, ViewDims, Lay, Base.T.ReadOnly));
+  TypedValue View(frontend::Type::array(Base.T.Elem, ViewDims, Lay, Base.T.ReadOnly));
   View.T.Rec = Base.T.Rec;
   for (const Dim &X : Dims) // type the bounds too
     for (PyObject *Bound : {X.Lower, X.Upper})
       if (Bound && !Emitting) {
-        CValue V = expr(Bound);
+        TypedValue V = expr(Bound);
         if (!V.T.isUndefined() && !V.T.isIntegerScalar())
           typingError(Bound, "slice bounds must be integers, not " + V.T.str());
       }
@@ -253,7 +253,7 @@ CValue FunctionCompiler::sliceArray(const CValue &Base, PyObject *SliceNode) {
     auto Bound = [&](PyObject *Node, Value *Default) -> Value * {
       if (!Node)
         return Default;
-      CValue V = convert(expr(Node), frontend::Type::scalar(Scalar::Int64), Node);
+      TypedValue V = convert(expr(Node), frontend::Type::scalar(Scalar::Int64), Node);
       Value *I = V.scalar();
       Value *Wrapped = B.CreateAdd(I, Extent);
       Value *Low = Forward ? Zero : MinusOne, *High = Forward ? Extent : Last;

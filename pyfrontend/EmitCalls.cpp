@@ -17,27 +17,27 @@ namespace tidal::frontend {
 
 // --- calls -------------------------------------------------------------------------
 
-CValue FunctionCompiler::visitCall(PyObject *Node) {
+TypedValue FunctionCompiler::visitCall(PyObject *Node) {
   PyRef FuncNode = field(Node, "func");
   // z.conjugate(): the one method of numbers kernels call.
   if (nodeKind(FuncNode.get()) == "Attribute" &&
       identifierField(FuncNode.get(), "attr") == "conjugate") {
-    CValue Z = expr(field(FuncNode.get(), "value").get());
+    TypedValue Z = expr(field(FuncNode.get(), "value").get());
     if (Z.T.isUndefined())
-      return CValue();
+      return TypedValue();
     if (Z.T.isScalar()) {
       if (PyList_GET_SIZE(field(Node, "args").get()) > 0)
         typingError(Node, "conjugate() takes no arguments");
       if (!isComplex(Z.T.Elem) || !Emitting)
-        return isComplex(Z.T.Elem) ? CValue(Z.T) : Z;
+        return isComplex(Z.T.Elem) ? TypedValue(Z.T) : Z;
       Value *V = Z.scalar();
       return makeScalar(Z.T.Elem, makeComplex(Z.T.Elem, B.CreateExtractValue(V, 0),
                                               B.CreateFNeg(B.CreateExtractValue(V, 1))));
     }
   }
-  CValue Callee = expr(FuncNode.get());
+  TypedValue Callee = expr(FuncNode.get());
   std::vector<PyObject *> ArgNodes = listItems(field(Node, "args").get());
-  std::vector<CValue> Args;
+  std::vector<TypedValue> Args;
   bool Undefined = Callee.T.isUndefined();
   for (PyObject *A : ArgNodes) {
     if (nodeKind(A) == "Starred")
@@ -58,13 +58,13 @@ CValue FunctionCompiler::visitCall(PyObject *Node) {
     Undefined |= Args.back().T.isUndefined();
   }
   if (Undefined)
-    return CValue();
+    return TypedValue();
   if (!Callee.T.isPyObject())
     typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
   return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
 }
 
-CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<CValue> &Args,
+TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
                                     std::vector<PyObject *> &ArgNodes,
                                     std::vector<std::string> &Keywords) {
   std::string Name = intrinsicName(Callee);
@@ -119,15 +119,15 @@ CValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vecto
   unsupported(Node, "call to unsupported function '" + Shown + "' in a kernel");
 }
 
-CValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
-                                            std::vector<CValue> &Args,
+TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
+                                            std::vector<TypedValue> &Args,
                                             std::vector<PyObject *> &ArgNodes,
                                             std::vector<std::string> &Keywords) {
   PyRef PyFunc = PyRef::borrow(Device).attr("py_func");
   std::vector<std::string> Params = parameterNames(PyFunc.get());
   std::string Name = PyRef::borrow(PyFunc.get()).attr("__name__").str();
   // Bind keywords by the Python function's parameter names.
-  std::vector<std::optional<CValue>> Bound(Params.size());
+  std::vector<std::optional<TypedValue>> Bound(Params.size());
   std::vector<PyObject *> BoundNodes(Params.size(), Node);
   size_t Positional = Args.size() - Keywords.size();
   if (Positional > Params.size())
@@ -146,7 +146,7 @@ CValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
     Bound[It - Params.begin()] = Args[Positional + K];
     BoundNodes[It - Params.begin()] = ArgNodes[Positional + K];
   }
-  std::vector<CValue> Actual;
+  std::vector<TypedValue> Actual;
   std::vector<frontend::Type> Types;
   for (size_t I = 0; I < Params.size(); ++I) {
     if (!Bound[I])
@@ -201,13 +201,13 @@ CValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
   }
   frontend::Type Return = Found->Return;
   if (!Emitting)
-    return CValue(Return);
+    return TypedValue(Return);
   std::vector<Value *> CallArgs;
-  for (CValue &A : Actual)
+  for (TypedValue &A : Actual)
     for (Value *P : A.Parts)
       CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
   CallInst *Call = B.CreateCall(Found->F, CallArgs);
-  CValue Result(Return);
+  TypedValue Result(Return);
   std::vector<llvm::Type *> Parts = partTypes(Return);
   if (Parts.size() == 1)
     Result.Parts.push_back(Call);

@@ -17,11 +17,11 @@ namespace tidal::frontend {
 
 // --- expressions -------------------------------------------------------------------
 
-CValue FunctionCompiler::visitConstant(PyObject *Node) {
+TypedValue FunctionCompiler::visitConstant(PyObject *Node) {
   PyRef Value = field(Node, "value");
   PyObject *O = Value.get();
   if (PyBool_Check(O)) {
-    CValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
+    TypedValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
     R.ConstInt = O == Py_True;
     return R;
   }
@@ -30,7 +30,7 @@ CValue FunctionCompiler::visitConstant(PyObject *Node) {
     long long V = PyLong_AsLongLongAndOverflow(O, &Overflow);
     if (Overflow)
       typingError(Node, "integer literal does not fit in int64");
-    CValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
+    TypedValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
     R.ConstInt = V;
     return R;
   }
@@ -39,20 +39,20 @@ CValue FunctionCompiler::visitConstant(PyObject *Node) {
                       Emitting ? ConstantFP::get(llvm::Type::getDoubleTy(Ctx), PyFloat_AS_DOUBLE(O))
                                : nullptr);
   if (O == Py_None)
-    return CValue(frontend::Type::none());
+    return TypedValue(frontend::Type::none());
   if (PyUnicode_Check(O)) // only print() takes them; it reads the node itself
-    return CValue(frontend::Type::pyObject(O));
+    return TypedValue(frontend::Type::pyObject(O));
   unsupported(Node, "constants of type '" + typeName(O) + "' are not supported in kernels");
 }
 
-CValue FunctionCompiler::visitName(PyObject *Node) {
+TypedValue FunctionCompiler::visitName(PyObject *Node) {
   std::string Name = identifierField(Node, "id");
   if (NameBindings.LocalNames.count(Name))
     return loadVariable(Name, Node);
   return resolveGlobal(Name, Node);
 }
 
-CValue FunctionCompiler::resolveGlobal(const std::string &Name, PyObject *Node) {
+TypedValue FunctionCompiler::resolveGlobal(const std::string &Name, PyObject *Node) {
   auto Cell = Closure.find(Name);
   if (Cell != Closure.end())
     return freezePyObject(Cell->second.get(), Node, "closure variable '" + Name + "'");
@@ -67,17 +67,17 @@ CValue FunctionCompiler::resolveGlobal(const std::string &Name, PyObject *Node) 
 
 // A global NumPy array: its bytes as a constant global, read through
 // tidal.const.array (constant memory on the GPU), as a read-only C array.
-CValue FunctionCompiler::constantArray(PyObject *O, PyObject *Node, const std::string &What) {
+TypedValue FunctionCompiler::constantArray(PyObject *O, PyObject *Node, const std::string &What) {
   PyRef Array = PyRef::borrow(O);
-  Scalar Elem;
-  if (!scalarFromName(Array.attr("dtype").attr("name").str(), Elem))
+  Scalar ElementType;
+  if (!scalarFromName(Array.attr("dtype").attr("name").str(), ElementType))
     unsupported(Node, What + " is an array of dtype " + Array.attr("dtype").attr("name").str() +
                           ", which kernels can't use");
   std::vector<int64_t> Shape;
   PyRef ShapeTuple = Array.attr("shape");
   for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(ShapeTuple.get()); ++I)
     Shape.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(ShapeTuple.get(), I)));
-  CValue Out = makeArray(Elem, Shape, nullptr);
+  TypedValue Out = makeArray(ElementType, Shape, nullptr);
   Out.T.ReadOnly = true;
   if (!Emitting)
     return Out;
@@ -91,9 +91,9 @@ CValue FunctionCompiler::constantArray(PyObject *O, PyObject *Node, const std::s
     G = new GlobalVariable(M, Init->getType(), /*isConstant=*/true, GlobalValue::PrivateLinkage,
                            Init, "const.array");
     G->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
-    G->setAlignment(Align(std::max<unsigned>(16, byteSize(Elem))));
+    G->setAlignment(Align(std::max<unsigned>(16, byteSize(ElementType))));
   }
-  Out = makeArray(Elem, Shape, callMarker("const.array", B.getPtrTy(), {G}));
+  Out = makeArray(ElementType, Shape, callMarker("const.array", B.getPtrTy(), {G}));
   Out.T.ReadOnly = true;
   return Out;
 }
@@ -101,9 +101,9 @@ CValue FunctionCompiler::constantArray(PyObject *O, PyObject *Node, const std::s
 // Globals and closure values are frozen into the code at compile time, as
 // Numba does: numbers become constants, everything else stays a
 // compile-time object that attributes and calls are resolved against.
-CValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::string &What) {
+TypedValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::string &What) {
   if (PyBool_Check(O)) {
-    CValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
+    TypedValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
     R.ConstInt = O == Py_True;
     return R;
   }
@@ -112,7 +112,7 @@ CValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::
     long long V = PyLong_AsLongLongAndOverflow(O, &Overflow);
     if (Overflow)
       typingError(Node, What + " does not fit in int64");
-    CValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
+    TypedValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
     R.ConstInt = V;
     return R;
   }
@@ -121,7 +121,7 @@ CValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::
                       Emitting ? ConstantFP::get(llvm::Type::getDoubleTy(Ctx), PyFloat_AS_DOUBLE(O))
                                : nullptr);
   if (PyTuple_Check(O)) {
-    std::vector<CValue> Elements;
+    std::vector<TypedValue> Elements;
     for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)
       Elements.push_back(freezePyObject(PyTuple_GET_ITEM(O, I), Node, What));
     return makeTuple(std::move(Elements));
@@ -136,31 +136,31 @@ CValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::
       if (!scalarFromName(DType.attr("name").str(), S))
         unsupported(Node, What + " has an unsupported dtype " + DType.attr("name").str());
       PyRef Py = PyRef::check(PyObject_CallNoArgs(Item.get()));
-      CValue V = freezePyObject(Py.get(), Node, What);
+      TypedValue V = freezePyObject(Py.get(), Node, What);
       return convert(V, frontend::Type::scalar(S), Node);
     }
   }
   if (typeName(O) == "ndarray")
     return constantArray(O, Node, What);
   if (PyObject_HasAttrString(O, "__tidal_intrinsic__")) {
-    CValue Value;
+    TypedValue Value;
     if (valueIntrinsic(*this, intrinsicName(O), Value))
       return Value;
   }
   if (PyModule_Check(O) || PyCallable_Check(O) || PyObject_HasAttrString(O, "__tidal_intrinsic__"))
-    return CValue(frontend::Type::pyObject(O));
+    return TypedValue(frontend::Type::pyObject(O));
   unsupported(Node, "cannot use " + What + " of type '" + typeName(O) +
                         "' in a kernel: only numbers, tuples of numbers, modules and "
                         "functions known to tidal are");
 }
 
 
-CValue FunctionCompiler::visitAttribute(PyObject *Node) {
+TypedValue FunctionCompiler::visitAttribute(PyObject *Node) {
   std::string Attr = identifierField(Node, "attr");
   PyRef ValueNode = field(Node, "value");
-  CValue Base = expr(ValueNode.get());
+  TypedValue Base = expr(ValueNode.get());
   if (Base.T.isUndefined())
-    return CValue();
+    return TypedValue();
   if (Base.T.isPyObject())
     return attributeOfObject(Base, Attr, Node);
   if (Base.T.isRecord()) {
@@ -168,7 +168,7 @@ CValue FunctionCompiler::visitAttribute(PyObject *Node) {
     if (!Field)
       typingError(Node, Base.T.str() + " has no field '" + Attr + "'");
     if (!Emitting)
-      return CValue(frontend::Type::scalar(Field->Type));
+      return TypedValue(frontend::Type::scalar(Field->Type));
     Value *Ptr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base.scalar(), Field->Offset, Attr + ".addr");
     Value *V = B.CreateAlignedLoad(llvmMemoryType(Field->Type), Ptr, Align(1), Attr);
     if (Field->Type == Scalar::Bool)
@@ -189,7 +189,7 @@ CValue FunctionCompiler::visitAttribute(PyObject *Node) {
   if (Base.T.isArray()) {
     unsigned N = Base.T.NDim;
     auto Dims = [&](unsigned First) {
-      std::vector<CValue> Out;
+      std::vector<TypedValue> Out;
       for (unsigned I = 0; I < N; ++I)
         Out.push_back(makeScalar(Scalar::Int64, Emitting ? Base.Parts[First + I] : nullptr));
       return makeTuple(std::move(Out));
@@ -199,7 +199,7 @@ CValue FunctionCompiler::visitAttribute(PyObject *Node) {
     if (Attr == "strides")
       return Dims(1 + N);
     if (Attr == "ndim") {
-      CValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(N) : nullptr);
+      TypedValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(N) : nullptr);
       R.ConstInt = N;
       return R;
     }
@@ -215,11 +215,11 @@ CValue FunctionCompiler::visitAttribute(PyObject *Node) {
   typingError(Node, "unknown attribute '" + Attr + "' of " + Base.T.str());
 }
 
-CValue FunctionCompiler::attributeOfObject(const CValue &Base, const std::string &Attr,
+TypedValue FunctionCompiler::attributeOfObject(const TypedValue &Base, const std::string &Attr,
                                            PyObject *Node) {
   PyObject *O = static_cast<PyObject *>(Base.T.Object);
   std::string Intrinsic = intrinsicName(O);
-  CValue Out;
+  TypedValue Out;
   if (!Intrinsic.empty() && attributeIntrinsic(*this, Intrinsic, Attr, Node, Out))
     return Out;
   PyRef Value = PyRef::borrow(O).attrOrNull(Attr.c_str());
@@ -231,14 +231,14 @@ CValue FunctionCompiler::attributeOfObject(const CValue &Base, const std::string
   return freezePyObject(Value.get(), Node, "attribute '" + Attr + "'");
 }
 
-CValue FunctionCompiler::visitTuple(PyObject *Node) {
-  std::vector<CValue> Elements;
+TypedValue FunctionCompiler::visitTuple(PyObject *Node) {
+  std::vector<TypedValue> Elements;
   bool Undefined = false;
   for (PyObject *E : listItems(field(Node, "elts").get())) {
     Elements.push_back(expr(E));
     Undefined |= Elements.back().T.isUndefined();
   }
-  return Undefined ? CValue() : makeTuple(std::move(Elements));
+  return Undefined ? TypedValue() : makeTuple(std::move(Elements));
 }
 
 } // namespace tidal::frontend

@@ -18,16 +18,16 @@ namespace tidal::frontend {
 
 // --- arithmetic --------------------------------------------------------------------
 
-CValue FunctionCompiler::visitBinOp(PyObject *Node) {
-  CValue L = expr(field(Node, "left").get());
-  CValue R = expr(field(Node, "right").get());
+TypedValue FunctionCompiler::visitBinOp(PyObject *Node) {
+  TypedValue L = expr(field(Node, "left").get());
+  TypedValue R = expr(field(Node, "right").get());
   return binaryOp(binaryOperatorOf(field(Node, "op").get()), L, R, Node);
 }
 
-CValue FunctionCompiler::binaryOp(BinaryOperator Op, const CValue &L, const CValue &R,
+TypedValue FunctionCompiler::binaryOp(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
                                   PyObject *Node) {
   if (L.T.isUndefined() || R.T.isUndefined())
-    return CValue();
+    return TypedValue();
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
@@ -42,10 +42,10 @@ CValue FunctionCompiler::binaryOp(BinaryOperator Op, const CValue &L, const CVal
                             ": " + L.T.str() + " and " + R.T.str() +
                             ": complex numbers take + - * / in kernels");
     if (!Emitting)
-      return CValue(frontend::Type::scalar(Common));
-    frontend::Type CT = frontend::Type::scalar(Common);
-    return makeScalar(Common, complexArithmetic(Op, Common, convert(L, CT, Node).scalar(),
-                                                convert(R, CT, Node).scalar()));
+      return TypedValue(frontend::Type::scalar(Common));
+    frontend::Type CommonType = frontend::Type::scalar(Common);
+    return makeScalar(Common, complexArithmetic(Op, Common, convert(L, CommonType, Node).scalar(),
+                                                convert(R, CommonType, Node).scalar()));
   }
   if ((Bitwise || Shift) && isFloat(Common))
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
@@ -71,12 +71,12 @@ CValue FunctionCompiler::binaryOp(BinaryOperator Op, const CValue &L, const CVal
       Folded = static_cast<int64_t>(static_cast<uint64_t>(A) * static_cast<uint64_t>(C));
   }
   if (!Emitting) {
-    CValue Out(frontend::Type::scalar(Result));
+    TypedValue Out(frontend::Type::scalar(Result));
     Out.ConstInt = Folded;
     return Out;
   }
-  frontend::Type CT = frontend::Type::scalar(Common);
-  CValue A = convert(L, CT, Node), C = convert(R, CT, Node);
+  frontend::Type CommonType = frontend::Type::scalar(Common);
+  TypedValue A = convert(L, CommonType, Node), C = convert(R, CommonType, Node);
   Value *X = A.scalar(), *Y = C.scalar();
   bool Float = isFloat(Common), Signed = isSigned(Common);
   Value *V = nullptr;
@@ -142,7 +142,7 @@ CValue FunctionCompiler::binaryOp(BinaryOperator Op, const CValue &L, const CVal
   case BinaryOperator::MatrixMultiply:
     unsupported(Node, std::string("operator ") + operatorSymbol(Op) + " is not supported");
   }
-  CValue Out = makeScalar(Result, V);
+  TypedValue Out = makeScalar(Result, V);
   Out.ConstInt = Folded;
   return Out;
 }
@@ -173,7 +173,7 @@ std::pair<Value *, Value *> FunctionCompiler::floatDivMod(Value *X, Value *Y) {
 
 // Python's floor division and modulo on integers, with NumPy's error model
 // (division by zero gives 0) and no trap on INT_MIN // -1.
-CValue FunctionCompiler::integerDivide(bool Floor, const CValue &L, const CValue &R) {
+TypedValue FunctionCompiler::integerDivide(bool Floor, const TypedValue &L, const TypedValue &R) {
   Value *X = L.scalar(), *Y = R.scalar();
   llvm::Type *T = X->getType();
   Value *Zero = ConstantInt::get(T, 0), *One = ConstantInt::get(T, 1);
@@ -205,7 +205,7 @@ CValue FunctionCompiler::integerDivide(bool Floor, const CValue &L, const CValue
 
 // Integer power by repeated squaring, emitted inline as a loop; a negative
 // exponent gives 0 unless the base is 1 or -1 (integer result of 1/b**n).
-CValue FunctionCompiler::integerPower(const CValue &Base, const CValue &Exponent) {
+TypedValue FunctionCompiler::integerPower(const TypedValue &Base, const TypedValue &Exponent) {
   Value *X = Base.scalar(), *N = Exponent.scalar();
   llvm::Type *T = X->getType();
   BasicBlock *Before = B.GetInsertBlock();
@@ -242,11 +242,11 @@ CValue FunctionCompiler::integerPower(const CValue &Base, const CValue &Exponent
   return makeScalar(Base.T.Elem, B.CreateSelect(Negative, NegativeResult, Result));
 }
 
-CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
+TypedValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
   UnaryOperator Op = unaryOperatorOf(field(Node, "op").get());
-  CValue V = expr(field(Node, "operand").get());
+  TypedValue V = expr(field(Node, "operand").get());
   if (V.T.isUndefined())
-    return CValue();
+    return TypedValue();
   if (Op == UnaryOperator::Not) {
     Value *T = truth(V, Node);
     return makeScalar(Scalar::Bool, Emitting ? B.CreateNot(T) : nullptr);
@@ -260,7 +260,7 @@ CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
     if (Op == UnaryOperator::Invert)
       typingError(Node, "bad operand type for unary ~: " + V.T.str());
     if (!Emitting || Op == UnaryOperator::Plus)
-      return Emitting ? V : CValue(V.T);
+      return Emitting ? V : TypedValue(V.T);
     Value *Z = V.scalar();
     return makeScalar(S, makeComplex(S, B.CreateFNeg(B.CreateExtractValue(Z, 0)),
                                      B.CreateFNeg(B.CreateExtractValue(Z, 1))));
@@ -275,25 +275,25 @@ CValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
   else if (V.ConstInt && Op == UnaryOperator::Plus)
     Folded = V.ConstInt;
   if (!Emitting) {
-    CValue Out(frontend::Type::scalar(S));
+    TypedValue Out(frontend::Type::scalar(S));
     Out.ConstInt = Folded;
     return Out;
   }
-  CValue X = convert(V, frontend::Type::scalar(S), Node);
+  TypedValue X = convert(V, frontend::Type::scalar(S), Node);
   Value *R = X.scalar();
   if (Op == UnaryOperator::Negate)
     R = isFloat(S) ? B.CreateFNeg(R) : B.CreateNeg(R);
   else if (Op == UnaryOperator::Invert)
     R = B.CreateNot(R);
-  CValue Out = makeScalar(S, R);
+  TypedValue Out = makeScalar(S, R);
   Out.ConstInt = Folded;
   return Out;
 }
 
-CValue FunctionCompiler::compareOp(ComparisonOperator Op, const CValue &L, const CValue &R,
+TypedValue FunctionCompiler::compareOp(ComparisonOperator Op, const TypedValue &L, const TypedValue &R,
                                    PyObject *Node) {
   if (L.T.isUndefined() || R.T.isUndefined())
-    return CValue();
+    return TypedValue();
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
@@ -308,8 +308,8 @@ CValue FunctionCompiler::compareOp(ComparisonOperator Op, const CValue &L, const
   if (!Emitting)
     return makeScalar(Scalar::Bool, nullptr);
   if (ComplexOperands) {
-    frontend::Type CT = frontend::Type::scalar(promoteArithmetic(L.T.Elem, R.T.Elem));
-    Value *X = convert(L, CT, Node).scalar(), *Y = convert(R, CT, Node).scalar();
+    frontend::Type CommonType = frontend::Type::scalar(promoteArithmetic(L.T.Elem, R.T.Elem));
+    Value *X = convert(L, CommonType, Node).scalar(), *Y = convert(R, CommonType, Node).scalar();
     Value *Same = B.CreateAnd(B.CreateFCmpOEQ(B.CreateExtractValue(X, 0), B.CreateExtractValue(Y, 0)),
                               B.CreateFCmpOEQ(B.CreateExtractValue(X, 1), B.CreateExtractValue(Y, 1)));
     return makeScalar(Scalar::Bool, Op == ComparisonOperator::Equal ? Same : B.CreateNot(Same));
@@ -317,8 +317,8 @@ CValue FunctionCompiler::compareOp(ComparisonOperator Op, const CValue &L, const
   // Compare in the common type: mixed signed/unsigned compares as Numba does.
   Scalar Common = (L.T.isBool() && R.T.isBool()) ? Scalar::Int64
                                                  : promoteArithmetic(L.T.Elem, R.T.Elem);
-  frontend::Type CT = frontend::Type::scalar(Common);
-  Value *X = convert(L, CT, Node).scalar(), *Y = convert(R, CT, Node).scalar();
+  frontend::Type CommonType = frontend::Type::scalar(Common);
+  Value *X = convert(L, CommonType, Node).scalar(), *Y = convert(R, CommonType, Node).scalar();
   CmpInst::Predicate P = CmpInst::BAD_ICMP_PREDICATE;
   bool Float = isFloat(Common), Signed = isSigned(Common);
   switch (Op) {
@@ -349,19 +349,19 @@ CValue FunctionCompiler::compareOp(ComparisonOperator Op, const CValue &L, const
   return makeScalar(Scalar::Bool, Float ? B.CreateFCmp(P, X, Y) : B.CreateICmp(P, X, Y));
 }
 
-CValue FunctionCompiler::visitCompare(PyObject *Node) {
+TypedValue FunctionCompiler::visitCompare(PyObject *Node) {
   // a < b < c is (a < b) and (b < c), with b evaluated once.
-  CValue Left = expr(field(Node, "left").get());
+  TypedValue Left = expr(field(Node, "left").get());
   std::vector<PyObject *> Ops = listItems(field(Node, "ops").get());
   std::vector<PyObject *> Rights = listItems(field(Node, "comparators").get());
   if (Ops.size() == 1)
     return compareOp(comparisonOperatorOf(Ops[0]), Left, expr(Rights[0]), Node);
   if (!Emitting) {
-    CValue Out = makeScalar(Scalar::Bool, nullptr);
+    TypedValue Out = makeScalar(Scalar::Bool, nullptr);
     for (size_t I = 0; I < Ops.size(); ++I) {
-      CValue Right = expr(Rights[I]);
+      TypedValue Right = expr(Rights[I]);
       if (compareOp(comparisonOperatorOf(Ops[I]), Left, Right, Node).T.isUndefined())
-        Out = CValue();
+        Out = TypedValue();
       Left = Right;
     }
     return Out;
@@ -369,7 +369,7 @@ CValue FunctionCompiler::visitCompare(PyObject *Node) {
   BasicBlock *Done = BasicBlock::Create(Ctx, "cmp.done", F);
   std::vector<std::pair<Value *, BasicBlock *>> Incoming;
   for (size_t I = 0; I < Ops.size(); ++I) {
-    CValue Right = expr(Rights[I]);
+    TypedValue Right = expr(Rights[I]);
     Value *C = compareOp(comparisonOperatorOf(Ops[I]), Left, Right, Node).scalar();
     Incoming.push_back({C, B.GetInsertBlock()});
     if (I + 1 < Ops.size()) {
@@ -388,22 +388,22 @@ CValue FunctionCompiler::visitCompare(PyObject *Node) {
   return makeScalar(Scalar::Bool, Phi);
 }
 
-CValue FunctionCompiler::visitBoolOp(PyObject *Node) {
+TypedValue FunctionCompiler::visitBoolOp(PyObject *Node) {
   bool IsAnd = booleanOperatorOf(field(Node, "op").get()) == BooleanOperator::And;
   std::vector<PyObject *> Operands = listItems(field(Node, "values").get());
   // The result is one of the operands (Python semantics): their unified type.
   if (!Emitting) {
     frontend::Type T;
     for (PyObject *O : Operands) {
-      CValue V = expr(O);
+      TypedValue V = expr(O);
       if (V.T.isUndefined())
-        return CValue();
+        return TypedValue();
       truth(V, O);
       if (!unify(T, V.T, T))
         typingError(Node, "the operands of '" + std::string(IsAnd ? "and" : "or") +
                               "' have types that cannot unify");
     }
-    return CValue(T);
+    return TypedValue(T);
   }
   frontend::Type ResultType;
   {
@@ -416,7 +416,7 @@ CValue FunctionCompiler::visitBoolOp(PyObject *Node) {
   BasicBlock *Done = BasicBlock::Create(Ctx, IsAnd ? "and.done" : "or.done", F);
   std::vector<std::pair<Value *, BasicBlock *>> Incoming;
   for (size_t I = 0; I < Operands.size(); ++I) {
-    CValue V = expr(Operands[I]);
+    TypedValue V = expr(Operands[I]);
     Value *Converted = convert(V, ResultType, Operands[I]).scalar();
     if (I + 1 == Operands.size()) {
       Incoming.push_back({Converted, B.GetInsertBlock()});
@@ -439,20 +439,20 @@ CValue FunctionCompiler::visitBoolOp(PyObject *Node) {
   return makeScalar(ResultType.Elem, Phi);
 }
 
-CValue FunctionCompiler::visitIfExp(PyObject *Node) {
+TypedValue FunctionCompiler::visitIfExp(PyObject *Node) {
   PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
   if (!Emitting) {
-    CValue C = expr(Test.get());
+    TypedValue C = expr(Test.get());
     if (!C.T.isUndefined())
       truth(C, Test.get());
-    CValue L = expr(Body.get()), R = expr(Else.get());
+    TypedValue L = expr(Body.get()), R = expr(Else.get());
     if (L.T.isUndefined() || R.T.isUndefined())
-      return CValue();
+      return TypedValue();
     frontend::Type T;
     if (!unify(L.T, R.T, T))
       typingError(Node, "the two branches of the conditional expression have types " +
                             L.T.str() + " and " + R.T.str() + ", which cannot unify");
-    return CValue(T);
+    return TypedValue(T);
   }
   frontend::Type ResultType;
   Emitting = false;
@@ -464,15 +464,15 @@ CValue FunctionCompiler::visitIfExp(PyObject *Node) {
   BasicBlock *Done = BasicBlock::Create(Ctx, "ifexp.done", F);
   B.CreateCondBr(C, Then, Otherwise);
   B.SetInsertPoint(Then);
-  CValue L = convert(expr(Body.get()), ResultType, Body.get());
+  TypedValue L = convert(expr(Body.get()), ResultType, Body.get());
   BasicBlock *ThenEnd = B.GetInsertBlock();
   B.CreateBr(Done);
   B.SetInsertPoint(Otherwise);
-  CValue R = convert(expr(Else.get()), ResultType, Else.get());
+  TypedValue R = convert(expr(Else.get()), ResultType, Else.get());
   BasicBlock *ElseEnd = B.GetInsertBlock();
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
-  CValue Out(ResultType);
+  TypedValue Out(ResultType);
   for (size_t I = 0; I < L.Parts.size(); ++I) {
     PHINode *Phi = B.CreatePHI(L.Parts[I]->getType(), 2);
     Phi->addIncoming(L.Parts[I], ThenEnd);

@@ -18,7 +18,7 @@ namespace tidal::frontend {
 
 // --- statements --------------------------------------------------------------------
 
-void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *ValueNode) {
+void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode) {
   std::string Kind = nodeKind(Target);
   if (Kind == "Name")
     return storeVariable(identifierField(Target, "id"), V, Target);
@@ -26,7 +26,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
     std::vector<PyObject *> Targets = listItems(field(Target, "elts").get());
     if (V.T.isUndefined()) {
       for (PyObject *T : Targets)
-        assignTo(T, CValue(), ValueNode);
+        assignTo(T, TypedValue(), ValueNode);
       return;
     }
     if (!V.T.isTuple())
@@ -34,18 +34,18 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
     if (V.T.Elements.size() != Targets.size())
       typingError(ValueNode, "cannot unpack " + V.T.str() + " into " +
                                  std::to_string(Targets.size()) + " targets");
-    std::vector<CValue> Elements = tupleElements(V);
+    std::vector<TypedValue> Elements = tupleElements(V);
     for (size_t I = 0; I < Targets.size(); ++I)
       assignTo(Targets[I], Elements[I], ValueNode);
     return;
   }
   if (Kind == "Subscript") {
     PyRef ArrayNode = field(Target, "value");
-    CValue Base = expr(ArrayNode.get());
+    TypedValue Base = expr(ArrayNode.get());
     PyRef SliceNode = field(Target, "slice");
     if (nodeKind(SliceNode.get()) == "Slice")
       unsupported(SliceNode.get(), "assigning to array slices is not supported yet");
-    CValue Index = expr(SliceNode.get());
+    TypedValue Index = expr(SliceNode.get());
     if (Base.T.isUndefined() || Index.T.isUndefined() || V.T.isUndefined())
       return;
     if (Base.T.isTuple())
@@ -77,7 +77,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
   }
   if (Kind == "Attribute") {
     // r.field = v on a record (a[i].x = v writes into the array).
-    CValue Base = expr(field(Target, "value").get());
+    TypedValue Base = expr(field(Target, "value").get());
     std::string Attr = identifierField(Target, "attr");
     if (Base.T.isUndefined() || V.T.isUndefined())
       return;
@@ -102,7 +102,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const CValue &V, PyObject *Val
 }
 
 void FunctionCompiler::visitAssign(PyObject *Node) {
-  CValue V = expr(field(Node, "value").get());
+  TypedValue V = expr(field(Node, "value").get());
   PyRef ValueNode = field(Node, "value");
   for (PyObject *Target : listItems(field(Node, "targets").get()))
     assignTo(Target, V, ValueNode.get());
@@ -115,17 +115,17 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
   std::string Kind = nodeKind(Target.get());
   if (Kind == "Name") {
     std::string Name = identifierField(Target.get(), "id");
-    CValue Current = loadVariable(Name, Target.get());
-    CValue Result = binaryOp(Op, Current, expr(ValueNode.get()), Node);
+    TypedValue Current = loadVariable(Name, Target.get());
+    TypedValue Result = binaryOp(Op, Current, expr(ValueNode.get()), Node);
     return storeVariable(Name, Result, Node);
   }
   if (Kind == "Subscript") {
     // a[i] op= v: the index is evaluated once.
     PyRef ArrayNode = field(Target.get(), "value");
-    CValue Base = expr(ArrayNode.get());
+    TypedValue Base = expr(ArrayNode.get());
     PyRef SliceNode = field(Target.get(), "slice");
-    CValue Index = expr(SliceNode.get());
-    CValue Operand = expr(ValueNode.get());
+    TypedValue Index = expr(SliceNode.get());
+    TypedValue Operand = expr(ValueNode.get());
     if (Base.T.isUndefined() || Index.T.isUndefined() || Operand.T.isUndefined())
       return;
     if (!Base.T.isArray())
@@ -133,12 +133,12 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
     if (Base.T.ReadOnly)
       typingError(Target.get(), "cannot write to a read-only array (" + Base.T.str() + ")");
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
-    CValue Old = makeScalar(Base.T.Elem, nullptr);
+    TypedValue Old = makeScalar(Base.T.Elem, nullptr);
     if (Emitting) {
       Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Elem), Ptr, Align(elementAlign(Base.T.Elem)));
       Old.Parts.push_back(Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
     }
-    CValue Result = binaryOp(Op, Old, Operand, Node);
+    TypedValue Result = binaryOp(Op, Old, Operand, Node);
     if (!Emitting)
       return;
     Value *X = convert(Result, frontend::Type::scalar(Base.T.Elem), Node).scalar();
@@ -148,8 +148,8 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
     return;
   }
   if (Kind == "Attribute") { // r.field op= v: read, compute, write back
-    CValue Current = expr(Target.get());
-    CValue Result = binaryOp(Op, Current, expr(ValueNode.get()), Node);
+    TypedValue Current = expr(Target.get());
+    TypedValue Result = binaryOp(Op, Current, expr(ValueNode.get()), Node);
     return assignTo(Target.get(), Result, ValueNode.get());
   }
   unsupported(Target.get(), "cannot use this target of an augmented assignment in a kernel");
@@ -167,7 +167,7 @@ void FunctionCompiler::visitPass(PyObject *) {}
 
 void FunctionCompiler::visitIf(PyObject *Node) {
   PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
-  CValue C = expr(Test.get());
+  TypedValue C = expr(Test.get());
   if (!Emitting) {
     if (!C.T.isUndefined())
       truth(C, Test.get());
@@ -199,7 +199,7 @@ void FunctionCompiler::visitWhile(PyObject *Node) {
   if (PyList_GET_SIZE(Else.get()) > 0)
     unsupported(Node, "'while ... else' is not supported in kernels");
   if (!Emitting) {
-    CValue C = expr(Test.get());
+    TypedValue C = expr(Test.get());
     if (!C.T.isUndefined())
       truth(C, Test.get());
     body(Body.get());
@@ -230,7 +230,7 @@ void FunctionCompiler::visitFor(PyObject *Node) {
   if (nodeKind(Iter.get()) == "Call") {
     bool Was = Emitting;
     Emitting = false;
-    CValue Callee = expr(field(Iter.get(), "func").get());
+    TypedValue Callee = expr(field(Iter.get(), "func").get());
     Emitting = Was;
     IsRange = Callee.T.isPyObject() &&
               static_cast<PyObject *>(Callee.T.Object) ==
@@ -244,7 +244,7 @@ void FunctionCompiler::visitFor(PyObject *Node) {
   if (ArgNodes.empty() || ArgNodes.size() > 3)
     typingError(Iter.get(), "range expected 1 to 3 arguments, got " +
                                 std::to_string(ArgNodes.size()));
-  std::vector<CValue> Args;
+  std::vector<TypedValue> Args;
   for (PyObject *A : ArgNodes) {
     Args.push_back(expr(A));
     if (!Args.back().T.isUndefined() && !Args.back().T.isIntegerScalar() &&
@@ -255,7 +255,7 @@ void FunctionCompiler::visitFor(PyObject *Node) {
   // The counter's type, as Numba's range typing: int32 when every argument
   // fits, uint64 if one is uint64, int64 otherwise.
   Scalar Counter = Scalar::Int32;
-  for (const CValue &A : Args) {
+  for (const TypedValue &A : Args) {
     if (A.T.isUndefined())
       continue;
     Scalar S = A.T.Elem;
@@ -265,20 +265,20 @@ void FunctionCompiler::visitFor(PyObject *Node) {
                S == Scalar::Int32 || S == Scalar::UInt8 || S == Scalar::UInt16))
       Counter = Scalar::Int64;
   }
-  frontend::Type CT = frontend::Type::scalar(Counter);
+  frontend::Type CommonType = frontend::Type::scalar(Counter);
   if (!Emitting) {
-    storeVariable(Name, CValue(CT), Target.get());
+    storeVariable(Name, TypedValue(CommonType), Target.get());
     body(Body.get());
     return;
   }
   std::optional<int64_t> ConstStep = Args.size() == 3 ? Args[2].ConstInt : std::optional<int64_t>(1);
   if (ConstStep && *ConstStep == 0)
     typingError(ArgNodes[2], "range() step must not be zero");
-  Value *Start = Args.size() >= 2 ? convert(Args[0], CT, ArgNodes[0]).scalar()
+  Value *Start = Args.size() >= 2 ? convert(Args[0], CommonType, ArgNodes[0]).scalar()
                                   : ConstantInt::get(llvmType(Counter), 0);
-  Value *Stop = convert(Args.size() >= 2 ? Args[1] : Args[0], CT,
+  Value *Stop = convert(Args.size() >= 2 ? Args[1] : Args[0], CommonType,
                         ArgNodes[Args.size() >= 2 ? 1 : 0]).scalar();
-  Value *Step = Args.size() == 3 ? convert(Args[2], CT, ArgNodes[2]).scalar()
+  Value *Step = Args.size() == 3 ? convert(Args[2], CommonType, ArgNodes[2]).scalar()
                                  : ConstantInt::get(llvmType(Counter), 1);
   bool Signed = isSigned(Counter);
   AllocaInst *Index = entryAlloca(llvmType(Counter), Name + ".next");
@@ -328,7 +328,7 @@ void FunctionCompiler::visitContinue(PyObject *Node) {
 
 void FunctionCompiler::visitReturn(PyObject *Node) {
   PyRef ValueNode = field(Node, "value");
-  CValue V(frontend::Type::none());
+  TypedValue V(frontend::Type::none());
   if (!ValueNode.isNone())
     V = expr(ValueNode.get());
   if (!IsDevice) {
@@ -362,7 +362,7 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
     if (V.T.K == frontend::Type::Kind::None)
       typingError(Node, "device function returns " + ReturnType.str() +
                             " on other paths: a bare 'return' here returns nothing");
-    CValue R = convert(V, ReturnType, Node);
+    TypedValue R = convert(V, ReturnType, Node);
     if (R.Parts.size() == 1) {
       B.CreateRet(R.Parts[0]);
     } else {
@@ -380,7 +380,7 @@ void FunctionCompiler::visitAssert(PyObject *Node) {
   if (!Options.Debug)
     return;
   PyRef Test = field(Node, "test"), Msg = field(Node, "msg");
-  CValue C = expr(Test.get());
+  TypedValue C = expr(Test.get());
   if (C.T.isUndefined())
     return;
   Value *Holds = truth(C, Test.get());

@@ -128,18 +128,18 @@ Value *FunctionCompiler::complexArithmetic(BinaryOperator Op, Scalar S, Value *X
   return makeComplex(S, B.CreateSelect(RealLarger, Re1, Re2), B.CreateSelect(RealLarger, Im1, Im2));
 }
 
-CValue FunctionCompiler::makeScalar(Scalar S, Value *V) const {
-  CValue R(frontend::Type::scalar(S));
+TypedValue FunctionCompiler::makeScalar(Scalar S, Value *V) const {
+  TypedValue R(frontend::Type::scalar(S));
   if (V)
     R.Parts.push_back(V);
   return R;
 }
 
-CValue FunctionCompiler::makeTuple(std::vector<CValue> Elements) const {
+TypedValue FunctionCompiler::makeTuple(std::vector<TypedValue> Elements) const {
   std::vector<frontend::Type> Types;
-  CValue R;
+  TypedValue R;
   bool AllConstant = true;
-  for (CValue &E : Elements) {
+  for (TypedValue &E : Elements) {
     Types.push_back(E.T);
     R.Parts.insert(R.Parts.end(), E.Parts.begin(), E.Parts.end());
     AllConstant &= E.ConstInt.has_value();
@@ -152,11 +152,11 @@ CValue FunctionCompiler::makeTuple(std::vector<CValue> Elements) const {
   return R;
 }
 
-std::vector<CValue> FunctionCompiler::tupleElements(const CValue &V) const {
-  std::vector<CValue> Out;
+std::vector<TypedValue> FunctionCompiler::tupleElements(const TypedValue &V) const {
+  std::vector<TypedValue> Out;
   size_t Offset = 0;
   for (const frontend::Type &E : V.T.Elements) {
-    CValue Element(E);
+    TypedValue Element(E);
     size_t Count = partTypes(E).size();
     if (Emitting)
       Element.Parts.assign(V.Parts.begin() + Offset, V.Parts.begin() + Offset + Count);
@@ -209,14 +209,14 @@ void FunctionCompiler::startDeadBlock() {
   B.SetInsertPoint(BasicBlock::Create(Ctx, "dead", F));
 }
 
-CValue FunctionCompiler::convert(const CValue &V, const frontend::Type &To, PyObject *Node) {
+TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &To, PyObject *Node) {
   if (V.T == To)
     return V;
   if (V.T.isScalar() && To.isScalar() && (isComplex(V.T.Elem) || isComplex(To.Elem))) {
     if (!isComplex(To.Elem) && To.Elem != Scalar::Bool)
       typingError(Node, "cannot convert " + V.T.str() + " to " + To.str() +
                             ": take .real, .imag or abs() of a complex number");
-    CValue R(To);
+    TypedValue R(To);
     if (!Emitting)
       return R;
     if (To.Elem == Scalar::Bool) {
@@ -238,7 +238,7 @@ CValue FunctionCompiler::convert(const CValue &V, const frontend::Type &To, PyOb
     return R;
   }
   if (V.T.isScalar() && To.isScalar()) {
-    CValue R(To);
+    TypedValue R(To);
     if (!Emitting)
       return R;
     Value *X = V.scalar();
@@ -260,21 +260,21 @@ CValue FunctionCompiler::convert(const CValue &V, const frontend::Type &To, PyOb
     return R;
   }
   if (V.T.isTuple() && To.isTuple() && V.T.Elements.size() == To.Elements.size()) {
-    std::vector<CValue> Elements = tupleElements(V);
+    std::vector<TypedValue> Elements = tupleElements(V);
     for (size_t I = 0; I < Elements.size(); ++I)
       Elements[I] = convert(Elements[I], To.Elements[I], Node);
     return makeTuple(std::move(Elements));
   }
   if (V.T.isArray() && To.isArray() && V.T.Elem == To.Elem && V.T.NDim == To.NDim &&
       (To.Lay == Layout::A || To.Lay == V.T.Lay) && (To.ReadOnly || !V.T.ReadOnly)) {
-    CValue R = V;
+    TypedValue R = V;
     R.T = To;
     return R;
   }
   typingError(Node, "cannot convert " + V.T.str() + " to " + To.str());
 }
 
-Value *FunctionCompiler::truth(const CValue &V, PyObject *Node) {
+Value *FunctionCompiler::truth(const TypedValue &V, PyObject *Node) {
   if (!V.T.isScalar())
     typingError(Node, "cannot use a value of type " + V.T.str() + " as a condition");
   if (!Emitting)
@@ -292,7 +292,7 @@ Value *FunctionCompiler::truth(const CValue &V, PyObject *Node) {
   return B.CreateICmpNE(X, ConstantInt::get(X->getType(), 0));
 }
 
-int64_t FunctionCompiler::constantInt(const CValue &V, PyObject *Node, const std::string &What) {
+int64_t FunctionCompiler::constantInt(const TypedValue &V, PyObject *Node, const std::string &What) {
   if (!V.ConstInt)
     typingError(Node, What + " must be a constant integer");
   return *V.ConstInt;
@@ -307,7 +307,7 @@ Value *FunctionCompiler::callMarker(const std::string &Name, llvm::Type *Result,
   return B.CreateCall(declareMarker(Name, FunctionType::get(Result, Params, VarArg)), Args);
 }
 
-Scalar FunctionCompiler::dtypeOf(const CValue &DType, PyObject *Node) {
+Scalar FunctionCompiler::dtypeOf(const TypedValue &DType, PyObject *Node) {
   if (DType.T.isPyObject()) {
     PyObject *O = static_cast<PyObject *>(DType.T.Object);
     std::string Name;
@@ -340,14 +340,14 @@ Scalar FunctionCompiler::dtypeOf(const CValue &DType, PyObject *Node) {
                                               : DType.T.str()));
 }
 
-CValue FunctionCompiler::makeArray(Scalar Elem, const std::vector<int64_t> &Shape, Value *Data) {
-  CValue A(frontend::Type::array(Elem, static_cast<unsigned>(Shape.size()), Layout::C));
+TypedValue FunctionCompiler::makeArray(Scalar ElementType, const std::vector<int64_t> &Shape, Value *Data) {
+  TypedValue A(frontend::Type::array(ElementType, static_cast<unsigned>(Shape.size()), Layout::C));
   if (!Emitting)
     return A;
   A.Parts.push_back(Data);
   for (int64_t E : Shape)
     A.Parts.push_back(B.getInt64(E));
-  int64_t Stride = byteSize(Elem);
+  int64_t Stride = byteSize(ElementType);
   std::vector<Value *> Strides(Shape.size());
   for (size_t D = Shape.size(); D-- > 0;) {
     Strides[D] = B.getInt64(Stride);

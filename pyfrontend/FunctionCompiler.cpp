@@ -219,7 +219,7 @@ FunctionCompiler::stmtTable() {
   return Table;
 }
 
-CValue FunctionCompiler::expr(PyObject *Node) {
+TypedValue FunctionCompiler::expr(PyObject *Node) {
   // Instructions get the position of the node that makes them: children
   // set their own and the parent's comes back after each.
   DebugLoc Parent = B.getCurrentDebugLocation();
@@ -227,7 +227,7 @@ CValue FunctionCompiler::expr(PyObject *Node) {
   std::string Kind = nodeKind(Node);
   auto It = exprTable().find(Kind);
   if (It != exprTable().end()) {
-    CValue Result = (this->*It->second)(Node);
+    TypedValue Result = (this->*It->second)(Node);
     if (Emitting)
       B.SetCurrentDebugLocation(Parent);
     return Result;
@@ -378,7 +378,7 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
   }
   unsigned ArgIndex = 0;
   for (size_t I = 0; I < ParamNames.size(); ++I) {
-    CValue V(ArgTypes[I]);
+    TypedValue V(ArgTypes[I]);
     std::vector<llvm::Type *> Parts = partTypes(ArgTypes[I]);
     for (size_t P = 0; P < Parts.size(); ++P) {
       Argument *A = F->getArg(ArgIndex++);
@@ -418,8 +418,8 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
       Allocas.push_back(A);
   DominatorTree DT(*F);
   PromoteMemToReg(Allocas, DT);
-  if (DIB)
-    DIB->finalizeSubprogram(Subprogram), DIB->finalize();
+  if (DebugBuilder)
+    DebugBuilder->finalizeSubprogram(Subprogram), DebugBuilder->finalize();
 
   std::string Problems;
   raw_string_ostream OS(Problems);
@@ -432,7 +432,7 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
 
 // --- variables ---------------------------------------------------------------------
 
-void FunctionCompiler::storeVariable(const std::string &Name, const CValue &V, PyObject *Node) {
+void FunctionCompiler::storeVariable(const std::string &Name, const TypedValue &V, PyObject *Node) {
   Variable &Var = Variables[Name];
   if (!Emitting) {
     if (V.T.isUndefined())
@@ -452,19 +452,19 @@ void FunctionCompiler::storeVariable(const std::string &Name, const CValue &V, P
   }
   if (Var.T.isPyObject())
     return;
-  CValue Converted = convert(V, Var.T, Node);
+  TypedValue Converted = convert(V, Var.T, Node);
   for (size_t I = 0; I < Var.Slots.size(); ++I)
     B.CreateStore(Converted.Parts[I], Var.Slots[I]);
 }
 
-CValue FunctionCompiler::loadVariable(const std::string &Name, PyObject *Node) {
+TypedValue FunctionCompiler::loadVariable(const std::string &Name, PyObject *Node) {
   Variable &Var = Variables[Name];
   if (Var.T.isUndefined()) {
     if (!Emitting)
-      return CValue(); // typed in a later round
+      return TypedValue(); // typed in a later round
     typingError(Node, "local variable '" + Name + "' is used before it is assigned");
   }
-  CValue V(Var.T);
+  TypedValue V(Var.T);
   if (Var.T.isPyObject())
     return V;
   if (Emitting) {

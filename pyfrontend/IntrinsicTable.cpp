@@ -113,7 +113,7 @@ const char *suffixOf(Scalar S) {
 
 // A lane mask argument as i32 (Numba takes any integer).
 Value *maskValue(IntrinsicCall &Call, size_t Index) {
-  const CValue &Mask = Call.Args[Index];
+  const TypedValue &Mask = Call.Args[Index];
   if (!Mask.T.isIntegerScalar())
     Call.C.typingError(Call.ArgNodes[Index], "a lane mask must be an integer, not " + Mask.T.str());
   if (!Call.C.emitting())
@@ -130,7 +130,7 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
   if (Positional > Names.size())
     Call.C.typingError(Call.Node, Name + "() takes at most " + std::to_string(Names.size()) +
                                       " arguments, got " + std::to_string(Positional));
-  std::vector<std::optional<CValue>> Bound(Names.size());
+  std::vector<std::optional<TypedValue>> Bound(Names.size());
   std::vector<PyObject *> BoundNodes(Names.size(), nullptr);
   for (size_t I = 0; I < Positional; ++I) {
     Bound[I] = Call.Args[I];
@@ -148,7 +148,7 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
     Bound[Slot] = Call.Args[Positional + K];
     BoundNodes[Slot] = Call.ArgNodes[Positional + K];
   }
-  std::vector<CValue> Args;
+  std::vector<TypedValue> Args;
   std::vector<PyObject *> Nodes;
   for (size_t I = 0; I < Names.size(); ++I) {
     if (!Bound[I]) {
@@ -164,7 +164,7 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
   Call.Keywords.clear();
 }
 
-bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, CValue &Out) {
+bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, TypedValue &Out) {
   // cuda.laneid and cuda.warpsize: int32, as in Numba.
   const IntrinsicRecord *Record = findIntrinsic(Name);
   if (!Record || Record->Kind != IntrinsicKind::Value)
@@ -174,7 +174,7 @@ bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, CValue &Out) {
 }
 
 bool attributeIntrinsic(FunctionCompiler &C, const std::string &Object,
-                        const std::string &Attr, PyObject *Node, CValue &Out) {
+                        const std::string &Attr, PyObject *Node, TypedValue &Out) {
   // cuda.threadIdx.x and friends: int32, as in Numba.
   const IntrinsicRecord *Record = findIntrinsic(Object);
   if (!Record || Record->Kind != IntrinsicKind::Dim3)

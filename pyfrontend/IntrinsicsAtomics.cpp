@@ -17,22 +17,22 @@ namespace {
 
 // cuda.atomic.<op>(ary, idx, val): the old value of ary[idx], through the
 // record's marker (atomic.<op>) with the element type's suffix.
-CValue atomicOperation(IntrinsicCall &Call) {
+TypedValue atomicOperation(IntrinsicCall &Call) {
   const std::string Python = Call.Record->PythonPath;
   const std::string Marker = Call.Record->Marker;
   bindArguments(Call, Python, {"ary", "idx", "val"}, 3);
-  const CValue &Array = Call.Args[0];
+  const TypedValue &Array = Call.Args[0];
   if (!Array.T.isArray())
     Call.C.typingError(Call.ArgNodes[0], Python + "() needs an array, not " +
                                              Array.T.str());
   if (Array.T.ReadOnly)
     Call.C.typingError(Call.ArgNodes[0], Python + "() on a read-only array");
-  Scalar Elem = Array.T.Elem;
-  const char *Suffix = suffixOf(Elem);
+  Scalar ElementType = Array.T.Elem;
+  const char *Suffix = suffixOf(ElementType);
   bool IntegerOnly = Marker == "atomic.and" || Marker == "atomic.or" || Marker == "atomic.xor";
   bool UnsignedOnly = Marker == "atomic.inc" || Marker == "atomic.dec";
-  if (!Suffix || (IntegerOnly && isFloat(Elem)) ||
-      (UnsignedOnly && (isFloat(Elem) || isSigned(Elem))))
+  if (!Suffix || (IntegerOnly && isFloat(ElementType)) ||
+      (UnsignedOnly && (isFloat(ElementType) || isSigned(ElementType))))
     Call.C.typingError(Call.ArgNodes[0],
                        Python + "() is not supported on " + Array.T.str() +
                            (UnsignedOnly ? ": it needs uint32 or uint64 elements"
@@ -44,43 +44,43 @@ CValue atomicOperation(IntrinsicCall &Call) {
                                              "() must be a number, not " + Call.Args[2].T.str());
   Value *Ptr = Call.C.elementPointer(Array, Call.ArgNodes[1], Call.Args[1], Call.ArgNodes[0]);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Elem));
-  Value *V = Call.C.convert(Call.Args[2], Type::scalar(Elem), Call.ArgNodes[2]).scalar();
-  return Call.C.makeScalar(Elem, Call.C.callMarker(Marker + "." + Suffix,
-                                                   Call.C.llvmType(Elem), {Ptr, V}));
+    return TypedValue(Type::scalar(ElementType));
+  Value *V = Call.C.convert(Call.Args[2], Type::scalar(ElementType), Call.ArgNodes[2]).scalar();
+  return Call.C.makeScalar(ElementType, Call.C.callMarker(Marker + "." + Suffix,
+                                                   Call.C.llvmType(ElementType), {Ptr, V}));
 }
 
 
 // compare_and_swap(ary, old, val) works on ary[0]; cas(ary, idx, old, val).
-CValue atomicCompareAndSwap(IntrinsicCall &Call, bool Indexed) {
+TypedValue atomicCompareAndSwap(IntrinsicCall &Call, bool Indexed) {
   std::string Python = Indexed ? "cuda.atomic.cas" : "cuda.atomic.compare_and_swap";
   if (Indexed)
     bindArguments(Call, "cuda.atomic.cas", {"ary", "idx", "old", "val"}, 4);
   else
     bindArguments(Call, "cuda.atomic.compare_and_swap", {"ary", "old", "val"}, 3);
-  const CValue &Array = Call.Args[0];
+  const TypedValue &Array = Call.Args[0];
   if (!Array.T.isArray() || Array.T.ReadOnly || !isInteger(Array.T.Elem) || !suffixOf(Array.T.Elem))
     Call.C.typingError(Call.ArgNodes[0], Python +
                                              "() needs a writable array of int32, int64, uint32 "
                                              "or uint64, not " + Array.T.str());
   size_t First = Indexed ? 2 : 1;
-  CValue Zero = Call.C.makeScalar(Scalar::Int64,
+  TypedValue Zero = Call.C.makeScalar(Scalar::Int64,
                                   Call.C.emitting() ? Call.C.builder().getInt64(0) : nullptr);
   Zero.ConstInt = 0;
-  CValue Index = Indexed ? Call.Args[1] : Zero;
+  TypedValue Index = Indexed ? Call.Args[1] : Zero;
   if (!Indexed && Array.T.NDim != 1)
     Call.C.typingError(Call.ArgNodes[0], "cuda.atomic.compare_and_swap() needs a 1-D array");
   Value *Ptr = Call.C.elementPointer(Array, Call.ArgNodes[Indexed ? 1 : 0], Index);
-  Scalar Elem = Array.T.Elem;
+  Scalar ElementType = Array.T.Elem;
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Elem));
-  Value *Old = Call.C.convert(Call.Args[First], Type::scalar(Elem), Call.ArgNodes[First]).scalar();
-  Value *New = Call.C.convert(Call.Args[First + 1], Type::scalar(Elem), Call.ArgNodes[First + 1]).scalar();
-  return Call.C.makeScalar(Elem, Call.C.callMarker(std::string("atomic.cas.") + suffixOf(Elem),
-                                                   Call.C.llvmType(Elem), {Ptr, Old, New}));
+    return TypedValue(Type::scalar(ElementType));
+  Value *Old = Call.C.convert(Call.Args[First], Type::scalar(ElementType), Call.ArgNodes[First]).scalar();
+  Value *New = Call.C.convert(Call.Args[First + 1], Type::scalar(ElementType), Call.ArgNodes[First + 1]).scalar();
+  return Call.C.makeScalar(ElementType, Call.C.callMarker(std::string("atomic.cas.") + suffixOf(ElementType),
+                                                   Call.C.llvmType(ElementType), {Ptr, Old, New}));
 }
-CValue atomicCas(IntrinsicCall &Call) { return atomicCompareAndSwap(Call, true); }
-CValue atomicCasFirst(IntrinsicCall &Call) { return atomicCompareAndSwap(Call, false); }
+TypedValue atomicCas(IntrinsicCall &Call) { return atomicCompareAndSwap(Call, true); }
+TypedValue atomicCasFirst(IntrinsicCall &Call) { return atomicCompareAndSwap(Call, false); }
 
 } // namespace
 

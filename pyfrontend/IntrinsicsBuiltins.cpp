@@ -15,11 +15,11 @@ using frontend::Type;
 
 namespace {
 
-CValue builtinLen(IntrinsicCall &Call) {
+TypedValue builtinLen(IntrinsicCall &Call) {
   expectArgCount(Call, "len", 1, 1);
-  const CValue &A = Call.Args[0];
+  const TypedValue &A = Call.Args[0];
   if (A.T.isTuple()) {
-    CValue R = Call.C.makeScalar(Scalar::Int64, Call.C.emitting()
+    TypedValue R = Call.C.makeScalar(Scalar::Int64, Call.C.emitting()
                                                      ? Call.C.builder().getInt64(A.T.Elements.size())
                                                      : nullptr);
     R.ConstInt = static_cast<int64_t>(A.T.Elements.size());
@@ -38,19 +38,19 @@ Value *complexMagnitude(FunctionCompiler &C, Scalar S, Value *Z) {
                       C.llvmType(F), {B.CreateExtractValue(Z, 0), B.CreateExtractValue(Z, 1)});
 }
 
-CValue builtinAbs(IntrinsicCall &Call) {
+TypedValue builtinAbs(IntrinsicCall &Call) {
   expectArgCount(Call, "abs", 1, 1);
-  const CValue &A = Call.Args[0];
+  const TypedValue &A = Call.Args[0];
   if (!A.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "abs() of a value of type " + A.T.str());
   if (isComplex(A.T.Elem)) {
     Scalar F = componentOf(A.T.Elem);
     if (!Call.C.emitting())
-      return CValue(Type::scalar(F));
+      return TypedValue(Type::scalar(F));
     return Call.C.makeScalar(F, complexMagnitude(Call.C, A.T.Elem, A.scalar()));
   }
   Scalar S = A.T.Elem == Scalar::Bool ? Scalar::Int64 : A.T.Elem;
-  CValue X = Call.C.convert(A, Type::scalar(S), Call.Node);
+  TypedValue X = Call.C.convert(A, Type::scalar(S), Call.Node);
   if (!Call.C.emitting() || !isSigned(S) && !isFloat(S))
     return X;
   IRBuilder<> &B = Call.C.builder();
@@ -60,7 +60,7 @@ CValue builtinAbs(IntrinsicCall &Call) {
   return Call.C.makeScalar(S, B.CreateBinaryIntrinsic(Intrinsic::abs, V, B.getFalse()));
 }
 
-CValue minOrMax(IntrinsicCall &Call, bool IsMax) {
+TypedValue minOrMax(IntrinsicCall &Call, bool IsMax) {
   const char *Name = IsMax ? "max" : "min";
   if (Call.Args.size() < 2)
     Call.C.typingError(Call.Node, std::string(Name) +
@@ -76,13 +76,13 @@ CValue minOrMax(IntrinsicCall &Call, bool IsMax) {
   if (isComplex(Common))
     Call.C.typingError(Call.Node, std::string(Name) + "() of complex numbers: they have no order");
   // min/max of bools and small ints keep Numba's promotion.
-  Type CT = Type::scalar(Common);
+  Type CommonType = Type::scalar(Common);
   if (!Call.C.emitting())
-    return CValue(CT);
+    return TypedValue(CommonType);
   IRBuilder<> &B = Call.C.builder();
-  Value *Best = Call.C.convert(Call.Args[0], CT, Call.ArgNodes[0]).scalar();
+  Value *Best = Call.C.convert(Call.Args[0], CommonType, Call.ArgNodes[0]).scalar();
   for (size_t I = 1; I < Call.Args.size(); ++I) {
-    Value *X = Call.C.convert(Call.Args[I], CT, Call.ArgNodes[I]).scalar();
+    Value *X = Call.C.convert(Call.Args[I], CommonType, Call.ArgNodes[I]).scalar();
     Value *Better;
     if (isFloat(Common))
       Better = IsMax ? B.CreateFCmpOGT(X, Best) : B.CreateFCmpOLT(X, Best);
@@ -95,16 +95,16 @@ CValue minOrMax(IntrinsicCall &Call, bool IsMax) {
   return Call.C.makeScalar(Common, Best);
 }
 
-CValue builtinMin(IntrinsicCall &Call) { return minOrMax(Call, false); }
-CValue builtinMax(IntrinsicCall &Call) { return minOrMax(Call, true); }
+TypedValue builtinMin(IntrinsicCall &Call) { return minOrMax(Call, false); }
+TypedValue builtinMax(IntrinsicCall &Call) { return minOrMax(Call, true); }
 
-CValue builtinRange(IntrinsicCall &Call) {
+TypedValue builtinRange(IntrinsicCall &Call) {
   Call.C.unsupported(Call.Node, "range() can only be used as the iterable of a for loop");
 }
 
 // Casts: tidal.float32(x), numpy.float32(x), int(x), float(x), bool(x).
 
-template <Scalar S> CValue castTo(IntrinsicCall &Call) {
+template <Scalar S> TypedValue castTo(IntrinsicCall &Call) {
   std::string Name = scalarName(S);
   expectArgCount(Call, Name, 1, 1);
   if (!Call.Args[0].T.isScalar())
@@ -114,14 +114,14 @@ template <Scalar S> CValue castTo(IntrinsicCall &Call) {
 }
 
 // int(x), float(x), bool(x) as Numba types them: int64, float64, bool.
-CValue builtinInt(IntrinsicCall &Call) { return castTo<Scalar::Int64>(Call); }
-CValue builtinFloat(IntrinsicCall &Call) { return castTo<Scalar::Float64>(Call); }
-CValue builtinBool(IntrinsicCall &Call) { return castTo<Scalar::Bool>(Call); }
+TypedValue builtinInt(IntrinsicCall &Call) { return castTo<Scalar::Int64>(Call); }
+TypedValue builtinFloat(IntrinsicCall &Call) { return castTo<Scalar::Float64>(Call); }
+TypedValue builtinBool(IntrinsicCall &Call) { return castTo<Scalar::Bool>(Call); }
 
 
 // print(a, b, "text"): one printf with the format Numba's CUDA print uses:
 // integers %lld/%llu, floats %f, bools True/False, separated by spaces.
-CValue builtinPrint(IntrinsicCall &Call) {
+TypedValue builtinPrint(IntrinsicCall &Call) {
   for (const std::string &K : Call.Keywords)
     Call.C.unsupported(Call.Node, "print() in kernels takes no keyword arguments ('" + K + "')");
   std::string Format;
@@ -139,7 +139,7 @@ CValue builtinPrint(IntrinsicCall &Call) {
         continue;
       }
     }
-    const CValue &V = Call.Args[I];
+    const TypedValue &V = Call.Args[I];
     if (!V.T.isScalar())
       Call.C.typingError(ArgNode, "print() in kernels prints numbers and string literals, not " +
                                       V.T.str());
@@ -167,7 +167,7 @@ CValue builtinPrint(IntrinsicCall &Call) {
     Values.insert(Values.begin(), Call.C.constantString(Format, "print.format"));
     Call.C.callMarker("print", B.getVoidTy(), Values, /*VarArg=*/true);
   }
-  return CValue(Type::none());
+  return TypedValue(Type::none());
 }
 
 } // namespace

@@ -15,7 +15,7 @@ using frontend::Type;
 namespace {
 
 // complex(real=0, imag=0): complex64 from float32 parts, else complex128.
-CValue builtinComplex(IntrinsicCall &Call) {
+TypedValue builtinComplex(IntrinsicCall &Call) {
   bindArguments(Call, "complex", {"real", "imag"}, 0);
   Scalar Part = Scalar::Bool;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
@@ -25,7 +25,7 @@ CValue builtinComplex(IntrinsicCall &Call) {
   }
   Scalar S = Call.Args.empty() ? Scalar::Complex128 : complexOf(isFloat(Part) ? Part : Scalar::Float64);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(S));
+    return TypedValue(Type::scalar(S));
   Type Component = Type::scalar(componentOf(S));
   llvm::Type *T = Call.C.llvmType(componentOf(S));
   Value *Re = Call.Args.size() > 0 ? Call.C.convert(Call.Args[0], Component, Call.ArgNodes[0]).scalar()
@@ -39,7 +39,7 @@ CValue builtinComplex(IntrinsicCall &Call) {
 // or complex64 from float32, as Numba types it).
 Scalar cmathArgument(IntrinsicCall &Call, const std::string &Name) {
   bindArguments(Call, "cmath." + Name, {"z"}, 1);
-  const CValue &Z = Call.Args[0];
+  const TypedValue &Z = Call.Args[0];
   if (!Z.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "cmath." + Name + "() takes a number, not " + Z.T.str());
   if (isComplex(Z.T.Elem))
@@ -47,11 +47,11 @@ Scalar cmathArgument(IntrinsicCall &Call, const std::string &Name) {
   return Z.T.Elem == Scalar::Float32 ? Scalar::Complex64 : Scalar::Complex128;
 }
 
-CValue cmathFunction(IntrinsicCall &Call, const std::string &Name) {
+TypedValue cmathFunction(IntrinsicCall &Call, const std::string &Name) {
   Scalar S = cmathArgument(Call, Name);
   Scalar F = componentOf(S);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Name == "phase" ? F : S));
+    return TypedValue(Type::scalar(Name == "phase" ? F : S));
   IRBuilder<> &B = Call.C.builder();
   Value *Z = Call.C.convert(Call.Args[0], Type::scalar(S), Call.ArgNodes[0]).scalar();
   Value *Re = B.CreateExtractValue(Z, 0), *Im = B.CreateExtractValue(Z, 1);
@@ -85,10 +85,10 @@ CValue cmathFunction(IntrinsicCall &Call, const std::string &Name) {
   ResultIm = B.CreateSelect(IsZero, Im, ResultIm);
   return Call.C.makeScalar(S, Call.C.makeComplex(S, ResultRe, ResultIm));
 }
-CValue cmathSqrt(IntrinsicCall &Call) { return cmathFunction(Call, "sqrt"); }
-CValue cmathExp(IntrinsicCall &Call) { return cmathFunction(Call, "exp"); }
-CValue cmathLog(IntrinsicCall &Call) { return cmathFunction(Call, "log"); }
-CValue cmathPhase(IntrinsicCall &Call) { return cmathFunction(Call, "phase"); }
+TypedValue cmathSqrt(IntrinsicCall &Call) { return cmathFunction(Call, "sqrt"); }
+TypedValue cmathExp(IntrinsicCall &Call) { return cmathFunction(Call, "exp"); }
+TypedValue cmathLog(IntrinsicCall &Call) { return cmathFunction(Call, "log"); }
+TypedValue cmathPhase(IntrinsicCall &Call) { return cmathFunction(Call, "phase"); }
 
 } // namespace
 

@@ -38,7 +38,7 @@ Value *gridExtent(FunctionCompiler &C, unsigned Axis) {
   return B.CreateMul(Ntid, Nctaid, std::string("gridsize.") + A);
 }
 
-CValue perAxis(IntrinsicCall &Call, const std::string &Name,
+TypedValue perAxis(IntrinsicCall &Call, const std::string &Name,
                Value *(*Compute)(FunctionCompiler &, unsigned)) {
   expectArgCount(Call, Name, 1, 1);
   int64_t NDim = Call.C.constantInt(Call.Args[0], Call.ArgNodes[0],
@@ -46,15 +46,15 @@ CValue perAxis(IntrinsicCall &Call, const std::string &Name,
   if (NDim < 1 || NDim > 3)
     Call.C.typingError(Call.ArgNodes[0], Name + "() takes 1, 2 or 3 dimensions, got " +
                                              std::to_string(NDim));
-  std::vector<CValue> Elements;
+  std::vector<TypedValue> Elements;
   for (unsigned A = 0; A < NDim; ++A)
     Elements.push_back(Call.C.makeScalar(
         Scalar::Int64, Call.C.emitting() ? Compute(Call.C, A) : nullptr));
   return NDim == 1 ? Elements[0] : Call.C.makeTuple(std::move(Elements));
 }
 
-CValue cudaGrid(IntrinsicCall &Call) { return perAxis(Call, "cuda.grid", globalIndex); }
-CValue cudaGridSize(IntrinsicCall &Call) {
+TypedValue cudaGrid(IntrinsicCall &Call) { return perAxis(Call, "cuda.grid", globalIndex); }
+TypedValue cudaGridSize(IntrinsicCall &Call) {
   return perAxis(Call, "cuda.gridsize", gridExtent);
 }
 

@@ -14,13 +14,13 @@ using frontend::Type;
 
 namespace {
 
-CValue bitOp(IntrinsicCall &Call, const std::string &Python) {
+TypedValue bitOp(IntrinsicCall &Call, const std::string &Python) {
   bindArguments(Call, "cuda." + Python, {"x"}, 1);
-  const CValue &X = Call.Args[0];
+  const TypedValue &X = Call.Args[0];
   if (!X.T.isIntegerScalar())
     Call.C.typingError(Call.ArgNodes[0], "cuda." + Python + "() takes an integer, not " + X.T.str());
   if (!Call.C.emitting())
-    return CValue(X.T);
+    return TypedValue(X.T);
   IRBuilder<> &B = Call.C.builder();
   Value *V = X.scalar();
   Value *R;
@@ -38,10 +38,10 @@ CValue bitOp(IntrinsicCall &Call, const std::string &Python) {
   }
   return Call.C.makeScalar(X.T.Elem, R);
 }
-CValue cudaPopc(IntrinsicCall &Call) { return bitOp(Call, "popc"); }
-CValue cudaBrev(IntrinsicCall &Call) { return bitOp(Call, "brev"); }
-CValue cudaClz(IntrinsicCall &Call) { return bitOp(Call, "clz"); }
-CValue cudaFfs(IntrinsicCall &Call) { return bitOp(Call, "ffs"); }
+TypedValue cudaPopc(IntrinsicCall &Call) { return bitOp(Call, "popc"); }
+TypedValue cudaBrev(IntrinsicCall &Call) { return bitOp(Call, "brev"); }
+TypedValue cudaClz(IntrinsicCall &Call) { return bitOp(Call, "clz"); }
+TypedValue cudaFfs(IntrinsicCall &Call) { return bitOp(Call, "ffs"); }
 
 // The float type of a math call: float32 stays, everything else is float64.
 Scalar mathType(IntrinsicCall &Call, const std::string &Name) {
@@ -58,18 +58,18 @@ Scalar mathType(IntrinsicCall &Call, const std::string &Name) {
   return Common == Scalar::Float32 ? Scalar::Float32 : Scalar::Float64;
 }
 
-CValue cudaFma(IntrinsicCall &Call) {
+TypedValue cudaFma(IntrinsicCall &Call) {
   bindArguments(Call, "cuda.fma", {"a", "b", "c"}, 3);
   Scalar F = mathType(Call, "cuda.fma");
   if (!Call.C.emitting())
-    return CValue(Type::scalar(F));
+    return TypedValue(Type::scalar(F));
   Value *A = Call.C.convert(Call.Args[0], Type::scalar(F), Call.ArgNodes[0]).scalar();
   Value *B2 = Call.C.convert(Call.Args[1], Type::scalar(F), Call.ArgNodes[1]).scalar();
   Value *C = Call.C.convert(Call.Args[2], Type::scalar(F), Call.ArgNodes[2]).scalar();
   return Call.C.makeScalar(F, Call.C.builder().CreateIntrinsic(Intrinsic::fma, {A->getType()}, {A, B2, C}));
 }
 
-CValue cudaSelp(IntrinsicCall &Call) {
+TypedValue cudaSelp(IntrinsicCall &Call) {
   bindArguments(Call, "cuda.selp", {"predicate", "a", "b"}, 3);
   Call.C.truth(Call.Args[0], Call.ArgNodes[0]);
   Type T;
@@ -77,7 +77,7 @@ CValue cudaSelp(IntrinsicCall &Call) {
     Call.C.typingError(Call.Node, "the values of cuda.selp() have types " + Call.Args[1].T.str() +
                                       " and " + Call.Args[2].T.str() + ", which cannot unify");
   if (!Call.C.emitting())
-    return CValue(T);
+    return TypedValue(T);
   Value *P = Call.C.truth(Call.Args[0], Call.ArgNodes[0]);
   Value *A = Call.C.convert(Call.Args[1], T, Call.ArgNodes[1]).scalar();
   Value *B2 = Call.C.convert(Call.Args[2], T, Call.ArgNodes[2]).scalar();
@@ -86,7 +86,7 @@ CValue cudaSelp(IntrinsicCall &Call) {
 
 
 // math.<fn>(x[, y]) -> tidal.math.<marker>.<f32|f64>
-CValue mathFunction(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
+TypedValue mathFunction(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
                     unsigned Arity) {
   if (Arity == 1)
     bindArguments(Call, Python, {"x"}, 1);
@@ -94,7 +94,7 @@ CValue mathFunction(IntrinsicCall &Call, const std::string &Python, const std::s
     bindArguments(Call, Python, {"x", "y"}, 2);
   Scalar F = mathType(Call, Python);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(F));
+    return TypedValue(Type::scalar(F));
   std::vector<Value *> Args;
   for (size_t I = 0; I < Call.Args.size(); ++I)
     Args.push_back(Call.C.convert(Call.Args[I], Type::scalar(F), Call.ArgNodes[I]).scalar());
@@ -104,22 +104,22 @@ CValue mathFunction(IntrinsicCall &Call, const std::string &Python, const std::s
 
 // The math functions that are one marker: the record's Marker is the
 // marker's stem (math.<stem>.<f32|f64>).
-CValue mathOfOneArgument(IntrinsicCall &Call) {
+TypedValue mathOfOneArgument(IntrinsicCall &Call) {
   return mathFunction(Call, Call.Record->PythonPath, Call.Record->Marker, 1);
 }
-CValue mathOfTwoArguments(IntrinsicCall &Call) {
+TypedValue mathOfTwoArguments(IntrinsicCall &Call) {
   return mathFunction(Call, Call.Record->PythonPath, Call.Record->Marker, 2);
 }
 
 
 // math.log(x) and math.log(x, base)
-CValue math_log(IntrinsicCall &Call) {
+TypedValue math_log(IntrinsicCall &Call) {
   bindArguments(Call, "math.log", {"x", "base"}, 1);
   if (Call.Args.size() == 1)
     return mathFunction(Call, "math.log", "log", 1);
   Scalar F = mathType(Call, "math.log");
   if (!Call.C.emitting())
-    return CValue(Type::scalar(F));
+    return TypedValue(Type::scalar(F));
   const char *Suffix = F == Scalar::Float32 ? ".f32" : ".f64";
   Value *X = Call.C.convert(Call.Args[0], Type::scalar(F), Call.ArgNodes[0]).scalar();
   Value *Base = Call.C.convert(Call.Args[1], Type::scalar(F), Call.ArgNodes[1]).scalar();
@@ -130,28 +130,28 @@ CValue math_log(IntrinsicCall &Call) {
 }
 
 // floor, ceil, trunc return int64 in Python 3 (as Numba types them).
-CValue roundingToInt(IntrinsicCall &Call, const std::string &Python, const std::string &Marker) {
+TypedValue roundingToInt(IntrinsicCall &Call, const std::string &Python, const std::string &Marker) {
   bindArguments(Call, Python, {"x"}, 1);
-  const CValue &X = Call.Args[0];
+  const TypedValue &X = Call.Args[0];
   if (!X.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], Python + "() takes a number, not " + X.T.str());
   if (!isFloat(X.T.Elem))
     return Call.C.convert(X, Type::scalar(Scalar::Int64), Call.Node);
-  CValue F = mathFunction(Call, Python, Marker, 1);
+  TypedValue F = mathFunction(Call, Python, Marker, 1);
   return Call.C.convert(F, Type::scalar(Scalar::Int64), Call.Node);
 }
-CValue math_floor(IntrinsicCall &Call) { return roundingToInt(Call, "math.floor", "floor"); }
-CValue math_ceil(IntrinsicCall &Call) { return roundingToInt(Call, "math.ceil", "ceil"); }
-CValue math_trunc(IntrinsicCall &Call) { return roundingToInt(Call, "math.trunc", "trunc"); }
+TypedValue math_floor(IntrinsicCall &Call) { return roundingToInt(Call, "math.floor", "floor"); }
+TypedValue math_ceil(IntrinsicCall &Call) { return roundingToInt(Call, "math.ceil", "ceil"); }
+TypedValue math_trunc(IntrinsicCall &Call) { return roundingToInt(Call, "math.trunc", "trunc"); }
 
 // isnan, isinf, isfinite: comparisons, no marker.
-CValue classify(IntrinsicCall &Call, const std::string &Python) {
+TypedValue classify(IntrinsicCall &Call, const std::string &Python) {
   bindArguments(Call, "math." + Python, {"x"}, 1);
-  const CValue &X = Call.Args[0];
+  const TypedValue &X = Call.Args[0];
   if (!X.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "math." + Python + "() takes a number, not " + X.T.str());
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Scalar::Bool));
+    return TypedValue(Type::scalar(Scalar::Bool));
   IRBuilder<> &B = Call.C.builder();
   if (!isFloat(X.T.Elem))
     return Call.C.makeScalar(Scalar::Bool, B.getInt1(Python == "isfinite"));
@@ -163,31 +163,31 @@ CValue classify(IntrinsicCall &Call, const std::string &Python) {
                                  : B.CreateFCmpOLT(Abs, Inf);
   return Call.C.makeScalar(Scalar::Bool, R);
 }
-CValue math_isnan(IntrinsicCall &Call) { return classify(Call, "isnan"); }
-CValue math_isinf(IntrinsicCall &Call) { return classify(Call, "isinf"); }
-CValue math_isfinite(IntrinsicCall &Call) { return classify(Call, "isfinite"); }
+TypedValue math_isnan(IntrinsicCall &Call) { return classify(Call, "isnan"); }
+TypedValue math_isinf(IntrinsicCall &Call) { return classify(Call, "isinf"); }
+TypedValue math_isfinite(IntrinsicCall &Call) { return classify(Call, "isfinite"); }
 
-CValue angle(IntrinsicCall &Call, const std::string &Python, double Factor) {
+TypedValue angle(IntrinsicCall &Call, const std::string &Python, double Factor) {
   bindArguments(Call, "math." + Python, {"x"}, 1);
   Scalar F = mathType(Call, "math." + Python);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(F));
+    return TypedValue(Type::scalar(F));
   Value *X = Call.C.convert(Call.Args[0], Type::scalar(F), Call.ArgNodes[0]).scalar();
   return Call.C.makeScalar(F, Call.C.builder().CreateFMul(X, ConstantFP::get(X->getType(), Factor)));
 }
-CValue math_radians(IntrinsicCall &Call) { return angle(Call, "radians", 3.14159265358979323846 / 180.0); }
-CValue math_degrees(IntrinsicCall &Call) { return angle(Call, "degrees", 180.0 / 3.14159265358979323846); }
+TypedValue math_radians(IntrinsicCall &Call) { return angle(Call, "radians", 3.14159265358979323846 / 180.0); }
+TypedValue math_degrees(IntrinsicCall &Call) { return angle(Call, "degrees", 180.0 / 3.14159265358979323846); }
 
 // round(x): Python 3 rounds half to even and returns int64.
-CValue builtinRound(IntrinsicCall &Call) {
+TypedValue builtinRound(IntrinsicCall &Call) {
   bindArguments(Call, "round", {"number"}, 1);
-  const CValue &X = Call.Args[0];
+  const TypedValue &X = Call.Args[0];
   if (!X.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "round() takes a number, not " + X.T.str());
   if (!isFloat(X.T.Elem))
     return Call.C.convert(X, Type::scalar(Scalar::Int64), Call.Node);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Scalar::Int64));
+    return TypedValue(Type::scalar(Scalar::Int64));
   Value *R = Call.C.builder().CreateUnaryIntrinsic(Intrinsic::roundeven, X.scalar());
   return Call.C.convert(Call.C.makeScalar(X.T.Elem, R), Type::scalar(Scalar::Int64), Call.Node);
 }

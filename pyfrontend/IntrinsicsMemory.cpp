@@ -16,7 +16,7 @@ namespace {
 
 // A constant shape: an int or a tuple of ints, each >= 0.
 std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std::string &What) {
-  const CValue &V = Call.Args[Index];
+  const TypedValue &V = Call.Args[Index];
   std::vector<int64_t> Shape;
   if (V.T.isIntegerScalar() && V.ConstInt) {
     Shape.push_back(*V.ConstInt);
@@ -35,38 +35,38 @@ std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std:
   return Shape;
 }
 
-CValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
+TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
                    bool DynamicWhenEmpty) {
   bindArguments(Call, Python, {"shape", "dtype"}, 2);
   std::vector<int64_t> Shape = constantShape(Call, 0, "the shape of " + Python + "()");
-  Scalar Elem = Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
+  Scalar ElementType = Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
   int64_t Count = 1;
   for (int64_t E : Shape)
     Count *= E;
   if (!Call.C.emitting())
-    return Call.C.makeArray(Elem, Shape, nullptr);
+    return Call.C.makeArray(ElementType, Shape, nullptr);
   IRBuilder<> &B = Call.C.builder();
   Value *Data;
   if (DynamicWhenEmpty && Count == 0)
     Data = Call.C.callMarker("shared.dynamic", B.getPtrTy(), {});
   else
     Data = Call.C.callMarker(Marker, B.getPtrTy(),
-                             {B.getInt64(Count * byteSize(Elem)), B.getInt64(byteSize(Elem))});
-  return Call.C.makeArray(Elem, Shape, Data);
+                             {B.getInt64(Count * byteSize(ElementType)), B.getInt64(byteSize(ElementType))});
+  return Call.C.makeArray(ElementType, Shape, Data);
 }
 
-CValue cudaSharedArray(IntrinsicCall &Call) {
+TypedValue cudaSharedArray(IntrinsicCall &Call) {
   return arrayMarker(Call, "cuda.shared.array", "shared.array", true);
 }
-CValue cudaLocalArray(IntrinsicCall &Call) {
+TypedValue cudaLocalArray(IntrinsicCall &Call) {
   return arrayMarker(Call, "cuda.local.array", "local.array", false);
 }
 
 // cuda.const.array_like(ary): ary is a global NumPy array, already frozen
 // into a constant array by the compiler.
-CValue cudaConstArrayLike(IntrinsicCall &Call) {
+TypedValue cudaConstArrayLike(IntrinsicCall &Call) {
   bindArguments(Call, "cuda.const.array_like", {"ary"}, 1);
-  const CValue &A = Call.Args[0];
+  const TypedValue &A = Call.Args[0];
   if (!A.T.isArray() || !A.T.ReadOnly)
     Call.C.typingError(Call.ArgNodes[0],
                        "cuda.const.array_like() takes a global NumPy array, not " + A.T.str());

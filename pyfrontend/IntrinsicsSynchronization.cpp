@@ -16,26 +16,26 @@ using frontend::Type;
 namespace {
 
 // A marker without arguments or result: barriers and fences.
-CValue markerWithoutArguments(IntrinsicCall &Call) {
+TypedValue markerWithoutArguments(IntrinsicCall &Call) {
   bindArguments(Call, Call.Record->PythonPath, {}, 0);
   if (Call.C.emitting())
     Call.C.callMarker(Call.Record->Marker, Call.C.builder().getVoidTy(), {});
-  return CValue(Type::none());
+  return TypedValue(Type::none());
 }
 
 // syncthreads_count/and/or(predicate) -> int32
-CValue predicateBarrier(IntrinsicCall &Call) {
+TypedValue predicateBarrier(IntrinsicCall &Call) {
   bindArguments(Call, Call.Record->PythonPath, {"predicate"}, 1);
   Call.C.truth(Call.Args[0], Call.ArgNodes[0]);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Scalar::Int32));
+    return TypedValue(Type::scalar(Scalar::Int32));
   IRBuilder<> &B = Call.C.builder();
   Value *Predicate = B.CreateZExt(Call.C.truth(Call.Args[0], Call.ArgNodes[0]), B.getInt32Ty());
   return Call.C.makeScalar(Scalar::Int32,
                            Call.C.callMarker(Call.Record->Marker, B.getInt32Ty(), {Predicate}));
 }
 
-CValue cudaSyncwarp(IntrinsicCall &Call) {
+TypedValue cudaSyncwarp(IntrinsicCall &Call) {
   bindArguments(Call, "cuda.syncwarp", {"mask"}, 0);
   Value *Mask = nullptr;
   if (!Call.Args.empty())
@@ -43,7 +43,7 @@ CValue cudaSyncwarp(IntrinsicCall &Call) {
   if (Call.C.emitting())
     Call.C.callMarker("syncwarp", Call.C.builder().getVoidTy(),
                       {Mask ? Mask : Call.C.builder().getInt32(0xFFFFFFFFu)});
-  return CValue(Type::none());
+  return TypedValue(Type::none());
 }
 
 } // namespace

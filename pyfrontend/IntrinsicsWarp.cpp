@@ -14,11 +14,11 @@ using frontend::Type;
 
 namespace {
 
-CValue shuffle(IntrinsicCall &Call, const std::string &Python, const std::string &Kind,
+TypedValue shuffle(IntrinsicCall &Call, const std::string &Python, const std::string &Kind,
                const char *Third) {
   bindArguments(Call, "cuda." + Python, {"mask", "value", Third}, 3);
   Value *Mask = maskValue(Call, 0);
-  const CValue &V = Call.Args[1];
+  const TypedValue &V = Call.Args[1];
   Scalar S = V.T.isScalar() ? V.T.Elem : Scalar::Bool;
   // 32-bit and 64-bit values; narrower integers travel as 32 bits.
   Scalar Carrier = S == Scalar::Float32 || S == Scalar::Float64 ? S
@@ -33,7 +33,7 @@ CValue shuffle(IntrinsicCall &Call, const std::string &Python, const std::string
     Call.C.typingError(Call.ArgNodes[2], std::string("the ") + Third + " of cuda." + Python +
                                              "() must be an integer");
   if (!Call.C.emitting())
-    return CValue(V.T);
+    return TypedValue(V.T);
   IRBuilder<> &B = Call.C.builder();
   Value *Shuffled = Call.C.convert(V, Type::scalar(Carrier), Call.ArgNodes[1]).scalar();
   if (S == Scalar::Bool || (isInteger(S) && !isSigned(S) && bitWidth(S) < 32))
@@ -44,44 +44,44 @@ CValue shuffle(IntrinsicCall &Call, const std::string &Python, const std::string
                                           Shuffled->getType(), {Mask, Shuffled, Lane});
   return Call.C.convert(Call.C.makeScalar(Carrier, Result), V.T, Call.Node);
 }
-CValue cudaShflSync(IntrinsicCall &Call) { return shuffle(Call, "shfl_sync", "idx", "src_lane"); }
-CValue cudaShflUpSync(IntrinsicCall &Call) { return shuffle(Call, "shfl_up_sync", "up", "delta"); }
-CValue cudaShflDownSync(IntrinsicCall &Call) {
+TypedValue cudaShflSync(IntrinsicCall &Call) { return shuffle(Call, "shfl_sync", "idx", "src_lane"); }
+TypedValue cudaShflUpSync(IntrinsicCall &Call) { return shuffle(Call, "shfl_up_sync", "up", "delta"); }
+TypedValue cudaShflDownSync(IntrinsicCall &Call) {
   return shuffle(Call, "shfl_down_sync", "down", "delta");
 }
-CValue cudaShflXorSync(IntrinsicCall &Call) {
+TypedValue cudaShflXorSync(IntrinsicCall &Call) {
   return shuffle(Call, "shfl_xor_sync", "xor", "lane_mask");
 }
 
-CValue vote(IntrinsicCall &Call, const std::string &Python, const std::string &Kind) {
+TypedValue vote(IntrinsicCall &Call, const std::string &Python, const std::string &Kind) {
   bindArguments(Call, "cuda." + Python, {"mask", "predicate"}, 2);
   Value *Mask = maskValue(Call, 0);
   Value *Predicate = Call.C.truth(Call.Args[1], Call.ArgNodes[1]);
   bool Ballot = Kind == "ballot";
   Scalar Result = Ballot ? Scalar::UInt32 : Scalar::Bool;
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Result));
+    return TypedValue(Type::scalar(Result));
   IRBuilder<> &B = Call.C.builder();
   return Call.C.makeScalar(Result, Call.C.callMarker("vote." + Kind,
                                                      Ballot ? B.getInt32Ty() : B.getInt1Ty(),
                                                      {Mask, Predicate}));
 }
-CValue cudaAllSync(IntrinsicCall &Call) { return vote(Call, "all_sync", "all"); }
-CValue cudaAnySync(IntrinsicCall &Call) { return vote(Call, "any_sync", "any"); }
-CValue cudaEqSync(IntrinsicCall &Call) { return vote(Call, "eq_sync", "uni"); }
-CValue cudaBallotSync(IntrinsicCall &Call) { return vote(Call, "ballot_sync", "ballot"); }
+TypedValue cudaAllSync(IntrinsicCall &Call) { return vote(Call, "all_sync", "all"); }
+TypedValue cudaAnySync(IntrinsicCall &Call) { return vote(Call, "any_sync", "any"); }
+TypedValue cudaEqSync(IntrinsicCall &Call) { return vote(Call, "eq_sync", "uni"); }
+TypedValue cudaBallotSync(IntrinsicCall &Call) { return vote(Call, "ballot_sync", "ballot"); }
 
-CValue match(IntrinsicCall &Call, bool All) {
+TypedValue match(IntrinsicCall &Call, bool All) {
   std::string Python = All ? "match_all_sync" : "match_any_sync";
   bindArguments(Call, "cuda." + Python, {"mask", "value"}, 2);
   Value *Mask = maskValue(Call, 0);
-  const CValue &V = Call.Args[1];
+  const TypedValue &V = Call.Args[1];
   if (!V.T.isIntegerScalar())
     Call.C.typingError(Call.ArgNodes[1], "cuda." + Python + "() matches integers, not " + V.T.str());
   Scalar Carrier = bitWidth(V.T.Elem) == 64 ? Scalar::Int64 : Scalar::Int32;
   Type MaskType = Type::scalar(Scalar::UInt32);
   if (!Call.C.emitting())
-    return All ? CValue(Type::tuple({MaskType, Type::scalar(Scalar::Bool)})) : CValue(MaskType);
+    return All ? TypedValue(Type::tuple({MaskType, Type::scalar(Scalar::Bool)})) : TypedValue(MaskType);
   IRBuilder<> &B = Call.C.builder();
   Value *X = Call.C.convert(V, Type::scalar(Carrier), Call.ArgNodes[1]).scalar();
   std::string Marker = std::string(All ? "match.all." : "match.any.") + suffixOf(Carrier);
@@ -92,18 +92,18 @@ CValue match(IntrinsicCall &Call, bool All) {
   return Call.C.makeTuple({Call.C.makeScalar(Scalar::UInt32, B.CreateExtractValue(R, 0)),
                            Call.C.makeScalar(Scalar::Bool, B.CreateExtractValue(R, 1))});
 }
-CValue cudaMatchAnySync(IntrinsicCall &Call) { return match(Call, false); }
-CValue cudaMatchAllSync(IntrinsicCall &Call) { return match(Call, true); }
+TypedValue cudaMatchAnySync(IntrinsicCall &Call) { return match(Call, false); }
+TypedValue cudaMatchAllSync(IntrinsicCall &Call) { return match(Call, true); }
 
-CValue laneMask(IntrinsicCall &Call, const std::string &Python, const std::string &Marker) {
+TypedValue laneMask(IntrinsicCall &Call, const std::string &Python, const std::string &Marker) {
   bindArguments(Call, "cuda." + Python, {}, 0);
   if (!Call.C.emitting())
-    return CValue(Type::scalar(Scalar::UInt32));
+    return TypedValue(Type::scalar(Scalar::UInt32));
   return Call.C.makeScalar(Scalar::UInt32,
                            Call.C.callMarker(Marker, Call.C.builder().getInt32Ty(), {}));
 }
-CValue cudaActivemask(IntrinsicCall &Call) { return laneMask(Call, "activemask", "activemask"); }
-CValue cudaLanemaskLt(IntrinsicCall &Call) { return laneMask(Call, "lanemask_lt", "lanemask.lt"); }
+TypedValue cudaActivemask(IntrinsicCall &Call) { return laneMask(Call, "activemask", "activemask"); }
+TypedValue cudaLanemaskLt(IntrinsicCall &Call) { return laneMask(Call, "lanemask_lt", "lanemask.lt"); }
 
 } // namespace
 
