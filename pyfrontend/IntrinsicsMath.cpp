@@ -238,6 +238,8 @@ llvm::ArrayRef<IntrinsicRecord> mathIntrinsics() {
        "math.exp(x): float32 for float32 arguments, else float64."},
       {"math.expm1", IntrinsicKind::Function, mathOfOneArgument, "expm1",
        "math.expm1(x): float32 for float32 arguments, else float64."},
+      {"math.exp2", IntrinsicKind::Function, mathOfOneArgument, "exp2",
+       "math.exp2(x): float32 for float32 arguments, else float64."},
       {"math.log2", IntrinsicKind::Function, mathOfOneArgument, "log2",
        "math.log2(x): float32 for float32 arguments, else float64."},
       {"math.log10", IntrinsicKind::Function, mathOfOneArgument, "log10",

@@ -61,3 +61,21 @@ def test_rows_served_by_one_handler_compile_to_their_marker():
     k[1, 32](x, counts, out)
     np.testing.assert_allclose(out, [2.0, 3.0, 4.0])
     assert counts[0] == 2
+
+
+def test_math_exp2_is_one_row_on_an_existing_marker():
+    # math.exp2 (Python 3.11) is one row of IntrinsicsMath.cpp over the
+    # existing tidal.math.exp2 marker.
+    import math
+
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = math.exp2(x[i])
+
+    for dtype in (np.float32, np.float64):
+        x = np.array([-1.0, 0.0, 0.5, 10.0], dtype)
+        out = np.zeros(4, dtype)
+        k[1, 32](x, out)
+        np.testing.assert_allclose(out, np.exp2(x), rtol=1e-6)
