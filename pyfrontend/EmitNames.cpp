@@ -228,6 +228,9 @@ TypedValue FunctionCompiler::attributeOfObject(const TypedValue &Base, const std
                                           : "'" + typeName(O) + "' object";
     typingError(Node, Owner + " has no attribute '" + Attr + "'");
   }
+  // Types hold borrowed pointers: an attribute made on access (a bound
+  // method such as 'abc'.upper) must outlive the compilation.
+  KeptAlive.push_back(Value);
   return freezePyObject(Value.get(), Node, "attribute '" + Attr + "'");
 }
 

@@ -200,6 +200,9 @@ private:
   PyRef Function;
   PyRef Globals, Builtins;
   std::map<std::string, PyRef> Closure;
+  // Python objects created while compiling (attributes made on access) that
+  // compile-time types point to.
+  std::vector<PyRef> KeptAlive;
   SourceInfo Source;
   PyRef Tree; // the FunctionDef node
   std::vector<std::string> ParamNames;
