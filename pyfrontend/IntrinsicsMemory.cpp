@@ -35,14 +35,32 @@ std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std:
   return Shape;
 }
 
+// CUDA's limits on the arrays a kernel declares.
+constexpr uint64_t MaxStaticSharedBytes = 48 * 1024;
+constexpr uint64_t MaxLocalBytes = 512 * 1024;
+
 TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
                    bool DynamicWhenEmpty) {
   bindArguments(Call, Python, {"shape", "dtype"}, 2);
   std::vector<int64_t> Shape = constantShape(Call, 0, "the shape of " + Python + "()");
   Scalar ElementType = Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
-  int64_t Count = 1;
+  // The size in bytes, multiplied with overflow checks, against CUDA's
+  // limits: 48 KiB of static shared memory per block, 512 KiB of local
+  // memory per thread.
+  bool IsShared = DynamicWhenEmpty;
+  uint64_t Limit = IsShared ? MaxStaticSharedBytes : MaxLocalBytes;
+  uint64_t Count = 1;
+  bool TooLarge = false;
   for (int64_t E : Shape)
-    Count *= E;
+    TooLarge |= __builtin_mul_overflow(Count, static_cast<uint64_t>(E), &Count);
+  uint64_t Bytes = 0;
+  TooLarge |= __builtin_mul_overflow(Count, uint64_t(byteSize(ElementType)), &Bytes);
+  if (TooLarge || Bytes > Limit)
+    Call.C.typingError(Call.ArgNodes[0],
+                       Python + "() of " + (TooLarge ? std::string("more than 2**64") : std::to_string(Bytes)) +
+                           " bytes is larger than CUDA allows (" + std::to_string(Limit / 1024) +
+                           " KiB of " + (IsShared ? "static shared memory per block" : "local memory per thread") +
+                           ")" + (IsShared ? "; use a dynamic shared array (shape 0) sized by the launch" : ""));
   if (!Call.C.emitting())
     return Call.C.makeArray(ElementType, Shape, nullptr);
   IRBuilder<> &B = Call.C.builder();
@@ -51,7 +69,7 @@ TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std
     Data = Call.C.callMarker("shared.dynamic", B.getPtrTy(), {});
   else
     Data = Call.C.callMarker(Marker, B.getPtrTy(),
-                             {B.getInt64(Count * byteSize(ElementType)), B.getInt64(byteSize(ElementType))});
+                             {B.getInt64(Bytes), B.getInt64(byteSize(ElementType))});
   return Call.C.makeArray(ElementType, Shape, Data);
 }
 
