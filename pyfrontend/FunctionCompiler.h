@@ -8,8 +8,10 @@
 #ifndef TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 #define TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 
+#include "BindingAnalysis.h"
 #include "CompileError.h"
 #include "Frontend.h"
+#include "Operators.h"
 #include "PyRef.h"
 #include "Types.h"
 
@@ -27,14 +29,14 @@ namespace tidal::frontend {
 // (a scalar is one part; an array is data, shape..., strides...; a tuple is
 // the parts of its elements in order). Compile-time Python objects have no
 // parts.
-struct CValue {
+struct TypedValue {
   Type T;
   std::vector<llvm::Value *> Parts;
   std::optional<int64_t> ConstInt; // known integer value (literals, folded)
   std::vector<int64_t> TupleConstInts; // a tuple's elements, when all are known
 
-  CValue() = default;
-  explicit CValue(Type T) : T(std::move(T)) {}
+  TypedValue() = default;
+  explicit TypedValue(Type T) : T(std::move(T)) {}
   llvm::Value *scalar() const { return Parts.empty() ? nullptr : Parts[0]; }
 };
 
@@ -79,20 +81,24 @@ public:
   llvm::Module &module() { return M; }
   // i32 @tidal.<Name>() marker call (declared on first use).
   llvm::Value *markerI32(const std::string &Name);
-  CValue convert(const CValue &V, const Type &To, PyObject *Node);
-  CValue makeScalar(Scalar S, llvm::Value *V) const;
+  // The declaration of the marker tidal.<Name> from the plugin's marker
+  // table; a CompileError (internal error) when the table lacks it or
+  // gives it another type than Expected.
+  llvm::FunctionCallee declareMarker(const std::string &Name, llvm::FunctionType *Expected);
+  TypedValue convert(const TypedValue &V, const Type &To, PyObject *Node);
+  TypedValue makeScalar(Scalar S, llvm::Value *V) const;
   // A complex value from its parts; + - * / of two complex values of type S.
   llvm::Value *makeComplex(Scalar S, llvm::Value *Re, llvm::Value *Im);
-  llvm::Value *complexArithmetic(const std::string &Op, Scalar S, llvm::Value *X, llvm::Value *Y);
+  llvm::Value *complexArithmetic(BinaryOperator Op, Scalar S, llvm::Value *X, llvm::Value *Y);
   // The alignment of an array element (a complex number: its component's).
   static unsigned elementAlign(Scalar S) {
     return isComplex(S) ? byteSize(S) / 2 : byteSize(S);
   }
-  CValue makeTuple(std::vector<CValue> Elements) const;
-  llvm::Value *truth(const CValue &V, PyObject *Node);
+  TypedValue makeTuple(std::vector<TypedValue> Elements) const;
+  llvm::Value *truth(const TypedValue &V, PyObject *Node);
   // A compile-time integer argument (cuda.grid(ndim)); throws a TypingError
   // at Node saying what was expected.
-  int64_t constantInt(const CValue &V, PyObject *Node, const std::string &What);
+  int64_t constantInt(const TypedValue &V, PyObject *Node, const std::string &What);
 
   [[noreturn]] void fail(const std::string &Kind, PyObject *Node, const std::string &Message);
   [[noreturn]] void typingError(PyObject *Node, const std::string &Message) {
@@ -112,15 +118,15 @@ public:
   // The address of Array[Index] (Index: an integer or a tuple of them).
   // In debug mode, an index out of range calls tidal.bounds.error, naming
   // ArrayNode's source text.
-  llvm::Value *elementPointer(const CValue &Array, PyObject *IndexNode, const CValue &Index,
+  llvm::Value *elementPointer(const TypedValue &Array, PyObject *IndexNode, const TypedValue &Index,
                               PyObject *ArrayNode = nullptr);
   // The source text of an expression (ast.unparse).
   std::string sourceText(PyObject *Node) const;
   // The scalar type a dtype object names: tidal.float32, numpy.float32,
   // numpy.dtype('float32'); throws a TypingError at Node otherwise.
-  Scalar dtypeOf(const CValue &DType, PyObject *Node);
+  Scalar dtypeOf(const TypedValue &DType, PyObject *Node);
   // A C-contiguous array value over Data with a constant shape.
-  CValue makeArray(Scalar Elem, const std::vector<int64_t> &Shape, llvm::Value *Data);
+  TypedValue makeArray(Scalar ElementType, const std::vector<int64_t> &Shape, llvm::Value *Data);
   // A private constant global string (for print formats and debug messages).
   llvm::Value *constantString(const std::string &Text, const std::string &Name);
   const SourceInfo &source() const { return Source; }
@@ -132,27 +138,27 @@ public:
 
 private:
   // One handler per AST node kind.
-  using ExprHandler = CValue (FunctionCompiler::*)(PyObject *);
+  using ExprHandler = TypedValue (FunctionCompiler::*)(PyObject *);
   using StmtHandler = void (FunctionCompiler::*)(PyObject *);
   static const std::unordered_map<std::string, ExprHandler> &exprTable();
   static const std::unordered_map<std::string, StmtHandler> &stmtTable();
 
-  CValue expr(PyObject *Node);
+  TypedValue expr(PyObject *Node);
   void stmt(PyObject *Node);
   void body(PyObject *List);
 
   // expressions
-  CValue visitConstant(PyObject *Node);
-  CValue visitName(PyObject *Node);
-  CValue visitBinOp(PyObject *Node);
-  CValue visitUnaryOp(PyObject *Node);
-  CValue visitCompare(PyObject *Node);
-  CValue visitBoolOp(PyObject *Node);
-  CValue visitIfExp(PyObject *Node);
-  CValue visitAttribute(PyObject *Node);
-  CValue visitSubscript(PyObject *Node);
-  CValue visitCall(PyObject *Node);
-  CValue visitTuple(PyObject *Node);
+  TypedValue visitConstant(PyObject *Node);
+  TypedValue visitName(PyObject *Node);
+  TypedValue visitBinOp(PyObject *Node);
+  TypedValue visitUnaryOp(PyObject *Node);
+  TypedValue visitCompare(PyObject *Node);
+  TypedValue visitBoolOp(PyObject *Node);
+  TypedValue visitIfExp(PyObject *Node);
+  TypedValue visitAttribute(PyObject *Node);
+  TypedValue visitSubscript(PyObject *Node);
+  TypedValue visitCall(PyObject *Node);
+  TypedValue visitTuple(PyObject *Node);
   // statements
   void visitAssign(PyObject *Node);
   void visitAugAssign(PyObject *Node);
@@ -167,34 +173,36 @@ private:
   void visitAssert(PyObject *Node);
 
   // pieces
-  CValue binaryOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
-  CValue compareOp(const std::string &Op, const CValue &L, const CValue &R, PyObject *Node);
-  CValue integerDivide(bool Floor, const CValue &L, const CValue &R);
+  TypedValue binaryOp(BinaryOperator Op, const TypedValue &L, const TypedValue &R, PyObject *Node);
+  TypedValue compareOp(ComparisonOperator Op, const TypedValue &L, const TypedValue &R, PyObject *Node);
+  TypedValue integerDivide(bool Floor, const TypedValue &L, const TypedValue &R);
   std::pair<llvm::Value *, llvm::Value *> floatDivMod(llvm::Value *X, llvm::Value *Y);
-  CValue integerPower(const CValue &Base, const CValue &Exponent);
-  void assignTo(PyObject *Target, const CValue &V, PyObject *ValueNode);
-  void storeVariable(const std::string &Name, const CValue &V, PyObject *Node);
-  CValue loadVariable(const std::string &Name, PyObject *Node);
-  CValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
-  CValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
-  CValue sliceArray(const CValue &Base, PyObject *SliceNode);
+  TypedValue integerPower(const TypedValue &Base, const TypedValue &Exponent);
+  void assignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode);
+  void storeVariable(const std::string &Name, const TypedValue &V, PyObject *Node);
+  TypedValue loadVariable(const std::string &Name, PyObject *Node);
+  TypedValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
+  TypedValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
+  TypedValue sliceArray(const TypedValue &Base, PyObject *SliceNode);
   std::map<PyObject *, llvm::GlobalVariable *> ConstantArrays;
-  std::unique_ptr<llvm::DIBuilder> DIB; // with lineinfo or debug
+  std::unique_ptr<llvm::DIBuilder> DebugBuilder; // with lineinfo or debug
   llvm::DISubprogram *Subprogram = nullptr;
-  CValue resolveGlobal(const std::string &Name, PyObject *Node);
-  CValue attributeOfObject(const CValue &Base, const std::string &Attr, PyObject *Node);
-  CValue callObject(PyObject *Callee, PyObject *Node, std::vector<CValue> &Args,
+  TypedValue resolveGlobal(const std::string &Name, PyObject *Node);
+  TypedValue attributeOfObject(const TypedValue &Base, const std::string &Attr, PyObject *Node);
+  TypedValue callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
                     std::vector<PyObject *> &ArgNodes, std::vector<std::string> &Keywords);
-  std::vector<CValue> tupleElements(const CValue &V) const;
+  std::vector<TypedValue> tupleElements(const TypedValue &V) const;
   std::vector<llvm::Type *> partTypes(const Type &T) const;
   llvm::AllocaInst *entryAlloca(llvm::Type *T, const std::string &Name);
   void startDeadBlock();
   SourceLocation locate(PyObject *Node) const;
-  void collectAssignedNames(PyObject *List);
 
   PyRef Function;
   PyRef Globals, Builtins;
   std::map<std::string, PyRef> Closure;
+  // Python objects created while compiling (attributes made on access) that
+  // compile-time types point to.
+  std::vector<PyRef> KeptAlive;
   SourceInfo Source;
   PyRef Tree; // the FunctionDef node
   std::vector<std::string> ParamNames;
@@ -219,7 +227,7 @@ private:
   llvm::Function *emitFunction(PyObject *Body, const std::vector<Type> &ArgTypes,
                                const std::string &Symbol, llvm::Type *ResultType,
                                llvm::GlobalValue::LinkageTypes Linkage);
-  CValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<CValue> &Args,
+  TypedValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<TypedValue> &Args,
                             std::vector<PyObject *> &ArgNodes,
                             std::vector<std::string> &Keywords);
   llvm::Type *returnLLVMType(const Type &T) const;
@@ -229,7 +237,7 @@ private:
     std::vector<llvm::AllocaInst *> Slots; // one per part, emitting mode
   };
   std::map<std::string, Variable> Variables;
-  std::set<std::string> AssignedNames; // every name bound in the function
+  Bindings NameBindings; // from the binding analysis, before typing
   struct Loop {
     llvm::BasicBlock *Continue, *Break;
   };
@@ -242,11 +250,14 @@ private:
 struct IntrinsicCall {
   FunctionCompiler &C;
   PyObject *Node;
-  std::vector<CValue> &Args;
+  std::vector<TypedValue> &Args;
   std::vector<PyObject *> &ArgNodes;
   // The names of the keyword arguments, which are the last Keywords.size()
   // of Args; bindArguments() puts them in place.
   std::vector<std::string> &Keywords;
+  // The table row being called (IntrinsicTable.h): its Python path and
+  // marker, for the handlers that serve many rows.
+  const struct IntrinsicRecord *Record = nullptr;
 };
 
 // Puts keyword arguments in their positions for a callee with parameters
@@ -254,19 +265,15 @@ struct IntrinsicCall {
 // TypingError naming Name otherwise. Missing optional arguments stay absent.
 void bindArguments(IntrinsicCall &Call, const std::string &Name,
                    std::initializer_list<const char *> Params, size_t Required);
-using IntrinsicHandler = CValue (*)(IntrinsicCall &);
+using IntrinsicHandler = TypedValue (*)(IntrinsicCall &);
 
-// The handler of a callable intrinsic (cuda.grid, len, min, ...), by the
-// name in its __tidal_intrinsic__ attribute or its builtin name; null when
-// there is none.
-IntrinsicHandler findCallIntrinsic(const std::string &Name);
+// The value of a value intrinsic (cuda.laneid, cuda.warpsize); false when
+// Name is none. IntrinsicTable.cpp, like the next one.
+bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, TypedValue &Out);
 // The value of an attribute intrinsic (cuda.threadIdx.x, ...): handled
 // when Object.Attr names one; returns false otherwise.
-// The value of a value intrinsic (cuda.laneid, cuda.warpsize); false when
-// Name is none.
-bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, CValue &Out);
 bool attributeIntrinsic(FunctionCompiler &C, const std::string &Object,
-                        const std::string &Attr, PyObject *Node, CValue &Out);
+                        const std::string &Attr, PyObject *Node, TypedValue &Out);
 
 } // namespace tidal::frontend
 

@@ -3,9 +3,11 @@
 //
 //   tidalc FILE.py --kernel NAME --sig 'void(float32, float32[::1])'
 //          --emit=markers|llvm|ptx [--arch sm_XX] [--target cuda|cpu] [-o FILE]
+//   tidalc --list-intrinsics   (the generated python/tidal/cuda/_intrinsic_table.py)
 #include "CompileError.h"
 #include "Compiler.h"
 #include "Frontend.h"
+#include "IntrinsicTable.h"
 #include "PyRef.h"
 #include "Types.h"
 
@@ -190,6 +192,22 @@ std::string compile(const Options &O) {
 } // namespace
 
 int main(int Argc, char **Argv) {
+  // tidalc --list-intrinsics: the Python module of tidal.cuda's intrinsic
+  // names (python/tidal/cuda/_intrinsic_table.py), from the frontend's table.
+  // tidalc --list-intrinsics OUTPUT writes it to OUTPUT.
+  if ((Argc == 2 || Argc == 3) && std::string(Argv[1]) == "--list-intrinsics") {
+    if (Argc == 2) {
+      writePythonIntrinsicTable(std::cout);
+      return std::cout ? 0 : 1;
+    }
+    std::ofstream Out(Argv[2]);
+    writePythonIntrinsicTable(Out);
+    if (!Out) {
+      std::cerr << "tidalc: error: cannot write '" << Argv[2] << "'\n";
+      return 1;
+    }
+    return 0;
+  }
   Options O = parseOptions(Argc, Argv);
   if (access(O.File.c_str(), R_OK) != 0) {
     std::cerr << "tidalc: error: cannot read '" << O.File << "': " << std::strerror(errno) << "\n";

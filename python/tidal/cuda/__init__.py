@@ -5,14 +5,9 @@ machine's CPU (the cpu target) where no GPU is usable.
 """
 
 from .dispatcher import Dispatcher, DeviceFunction, jit  # noqa: F401
-from .intrinsics import (  # noqa: F401
-    activemask, all_sync, any_sync, atomic, ballot_sync, blockDim, blockIdx, brev,
-    cbrt, clz, const, eq_sync, ffs, fma, grid, gridDim, gridsize, laneid, lanemask_lt,
-    local, match_all_sync, match_any_sync, popc, selp, shared, shfl_down_sync,
-    shfl_sync, shfl_up_sync, shfl_xor_sync, syncthreads, syncthreads_and,
-    syncthreads_count, syncthreads_or, syncwarp, threadfence, threadfence_block,
-    threadfence_system, threadIdx, warpsize,
-)
+# The names kernels use (cuda.grid, cuda.threadIdx, cuda.atomic, ...), from
+# the compiler's intrinsic table.
+from .intrinsics import *  # noqa: F401,F403
 from .target import current_target, is_available  # noqa: F401
 from .memory import (  # noqa: F401
     DeviceNDArray, In, InOut, Out, as_cuda_array, device_array, device_array_like,

@@ -1,0 +1,40 @@
+// The binding analysis: the first pass over a function's AST, before any
+// typing or IR. It finds the function's local names (every name it assigns,
+// and its parameters) and checks, along every path of the structured
+// control flow, that each local is assigned before it is read, and that
+// 'break' and 'continue' sit inside a loop. Its errors carry the offending
+// node's file:line:col.
+#ifndef TIDAL_FRONTEND_BINDINGANALYSIS_H
+#define TIDAL_FRONTEND_BINDINGANALYSIS_H
+
+#include "CompileError.h"
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+typedef struct _object PyObject;
+
+namespace tidal::frontend {
+
+// What the analysis found: a value the typing pass and the emitters read.
+struct Bindings {
+  // Every local name: the parameters and each name the body assigns.
+  // A name read in the function that is not here is a global, a closure
+  // variable or a builtin.
+  std::set<std::string> LocalNames;
+};
+
+// Analyses the body (a list of statements) of a function with parameters
+// ParamNames. Locate gives the source position of a node for errors.
+// Throws CompileError (TypingError) for a local read before its assignment
+// on some path, and for 'break' or 'continue' outside a loop. Statements
+// and expressions that kernels do not support are left to the typing pass,
+// which rejects them: the path analysis stops at the first one.
+Bindings analyseBindings(PyObject *Body, const std::vector<std::string> &ParamNames,
+                         const std::function<SourceLocation(PyObject *)> &Locate);
+
+} // namespace tidal::frontend
+
+#endif

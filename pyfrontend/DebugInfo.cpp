@@ -1,0 +1,67 @@
+// Debug information: a DISubprogram per function and a DILocation per
+// statement and expression (lineinfo=True or debug=True).
+#include "FunctionCompiler.h"
+#include "AstAccess.h"
+#include "llvm/IR/DIBuilder.h"
+
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+// Debug locations: one DISubprogram per function, a DILocation per
+// statement and expression (lineinfo=True or debug=True).
+DISubprogram *FunctionCompiler::debugSubprogram(llvm::Function *Fn, const std::string &Name) {
+  if (!Options.LineInfo && !Options.Debug)
+    return nullptr;
+  DebugBuilder = std::make_unique<DIBuilder>(M);
+  std::string Path = Source.File, Directory = ".";
+  size_t Slash = Path.rfind('/');
+  if (Slash != std::string::npos) {
+    Directory = Path.substr(0, Slash);
+    Path = Path.substr(Slash + 1);
+  }
+  DIFile *File = DebugBuilder->createFile(Path, Directory);
+  DICompileUnit *Unit = nullptr;
+  if (NamedMDNode *Units = M.getNamedMetadata("llvm.dbg.cu"); Units && Units->getNumOperands())
+    Unit = cast<DICompileUnit>(Units->getOperand(0));
+  if (!Unit) {
+    Unit = DebugBuilder->createCompileUnit(
+        dwarf::DW_LANG_Python, File, "tidal", /*isOptimized=*/true, "", 0, "",
+        Options.Debug ? DICompileUnit::FullDebug : DICompileUnit::LineTablesOnly);
+    if (!M.getModuleFlag("Debug Info Version"))
+      M.addModuleFlag(Module::Warning, "Debug Info Version", DEBUG_METADATA_VERSION);
+    if (!M.getModuleFlag("Dwarf Version"))
+      M.addModuleFlag(Module::Warning, "Dwarf Version", uint32_t(4));
+  }
+  DISubroutineType *Signature = DebugBuilder->createSubroutineType(DebugBuilder->getOrCreateTypeArray({}));
+  DISubprogram *SP = DebugBuilder->createFunction(
+      File, Name, Fn->getName(), File, static_cast<unsigned>(locate(Tree.get()).Line), Signature,
+      static_cast<unsigned>(locate(Tree.get()).Line), DINode::FlagZero,
+      DISubprogram::SPFlagDefinition | DISubprogram::SPFlagOptimized);
+  Fn->setSubprogram(SP);
+  return SP;
+}
+
+void FunctionCompiler::setDebugLocation(PyObject *Node) {
+  if (!Subprogram || !Emitting)
+    return;
+  PyObject *Line = PyObject_GetAttrString(Node, "lineno");
+  if (!Line) {
+    PyErr_Clear();
+    return;
+  }
+  Py_DECREF(Line);
+  SourceLocation Where = locate(Node);
+  B.SetCurrentDebugLocation(DILocation::get(Ctx, static_cast<unsigned>(Where.Line),
+                                            static_cast<unsigned>(Where.Column), Subprogram));
+}
+
+} // namespace tidal::frontend

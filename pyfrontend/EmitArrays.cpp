@@ -1,0 +1,280 @@
+// Arrays: element addresses (with bounds checks under debug=True),
+// subscripts of arrays, tuples and records, and slices into views.
+#include "FunctionCompiler.h"
+#include "AstAccess.h"
+
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+// --- arrays ------------------------------------------------------------------------
+
+// The address of an element: a[i, j] with C or F layout computes the linear
+// index from the shape (so the innermost stride is known to LLVM); layout A
+// uses the byte strides. Negative indices wrap once, as in Numba.
+std::string FunctionCompiler::sourceText(PyObject *Node) const {
+  PyRef Ast = importModule("ast");
+  PyRef Text = PyRef::steal(PyObject_CallMethod(Ast.get(), "unparse", "O", Node));
+  if (!Text) {
+    PyErr_Clear();
+    return "?";
+  }
+  return Text.str();
+}
+
+Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *IndexNode,
+                                        const TypedValue &Index, PyObject *ArrayNode) {
+  const frontend::Type &AT = Array.T;
+  std::vector<TypedValue> Indices = Index.T.isTuple() ? tupleElements(Index)
+                                                  : std::vector<TypedValue>{Index};
+  if (Indices.size() != AT.NDim)
+    typingError(IndexNode, "cannot index " + AT.str() + " with " +
+                               std::to_string(Indices.size()) + " indices: it has " +
+                               std::to_string(AT.NDim) + " dimensions");
+  for (const TypedValue &I : Indices)
+    if (!I.T.isScalar() || !isInteger(I.T.Elem))
+      typingError(IndexNode, "cannot index " + AT.str() + " with " + I.T.str() +
+                                 ": array indices must be integers");
+  if (!Emitting)
+    return nullptr;
+  unsigned N = AT.NDim;
+  std::vector<Value *> Idx;
+  for (unsigned D = 0; D < N; ++D) {
+    const TypedValue &I = Indices[D];
+    Value *Extent = Array.Parts[1 + D];
+    if (I.ConstInt) {
+      int64_t C = *I.ConstInt;
+      Idx.push_back(C < 0 ? B.CreateAdd(Extent, B.getInt64(C)) : B.getInt64(C));
+      continue;
+    }
+    Value *V = B.CreateIntCast(I.scalar(), B.getInt64Ty(), isSigned(I.T.Elem));
+    if (isSigned(I.T.Elem))
+      V = B.CreateSelect(B.CreateICmpSLT(V, B.getInt64(0)), B.CreateAdd(V, Extent), V);
+    Idx.push_back(V);
+  }
+  // Debug mode: every index checked against its extent (dynamic shared
+  // arrays, whose extent is not known, excepted).
+  if (Options.Debug) {
+    SourceLocation Where = locate(IndexNode);
+    std::string ArrayName = ArrayNode ? sourceText(ArrayNode) : "array";
+    std::string Message = std::string(IsDevice ? "device function '" : "kernel '") +
+                          functionName() + "' at " + Where.File + ":" +
+                          std::to_string(Where.Line) + ", array '" + ArrayName + "'";
+    for (unsigned D = 0; D < N; ++D) {
+      if (auto *C = dyn_cast<ConstantInt>(Array.Parts[1 + D]); C && C->isZero())
+        continue;
+      Value *Original = Indices[D].ConstInt
+                            ? static_cast<Value *>(B.getInt64(*Indices[D].ConstInt))
+                            : B.CreateIntCast(Indices[D].scalar(), B.getInt64Ty(),
+                                              isSigned(Indices[D].T.Elem));
+      Value *Outside = B.CreateICmpUGE(Idx[D], Array.Parts[1 + D]);
+      BasicBlock *Fail = BasicBlock::Create(Ctx, "bounds.error", F);
+      BasicBlock *Ok = BasicBlock::Create(Ctx, "bounds.ok", F);
+      B.CreateCondBr(Outside, Fail, Ok);
+      B.SetInsertPoint(Fail);
+      callMarker("bounds.error", B.getVoidTy(),
+                 {constantString(Message, "bounds.where"), Original, Array.Parts[1 + D],
+                  B.getInt32(D)});
+      B.CreateUnreachable();
+      B.SetInsertPoint(Ok);
+    }
+  }
+  llvm::Type *ElemTy = AT.Rec ? static_cast<llvm::Type *>(ArrayType::get(B.getInt8Ty(), AT.Rec->Size))
+                              : llvmMemoryType(AT.Elem);
+  Value *Data = Array.Parts[0];
+  if (AT.Lay == Layout::A || N == 0) {
+    Value *Offset = B.getInt64(0);
+    for (unsigned D = 0; D < N; ++D)
+      Offset = B.CreateAdd(Offset, B.CreateMul(Idx[D], Array.Parts[1 + N + D]));
+    return B.CreateGEP(B.getInt8Ty(), Data, Offset, "elem.addr");
+  }
+  Value *Linear = nullptr;
+  for (unsigned K = 0; K < N; ++K) {
+    unsigned D = AT.Lay == Layout::C ? K : N - 1 - K; // slowest to fastest
+    Linear = Linear ? B.CreateAdd(B.CreateMul(Linear, Array.Parts[1 + D]), Idx[D]) : Idx[D];
+  }
+  return B.CreateInBoundsGEP(ElemTy, Data, Linear, "elem.addr");
+}
+
+TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
+  PyRef ValueNode = field(Node, "value"), SliceNode = field(Node, "slice");
+  TypedValue Base = expr(ValueNode.get());
+  bool HasSlice = nodeKind(SliceNode.get()) == "Slice";
+  if (nodeKind(SliceNode.get()) == "Tuple")
+    for (PyObject *E : listItems(field(SliceNode.get(), "elts").get()))
+      HasSlice |= nodeKind(E) == "Slice";
+  // Fewer indices than dimensions (a[i] on a 2-D array) is a view too.
+  size_t IndexCount = nodeKind(SliceNode.get()) == "Tuple"
+                          ? static_cast<size_t>(PyList_GET_SIZE(field(SliceNode.get(), "elts").get()))
+                          : 1;
+  HasSlice |= Base.T.isArray() && IndexCount < Base.T.NDim;
+  if (HasSlice) {
+    if (Base.T.isUndefined())
+      return TypedValue();
+    if (!Base.T.isArray())
+      unsupported(SliceNode.get(), "slicing is supported on arrays, not on " + Base.T.str());
+    return sliceArray(Base, SliceNode.get());
+  }
+  TypedValue Index = expr(SliceNode.get());
+  if (Base.T.isUndefined() || Index.T.isUndefined())
+    return TypedValue();
+  if (Base.T.isTuple()) {
+    if (!Index.ConstInt)
+      typingError(SliceNode.get(), "tuples can only be indexed by constant integers");
+    int64_t I = *Index.ConstInt, Size = static_cast<int64_t>(Base.T.Elements.size());
+    if (I < -Size || I >= Size)
+      typingError(SliceNode.get(), "tuple index " + std::to_string(I) +
+                                       " out of range for " + Base.T.str());
+    return tupleElements(Base)[I < 0 ? I + Size : I];
+  }
+  if (!Base.T.isArray())
+    typingError(Node, "cannot index a value of type " + Base.T.str());
+  Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
+  if (Base.T.hasRecordElements()) { // a[i] of a record array: a view of it
+    TypedValue Ref(frontend::Type::record(Base.T.Rec, Base.T.ReadOnly));
+    if (Emitting)
+      Ref.Parts.push_back(Ptr);
+    return Ref;
+  }
+  if (!Emitting)
+    return makeScalar(Base.T.Elem, nullptr);
+  llvm::Type *MemTy = llvmMemoryType(Base.T.Elem);
+  LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Elem)));
+  Value *V = Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
+  return makeScalar(Base.T.Elem, V);
+}
+
+// a[i, 2:n, ::-1]: a view of the same memory. Integer indices drop their
+// dimension; slices keep it, normalised as Python does (negative bounds
+// count from the end, bounds clamp, the step must be a constant).
+TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceNode) {
+  std::vector<PyObject *> Items = nodeKind(SliceNode) == "Tuple"
+                                      ? listItems(field(SliceNode, "elts").get())
+                                      : std::vector<PyObject *>{SliceNode};
+  unsigned N = Base.T.NDim;
+  if (Items.size() > N)
+    typingError(SliceNode, "too many indices for " + Base.T.str() + ": " +
+                               std::to_string(Items.size()) + " given");
+  // 1. Type the view: one dimension per slice.
+  struct Dim {
+    bool IsSlice;
+    PyObject *Lower = nullptr, *Upper = nullptr;
+    int64_t Step = 1;
+    bool Full = false; // ':' alone
+    TypedValue Index;
+  };
+  std::vector<Dim> Dims;
+  for (unsigned D = 0; D < N; ++D) {
+    Dim X{true};
+    if (D < Items.size() && nodeKind(Items[D]) != "Slice") {
+      X.IsSlice = false;
+      X.Index = expr(Items[D]);
+      if (X.Index.T.isUndefined())
+        return TypedValue();
+      if (!X.Index.T.isIntegerScalar())
+        typingError(Items[D], "cannot index " + Base.T.str() + " with " + X.Index.T.str() +
+                                  ": array indices must be integers");
+    } else if (D < Items.size()) {
+      PyRef Lower = field(Items[D], "lower"), Upper = field(Items[D], "upper"),
+            Step = field(Items[D], "step");
+      X.Lower = Lower.isNone() ? nullptr : Lower.get();
+      X.Upper = Upper.isNone() ? nullptr : Upper.get();
+      if (!Step.isNone()) {
+        TypedValue S = expr(Step.get());
+        if (!S.T.isIntegerScalar() || !S.ConstInt || *S.ConstInt == 0)
+          unsupported(Step.get(), "the step of a slice in a kernel must be a constant non-zero integer");
+        X.Step = *S.ConstInt;
+      }
+      X.Full = !X.Lower && !X.Upper && X.Step == 1;
+    } else {
+      X.Full = true;
+    }
+    Dims.push_back(X);
+  }
+  unsigned ViewDims = 0;
+  for (const Dim &X : Dims)
+    ViewDims += X.IsSlice;
+  // C stays C when nothing after the first slice is cut or strided.
+  Layout Lay = Layout::A;
+  if (Base.T.Lay == Layout::C) {
+    bool Contiguous = true, SeenSlice = false;
+    for (const Dim &X : Dims) {
+      if (SeenSlice && (!X.IsSlice || !X.Full))
+        Contiguous = false;
+      if (X.IsSlice && !SeenSlice) {
+        SeenSlice = true;
+        Contiguous &= X.Step == 1;
+      }
+    }
+    Lay = Contiguous ? Layout::C : Layout::A;
+  }
+  TypedValue View(frontend::Type::array(Base.T.Elem, ViewDims, Lay, Base.T.ReadOnly));
+  View.T.Rec = Base.T.Rec;
+  for (const Dim &X : Dims) // type the bounds too
+    for (PyObject *Bound : {X.Lower, X.Upper})
+      if (Bound && !Emitting) {
+        TypedValue V = expr(Bound);
+        if (!V.T.isUndefined() && !V.T.isIntegerScalar())
+          typingError(Bound, "slice bounds must be integers, not " + V.T.str());
+      }
+  if (!Emitting)
+    return View;
+
+  // 2. Emit: the data pointer moves by start * stride in every dimension.
+  Value *Zero = B.getInt64(0);
+  Value *Offset = Zero;
+  std::vector<Value *> Shape, Strides;
+  for (unsigned D = 0; D < N; ++D) {
+    const Dim &X = Dims[D];
+    Value *Extent = Base.Parts[1 + D], *Stride = Base.Parts[1 + N + D];
+    if (!X.IsSlice) {
+      Value *I = B.CreateIntCast(X.Index.scalar(), B.getInt64Ty(), isSigned(X.Index.T.Elem));
+      if (isSigned(X.Index.T.Elem))
+        I = B.CreateSelect(B.CreateICmpSLT(I, Zero), B.CreateAdd(I, Extent), I);
+      Offset = B.CreateAdd(Offset, B.CreateMul(I, Stride));
+      continue;
+    }
+    if (X.Full) {
+      Shape.push_back(Extent);
+      Strides.push_back(Stride);
+      continue;
+    }
+    bool Forward = X.Step > 0;
+    Value *MinusOne = B.getInt64(-1);
+    Value *Last = B.CreateSub(Extent, B.getInt64(1));
+    auto Bound = [&](PyObject *Node, Value *Default) -> Value * {
+      if (!Node)
+        return Default;
+      TypedValue V = convert(expr(Node), frontend::Type::scalar(Scalar::Int64), Node);
+      Value *I = V.scalar();
+      Value *Wrapped = B.CreateAdd(I, Extent);
+      Value *Low = Forward ? Zero : MinusOne, *High = Forward ? Extent : Last;
+      Value *FromEnd = B.CreateSelect(B.CreateICmpSLT(Wrapped, Low), Low, Wrapped);
+      Value *FromStart = B.CreateSelect(B.CreateICmpSGT(I, High), High, I);
+      return B.CreateSelect(B.CreateICmpSLT(I, Zero), FromEnd, FromStart);
+    };
+    Value *Start = Bound(X.Lower, Forward ? Zero : Last);
+    Value *Stop = Bound(X.Upper, Forward ? Extent : MinusOne);
+    int64_t Magnitude = Forward ? X.Step : -X.Step;
+    Value *Span = Forward ? B.CreateSub(Stop, Start) : B.CreateSub(Start, Stop);
+    Value *Length = B.CreateSDiv(B.CreateAdd(Span, B.getInt64(Magnitude - 1)), B.getInt64(Magnitude));
+    Length = B.CreateSelect(B.CreateICmpSGT(Span, Zero), Length, Zero);
+    Offset = B.CreateAdd(Offset, B.CreateMul(Start, Stride));
+    Shape.push_back(Length);
+    Strides.push_back(B.CreateMul(Stride, B.getInt64(X.Step)));
+  }
+  View.Parts.push_back(B.CreateGEP(B.getInt8Ty(), Base.Parts[0], Offset, "view"));
+  View.Parts.insert(View.Parts.end(), Shape.begin(), Shape.end());
+  View.Parts.insert(View.Parts.end(), Strides.begin(), Strides.end());
+  return View;
+}
+
+} // namespace tidal::frontend

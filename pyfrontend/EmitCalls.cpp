@@ -1,0 +1,220 @@
+// Calls: intrinsics (Intrinsics.cpp), methods and device functions.
+#include "FunctionCompiler.h"
+#include "AstAccess.h"
+#include "IntrinsicTable.h"
+
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+// --- calls -------------------------------------------------------------------------
+
+TypedValue FunctionCompiler::visitCall(PyObject *Node) {
+  PyRef FuncNode = field(Node, "func");
+  // z.conjugate(): the one method of numbers kernels call.
+  if (nodeKind(FuncNode.get()) == "Attribute" &&
+      identifierField(FuncNode.get(), "attr") == "conjugate") {
+    TypedValue Z = expr(field(FuncNode.get(), "value").get());
+    if (Z.T.isUndefined())
+      return TypedValue();
+    if (Z.T.isScalar()) {
+      if (PyList_GET_SIZE(field(Node, "args").get()) > 0)
+        typingError(Node, "conjugate() takes no arguments");
+      if (!isComplex(Z.T.Elem) || !Emitting)
+        return isComplex(Z.T.Elem) ? TypedValue(Z.T) : Z;
+      Value *V = Z.scalar();
+      return makeScalar(Z.T.Elem, makeComplex(Z.T.Elem, B.CreateExtractValue(V, 0),
+                                              B.CreateFNeg(B.CreateExtractValue(V, 1))));
+    }
+  }
+  TypedValue Callee = expr(FuncNode.get());
+  std::vector<PyObject *> ArgNodes = listItems(field(Node, "args").get());
+  std::vector<TypedValue> Args;
+  bool Undefined = Callee.T.isUndefined();
+  for (PyObject *A : ArgNodes) {
+    if (nodeKind(A) == "Starred")
+      unsupported(A, "starred arguments are not supported in kernel calls");
+    Args.push_back(expr(A));
+    Undefined |= Args.back().T.isUndefined();
+  }
+  // Keyword arguments follow the positional ones; their names go alongside.
+  std::vector<std::string> Keywords;
+  for (PyObject *K : listItems(field(Node, "keywords").get())) {
+    PyRef Name = field(K, "arg");
+    PyRef Value = field(K, "value");
+    if (Name.isNone())
+      unsupported(K, "'**' arguments are not supported in kernel calls");
+    Keywords.push_back(Name.str());
+    ArgNodes.push_back(Value.get());
+    Args.push_back(expr(Value.get()));
+    Undefined |= Args.back().T.isUndefined();
+  }
+  if (Undefined)
+    return TypedValue();
+  if (!Callee.T.isPyObject())
+    typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
+  return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
+}
+
+TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
+                                    std::vector<PyObject *> &ArgNodes,
+                                    std::vector<std::string> &Keywords) {
+  std::string Name = intrinsicName(Callee);
+  if (Name.empty() && PyCFunction_Check(Callee)) {
+    // Functions of C modules (builtins.len, math.sin, ...) are intrinsics
+    // under "<module>.<name>" when the module really holds that object.
+    PyObject *Self = PyCFunction_GET_SELF(Callee);
+    if (Self && PyModule_Check(Self)) {
+      std::string Function = PyRef::borrow(Callee).attr("__name__").str();
+      PyRef Same = PyRef::borrow(Self).attrOrNull(Function.c_str());
+      if (Same.get() == Callee)
+        Name = std::string(PyModule_GetName(Self)) + "." + Function;
+    }
+  }
+  if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
+    Name = "builtins.range";
+  if (Name.empty() && PyType_Check(Callee)) {
+    // int, float, bool as casts; NumPy scalar types (numpy.float32) too.
+    PyTypeObject *T = reinterpret_cast<PyTypeObject *>(Callee);
+    if (T == &PyLong_Type)
+      Name = "builtins.int";
+    else if (T == &PyFloat_Type)
+      Name = "builtins.float";
+    else if (T == &PyBool_Type)
+      Name = "builtins.bool";
+    else if (T == &PyComplex_Type)
+      Name = "builtins.complex";
+    else if (PyObject_HasAttrString(Callee, "__module__")) {
+      PyRef Module = PyRef::borrow(Callee).attr("__module__");
+      Scalar S;
+      std::string TypeName = T->tp_name;
+      TypeName = TypeName.substr(TypeName.rfind('.') + 1);
+      if (Module.str() == "numpy" && scalarFromName(TypeName, S))
+        Name = std::string("cast.") + scalarName(S);
+    }
+  }
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_device__"))
+    return callDeviceFunction(Callee, Node, Args, ArgNodes, Keywords);
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_kernel__"))
+    typingError(Node, "a kernel cannot be called from a kernel: make it a device function "
+                      "with @cuda.jit(device=True)");
+  if (const IntrinsicRecord *Record = findIntrinsic(Name);
+      Record && Record->Kind == IntrinsicKind::Function) {
+    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record};
+    return Record->Handler(Call);
+  }
+  std::string Shown = Name;
+  if (Shown.empty()) {
+    PyRef QualName = PyRef::borrow(Callee).attrOrNull("__qualname__");
+    Shown = QualName ? QualName.str() : typeName(Callee);
+  }
+  unsupported(Node, "call to unsupported function '" + Shown + "' in a kernel");
+}
+
+TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
+                                            std::vector<TypedValue> &Args,
+                                            std::vector<PyObject *> &ArgNodes,
+                                            std::vector<std::string> &Keywords) {
+  PyRef PyFunc = PyRef::borrow(Device).attr("py_func");
+  std::vector<std::string> Params = parameterNames(PyFunc.get());
+  std::string Name = PyRef::borrow(PyFunc.get()).attr("__name__").str();
+  // Bind keywords by the Python function's parameter names.
+  std::vector<std::optional<TypedValue>> Bound(Params.size());
+  std::vector<PyObject *> BoundNodes(Params.size(), Node);
+  size_t Positional = Args.size() - Keywords.size();
+  if (Positional > Params.size())
+    typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
+                          " arguments but " + std::to_string(Positional) + " were given");
+  for (size_t I = 0; I < Positional; ++I) {
+    Bound[I] = Args[I];
+    BoundNodes[I] = ArgNodes[I];
+  }
+  for (size_t K = 0; K < Keywords.size(); ++K) {
+    auto It = std::find(Params.begin(), Params.end(), Keywords[K]);
+    if (It == Params.end() || Bound[It - Params.begin()])
+      typingError(ArgNodes[Positional + K], "device function '" + Name +
+                                                "' got an unexpected or repeated argument '" +
+                                                Keywords[K] + "'");
+    Bound[It - Params.begin()] = Args[Positional + K];
+    BoundNodes[It - Params.begin()] = ArgNodes[Positional + K];
+  }
+  std::vector<TypedValue> Actual;
+  std::vector<frontend::Type> Types;
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (!Bound[I])
+      typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
+                            " arguments but " + std::to_string(Args.size()) +
+                            " were given (missing '" + Params[I] + "')");
+    if (Bound[I]->T.isPyObject())
+      typingError(BoundNodes[I], "cannot pass a Python object to device function '" + Name + "'");
+    Actual.push_back(*Bound[I]);
+    Types.push_back(Bound[I]->T);
+  }
+  // A declared signature (@cuda.jit("float32(float32)", device=True))
+  // fixes the parameter and return types; arguments convert to them.
+  std::optional<frontend::Type> Declared;
+  PyRef Signatures = PyRef::borrow(Device).attrOrNull("signatures");
+  if (Signatures && PyList_Check(Signatures.get()) && PyList_GET_SIZE(Signatures.get()) > 0) {
+    frontend::Signature Sig;
+    try {
+      Sig = parseSignature(PyRef::borrow(PyList_GET_ITEM(Signatures.get(), 0)).str());
+    } catch (const std::invalid_argument &E) {
+      typingError(Node, E.what());
+    }
+    if (Sig.Params.size() != Types.size())
+      typingError(Node, "device function '" + Name + "' is declared with " +
+                            std::to_string(Sig.Params.size()) + " parameters but called with " +
+                            std::to_string(Types.size()));
+    for (size_t I = 0; I < Types.size(); ++I) {
+      Actual[I] = convert(Actual[I], Sig.Params[I], BoundNodes[I]);
+      Types[I] = Sig.Params[I];
+    }
+    if (Sig.HasReturn)
+      Declared = Sig.Return;
+  }
+  // Compile (or reuse) the specialisation; recursion is rejected.
+  DeviceFunctionCache::Entry *Found = nullptr;
+  for (auto &E : Devices.Compiled)
+    if (E.Function == PyFunc.get() && E.ArgTypes == Types)
+      Found = &E;
+  if (!Found) {
+    if (std::find(Devices.InProgress.begin(), Devices.InProgress.end(), PyFunc.get()) !=
+        Devices.InProgress.end())
+      unsupported(Node, "recursive device functions are not supported ('" + Name + "')");
+    Devices.InProgress.push_back(PyFunc.get());
+    DeviceFunctionCache::Entry Entry;
+    {
+      FunctionCompiler Callee(PyFunc.get(), M, Options, Devices);
+      Entry = Callee.compileDevice(Types, Declared ? &*Declared : nullptr);
+    }
+    Devices.InProgress.pop_back();
+    Devices.Compiled.push_back(Entry);
+    Found = &Devices.Compiled.back();
+  }
+  frontend::Type Return = Found->Return;
+  if (!Emitting)
+    return TypedValue(Return);
+  std::vector<Value *> CallArgs;
+  for (TypedValue &A : Actual)
+    for (Value *P : A.Parts)
+      CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
+  CallInst *Call = B.CreateCall(Found->F, CallArgs);
+  TypedValue Result(Return);
+  std::vector<llvm::Type *> Parts = partTypes(Return);
+  if (Parts.size() == 1)
+    Result.Parts.push_back(Call);
+  else
+    for (unsigned I = 0; I < Parts.size(); ++I)
+      Result.Parts.push_back(B.CreateExtractValue(Call, I));
+  return Result;
+}
+
+} // namespace tidal::frontend

@@ -1,0 +1,223 @@
+// Builtins: len, abs, min, max, range, int, float, bool, print, and the
+// casts to each dtype (tidal.float32(x), numpy.float32(x)).
+#include "IntrinsicTable.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+using frontend::Type;
+
+namespace {
+
+TypedValue builtinLen(IntrinsicCall &Call) {
+  expectArgCount(Call, "len", 1, 1);
+  const TypedValue &A = Call.Args[0];
+  if (A.T.isTuple()) {
+    TypedValue R = Call.C.makeScalar(Scalar::Int64, Call.C.emitting()
+                                                     ? Call.C.builder().getInt64(A.T.Elements.size())
+                                                     : nullptr);
+    R.ConstInt = static_cast<int64_t>(A.T.Elements.size());
+    return R;
+  }
+  if (!A.T.isArray())
+    Call.C.typingError(Call.ArgNodes[0], "len() of a value of type " + A.T.str());
+  return Call.C.makeScalar(Scalar::Int64, Call.C.emitting() ? A.Parts[1] : nullptr);
+}
+
+// The magnitude of a complex number: hypot of its parts (math marker).
+Value *complexMagnitude(FunctionCompiler &C, Scalar S, Value *Z) {
+  IRBuilder<> &B = C.builder();
+  Scalar F = componentOf(S);
+  return C.callMarker(std::string("math.hypot.") + (F == Scalar::Float32 ? "f32" : "f64"),
+                      C.llvmType(F), {B.CreateExtractValue(Z, 0), B.CreateExtractValue(Z, 1)});
+}
+
+TypedValue builtinAbs(IntrinsicCall &Call) {
+  expectArgCount(Call, "abs", 1, 1);
+  const TypedValue &A = Call.Args[0];
+  if (!A.T.isScalar())
+    Call.C.typingError(Call.ArgNodes[0], "abs() of a value of type " + A.T.str());
+  if (isComplex(A.T.Elem)) {
+    Scalar F = componentOf(A.T.Elem);
+    if (!Call.C.emitting())
+      return TypedValue(Type::scalar(F));
+    return Call.C.makeScalar(F, complexMagnitude(Call.C, A.T.Elem, A.scalar()));
+  }
+  Scalar S = A.T.Elem == Scalar::Bool ? Scalar::Int64 : A.T.Elem;
+  TypedValue X = Call.C.convert(A, Type::scalar(S), Call.Node);
+  if (!Call.C.emitting() || !isSigned(S) && !isFloat(S))
+    return X;
+  IRBuilder<> &B = Call.C.builder();
+  Value *V = X.scalar();
+  if (isFloat(S))
+    return Call.C.makeScalar(S, B.CreateUnaryIntrinsic(Intrinsic::fabs, V));
+  return Call.C.makeScalar(S, B.CreateBinaryIntrinsic(Intrinsic::abs, V, B.getFalse()));
+}
+
+TypedValue minOrMax(IntrinsicCall &Call, bool IsMax) {
+  const char *Name = IsMax ? "max" : "min";
+  if (Call.Args.size() < 2)
+    Call.C.typingError(Call.Node, std::string(Name) +
+                                      "() in kernels takes two or more numbers");
+  Scalar Common = Call.Args[0].T.isScalar() ? Call.Args[0].T.Elem : Scalar::Int64;
+  for (size_t I = 0; I < Call.Args.size(); ++I) {
+    if (!Call.Args[I].T.isScalar())
+      Call.C.typingError(Call.ArgNodes[I], std::string(Name) + "() of a value of type " +
+                                               Call.Args[I].T.str());
+    if (I)
+      Common = promoteArithmetic(Common, Call.Args[I].T.Elem);
+  }
+  if (isComplex(Common))
+    Call.C.typingError(Call.Node, std::string(Name) + "() of complex numbers: they have no order");
+  // min/max of bools and small ints keep Numba's promotion.
+  Type CommonType = Type::scalar(Common);
+  if (!Call.C.emitting())
+    return TypedValue(CommonType);
+  IRBuilder<> &B = Call.C.builder();
+  Value *Best = Call.C.convert(Call.Args[0], CommonType, Call.ArgNodes[0]).scalar();
+  for (size_t I = 1; I < Call.Args.size(); ++I) {
+    Value *X = Call.C.convert(Call.Args[I], CommonType, Call.ArgNodes[I]).scalar();
+    Value *Better;
+    if (isFloat(Common))
+      Better = IsMax ? B.CreateFCmpOGT(X, Best) : B.CreateFCmpOLT(X, Best);
+    else if (isSigned(Common))
+      Better = IsMax ? B.CreateICmpSGT(X, Best) : B.CreateICmpSLT(X, Best);
+    else
+      Better = IsMax ? B.CreateICmpUGT(X, Best) : B.CreateICmpULT(X, Best);
+    Best = B.CreateSelect(Better, X, Best);
+  }
+  return Call.C.makeScalar(Common, Best);
+}
+
+TypedValue builtinMin(IntrinsicCall &Call) { return minOrMax(Call, false); }
+TypedValue builtinMax(IntrinsicCall &Call) { return minOrMax(Call, true); }
+
+TypedValue builtinRange(IntrinsicCall &Call) {
+  Call.C.unsupported(Call.Node, "range() can only be used as the iterable of a for loop");
+}
+
+// Casts: tidal.float32(x), numpy.float32(x), int(x), float(x), bool(x).
+
+template <Scalar S> TypedValue castTo(IntrinsicCall &Call) {
+  std::string Name = scalarName(S);
+  expectArgCount(Call, Name, 1, 1);
+  if (!Call.Args[0].T.isScalar())
+    Call.C.typingError(Call.ArgNodes[0], "cannot convert " + Call.Args[0].T.str() +
+                                             " to " + Name);
+  return Call.C.convert(Call.Args[0], Type::scalar(S), Call.Node);
+}
+
+// int(x), float(x), bool(x) as Numba types them: int64, float64, bool.
+TypedValue builtinInt(IntrinsicCall &Call) { return castTo<Scalar::Int64>(Call); }
+TypedValue builtinFloat(IntrinsicCall &Call) { return castTo<Scalar::Float64>(Call); }
+TypedValue builtinBool(IntrinsicCall &Call) { return castTo<Scalar::Bool>(Call); }
+
+
+// print(a, b, "text"): one printf with the format Numba's CUDA print uses:
+// integers %lld/%llu, floats %f, bools True/False, separated by spaces.
+TypedValue builtinPrint(IntrinsicCall &Call) {
+  for (const std::string &K : Call.Keywords)
+    Call.C.unsupported(Call.Node, "print() in kernels takes no keyword arguments ('" + K + "')");
+  std::string Format;
+  std::vector<Value *> Values;
+  IRBuilder<> &B = Call.C.builder();
+  for (size_t I = 0; I < Call.Args.size(); ++I) {
+    if (I)
+      Format += " ";
+    PyObject *ArgNode = Call.ArgNodes[I];
+    if (typeName(ArgNode) == "Constant") {
+      PyRef Value = PyRef::borrow(ArgNode).attr("value");
+      if (PyUnicode_Check(Value.get())) {
+        for (char Ch : Value.str())
+          Format += Ch == '%' ? std::string("%%") : std::string(1, Ch);
+        continue;
+      }
+    }
+    const TypedValue &V = Call.Args[I];
+    if (!V.T.isScalar())
+      Call.C.typingError(ArgNode, "print() in kernels prints numbers and string literals, not " +
+                                      V.T.str());
+    Scalar S = V.T.Elem;
+    if (isComplex(S))
+      Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
+    if (S == Scalar::Bool) {
+      Format += "%s";
+      if (Call.C.emitting())
+        Values.push_back(B.CreateSelect(V.scalar(), Call.C.constantString("True", "print.true"),
+                                        Call.C.constantString("False", "print.false")));
+    } else if (isFloat(S)) {
+      Format += "%f";
+      if (Call.C.emitting())
+        Values.push_back(Call.C.convert(V, Type::scalar(Scalar::Float64), ArgNode).scalar());
+    } else {
+      Format += isSigned(S) ? "%lld" : "%llu";
+      if (Call.C.emitting())
+        Values.push_back(Call.C.convert(V, Type::scalar(isSigned(S) ? Scalar::Int64 : Scalar::UInt64),
+                                        ArgNode).scalar());
+    }
+  }
+  Format += "\n";
+  if (Call.C.emitting()) {
+    Values.insert(Values.begin(), Call.C.constantString(Format, "print.format"));
+    Call.C.callMarker("print", B.getVoidTy(), Values, /*VarArg=*/true);
+  }
+  return TypedValue(Type::none());
+}
+
+} // namespace
+
+llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
+  static const IntrinsicRecord Records[] = {
+      {"builtins.len", IntrinsicKind::Function, builtinLen, "",
+       "len(a): the length of a tuple or of an array's first axis."},
+      {"builtins.abs", IntrinsicKind::Function, builtinAbs, "",
+       "abs(x): the absolute value (the magnitude of a complex number)."},
+      {"builtins.min", IntrinsicKind::Function, builtinMin, "",
+       "min(a, b, ...): the smallest argument."},
+      {"builtins.max", IntrinsicKind::Function, builtinMax, "",
+       "max(a, b, ...): the largest argument."},
+      {"builtins.range", IntrinsicKind::Function, builtinRange, "",
+       "range(stop), range(start, stop[, step]): the counter of a for loop."},
+      {"builtins.int", IntrinsicKind::Function, builtinInt, "",
+       "int(x): x as int64, truncated toward zero."},
+      {"builtins.float", IntrinsicKind::Function, builtinFloat, "",
+       "float(x): x as float64."},
+      {"builtins.bool", IntrinsicKind::Function, builtinBool, "",
+       "bool(x): the truth of x."},
+      {"builtins.print", IntrinsicKind::Function, builtinPrint, "print",
+       "print(*values): numbers and string literals, one line, through printf."},
+      {"cast.bool", IntrinsicKind::Function, castTo<Scalar::Bool>, "",
+       "bool(x): x converted to bool."},
+      {"cast.int8", IntrinsicKind::Function, castTo<Scalar::Int8>, "",
+       "int8(x): x converted to int8."},
+      {"cast.int16", IntrinsicKind::Function, castTo<Scalar::Int16>, "",
+       "int16(x): x converted to int16."},
+      {"cast.int32", IntrinsicKind::Function, castTo<Scalar::Int32>, "",
+       "int32(x): x converted to int32."},
+      {"cast.int64", IntrinsicKind::Function, castTo<Scalar::Int64>, "",
+       "int64(x): x converted to int64."},
+      {"cast.uint8", IntrinsicKind::Function, castTo<Scalar::UInt8>, "",
+       "uint8(x): x converted to uint8."},
+      {"cast.uint16", IntrinsicKind::Function, castTo<Scalar::UInt16>, "",
+       "uint16(x): x converted to uint16."},
+      {"cast.uint32", IntrinsicKind::Function, castTo<Scalar::UInt32>, "",
+       "uint32(x): x converted to uint32."},
+      {"cast.uint64", IntrinsicKind::Function, castTo<Scalar::UInt64>, "",
+       "uint64(x): x converted to uint64."},
+      {"cast.float16", IntrinsicKind::Function, castTo<Scalar::Float16>, "",
+       "float16(x): x converted to float16."},
+      {"cast.float32", IntrinsicKind::Function, castTo<Scalar::Float32>, "",
+       "float32(x): x converted to float32."},
+      {"cast.float64", IntrinsicKind::Function, castTo<Scalar::Float64>, "",
+       "float64(x): x converted to float64."},
+  };
+  return Records;
+}
+
+} // namespace tidal::frontend

@@ -1,0 +1,114 @@
+// Memory: shared, local and constant arrays.
+#include "IntrinsicTable.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+using frontend::Type;
+
+namespace {
+
+// A constant shape: an int or a tuple of ints, each >= 0.
+std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std::string &What) {
+  const TypedValue &V = Call.Args[Index];
+  std::vector<int64_t> Shape;
+  if (V.T.isIntegerScalar() && V.ConstInt) {
+    Shape.push_back(*V.ConstInt);
+  } else if (V.T.isTuple() && V.TupleConstInts.size() == V.T.Elements.size() &&
+             !V.T.Elements.empty()) {
+    Shape = V.TupleConstInts;
+  } else {
+    Call.C.typingError(Call.ArgNodes[Index],
+                       What + " must be a constant int or a tuple of constant ints, not " +
+                           (V.T.isIntegerScalar() || V.T.isTuple() ? "a value computed at run time"
+                                                                   : V.T.str()));
+  }
+  for (int64_t E : Shape)
+    if (E < 0)
+      Call.C.typingError(Call.ArgNodes[Index], What + " must not be negative");
+  return Shape;
+}
+
+// CUDA's limits on the arrays a kernel declares.
+constexpr uint64_t MaxStaticSharedBytes = 48 * 1024;
+constexpr uint64_t MaxLocalBytes = 512 * 1024;
+
+TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
+                   bool DynamicWhenEmpty) {
+  bindArguments(Call, Python, {"shape", "dtype"}, 2);
+  std::vector<int64_t> Shape = constantShape(Call, 0, "the shape of " + Python + "()");
+  Scalar ElementType = Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
+  // The size in bytes, multiplied with overflow checks, against CUDA's
+  // limits: 48 KiB of static shared memory per block, 512 KiB of local
+  // memory per thread.
+  bool IsShared = DynamicWhenEmpty;
+  uint64_t Limit = IsShared ? MaxStaticSharedBytes : MaxLocalBytes;
+  uint64_t Count = 1;
+  bool TooLarge = false;
+  for (int64_t E : Shape)
+    TooLarge |= __builtin_mul_overflow(Count, static_cast<uint64_t>(E), &Count);
+  uint64_t Bytes = 0;
+  TooLarge |= __builtin_mul_overflow(Count, uint64_t(byteSize(ElementType)), &Bytes);
+  if (TooLarge || Bytes > Limit)
+    Call.C.typingError(Call.ArgNodes[0],
+                       Python + "() of " + (TooLarge ? std::string("more than 2**64") : std::to_string(Bytes)) +
+                           " bytes is larger than CUDA allows (" + std::to_string(Limit / 1024) +
+                           " KiB of " + (IsShared ? "static shared memory per block" : "local memory per thread") +
+                           ")" + (IsShared ? "; use a dynamic shared array (shape 0) sized by the launch" : ""));
+  if (!Call.C.emitting())
+    return Call.C.makeArray(ElementType, Shape, nullptr);
+  IRBuilder<> &B = Call.C.builder();
+  Value *Data;
+  if (DynamicWhenEmpty && Count == 0)
+    Data = Call.C.callMarker("shared.dynamic", B.getPtrTy(), {});
+  else
+    Data = Call.C.callMarker(Marker, B.getPtrTy(),
+                             {B.getInt64(Bytes), B.getInt64(byteSize(ElementType))});
+  return Call.C.makeArray(ElementType, Shape, Data);
+}
+
+TypedValue cudaSharedArray(IntrinsicCall &Call) {
+  return arrayMarker(Call, "cuda.shared.array", "shared.array", true);
+}
+TypedValue cudaLocalArray(IntrinsicCall &Call) {
+  return arrayMarker(Call, "cuda.local.array", "local.array", false);
+}
+
+// cuda.const.array_like(ary): ary is a global NumPy array, already frozen
+// into a constant array by the compiler.
+TypedValue cudaConstArrayLike(IntrinsicCall &Call) {
+  bindArguments(Call, "cuda.const.array_like", {"ary"}, 1);
+  const TypedValue &A = Call.Args[0];
+  if (!A.T.isArray() || !A.T.ReadOnly)
+    Call.C.typingError(Call.ArgNodes[0],
+                       "cuda.const.array_like() takes a global NumPy array, not " + A.T.str());
+  return A;
+}
+
+} // namespace
+
+llvm::ArrayRef<IntrinsicRecord> memoryIntrinsics() {
+  static const IntrinsicRecord Records[] = {
+      {"cuda.shared", IntrinsicKind::Namespace, nullptr, "",
+       "Shared memory of the block."},
+      {"cuda.shared.array", IntrinsicKind::Function, cudaSharedArray, "shared.array",
+       "array(shape, dtype): a shared array of the block, static (shape a constant int or tuple) or dynamic (shape 0: sized by the launch's sharedmem)"},
+      {"cuda.local", IntrinsicKind::Namespace, nullptr, "",
+       "Memory private to the thread."},
+      {"cuda.local.array", IntrinsicKind::Function, cudaLocalArray, "local.array",
+       "array(shape, dtype): an array private to the thread"},
+      {"cuda.const", IntrinsicKind::Namespace, nullptr, "",
+       "Constant memory."},
+      {"cuda.const.array_like", IntrinsicKind::Function, cudaConstArrayLike, "const.array",
+       "array_like(ary): a global NumPy array as constant memory"},
+  };
+  return Records;
+}
+
+} // namespace tidal::frontend

@@ -1,0 +1,73 @@
+// Synchronisation: block barriers (with predicates), the warp barrier and
+// memory fences.
+#include "IntrinsicTable.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+using frontend::Type;
+
+namespace {
+
+// A marker without arguments or result: barriers and fences.
+TypedValue markerWithoutArguments(IntrinsicCall &Call) {
+  bindArguments(Call, Call.Record->PythonPath, {}, 0);
+  if (Call.C.emitting())
+    Call.C.callMarker(Call.Record->Marker, Call.C.builder().getVoidTy(), {});
+  return TypedValue(Type::none());
+}
+
+// syncthreads_count/and/or(predicate) -> int32
+TypedValue predicateBarrier(IntrinsicCall &Call) {
+  bindArguments(Call, Call.Record->PythonPath, {"predicate"}, 1);
+  Call.C.truth(Call.Args[0], Call.ArgNodes[0]);
+  if (!Call.C.emitting())
+    return TypedValue(Type::scalar(Scalar::Int32));
+  IRBuilder<> &B = Call.C.builder();
+  Value *Predicate = B.CreateZExt(Call.C.truth(Call.Args[0], Call.ArgNodes[0]), B.getInt32Ty());
+  return Call.C.makeScalar(Scalar::Int32,
+                           Call.C.callMarker(Call.Record->Marker, B.getInt32Ty(), {Predicate}));
+}
+
+TypedValue cudaSyncwarp(IntrinsicCall &Call) {
+  bindArguments(Call, "cuda.syncwarp", {"mask"}, 0);
+  Value *Mask = nullptr;
+  if (!Call.Args.empty())
+    Mask = maskValue(Call, 0);
+  if (Call.C.emitting())
+    Call.C.callMarker("syncwarp", Call.C.builder().getVoidTy(),
+                      {Mask ? Mask : Call.C.builder().getInt32(0xFFFFFFFFu)});
+  return TypedValue(Type::none());
+}
+
+} // namespace
+
+llvm::ArrayRef<IntrinsicRecord> synchronizationIntrinsics() {
+  static const IntrinsicRecord Records[] = {
+      {"cuda.syncthreads", IntrinsicKind::Function, markerWithoutArguments, "syncthreads",
+       "Waits until every thread of the block reaches this point."},
+      {"cuda.syncthreads_count", IntrinsicKind::Function, predicateBarrier, "syncthreads.count",
+       "syncthreads_count(predicate): barrier; how many threads had it true."},
+      {"cuda.syncthreads_and", IntrinsicKind::Function, predicateBarrier, "syncthreads.and",
+       "syncthreads_and(predicate): barrier; 1 if every thread had it true."},
+      {"cuda.syncthreads_or", IntrinsicKind::Function, predicateBarrier, "syncthreads.or",
+       "syncthreads_or(predicate): barrier; 1 if any thread had it true."},
+      {"cuda.syncwarp", IntrinsicKind::Function, cudaSyncwarp, "syncwarp",
+       "syncwarp(mask=0xffffffff): barrier of the lanes in mask."},
+      {"cuda.threadfence_block", IntrinsicKind::Function, markerWithoutArguments, "threadfence.block",
+       "Memory fence at block scope."},
+      {"cuda.threadfence", IntrinsicKind::Function, markerWithoutArguments, "threadfence",
+       "Memory fence at device scope."},
+      {"cuda.threadfence_system", IntrinsicKind::Function, markerWithoutArguments, "threadfence.system",
+       "Memory fence at system scope."},
+  };
+  return Records;
+}
+
+} // namespace tidal::frontend

@@ -1,0 +1,166 @@
+"""The binding analysis: a local variable read before it is assigned on some
+path is a TypingError naming the variable at its file:line:col (Python would
+raise UnboundLocalError), found before typing; code that assigns on every
+path compiles and computes as Python does."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+from tidal import cuda, int32
+from tidal.errors import TypingError
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def position_of(func, text):
+    """The file line and 1-based column of text in func's source."""
+    lines, start = inspect.getsourcelines(func)
+    for offset, line in enumerate(lines):
+        if text in line:
+            return start + offset, line.index(text) + 1
+    raise AssertionError(f"{text!r} not in {func.__name__}")
+
+
+def typing_error(kernel, *args):
+    with pytest.raises(TypingError) as info:
+        kernel[1, 32](*args)
+    return info.value
+
+
+def test_read_before_assignment_on_one_branch():
+    # /work/shared/bugs/undefined_variable_branch_segv.py: a SIGSEGV before.
+    @cuda.jit
+    def k(out):
+        s = cuda.shared.array(16, int32)
+        t = cuda.threadIdx.x
+        if t < 16:
+            s[t] = 0
+            if n == 5:
+                out[0] = 7
+        n = cuda.gridsize(1)
+        cuda.syncthreads()
+        if t < 16:
+            out[t] = s[t]
+
+    err = typing_error(k, np.zeros(16, np.int32))
+    assert os.path.abspath(err.file) == THIS_FILE
+    assert (err.line, err.column) == position_of(k.py_func, "n == 5")
+    assert "local variable 'n' is read before it is assigned" in str(err)
+
+
+def test_read_before_assignment_in_debug_assert():
+    @cuda.jit(debug=True)
+    def k(out):
+        assert i == i
+        i = cuda.grid(1)
+        out[i] = 1
+
+    err = typing_error(k, np.zeros(32, np.int32))
+    assert (err.line, err.column) == position_of(k.py_func, "i == i")
+    assert "local variable 'i'" in str(err)
+
+
+def test_assigned_only_on_the_taken_branch_is_rejected():
+    @cuda.jit
+    def k(x, out):
+        if x[0] > 5:
+            s = 1.0 / x[0]
+        out[0] = s
+
+    err = typing_error(k, np.full(1, 10.0), np.zeros(1))
+    line, column = position_of(k.py_func, "out[0] = s")
+    assert (err.line, err.column) == (line, column + len("out[0] = "))
+    assert "local variable 's'" in str(err)
+
+
+def test_assigned_only_in_a_loop_body_is_rejected():
+    @cuda.jit
+    def k(out):
+        for i in range(out.size):
+            last = i
+        out[0] = last
+
+    err = typing_error(k, np.zeros(4, np.int64))
+    assert err.line == position_of(k.py_func, "out[0] = last")[0]
+    assert "local variable 'last'" in str(err)
+
+
+def test_augmented_assignment_reads_first():
+    @cuda.jit
+    def k(out):
+        total += 1
+        out[0] = total
+
+    err = typing_error(k, np.zeros(1, np.int64))
+    assert "local variable 'total'" in str(err)
+
+
+def test_assigned_on_every_path_computes():
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            if x[i] > 0:
+                sign = 1
+            elif x[i] < 0:
+                sign = -1
+            else:
+                sign = 0
+            while True:
+                magnitude = abs(x[i])
+                break
+            out[i] = sign * magnitude
+
+    x = np.array([3, -2, 0, 5], np.int64)
+    out = np.zeros(4, np.int64)
+    k[1, 32](x, out)
+    assert out.tolist() == [3, -2, 0, 5]
+
+
+def test_return_ends_a_path():
+    @cuda.jit(device=True)
+    def first_positive(x):
+        for i in range(x.size):
+            if x[i] > 0:
+                return x[i]
+            elif x[i] == 0:
+                continue
+            else:
+                missing = -1
+        return missing
+
+    @cuda.jit
+    def k(x, out):
+        out[0] = first_positive(x)
+
+    with pytest.raises(TypingError, match="local variable 'missing'"):
+        k[1, 1](np.array([-1, 0, 4, 7], np.int64), np.zeros(1, np.int64))
+
+
+def test_a_break_path_joins_after_while_true():
+    @cuda.jit(device=True)
+    def first_positive(x):
+        found = -1
+        i = 0
+        while True:
+            if i == x.size:
+                result = found
+                break
+            if x[i] > 0:
+                result = x[i]
+                break
+            i += 1
+        return result
+
+    @cuda.jit
+    def k(x, out):
+        out[0] = first_positive(x)
+
+    out = np.zeros(1, np.int64)
+    k[1, 1](np.array([-1, 0, 4, 7], np.int64), out)
+    assert out[0] == 4
+    k[1, 1](np.array([-1, 0], np.int64), out)
+    assert out[0] == -1
