@@ -1,10 +1,11 @@
-// The binding analysis (BindingAnalysis.h): local names, assignment before
-// use along every path, and loop-only statements.
+// The binding analysis (BindingAnalysis.h): local names, reads that no path
+// assigns before, and loop-only statements.
 #include "BindingAnalysis.h"
 
 #include "PyRef.h"
 
 #include <map>
+#include <optional>
 
 namespace tidal::frontend {
 
@@ -44,9 +45,10 @@ std::vector<PyObject *> statementsOf(PyObject *List) {
   return Items;
 }
 
-// The locals definitely assigned at a point of the function, one flag per
-// local; an unreachable point (after return, break, continue) has every
-// local assigned, so that it does not narrow the paths it joins.
+// The locals assigned on at least one path to a point of the function, one
+// flag per local. An unreachable point (after return, break, continue) has
+// every local assigned, so that reads in dead code are not reported, and
+// joins ignore it.
 struct AssignedSet {
   std::vector<bool> Assigned;
   bool Unreachable = false;
@@ -57,8 +59,8 @@ struct AssignedSet {
     S.Unreachable = true;
     return S;
   }
-  // The locals assigned on both paths.
-  void meet(const AssignedSet &Other) {
+  // The locals assigned on either path.
+  void join(const AssignedSet &Other) {
     if (Other.Unreachable)
       return;
     if (Unreachable) {
@@ -66,7 +68,7 @@ struct AssignedSet {
       return;
     }
     for (size_t I = 0; I < Assigned.size(); ++I)
-      Assigned[I] = Assigned[I] && Other.Assigned[I];
+      Assigned[I] = Assigned[I] || Other.Assigned[I];
   }
 };
 
@@ -87,7 +89,7 @@ public:
       collectAssignedNames(Statement);
     for (const std::string &Name : Result.LocalNames)
       LocalIndex.emplace(Name, LocalIndex.size());
-    // 2. Along every path, each local read is assigned before.
+    // 2. Each local read is assigned on some path before the read.
     AssignedSet Entry;
     Entry.Assigned.assign(LocalIndex.size(), false);
     for (const std::string &Name : ParamNames)
@@ -99,7 +101,7 @@ public:
 private:
   // The break and continue states of the loop being analysed.
   struct Loop {
-    AssignedSet AtBreak;
+    AssignedSet AtBreak, AtContinue;
   };
 
   void collectAssignedNames(PyObject *Node) {
@@ -125,9 +127,9 @@ private:
     if (Kind == "Name") {
       std::string Name = PyRef::borrow(Node).attr("id").str();
       auto It = LocalIndex.find(Name);
-      if (It != LocalIndex.end() && !State.Assigned[It->second])
+      if (It != LocalIndex.end() && !State.Assigned[It->second] && !Quiet)
         typingError(Node, "local variable '" + Name +
-                              "' is read before it is assigned on some path to here");
+                              "' is read before it is assigned (no path to here assigns it)");
       return true;
     }
     if (Kind == "Lambda" || Kind == "ListComp" || Kind == "SetComp" || Kind == "DictComp" ||
@@ -204,8 +206,7 @@ private:
       if (Loops.empty())
         typingError(Node, "'" + std::string(Kind == "Break" ? "break" : "continue") +
                               "' outside a loop");
-      if (Kind == "Break")
-        Loops.back().AtBreak.meet(State);
+      (Kind == "Break" ? Loops.back().AtBreak : Loops.back().AtContinue).join(State);
       State = AssignedSet::unreachable(LocalIndex.size());
       return true;
     }
@@ -216,7 +217,7 @@ private:
       if (!statements(Statement.attr("body").get(), State) ||
           !statements(Statement.attr("orelse").get(), Otherwise))
         return false;
-      State.meet(Otherwise);
+      State.join(Otherwise);
       return true;
     }
     if (Kind == "While" || Kind == "For")
@@ -226,8 +227,11 @@ private:
     return false;
   }
 
-  // A loop's body runs zero or more times: what it assigns is not assigned
-  // after it, except after 'while True', which ends only by 'break'.
+  // A loop's body runs zero or more times, and each run starts with what the
+  // one before assigned (the back edge): the body is analysed once quietly
+  // to find that, then again from the entry and back-edge states together.
+  // After the loop: the entry, the end of a run or a break; after
+  // 'while True', which ends only by 'break', the breaks alone.
   bool loop(const PyRef &Statement, bool IsFor, AssignedSet &State) {
     if (PyList_GET_SIZE(Statement.attr("orelse").get()) > 0)
       return false; // 'for ... else', 'while ... else': unsupported
@@ -242,19 +246,30 @@ private:
       if (typeName(Test.get()) == "Constant")
         EndsOnlyByBreak = PyObject_IsTrue(Test.attr("value").get()) == 1;
     }
-    AssignedSet Body = State;
-    if (IsFor && !assigns(Statement.attr("target").get(), Body))
-      return false;
-    Loops.push_back({AssignedSet::unreachable(LocalIndex.size())});
-    bool Analysed = statements(Statement.attr("body").get(), Body);
-    AssignedSet AtBreak = Loops.back().AtBreak;
-    Loops.pop_back();
-    if (!Analysed)
-      return false;
-    if (EndsOnlyByBreak)
-      State = AtBreak;
-    // Otherwise the state before the loop holds after it: a break leaves
-    // with at least as much assigned.
+    AssignedSet Start = State;
+    std::optional<Loop> Exits;
+    for (bool Final : {false, true}) {
+      bool WasQuiet = Quiet;
+      Quiet = WasQuiet || !Final;
+      AssignedSet Body = Start;
+      Loops.push_back({AssignedSet::unreachable(LocalIndex.size()),
+                       AssignedSet::unreachable(LocalIndex.size())});
+      bool Analysed = (!IsFor || assigns(Statement.attr("target").get(), Body)) &&
+                      statements(Statement.attr("body").get(), Body);
+      Exits = Loops.back();
+      Loops.pop_back();
+      Quiet = WasQuiet;
+      if (!Analysed)
+        return false;
+      Body.join(Exits->AtContinue);
+      Start.join(Body); // the next run starts with the back edge's state
+    }
+    if (EndsOnlyByBreak) {
+      State = Exits->AtBreak;
+      return true;
+    }
+    State.join(Start);
+    State.join(Exits->AtBreak);
     return true;
   }
 
@@ -264,6 +279,8 @@ private:
   Bindings Result;
   std::map<std::string, size_t> LocalIndex;
   std::vector<Loop> Loops;
+  // While true, reads are checked without errors (a loop's first pass).
+  bool Quiet = false;
 };
 
 } // namespace

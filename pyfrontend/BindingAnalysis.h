@@ -1,9 +1,11 @@
 // The binding analysis: the first pass over a function's AST, before any
 // typing or IR. It finds the function's local names (every name it assigns,
-// and its parameters) and checks, along every path of the structured
-// control flow, that each local is assigned before it is read, and that
+// and its parameters) and checks, over the structured control flow, that
+// each local read is assigned on at least one path to the read, and that
 // 'break' and 'continue' sit inside a loop. Its errors carry the offending
-// node's file:line:col.
+// node's file:line:col. A local assigned on some paths only compiles, as in
+// Numba (a loop with a known trip count, an if/elif chain that covers every
+// case); it reads zero on the other paths.
 #ifndef TIDAL_FRONTEND_BINDINGANALYSIS_H
 #define TIDAL_FRONTEND_BINDINGANALYSIS_H
 
@@ -28,8 +30,8 @@ struct Bindings {
 
 // Analyses the body (a list of statements) of a function with parameters
 // ParamNames. Locate gives the source position of a node for errors.
-// Throws CompileError (TypingError) for a local read before its assignment
-// on some path, and for 'break' or 'continue' outside a loop. Statements
+// Throws CompileError (TypingError) for a local read that no path assigns
+// before it, and for 'break' or 'continue' outside a loop. Statements
 // and expressions that kernels do not support are left to the typing pass,
 // which rejects them: the path analysis stops at the first one.
 Bindings analyseBindings(PyObject *Body, const std::vector<std::string> &ParamNames,

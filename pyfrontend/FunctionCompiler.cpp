@@ -372,9 +372,13 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
     if (Var.T.isUndefined() || Var.T.isPyObject())
       continue;
     std::vector<llvm::Type *> Parts = partTypes(Var.T);
-    for (size_t I = 0; I < Parts.size(); ++I)
+    // Zero until assigned: a local assigned on some paths only (which
+    // Numba accepts, and BindingAnalysis lets through) reads a defined value.
+    for (size_t I = 0; I < Parts.size(); ++I) {
       Var.Slots.push_back(entryAlloca(
           Parts[I], VarName + (Parts.size() > 1 ? "." + std::to_string(I) : "") + ".addr"));
+      B.CreateStore(Constant::getNullValue(Parts[I]), Var.Slots.back());
+    }
   }
   unsigned ArgIndex = 0;
   for (size_t I = 0; I < ParamNames.size(); ++I) {
