@@ -1,6 +1,7 @@
-// tidal-lower-barriers: replaces the barrier and fence markers
-// (tidal.syncthreads[.count|.and|.or], tidal.syncwarp, tidal.threadfence*)
-// by the NVVM intrinsics that become bar.sync / bar.red / bar.warp.sync / membar.
+// tidal-lower-barriers: replaces the barrier, fence and sleep markers
+// (tidal.syncthreads[.count|.and|.or], tidal.syncwarp, tidal.threadfence*,
+// tidal.nanosleep) by the NVVM intrinsics that become bar.sync / bar.red /
+// bar.warp.sync / membar / nanosleep.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-barriers in.ll
 
 #include "Markers.h"
@@ -31,6 +32,8 @@ Intrinsic::ID getBarrierIntrinsic(MarkerKind Kind) {
   case MarkerKind::ThreadFenceBlock: return Intrinsic::nvvm_membar_cta;
   case MarkerKind::ThreadFence: return Intrinsic::nvvm_membar_gl;
   case MarkerKind::ThreadFenceSystem: return Intrinsic::nvvm_membar_sys;
+  // sleep: nanosleep.u32 (sm_70 and up)
+  case MarkerKind::NanoSleep: return Intrinsic::nvvm_nanosleep;
   default: return Intrinsic::not_intrinsic;
   }
 }

@@ -215,6 +215,10 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
     case MarkerKind::ThreadFenceSystem:
       B.CreateFence(AtomicOrdering::SequentiallyConsistent);
       break;
+    // sleep: CUDA allows any duration from 0 to twice the request, and the
+    // threads of a block take turns on one host thread, so it is 0 here
+    case MarkerKind::NanoSleep:
+      break;
     // memory
     case MarkerKind::LocalArray: {
       // valid: hasOnlyHostLowerableMarkers checked the kernel's calls

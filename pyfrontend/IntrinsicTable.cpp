@@ -112,13 +112,17 @@ const char *suffixOf(Scalar S) {
 }
 
 // A lane mask argument as i32 (Numba takes any integer).
-Value *maskValue(IntrinsicCall &Call, size_t Index) {
-  const TypedValue &Mask = Call.Args[Index];
-  if (!Mask.T.isIntegerScalar())
-    Call.C.typingError(Call.ArgNodes[Index], "a lane mask must be an integer, not " + Mask.T.str());
+Value *unsigned32Argument(IntrinsicCall &Call, size_t Index, const std::string &What) {
+  const TypedValue &Argument = Call.Args[Index];
+  if (!Argument.T.isIntegerScalar())
+    Call.C.typingError(Call.ArgNodes[Index], What + " must be an integer, not " + Argument.T.str());
   if (!Call.C.emitting())
     return nullptr;
-  return Call.C.builder().CreateIntCast(Mask.scalar(), Call.C.builder().getInt32Ty(), false);
+  return Call.C.builder().CreateIntCast(Argument.scalar(), Call.C.builder().getInt32Ty(), false);
+}
+
+Value *maskValue(IntrinsicCall &Call, size_t Index) {
+  return unsigned32Argument(Call, Index, "a lane mask");
 }
 
 // --- arguments and lookups ----------------------------------------------------

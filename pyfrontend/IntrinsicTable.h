@@ -63,6 +63,8 @@ void expectArgCount(IntrinsicCall &Call, const std::string &Name, size_t Min, si
 // The marker type suffix of an atomic or warp operand: i32, u64, f32, ...;
 // null for the other types.
 const char *suffixOf(Scalar S);
+// An integer argument as an unsigned i32 (What names it in the error).
+llvm::Value *unsigned32Argument(IntrinsicCall &Call, size_t Index, const std::string &What);
 // A lane mask argument as i32 (Numba takes any integer).
 llvm::Value *maskValue(IntrinsicCall &Call, size_t Index);
 

@@ -1,5 +1,5 @@
-// Synchronisation: block barriers (with predicates), the warp barrier and
-// memory fences.
+// Synchronisation: block barriers (with predicates), the warp barrier,
+// memory fences and sleep.
 #include "IntrinsicTable.h"
 
 #include "llvm/IR/Intrinsics.h"
@@ -46,6 +46,15 @@ TypedValue cudaSyncwarp(IntrinsicCall &Call) {
   return TypedValue(Type::none());
 }
 
+// nanosleep(ns): the marker with ns as an unsigned 32-bit integer.
+TypedValue cudaNanosleep(IntrinsicCall &Call) {
+  bindArguments(Call, "cuda.nanosleep", {"ns"}, 1);
+  Value *Nanoseconds = unsigned32Argument(Call, 0, "the time of cuda.nanosleep(ns)");
+  if (Call.C.emitting())
+    Call.C.callMarker(Call.Record->Marker, Call.C.builder().getVoidTy(), {Nanoseconds});
+  return TypedValue(Type::none());
+}
+
 } // namespace
 
 llvm::ArrayRef<IntrinsicRecord> synchronizationIntrinsics() {
@@ -66,6 +75,8 @@ llvm::ArrayRef<IntrinsicRecord> synchronizationIntrinsics() {
        "Memory fence at device scope."},
       {"cuda.threadfence_system", IntrinsicKind::Function, markerWithoutArguments, "threadfence.system",
        "Memory fence at system scope."},
+      {"cuda.nanosleep", IntrinsicKind::Function, cudaNanosleep, "nanosleep",
+       "nanosleep(ns): suspends the thread for about ns nanoseconds (0 to 2*ns; sm_70 and up)."},
   };
   return Records;
 }

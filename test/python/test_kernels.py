@@ -380,3 +380,37 @@ def test_print_formats_like_numba(tmp_path):
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == ["thread 0 value 1.500000 True",
                                                 "thread 1 value -2.250000 False"]
+
+
+# --- sleep -----------------------------------------------------------------
+
+
+@cuda.jit
+def sleep_then_write(out, ns):
+    i = cuda.grid(1)
+    if i < out.size:
+        cuda.nanosleep(ns)
+        out[i] = i
+
+
+def test_nanosleep_returns_and_the_kernel_goes_on(target):
+    out = np.full(64, -1, np.int64)
+    sleep_then_write[2, 32](out, np.uint32(1000))
+    target.assert_result("sleep_then_write", out, np.arange(64))
+
+
+def test_nanosleep_is_the_ptx_instruction():
+    ptx = sleep_then_write.inspect_asm("void(int64[::1], uint32)")
+    assert "nanosleep.u32" in ptx
+
+
+def test_nanosleep_takes_an_integer():
+    from tidal.errors import TypingError
+
+    @cuda.jit
+    def bad(out):
+        cuda.nanosleep(1.5)
+        out[0] = 1
+
+    with pytest.raises(TypingError, match=r"the time of cuda.nanosleep\(ns\) must be an integer, not float64"):
+        bad[1, 1](np.zeros(1, np.int64))

@@ -17,6 +17,7 @@ declare void @tidal.syncwarp(i32)
 declare void @tidal.threadfence.block()
 declare void @tidal.threadfence()
 declare void @tidal.threadfence.system()
+declare void @tidal.nanosleep(i32)
 
 ; cuda.syncthreads(): bar.sync 0.
 ; CHECK-NOT:   @tidal.
@@ -79,8 +80,20 @@ define void @fences(ptr %out) {
   ret void
 }
 
-!tidal.kernels = !{!0, !1, !2, !3}
+; nanosleep(ns): llvm.nvvm.nanosleep, nanosleep.u32 (sm_70 and up).
+; CHECK-LABEL: define void @nanosleep(
+; CHECK-NEXT:    call void @llvm.nvvm.nanosleep(i32 %ns)
+; PTX-LABEL:   .entry nanosleep(
+; PTX:           nanosleep.u32 %r{{[0-9]+}};
+define void @nanosleep(ptr %out, i32 %ns) {
+  call void @tidal.nanosleep(i32 %ns)
+  store i32 1, ptr %out
+  ret void
+}
+
+!tidal.kernels = !{!0, !1, !2, !3, !4}
 !0 = !{ptr @syncthreads}
 !1 = !{ptr @syncthreads_reductions}
 !2 = !{ptr @syncwarp}
 !3 = !{ptr @fences}
+!4 = !{ptr @nanosleep}

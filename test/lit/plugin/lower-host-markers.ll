@@ -1,7 +1,7 @@
 ; tidal-lower-host on the markers that need no sync point: atomics (real
 ; atomics on global memory, plain read-modify-write on the block's shared
 ; memory, whose threads run on one host thread), math (LLVM intrinsics or
-; libm), print and failures (calls into the cpu runtime), lanes, fences.
+; libm), print and failures (calls into the cpu runtime), lanes, fences, sleep.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-host -S %s | FileCheck %s
 
 declare i32 @tidal.tid.x()
@@ -19,6 +19,7 @@ declare void @tidal.print(ptr, ...)
 declare void @tidal.bounds.error(ptr, i64, i64, i32)
 declare void @tidal.threadfence.block()
 declare void @tidal.threadfence()
+declare void @tidal.nanosleep(i32)
 
 @fmt = private constant [4 x i8] c"%d\0A\00"
 @where = private constant [2 x i8] c"k\00"
@@ -39,6 +40,8 @@ declare void @tidal.threadfence()
 ; CHECK:         %laneid = and i32 %thread, 31
 ; CHECK:         fence syncscope("singlethread") seq_cst
 ; CHECK:         fence seq_cst
+; nanosleep: no time at all, which CUDA allows (0 to twice the request)
+; CHECK-NEXT:    call void (ptr, ...) @__tidal_cpu_print
 ; CHECK:         call void (ptr, ...) @__tidal_cpu_print(ptr @fmt, i32 %laneid)
 ; CHECK:         call void @__tidal_cpu_bounds_error(ptr %ctx, ptr @where, i64 5, i64 4, i32 0, i32 %tid.x, i32 %tid.y, i32 %tid.z)
 ; CHECK-NEXT:    ret i32 -2
@@ -58,6 +61,7 @@ entry:
   %lane = call i32 @tidal.laneid()
   call void @tidal.threadfence.block()
   call void @tidal.threadfence()
+  call void @tidal.nanosleep(i32 100)
   call void (ptr, ...) @tidal.print(ptr @fmt, i32 %lane)
   %bad = icmp eq i32 %lane, 3
   br i1 %bad, label %fail, label %done
