@@ -100,7 +100,8 @@ def run_phases(scale):
 
 def measure(scale=1.0, log=print):
     """Runs the phases in a fresh process and returns their results."""
-    env = dict(os.environ, TIDAL_TARGET="cpu")
+    from common import tidal_env
+    env = tidal_env(TIDAL_TARGET="cpu")
     done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
                            "--scale", str(scale)], env=env, capture_output=True, text=True)
     if done.returncode != 0:
