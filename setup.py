@@ -21,7 +21,9 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-TARGETS = ["_tidal", "TidalPasses", "tidalc"]
+# tidal_intrinsic_table: tidal/cuda/_intrinsic_table.py, generated from the
+# frontend's table of the names kernels use.
+TARGETS = ["_tidal", "TidalPasses", "tidalc", "tidal_intrinsic_table"]
 DEBIAN_PACKAGES = ("cmake ninja-build g++ llvm-19-dev llvm-19-tools clang-19 libclang-19-dev "
                    "python3-dev python3-numpy")
 
@@ -82,9 +84,14 @@ class CMakeBuild(build_ext):
         target = self.get_ext_fullpath(extension.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(built_extension, target)
-        copies = [(os.path.join(build_dir, "lib", "TidalPasses.so"), "lib"),
+        copies = [(os.path.join(build_dir, "python", "tidal", "cuda", "_intrinsic_table.py"),
+                   "cuda"),
+                  (os.path.join(build_dir, "lib", "TidalPasses.so"), "lib"),
                   (os.path.join(build_dir, "bin", "tidalc"), "bin"),
                   (os.path.join(ROOT, "include", "tidal", "HostABI.h"), "include/tidal"),
+                  (os.path.join(ROOT, "include", "tidal", "Contract.h"), "include/tidal"),
+                  (os.path.join(ROOT, "llvm-plugin", "include", "tidal", "Markers.def"),
+                   "include/tidal"),
                   (os.path.join(ROOT, "llvm-plugin", "include", "tidal", "Passes.h"),
                    "include/tidal"),
                   (os.path.join(ROOT, "docs", "markers.md"), "docs"),

@@ -104,6 +104,22 @@ def test_installed_tidalc_and_plugin(venv, tmp_path):
     assert "llvm.nvvm.read.ptx.sreg.tid.x" in lowered.stdout, lowered.stdout[:2000]
 
 
+def test_installed_plugin_headers_compile_on_their_own(venv, tmp_path):
+    # A researcher's pass includes tidal/Passes.h from the installed package:
+    # every header it includes must be installed beside it.
+    env = _clean_env(TIDAL_TARGET="cpu")
+    include = _run([str(venv / "python"), "-c",
+                    "from tidal import installation; print(installation.include_dir())"],
+                   env=env, cwd=tmp_path).strip()
+    assert include.startswith(str(venv.parent)), include
+    source = tmp_path / "uses_tidal.cpp"
+    source.write_text('#include "tidal/Passes.h"\n#include "tidal/Contract.h"\n')
+    llvm_include = subprocess.run(["llvm-config-19", "--includedir"], capture_output=True,
+                                  text=True).stdout.strip() or "/usr/lib/llvm-19/include"
+    _run(["g++", "-std=c++17", "-fsyntax-only", f"-I{include}", f"-I{llvm_include}",
+          str(source)], cwd=tmp_path)
+
+
 def test_build_without_llvm_19_names_the_debian_packages(tmp_path):
     result = subprocess.run(
         [sys.executable, os.path.join(ROOT, "setup.py"), "build_ext",
