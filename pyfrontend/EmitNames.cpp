@@ -17,9 +17,11 @@ namespace tidal::frontend {
 
 // --- expressions -------------------------------------------------------------------
 
-TypedValue FunctionCompiler::visitConstant(PyObject *Node) {
-  PyRef Value = field(Node, "value");
-  PyObject *O = Value.get();
+// A Python bool, int or float as a constant of Numba's type for it (bool,
+// int64, float64); nullopt for any other object. What names the value in
+// the error for an int beyond int64.
+std::optional<TypedValue> FunctionCompiler::pythonNumberConstant(PyObject *O, PyObject *Node,
+                                                                  const std::string &What) {
   if (PyBool_Check(O)) {
     TypedValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
     R.ConstInt = O == Py_True;
@@ -29,7 +31,7 @@ TypedValue FunctionCompiler::visitConstant(PyObject *Node) {
     int Overflow = 0;
     long long V = PyLong_AsLongLongAndOverflow(O, &Overflow);
     if (Overflow)
-      typingError(Node, "integer literal does not fit in int64");
+      typingError(Node, What + " does not fit in int64");
     TypedValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
     R.ConstInt = V;
     return R;
@@ -38,6 +40,14 @@ TypedValue FunctionCompiler::visitConstant(PyObject *Node) {
     return makeScalar(Scalar::Float64,
                       Emitting ? ConstantFP::get(llvm::Type::getDoubleTy(Ctx), PyFloat_AS_DOUBLE(O))
                                : nullptr);
+  return std::nullopt;
+}
+
+TypedValue FunctionCompiler::visitConstant(PyObject *Node) {
+  PyRef Value = field(Node, "value");
+  PyObject *O = Value.get();
+  if (std::optional<TypedValue> Number = pythonNumberConstant(O, Node, "integer literal"))
+    return *Number;
   if (O == Py_None)
     return TypedValue(frontend::Type::none());
   if (PyUnicode_Check(O)) // only print() takes them; it reads the node itself
@@ -102,24 +112,8 @@ TypedValue FunctionCompiler::constantArray(PyObject *O, PyObject *Node, const st
 // Numba does: numbers become constants, everything else stays a
 // compile-time object that attributes and calls are resolved against.
 TypedValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const std::string &What) {
-  if (PyBool_Check(O)) {
-    TypedValue R = makeScalar(Scalar::Bool, Emitting ? B.getInt1(O == Py_True) : nullptr);
-    R.ConstInt = O == Py_True;
-    return R;
-  }
-  if (PyLong_Check(O)) {
-    int Overflow = 0;
-    long long V = PyLong_AsLongLongAndOverflow(O, &Overflow);
-    if (Overflow)
-      typingError(Node, What + " does not fit in int64");
-    TypedValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);
-    R.ConstInt = V;
-    return R;
-  }
-  if (PyFloat_Check(O))
-    return makeScalar(Scalar::Float64,
-                      Emitting ? ConstantFP::get(llvm::Type::getDoubleTy(Ctx), PyFloat_AS_DOUBLE(O))
-                               : nullptr);
+  if (std::optional<TypedValue> Number = pythonNumberConstant(O, Node, What))
+    return *Number;
   if (PyTuple_Check(O)) {
     std::vector<TypedValue> Elements;
     for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)

@@ -181,6 +181,8 @@ private:
   void assignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode);
   void storeVariable(const std::string &Name, const TypedValue &V, PyObject *Node);
   TypedValue loadVariable(const std::string &Name, PyObject *Node);
+  std::optional<TypedValue> pythonNumberConstant(PyObject *O, PyObject *Node,
+                                                  const std::string &What);
   TypedValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
   TypedValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
   TypedValue sliceArray(const TypedValue &Base, PyObject *SliceNode);
