@@ -4,6 +4,7 @@
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 #include "BindingAnalysis.h"
+#include "tidal/Contract.h"
 
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
@@ -282,7 +283,7 @@ llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type
   llvm::Function *K = emitFunction(Body.get(), ArgTypes, Name, llvm::Type::getVoidTy(Ctx),
                              GlobalValue::ExternalLinkage);
   // Mark it a kernel for the plugin (docs/markers.md).
-  NamedMDNode *Kernels = M.getOrInsertNamedMetadata("tidal.kernels");
+  NamedMDNode *Kernels = M.getOrInsertNamedMetadata(KernelsMetadataName);
   Kernels->addOperand(MDNode::get(Ctx, {ValueAsMetadata::get(K)}));
   applyKernelOptions(K);
   return K;
@@ -292,18 +293,18 @@ llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type
 // (docs/markers.md, "kernel-level options").
 void FunctionCompiler::applyKernelOptions(llvm::Function *Kernel) {
   if (Options.MaxThreadsPerBlock)
-    Kernel->addFnAttr("tidal-maxntid", std::to_string(Options.MaxThreadsPerBlock));
+    Kernel->addFnAttr(MaxThreadsAttribute, std::to_string(Options.MaxThreadsPerBlock));
   if (Options.MinBlocksPerSM)
-    Kernel->addFnAttr("tidal-minctasm", std::to_string(Options.MinBlocksPerSM));
+    Kernel->addFnAttr(MinBlocksAttribute, std::to_string(Options.MinBlocksPerSM));
   if (Options.MaxRegisters)
-    Kernel->addFnAttr("tidal-maxnreg", std::to_string(Options.MaxRegisters));
+    Kernel->addFnAttr(MaxRegistersAttribute, std::to_string(Options.MaxRegisters));
   if (Options.FastMath) {
-    M.addModuleFlag(Module::Override, "tidal.ftz", uint32_t(1));
-    M.addModuleFlag(Module::Override, "tidal.prec-div", uint32_t(0));
-    M.addModuleFlag(Module::Override, "tidal.prec-sqrt", uint32_t(0));
+    M.addModuleFlag(Module::Override, FlushDenormalsFlag, uint32_t(1));
+    M.addModuleFlag(Module::Override, PreciseDivisionFlag, uint32_t(0));
+    M.addModuleFlag(Module::Override, PreciseSqrtFlag, uint32_t(0));
   }
   if (Options.Debug)
-    M.addModuleFlag(Module::Override, "tidal.debug", uint32_t(1));
+    M.addModuleFlag(Module::Override, DebugFlag, uint32_t(1));
 }
 
 llvm::Type *FunctionCompiler::returnLLVMType(const frontend::Type &T) const {

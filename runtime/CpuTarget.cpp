@@ -3,6 +3,7 @@
 #include "tidal/runtime/CpuTarget.h"
 #include "CpuCompilerBuiltins.h"
 #include "CpuThreadPool.h"
+#include "tidal/Contract.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -172,13 +173,13 @@ private:
           orc::ExecutorAddr::fromPtr(Function),
           llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
     };
-    Add("__tidal_cpu_shared", &__tidal_cpu_shared);
-    Add("__tidal_cpu_frame", &__tidal_cpu_frame);
-    Add("__tidal_cpu_bounds_error", &__tidal_cpu_bounds_error);
-    Add("__tidal_cpu_assert_fail", &__tidal_cpu_assert_fail);
-    Add("__tidal_cpu_barrier_error", &__tidal_cpu_barrier_error);
-    Add("__tidal_cpu_print", &__tidal_cpu_print);
-    Add("__tidal_cpu_warp_step", &__tidal_cpu_warp_step);
+    Add(CpuSharedHook, &__tidal_cpu_shared);
+    Add(CpuFrameHook, &__tidal_cpu_frame);
+    Add(CpuBoundsErrorHook, &__tidal_cpu_bounds_error);
+    Add(CpuAssertFailHook, &__tidal_cpu_assert_fail);
+    Add(CpuBarrierErrorHook, &__tidal_cpu_barrier_error);
+    Add(CpuPrintHook, &__tidal_cpu_print);
+    Add(CpuWarpStepHook, &__tidal_cpu_warp_step);
     // Compiler helpers (half-precision conversions, ...) that the process
     // does not export.
     for (const CompilerBuiltin &Builtin : compilerBuiltins())
@@ -265,7 +266,7 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
   // Kernels the lowering marked to run on one host thread (their global
   // atomics then become plain read-modify-writes; docs/cpu-target.md).
   std::vector<std::string> AloneNames;
-  if (llvm::NamedMDNode *Alone = M->getNamedMetadata("tidal.run.alone"))
+  if (llvm::NamedMDNode *Alone = M->getNamedMetadata(RunAloneMetadataName))
     for (llvm::MDNode *Entry : Alone->operands())
       if (auto *F = llvm::mdconst::dyn_extract_or_null<llvm::Function>(
               Entry->getOperand(0)))

@@ -761,7 +761,7 @@ extern "C" void __tidal_cpu_barrier_error(TidalBlockContext *Context,
                            Linear / DimX / DimY});
     };
     auto StateName = [&](int32_t State) -> std::string {
-      if (State == -1)
+      if (State == TIDAL_THREAD_FINISHED)
         return "finished";
       if (State >= 0 && uint32_t(State) < NameCount)
         return std::string("at ") + Names[State];
@@ -803,9 +803,9 @@ extern "C" int32_t __tidal_cpu_warp_step(int32_t *States, uint32_t Lanes,
   uint32_t Finished = 0, Waiting = 0;
   for (uint32_t Lane = 0; Lane < Lanes; ++Lane) {
     const int32_t State = States[Lane];
-    if (State == -2)
+    if (State == TIDAL_THREAD_FAILED)
       return 2;
-    Finished |= uint32_t(State == -1) << Lane;
+    Finished |= uint32_t(State == TIDAL_THREAD_FINISHED) << Lane;
     Waiting |= uint32_t(State >= 1 && Kinds[State] != TIDAL_SYNC_BLOCK) << Lane;
   }
   if (!Waiting)
