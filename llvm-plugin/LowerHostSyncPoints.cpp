@@ -123,10 +123,13 @@ Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
       B.CreateAnd(B.CreateCall(Bits, {Lanes, LaneCount, Own, B.getTrue()}), Mask);
   if (Operation.starts_with("match.any"))
     return Matching;
+  // The lanes that matched: those of the mask that exist (a block of 10
+  // threads matching with 0xffffffff gets 0b1111111111, as Numba's
+  // test_warp_ops expects), not the mask itself.
   Value *AllEqual = B.CreateICmpEQ(Matching, Members);
   Value *Result = B.CreateInsertValue(
       PoisonValue::get(Call->getType()),
-      B.CreateSelect(AllEqual, Mask, B.getInt32(0)), 0);
+      B.CreateSelect(AllEqual, Members, B.getInt32(0)), 0);
   return B.CreateInsertValue(Result, AllEqual, 1);
 }
 

@@ -6,7 +6,9 @@
 #include "BindingAnalysis.h"
 #include "tidal/Contract.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/CFG.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Module.h"
@@ -61,6 +63,41 @@ static const std::map<std::string, std::string> &unsupportedConstructs() {
 // --- construction ------------------------------------------------------------
 
 // Reads the function's source lines and parses them (dedented) with `ast`.
+// True when control can reach Target from the function's entry: along the
+// branches emitted, except those a constant condition never takes (the exit
+// of `while True:`). A block left behind by statements that all return (the
+// merge block of an if/elif/else whose branches return) is not reachable
+// even though the unreachable end of a nested if branches to it.
+static bool reachableFromEntry(BasicBlock *Target) {
+  BasicBlock *Entry = &Target->getParent()->getEntryBlock();
+  std::vector<BasicBlock *> Work{Entry};
+  SmallPtrSet<BasicBlock *, 32> Seen{Entry};
+  while (!Work.empty()) {
+    BasicBlock *Block = Work.back();
+    Work.pop_back();
+    if (Block == Target)
+      return true;
+    Instruction *Terminator = Block->getTerminator();
+    if (!Terminator)
+      continue;
+    auto Visit = [&](BasicBlock *Next) {
+      if (Seen.insert(Next).second)
+        Work.push_back(Next);
+    };
+    auto *Branch = dyn_cast<BranchInst>(Terminator);
+    auto *Constant = Branch && Branch->isConditional()
+                         ? dyn_cast<ConstantInt>(Branch->getCondition())
+                         : nullptr;
+    if (Constant) {
+      Visit(Branch->getSuccessor(Constant->isOne() ? 0 : 1));
+      continue;
+    }
+    for (BasicBlock *Next : successors(Block))
+      Visit(Next);
+  }
+  return false;
+}
+
 static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
   PyRef Inspect = importModule("inspect");
   PyRef Code = PyRef::borrow(Function).attr("__code__");
@@ -402,7 +439,7 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
   body(Body);
   BasicBlock *Last = B.GetInsertBlock();
   if (!Last->getTerminator()) {
-    bool Reachable = Last == &F->getEntryBlock() || !pred_empty(Last);
+    bool Reachable = reachableFromEntry(Last);
     if (ResultType->isVoidTy())
       B.CreateRetVoid();
     else if (!Reachable)

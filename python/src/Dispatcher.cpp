@@ -89,6 +89,78 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
 
 namespace {
 
+// True when every value of scalar type From is a value of To (Numba's safe
+// and promoting conversions).
+bool keepsEveryValue(Scalar From, Scalar To) {
+  if (From == Scalar::Bool)
+    return true;
+  if (To == Scalar::Bool)
+    return false;
+  unsigned FromBits = bitWidth(From), ToBits = bitWidth(To);
+  if (isInteger(From)) {
+    if (isInteger(To))
+      return isSigned(From) == isSigned(To) ? FromBits <= ToBits
+                                              : !isSigned(From) && FromBits < ToBits;
+    // To a float: exact below its significand's width; Numba counts every
+    // integer as safe in float64.
+    if (To == Scalar::Float64 || To == Scalar::Complex128)
+      return true;
+    unsigned Significand = To == Scalar::Float16 ? 11 : 24;
+    return FromBits < Significand;
+  }
+  if (isFloat(From))
+    return isFloat(To) ? FromBits <= ToBits : isComplex(To) && FromBits <= ToBits / 2;
+  return To == Scalar::Complex128; // complex64 -> complex128
+}
+
+} // namespace
+
+int conversionCost(const Type &From, const Type &To) {
+  if (From == To)
+    return 0;
+  if (From.isScalar() && To.isScalar())
+    return keepsEveryValue(From.Elem, To.Elem) ? 1 : 2;
+  if (!From.isArray() || !To.isArray() || From.NDim != To.NDim || From.Elem != To.Elem ||
+      (From.Rec == nullptr) != (To.Rec == nullptr) || (From.Rec && !(*From.Rec == *To.Rec)))
+    return -1;
+  bool LayoutFits = To.Lay == Layout::A || To.Lay == From.Lay;
+  bool WritesFit = To.ReadOnly || !From.ReadOnly;
+  return LayoutFits && WritesFit ? 1 : -1;
+}
+
+Specialization &DispatcherState::forArguments(const std::vector<Type> &ArgumentTypes) {
+  if (DeclaredSignatures.empty())
+    return compile(ArgumentTypes);
+  const std::vector<Type> *Best = nullptr;
+  int BestCost = 0;
+  for (const std::vector<Type> &Declared : DeclaredSignatures) {
+    if (Declared.size() != ArgumentTypes.size())
+      continue;
+    int Cost = 0;
+    for (size_t I = 0; I < Declared.size() && Cost >= 0; ++I) {
+      int One = conversionCost(ArgumentTypes[I], Declared[I]);
+      Cost = One < 0 ? -1 : Cost + One;
+    }
+    if (Cost >= 0 && (!Best || Cost < BestCost)) {
+      Best = &Declared;
+      BestCost = Cost;
+    }
+  }
+  if (!Best) {
+    std::string Declared;
+    for (const std::vector<Type> &Signature : DeclaredSignatures)
+      Declared += (Declared.empty() ? "" : ", ") + signatureText(Signature);
+    throw std::invalid_argument("No matching definition for argument type(s) " +
+                                signatureText(ArgumentTypes) + " of kernel '" + Name +
+                                "': it was compiled for " + Declared +
+                                " only, and arrays are never converted (pass an array of the "
+                                "declared dtype, dimensions and layout)");
+  }
+  return compile(*Best);
+}
+
+namespace {
+
 // The Python object: a half per target (PyType_GenericNew zeroes them until
 // __init__).
 struct DispatcherObject {
@@ -230,6 +302,20 @@ PyObject *Dispatcher_compile(PyObject *Self, PyObject *Signature) {
   });
 }
 
+// _declare(signature): a signature given to cuda.jit, which launches keep to
+// on every target; compiled now for the selected one.
+PyObject *Dispatcher_declare(PyObject *Self, PyObject *Signature) {
+  return translateErrors([&]() -> PyObject * {
+    std::vector<Type> Types = typesFromPython(Signature);
+    DispatcherState &D = configuredState(Self);
+    Specialization &S = D.compile(Types);
+    for (DispatcherState *State : reinterpret_cast<DispatcherObject *>(Self)->States)
+      if (State)
+        State->DeclaredSignatures.push_back(Types);
+    return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
+  });
+}
+
 PyObject *Dispatcher_specialize(PyObject *Self, PyObject *Args) {
   return translateErrors([&]() -> PyObject * {
     DispatcherState &D = configuredState(Self);
@@ -237,7 +323,7 @@ PyObject *Dispatcher_specialize(PyObject *Self, PyObject *Args) {
     if (!typeArguments(D, &PyTuple_GET_ITEM(Args, 0), static_cast<size_t>(PyTuple_GET_SIZE(Args)),
                        Types))
       return nullptr;
-    Specialization &S = D.compile(Types);
+    Specialization &S = D.forArguments(Types);
     return PyUnicode_FromString(signatureText(S.ArgTypes).c_str());
   });
 }
@@ -331,6 +417,9 @@ PyObject *Dispatcher_signatures(PyObject *Self, void *) {
 PyMethodDef DispatcherMethods[] = {
     {"_compile", Dispatcher_compile, METH_O,
      "_compile(signature): compile eagerly; returns the signature's text."},
+    {"_declare", Dispatcher_declare, METH_O,
+     "_declare(signature): a signature of cuda.jit('sig'): compiled now, and the only ones "
+     "launches run."},
     {"specialize", Dispatcher_specialize, METH_VARARGS,
      "specialize(*args): compiles for the types of these arguments; returns the signature's "
      "text."},

@@ -56,6 +56,11 @@ struct DispatcherState {
   TargetKind Target = TargetKind::Cpu;
   frontend::FrontendOptions Options;
   std::vector<std::unique_ptr<Specialization>> Specializations;
+  // The signatures given to cuda.jit('sig') or cuda.jit(['sig', ...]): when
+  // there are any, launches run one of them, converting scalar arguments to
+  // its types, and nothing else is compiled for them (as Numba's dispatcher
+  // after disable_compile()).
+  std::vector<std::vector<frontend::Type>> DeclaredSignatures;
   // The most recently used first. Shared: a launch holds its plan while
   // Python code it calls (an argument's __dlpack__, ...) may let another
   // thread launch the kernel and replace plans.
@@ -64,7 +69,18 @@ struct DispatcherState {
   Specialization *find(const std::vector<frontend::Type> &Types);
   // The specialisation for Types, compiled for this target when new.
   Specialization &compile(const std::vector<frontend::Type> &Types);
+  // The specialisation a launch with arguments of ArgumentTypes runs: the one
+  // for exactly these types, or, when signatures were declared, the declared
+  // one they convert to best. Throws std::invalid_argument (TypeError) when no
+  // declared signature takes them.
+  Specialization &forArguments(const std::vector<frontend::Type> &ArgumentTypes);
 };
+
+// How an argument of type From passes as a parameter of type To by Numba's
+// conversion rules: 0 exactly, 1 safely (a wider scalar, an array as a
+// parameter of layout A or read-only), 2 unsafely (a scalar that may lose
+// range or precision), -1 not at all (arrays are never converted).
+int conversionCost(const frontend::Type &From, const frontend::Type &To);
 
 // The dispatcher's half for the selected target with its options read
 // (self._tidal_options(target)), as everything that compiles needs it.

@@ -150,7 +150,8 @@ static std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const 
   if (!typeArguments(D, Args, N, Types))
     throw PythonErrorSet();
   auto Plan = std::make_shared<LaunchPlan>();
-  Plan->Spec = &D.compile(Types);
+  Plan->Spec = &D.forArguments(Types);
+  Plan->ArgumentTypes = Types;
   for (size_t I = 0; I < N; ++I) {
     Plan->PyTypes.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(Args[I]))));
     Plan->Kinds.push_back(argumentKind(Args[I], D.Target));
@@ -275,6 +276,53 @@ static_assert(offsetof(PyBoolScalarObject, obval) == NumPyScalarValueOffset &&
 
 enum class PackResult { Packed, Mismatch, Failed };
 
+// NumPy's type number of a scalar type.
+static int numpyTypeNumber(Scalar S) {
+  switch (S) {
+  case Scalar::Bool: return NPY_BOOL;
+  case Scalar::Int8: return NPY_INT8;
+  case Scalar::Int16: return NPY_INT16;
+  case Scalar::Int32: return NPY_INT32;
+  case Scalar::Int64: return NPY_INT64;
+  case Scalar::UInt8: return NPY_UINT8;
+  case Scalar::UInt16: return NPY_UINT16;
+  case Scalar::UInt32: return NPY_UINT32;
+  case Scalar::UInt64: return NPY_UINT64;
+  case Scalar::Float16: return NPY_FLOAT16;
+  case Scalar::Float32: return NPY_FLOAT32;
+  case Scalar::Float64: return NPY_FLOAT64;
+  case Scalar::Complex64: return NPY_COMPLEX64;
+  case Scalar::Complex128: return NPY_COMPLEX128;
+  }
+  return NPY_NOTYPE;
+}
+
+// Writes the value of the scalar O (of type From) as a value of type To, as
+// Numba converts an argument to a declared signature: through a C cast
+// (integers wrap, floats truncate toward zero, a complex keeps its real
+// part). False with a Python error set when O has no value of type From.
+static bool convertScalar(PyObject *O, Scalar From, Scalar To, ParamSlot &Slot) {
+  // A Python int past int64's range but in uint64's: Numba's typeof says uint64.
+  if (From == Scalar::Int64 && PyLong_Check(O) && !PyBool_Check(O)) {
+    int Overflow = 0;
+    PyLong_AsLongLongAndOverflow(O, &Overflow);
+    if (Overflow > 0)
+      From = Scalar::UInt64;
+  }
+  PyRef Source = PyRef::steal(PyArray_FromAny(O, PyArray_DescrFromType(numpyTypeNumber(From)), 0,
+                                              0, NPY_ARRAY_FORCECAST, nullptr));
+  if (!Source)
+    return false;
+  PyRef Converted = PyRef::steal(PyArray_CastToType(
+      reinterpret_cast<PyArrayObject *>(Source.get()), PyArray_DescrFromType(numpyTypeNumber(To)),
+      0));
+  if (!Converted)
+    return false;
+  std::memcpy(&Slot, PyArray_DATA(reinterpret_cast<PyArrayObject *>(Converted.get())),
+              byteSize(To));
+  return true;
+}
+
 // The Python error set now, with "argument 'x' of kernel 'k': " before its
 // message (its type kept); returns Failed.
 static PackResult failArgument(const DispatcherState &D, size_t I) {
@@ -311,7 +359,7 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
       }
       if (PyErr_Occurred()) // an invalid __cuda_array_interface__
         return failArgument(D, I);
-      if (!viewMatches(V, Types[I], Plan.RecordDescrs[I].get()))
+      if (!viewMatches(V, Plan.ArgumentTypes[I], Plan.RecordDescrs[I].get()))
         return PackResult::Mismatch;
       if (Kind == ArgKind::InterfaceArray) {
         char *Start;
@@ -346,6 +394,13 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
     }
     ParamSlot &Slot = Out.Slots[K];
     Slot = ParamSlot{};
+    if (Types[I] != Plan.ArgumentTypes[I]) { // to a declared signature's scalar type
+      if (!convertScalar(O, Plan.ArgumentTypes[I].Elem, Types[I].Elem, Slot))
+        return failArgument(D, I);
+      Out.Params[K] = &Slot;
+      ++K;
+      continue;
+    }
     switch (Kind) {
     case ArgKind::Bool:
       Slot.Words[0] = O == Py_True;

@@ -53,6 +53,9 @@ struct LaunchPlan {
   std::vector<frontend::PyRef> RecordDescrs; // the dtype of record arguments (null otherwise)
   std::vector<uint8_t> ValueBytes;           // the value's size of NumPy scalar arguments
   std::vector<uint8_t> Copies;               // cuda target: CopyIn | CopyOut of host arrays
+  // The types of the arguments the plan was made for: those of the
+  // specialisation, or, for a declared signature, what converts to them.
+  std::vector<frontend::Type> ArgumentTypes;
 };
 
 // One flattened parameter value: 16 bytes hold the widest scalar (complex128).

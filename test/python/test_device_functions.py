@@ -146,6 +146,80 @@ def test_return_type_unifies_over_returns(target):
     assert "define internal double @pick.b1(" in k.inspect_markers(k.signatures[0])
 
 
+def test_every_branch_of_an_if_elif_else_returning_is_a_complete_function(target):
+    # Issue 12 section 3: rejected as "can reach its end without a return"
+    # (the nested if of the elif left an unreachable block that branched to
+    # the end). Expected values: Python's (and Numba's simulator's).
+    @cuda.jit(device=True)
+    def sign(x):
+        if x > 0:
+            return 1
+        elif x < 0:
+            return -1
+        else:
+            return 0
+
+    @cuda.jit(device=True)
+    def quadrant(a, b):
+        if a > 0:
+            if b > 0:
+                return 1
+            else:
+                return 2
+        elif a < 0:
+            return 3
+        else:
+            if b > 0:
+                return 4
+            elif b < 0:
+                return 5
+            return 6
+
+    @cuda.jit(device=True)
+    def first_above(x, limit):
+        i = 0
+        while True:
+            if x[i] > limit:
+                return i
+            i += 1
+
+    @cuda.jit
+    def k(out, a, b):
+        for i in range(a.size):
+            out[0, i] = sign(a[i])
+            out[1, i] = quadrant(a[i], b[i])
+        out[2, 0] = first_above(b, 0.5)
+
+    a = np.array([1.0, 1.0, -1.0, 0.0, 0.0, 0.0])
+    b = np.array([1.0, 0.0, 0.0, 1.0, -1.0, 0.0])
+    out = np.zeros((3, a.size), np.int64)
+    k[1, 1](out, a, b)
+    expected = np.zeros((3, a.size), np.int64)
+    for i in range(a.size):
+        expected[0, i] = sign.py_func(a[i])
+        expected[1, i] = quadrant.py_func(a[i], b[i])
+    expected[2, 0] = first_above.py_func(b, 0.5)
+    assert expected[1].tolist() == [1, 2, 3, 4, 5, 6]  # every path taken
+    target.assert_result("k", out, expected)
+
+
+def test_a_path_without_a_return_is_an_error():
+    @cuda.jit(device=True)
+    def partial(x):
+        if x > 0:
+            return 1
+        elif x < 0:
+            return -1
+
+    @cuda.jit
+    def k(out, x):
+        out[0] = partial(x[0])
+
+    with pytest.raises(TypingError, match=r"\.py:\d+:5: device function 'partial' returns int64 on "
+                                          r"some paths but can reach its end without a return"):
+        k[1, 1](np.zeros(1, np.int64), np.zeros(1))
+
+
 def test_inspect_types_shows_each_variables_type(capsys):
     @cuda.jit
     def k(x, out):

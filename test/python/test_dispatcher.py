@@ -96,6 +96,53 @@ def test_eager_signatures_as_strings_lists_and_type_objects(target):
     assert len(from_list.signatures) == 2  # the launch reused the eager one
 
 
+def test_declared_signatures_never_convert_arrays(target):
+    # Numba (and its simulator) raise TypeError "No matching definition": a
+    # kernel declared for float32[:] never runs on float64 data.
+    @cuda.jit("void(float32[:])")
+    def fill(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = 1.5
+
+    doubles = np.zeros(4)
+    with pytest.raises(TypeError, match=r"No matching definition for argument type\(s\) "
+                                        r"\(array\(float64, 1d, C\)\) of kernel 'fill'"):
+        fill[1, 4](doubles)
+    with pytest.raises(TypeError, match="No matching definition"):
+        fill[1, 4](np.zeros((2, 2), np.float32))  # nor another dimension count
+    assert np.all(doubles == 0)
+    # A C-contiguous array runs the declared layout-A specialisation, and
+    # nothing else is compiled.
+    floats = np.zeros(4, np.float32)
+    fill[1, 4](floats)
+    fill[1, 4](floats[::2])
+    target.assert_result("fill", floats, np.array([1.5] * 4, np.float32), launches=2)
+    assert fill.signatures == ["(array(float32, 1d, A))"]
+
+
+def test_declared_signatures_convert_scalars(target):
+    # As Numba: a scalar converts to the declared type (an int to int32
+    # wraps, a float to an int truncates); the best of several signatures
+    # runs.
+    @cuda.jit(["void(int32[::1], int32)", "void(float64[::1], float64)"])
+    def put(out, value):
+        out[0] = value
+
+    ints = np.zeros(1, np.int32)
+    put[1, 1](ints, 0xFFFFFFFF)
+    put[1, 1](ints, 0xFFFFFFFF)  # the launch plan that converts, reused
+    target.assert_result("put", ints, np.array([-1], np.int32), launches=2)
+    put[1, 1](ints, 7.9)
+    target.assert_result("put", ints, np.array([7], np.int32), launches=3)
+    put[1, 1](ints, np.int16(-5))
+    target.assert_result("put", ints, np.array([-5], np.int32), launches=4)
+    doubles = np.zeros(1)
+    put[1, 1](doubles, 3)
+    target.assert_result("put", doubles, np.array([3.0]), launches=5)
+    assert len(put.signatures) == 2
+
+
 def test_bad_signatures_are_clear_errors():
     with pytest.raises(TypeError, match=r"unknown type 'flaot32' at column 6"):
         @cuda.jit("void(flaot32[:])")

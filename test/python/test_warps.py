@@ -48,6 +48,50 @@ def test_last_warp_reduction(target, rng, threads):
     target.assert_result("last_warp_sum", out, expected.astype(np.float64).sum(1), rtol=1e-5)
 
 
+def _match_reference(values, threads):
+    """What match_all_sync / match_any_sync give each thread of blocks of
+    `threads` threads over `values`, with the full mask: only the lanes that
+    exist take part (Numba's test_warp_ops: 10 threads of equal values get
+    0b1111111111)."""
+    all_masks, any_masks = np.zeros(values.size, np.int64), np.zeros(values.size, np.int64)
+    for i in range(values.size):
+        warp = (i % threads) // 32 * 32 + (i // threads) * threads
+        lanes = range(warp, min(warp + 32, (i // threads + 1) * threads))
+        existing = sum(1 << (lane - warp) for lane in lanes)
+        same = sum(1 << (lane - warp) for lane in lanes if values[lane] == values[i])
+        all_masks[i] = existing if same == existing else 0
+        any_masks[i] = same
+    return all_masks, any_masks
+
+
+@pytest.mark.parametrize("threads", [10, 40, 64])
+def test_match_sync_when_fewer_than_32_threads_exist(target, threads):
+    # Issue 12 section 3: match_all_sync gave the mask (0xffffffff) instead
+    # of the lanes that exist when a warp had fewer than 32 threads.
+    @cuda.jit
+    def match(values, all_masks, all_equal, any_masks):
+        i = cuda.grid(1)
+        mask, equal = cuda.match_all_sync(0xFFFFFFFF, values[i])
+        all_masks[i] = mask
+        all_equal[i] = equal
+        any_masks[i] = cuda.match_any_sync(0xFFFFFFFF, values[i])
+
+    blocks = 2
+    values = np.zeros(blocks * threads, np.int32)
+    values[threads + 1] = 4  # one lane of the second block's first warp differs
+    tail = np.arange(values.size - 3 * threads // 2)
+    values[3 * threads // 2:] = np.where(tail % 3, 7, 8)  # two groups of lanes
+    outputs = [np.zeros(values.size, np.int64), np.zeros(values.size, np.bool_),
+               np.zeros(values.size, np.int64)]
+    match[blocks, threads](values, *outputs)
+    all_masks, any_masks = _match_reference(values, threads)
+    if threads == 10:
+        assert all_masks[:10].tolist() == [0b1111111111] * 10  # Numba's own case
+    target.assert_result("match", outputs[0], all_masks)
+    target.assert_result("match", outputs[1], all_masks != 0)
+    target.assert_result("match", outputs[2], any_masks)
+
+
 def test_ballot_in_the_first_warp_only(target, rng):
     @cuda.jit
     def first_warp_ballot(x, out):

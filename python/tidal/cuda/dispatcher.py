@@ -66,6 +66,16 @@ def _count(value, what, kernel, limit=None):
     return value.__index__()
 
 
+def _signature_argument(signature):
+    """A signature as the C++ half takes it: its text, or a list of the
+    texts of its types."""
+    if isinstance(signature, str):
+        return signature
+    if isinstance(signature, (tuple, list)):
+        return [str(t) for t in signature]
+    return str(signature)
+
+
 class _ForAll:
     """kernel.forall(ntasks, tpb, stream, sharedmem): called with the
     kernel's arguments, launches at least ntasks threads in blocks of tpb."""
@@ -110,8 +120,10 @@ class Dispatcher(native.Dispatcher):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
+        # Declared signatures (cuda.jit('void(int32[:], int32)')): launches
+        # run one of them, converting scalars, and compile nothing else.
         for signature in signatures:
-            self.compile(signature)
+            self._declare(_signature_argument(signature))
 
     def _tidal_options(self, target):
         """The options of the C++ half for `target` ('cpu' or 'cuda'), read at
@@ -190,12 +202,7 @@ class Dispatcher(native.Dispatcher):
     def compile(self, signature):
         """Compiles eagerly for a signature: 'void(float32[::1], int64)', a
         signature object, or a tuple of types; returns its text."""
-        if not isinstance(signature, str):
-            if isinstance(signature, (tuple, list)):
-                signature = [str(t) for t in signature]
-            else:
-                signature = str(signature)
-        return self._compile(signature)
+        return self._compile(_signature_argument(signature))
 
     def _views(self, signature, what, arch=None):
         sm = int(arch[3:]) if arch else 75
