@@ -108,7 +108,7 @@ def _rebuild(kind, identity, state, options):
         return existing
     function = _rebuild_function(state)
     if kind == "kernel":
-        result = cuda.Dispatcher(function, **options)
+        result = cuda.Dispatcher(function, state.get("signatures", ()), **options)
     else:
         result = cuda.DeviceFunction(function, state["signatures"], **options)
     result.__dict__["_tidal_pickle_id"] = identity
@@ -208,6 +208,7 @@ def _identity(obj):
 def reduce_kernel(dispatcher):
     """Dispatcher.__reduce__."""
     state = _function_state(dispatcher.py_func)
+    state["signatures"] = list(dispatcher.declared_signatures)
     return _rebuild, ("kernel", _identity(dispatcher), state, dict(dispatcher.options))
 
 

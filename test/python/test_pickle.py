@@ -58,6 +58,12 @@ USER_MODULE = textwrap.dedent('''\
     def broken(x):
         i = cuda.grid(1)
         x[i] = undefined_name
+
+    @cuda.jit("void(float32[::1], float32[::1])")
+    def declared(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = x[i] + 1
 ''')
 
 
@@ -236,3 +242,18 @@ def test_rebuilt_kernel_outlives_the_objects_that_held_it(user_module):
     again = function(kind, fresh_id, state, options)
     assert again.signatures, "the rebuilt kernel was collected and rebuilt"
     assert pickling._known[fresh_id] is again
+
+
+@pytest.mark.parametrize("pickler", PICKLERS)
+def test_rebuilt_kernel_keeps_its_declared_signatures(user_module, pickler):
+    # Rebuilt as a process that has never seen it would (a fresh identity):
+    # it still runs only float32 arrays, as declared.
+    rebuild, (kind, _, state, options) = pickler.loads(
+        pickler.dumps(user_module.declared)).__reduce__()
+    rebuilt = rebuild(kind, ("fresh", "identity"), state, options)
+    assert rebuilt is not user_module.declared
+    assert rebuilt.declared_signatures == ("void(float32[::1], float32[::1])",)
+    x = np.arange(4, dtype=np.float32)
+    assert _run(rebuilt, x).tolist() == [1.0, 2.0, 3.0, 4.0]
+    with pytest.raises(TypeError, match="No matching definition"):
+        _run(rebuilt, x.astype(np.float64))

@@ -122,6 +122,8 @@ class Dispatcher(native.Dispatcher):
         self.options = options
         # Declared signatures (cuda.jit('void(int32[:], int32)')): launches
         # run one of them, converting scalars, and compile nothing else.
+        # Kept as given, so that a pickled kernel declares them again.
+        self.declared_signatures = tuple(signatures)
         for signature in signatures:
             self._declare(_signature_argument(signature))
 
