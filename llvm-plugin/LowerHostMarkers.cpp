@@ -194,6 +194,16 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
     case MarkerKind::SharedDynamic:
       SharedCalls.push_back(&Call);
       return false;
+    // the launch's dynamic shared bytes: ctx->dynamic_shared_bytes
+    case MarkerKind::SharedDynamicBytes: {
+      Value *Address = B.CreateStructGEP(getContextType(Context), ContextPointer, 5,
+                                         "dynamic_shared_bytes.addr");
+      LoadInst *Bytes = B.CreateAlignedLoad(B.getInt64Ty(), Address, Align(8),
+                                            "dynamic_shared_bytes");
+      Bytes->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(Context, {}));
+      Result = Bytes;
+      break;
+    }
     // lanes of the warp: linear thread index modulo 32
     case MarkerKind::WarpSize:
       Result = B.getInt32(32);

@@ -13,6 +13,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Module.h"
 
 #define DEBUG_TYPE "tidal-lower-memory-spaces"
@@ -52,6 +53,8 @@ public:
       return lowerSharedArray(Call);
     case MarkerKind::SharedDynamic:
       return toGeneric(getDynamicShared());
+    case MarkerKind::SharedDynamicBytes:
+      return readDynamicSharedBytes(Call);
     case MarkerKind::LocalArray:
       return lowerLocalArray(Call);
     case MarkerKind::ConstArray:
@@ -62,6 +65,16 @@ public:
   }
 
 private:
+  // %dynamic_smem_size, the launch's dynamic shared bytes (PTX ISA 4.1; LLVM
+  // has no intrinsic for it), as i64.
+  Value *readDynamicSharedBytes(CallInst &Call) {
+    IRBuilder<> B(&Call);
+    InlineAsm *Read = InlineAsm::get(FunctionType::get(B.getInt32Ty(), false),
+                                     "mov.u32 $0, %dynamic_smem_size;", "=r",
+                                     /*hasSideEffects=*/false);
+    return B.CreateZExt(B.CreateCall(Read, {}, "dynamic_smem_size"), B.getInt64Ty());
+  }
+
   Constant *toGeneric(GlobalVariable *GV) {
     return ConstantExpr::getAddrSpaceCast(GV, PointerType::getUnqual(Context));
   }

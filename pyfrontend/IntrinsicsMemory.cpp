@@ -64,12 +64,19 @@ TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std
   if (!Call.C.emitting())
     return Call.C.makeArray(ElementType, Shape, nullptr);
   IRBuilder<> &B = Call.C.builder();
-  Value *Data;
-  if (DynamicWhenEmpty && Count == 0)
-    Data = Call.C.callMarker("shared.dynamic", B.getPtrTy(), {});
-  else
-    Data = Call.C.callMarker(Marker, B.getPtrTy(),
-                             {B.getInt64(Bytes), B.getInt64(byteSize(ElementType))});
+  if (DynamicWhenEmpty && Count == 0) {
+    // Dynamic shared memory: every such array starts at the same base (as in
+    // Numba), and a 1-D one is as long as the launch's dynamic bytes allow,
+    // so that its slices are where the user asked (Numba's issue #5073).
+    TypedValue Array =
+        Call.C.makeArray(ElementType, Shape, Call.C.callMarker("shared.dynamic", B.getPtrTy(), {}));
+    if (Shape.size() == 1)
+      Array.Parts[1] = B.CreateUDiv(Call.C.callMarker("shared.dynamic.bytes", B.getInt64Ty(), {}),
+                                    B.getInt64(byteSize(ElementType)), "dynamic.length");
+    return Array;
+  }
+  Value *Data = Call.C.callMarker(Marker, B.getPtrTy(),
+                                  {B.getInt64(Bytes), B.getInt64(byteSize(ElementType))});
   return Call.C.makeArray(ElementType, Shape, Data);
 }
 

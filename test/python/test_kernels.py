@@ -414,3 +414,28 @@ def test_nanosleep_takes_an_integer():
 
     with pytest.raises(TypingError, match=r"the time of cuda.nanosleep\(ns\) must be an integer, not float64"):
         bad[1, 1](np.zeros(1, np.int64))
+
+
+# --- dynamic shared memory: one base, the launch's length -------------------
+
+
+@cuda.jit
+def dynamic_shared_slices(out):
+    memory = cuda.shared.array(0, dtype=int32)
+    first = memory[0:1]
+    rest = memory[1:3]
+    first[0] = 1
+    rest[0] = 2
+    rest[1] = 3
+    again = cuda.shared.array(0, dtype=int32)  # the same base
+    out[0] = again[0]
+    out[1] = memory[1]
+    out[2] = memory[2]
+    out[3] = memory.size
+
+
+def test_dynamic_shared_slices_are_where_asked_and_sized_by_the_launch(target):
+    # Numba's issue #5073: slices of dynamic shared memory all aliased its start.
+    out = np.zeros(4, np.int32)
+    dynamic_shared_slices[1, 1, 0, 4 * 5](out)
+    target.assert_result("dynamic_shared_slices", out, np.array([1, 2, 3, 5], np.int32))

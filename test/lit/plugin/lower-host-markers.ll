@@ -20,6 +20,7 @@ declare void @tidal.bounds.error(ptr, i64, i64, i32)
 declare void @tidal.threadfence.block()
 declare void @tidal.threadfence()
 declare void @tidal.nanosleep(i32)
+declare i64 @tidal.shared.dynamic.bytes()
 
 @fmt = private constant [4 x i8] c"%d\0A\00"
 @where = private constant [2 x i8] c"k\00"
@@ -72,5 +73,17 @@ done:
   ret void
 }
 
-!tidal.kernels = !{!0}
+; The launch's dynamic shared bytes: the block context's field.
+; CHECK-LABEL: define internal i32 @dynamic_bytes.thread(
+; CHECK:         %dynamic_shared_bytes.addr = getelementptr inbounds %tidal.BlockContext, ptr %ctx, i32 0, i32 5
+; CHECK-NEXT:    %dynamic_shared_bytes = load i64, ptr %dynamic_shared_bytes.addr, align 8, !invariant.load
+; CHECK-NEXT:    store i64 %dynamic_shared_bytes, ptr %out
+define void @dynamic_bytes(ptr %out) {
+  %n = call i64 @tidal.shared.dynamic.bytes()
+  store i64 %n, ptr %out
+  ret void
+}
+
+!tidal.kernels = !{!0, !1}
 !0 = !{ptr @markers}
+!1 = !{ptr @dynamic_bytes}

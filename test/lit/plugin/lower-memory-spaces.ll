@@ -14,6 +14,7 @@
 
 declare ptr @tidal.shared.array(i64, i64)
 declare ptr @tidal.shared.dynamic()
+declare i64 @tidal.shared.dynamic.bytes()
 declare ptr @tidal.local.array(i64, i64)
 declare ptr @tidal.const.array(ptr)
 declare i32 @tidal.tid.x()
@@ -86,6 +87,19 @@ define void @dynamic_b(ptr %out) {
   ret void
 }
 
+; The launch's dynamic shared bytes: the %dynamic_smem_size register.
+; CHECK-LABEL: define void @dynamic_bytes(
+; CHECK-NEXT:    %dynamic_smem_size = call i32 asm "mov.u32 $0, %dynamic_smem_size;", "=r"()
+; CHECK-NEXT:    %[[BYTES:.+]] = zext i32 %dynamic_smem_size to i64
+; CHECK-NEXT:    store i64 %[[BYTES]], ptr %out
+; PTX-LABEL: .entry dynamic_bytes(
+; PTX:         mov.u32 %r{{[0-9]+}}, %dynamic_smem_size;
+define void @dynamic_bytes(ptr %out) {
+  %n = call i64 @tidal.shared.dynamic.bytes()
+  store i64 %n, ptr %out
+  ret void
+}
+
 ; A local array declared in a later block still becomes an entry-block
 ; alloca with the alignment asked for (it is the thread's, not the block's).
 ; CHECK-LABEL: define void @local_array(
@@ -124,9 +138,10 @@ define void @const_array(ptr %out, i32 %i) {
   ret void
 }
 
-!tidal.kernels = !{!0, !1, !2, !3, !4}
+!tidal.kernels = !{!0, !1, !2, !3, !4, !5}
 !0 = !{ptr @shared_arrays}
 !1 = !{ptr @dynamic_a}
 !2 = !{ptr @dynamic_b}
 !3 = !{ptr @local_array}
 !4 = !{ptr @const_array}
+!5 = !{ptr @dynamic_bytes}
