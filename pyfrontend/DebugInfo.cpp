@@ -21,17 +21,20 @@ namespace tidal::frontend {
 DISubprogram *FunctionCompiler::debugSubprogram(llvm::Function *Fn, const std::string &Name) {
   if (!Options.LineInfo && !Options.Debug)
     return nullptr;
-  DebugBuilder = std::make_unique<DIBuilder>(M);
   std::string Path = Source.File, Directory = ".";
   size_t Slash = Path.rfind('/');
   if (Slash != std::string::npos) {
     Directory = Path.substr(0, Slash);
     Path = Path.substr(Slash + 1);
   }
-  DIFile *File = DebugBuilder->createFile(Path, Directory);
+  // One compile unit per module: a device function compiled after the
+  // kernel (or another device function) reuses the module's unit, and its
+  // builder must know it, or its subprogram has none and the IR is invalid.
   DICompileUnit *Unit = nullptr;
   if (NamedMDNode *Units = M.getNamedMetadata("llvm.dbg.cu"); Units && Units->getNumOperands())
     Unit = cast<DICompileUnit>(Units->getOperand(0));
+  DebugBuilder = std::make_unique<DIBuilder>(M, /*AllowUnresolved=*/true, Unit);
+  DIFile *File = DebugBuilder->createFile(Path, Directory);
   if (!Unit) {
     Unit = DebugBuilder->createCompileUnit(
         dwarf::DW_LANG_Python, File, "tidal", /*isOptimized=*/true, "", 0, "",

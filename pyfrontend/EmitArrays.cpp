@@ -62,31 +62,14 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
   }
   // Debug mode: every index checked against its extent (dynamic shared
   // arrays, whose extent is not known, excepted).
-  if (Options.Debug) {
-    SourceLocation Where = locate(IndexNode);
-    std::string ArrayName = ArrayNode ? sourceText(ArrayNode) : "array";
-    std::string Message = std::string(IsDevice ? "device function '" : "kernel '") +
-                          functionName() + "' at " + Where.File + ":" +
-                          std::to_string(Where.Line) + ", array '" + ArrayName + "'";
+  if (Options.Debug)
     for (unsigned D = 0; D < N; ++D) {
-      if (auto *C = dyn_cast<ConstantInt>(Array.Parts[1 + D]); C && C->isZero())
-        continue;
       Value *Original = Indices[D].ConstInt
                             ? static_cast<Value *>(B.getInt64(*Indices[D].ConstInt))
                             : B.CreateIntCast(Indices[D].scalar(), B.getInt64Ty(),
                                               isSigned(Indices[D].T.Elem));
-      Value *Outside = B.CreateICmpUGE(Idx[D], Array.Parts[1 + D]);
-      BasicBlock *Fail = BasicBlock::Create(Ctx, "bounds.error", F);
-      BasicBlock *Ok = BasicBlock::Create(Ctx, "bounds.ok", F);
-      B.CreateCondBr(Outside, Fail, Ok);
-      B.SetInsertPoint(Fail);
-      callMarker("bounds.error", B.getVoidTy(),
-                 {constantString(Message, "bounds.where"), Original, Array.Parts[1 + D],
-                  B.getInt32(D)});
-      B.CreateUnreachable();
-      B.SetInsertPoint(Ok);
+      checkIndexInBounds(IndexNode, ArrayNode, Array.Parts[0], Original, Idx[D], Array.Parts[1 + D], D);
     }
-  }
   llvm::Type *ElemTy = AT.Rec ? static_cast<llvm::Type *>(ArrayType::get(B.getInt8Ty(), AT.Rec->Size))
                               : llvmMemoryType(AT.Elem);
   Value *Data = Array.Parts[0];
@@ -102,6 +85,36 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
     Linear = Linear ? B.CreateAdd(B.CreateMul(Linear, Array.Parts[1 + D]), Idx[D]) : Idx[D];
   }
   return B.CreateInBoundsGEP(ElemTy, Data, Linear, "elem.addr");
+}
+
+void FunctionCompiler::checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNode, Value *Data,
+                                          Value *Original, Value *Index, Value *Extent,
+                                          unsigned Dimension) {
+  if (auto *C = dyn_cast<ConstantInt>(Extent); C && C->isZero())
+    return; // a dynamic shared array where it was made
+  SourceLocation Where = locate(IndexNode);
+  std::string ArrayName = ArrayNode ? sourceText(ArrayNode) : "array";
+  std::string Message = std::string(IsDevice ? "device function '" : "kernel '") +
+                        functionName() + "' at " + Where.File + ":" +
+                        std::to_string(Where.Line) + ", array '" + ArrayName + "'";
+  BasicBlock *Outside = BasicBlock::Create(Ctx, "bounds.outside", F);
+  BasicBlock *Fail = BasicBlock::Create(Ctx, "bounds.error", F);
+  BasicBlock *Ok = BasicBlock::Create(Ctx, "bounds.ok", F);
+  B.CreateCondBr(B.CreateICmpUGE(Index, Extent), Outside, Ok);
+  // A dynamic shared array (cuda.shared.array(0, ...)) has extent 0: its
+  // size is the launch's, which the kernel does not know. Once it has been
+  // through a variable its extent is no longer a constant, so the cold path
+  // tells it apart by its address: extent 0 at the dynamic shared memory.
+  B.SetInsertPoint(Outside);
+  Value *IsDynamicShared =
+      B.CreateAnd(B.CreateICmpEQ(Extent, B.getInt64(0)),
+                  B.CreateICmpEQ(Data, callMarker("shared.dynamic", B.getPtrTy(), {})));
+  B.CreateCondBr(IsDynamicShared, Ok, Fail);
+  B.SetInsertPoint(Fail);
+  callMarker("bounds.error", B.getVoidTy(),
+             {constantString(Message, "bounds.where"), Original, Extent, B.getInt32(Dimension)});
+  B.CreateUnreachable();
+  B.SetInsertPoint(Ok);
 }
 
 TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
@@ -121,7 +134,7 @@ TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
       return TypedValue();
     if (!Base.T.isArray())
       unsupported(SliceNode.get(), "slicing is supported on arrays, not on " + Base.T.str());
-    return sliceArray(Base, SliceNode.get());
+    return sliceArray(Base, SliceNode.get(), ValueNode.get());
   }
   TypedValue Index = expr(SliceNode.get());
   if (Base.T.isUndefined() || Index.T.isUndefined())
@@ -155,7 +168,8 @@ TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
 // a[i, 2:n, ::-1]: a view of the same memory. Integer indices drop their
 // dimension; slices keep it, normalised as Python does (negative bounds
 // count from the end, bounds clamp, the step must be a constant).
-TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceNode) {
+TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceNode,
+                                        PyObject *ArrayNode) {
   std::vector<PyObject *> Items = nodeKind(SliceNode) == "Tuple"
                                       ? listItems(field(SliceNode, "elts").get())
                                       : std::vector<PyObject *>{SliceNode};
@@ -236,9 +250,12 @@ TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceN
     const Dim &X = Dims[D];
     Value *Extent = Base.Parts[1 + D], *Stride = Base.Parts[1 + N + D];
     if (!X.IsSlice) {
-      Value *I = B.CreateIntCast(X.Index.scalar(), B.getInt64Ty(), isSigned(X.Index.T.Elem));
+      Value *Original = B.CreateIntCast(X.Index.scalar(), B.getInt64Ty(), isSigned(X.Index.T.Elem));
+      Value *I = Original;
       if (isSigned(X.Index.T.Elem))
         I = B.CreateSelect(B.CreateICmpSLT(I, Zero), B.CreateAdd(I, Extent), I);
+      if (Options.Debug) // an index that selects a sub-array is checked too
+        checkIndexInBounds(Items[D], ArrayNode, Base.Parts[0], Original, I, Extent, D);
       Offset = B.CreateAdd(Offset, B.CreateMul(I, Stride));
       continue;
     }
