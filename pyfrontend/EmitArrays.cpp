@@ -68,7 +68,7 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
                             ? static_cast<Value *>(B.getInt64(*Indices[D].ConstInt))
                             : B.CreateIntCast(Indices[D].scalar(), B.getInt64Ty(),
                                               isSigned(Indices[D].T.Elem));
-      checkIndexInBounds(IndexNode, ArrayNode, Array.Parts[0], Original, Idx[D], Array.Parts[1 + D], D);
+      checkIndexInBounds(IndexNode, ArrayNode, Original, Idx[D], Array.Parts[1 + D], D);
     }
   llvm::Type *ElemTy = AT.Rec ? static_cast<llvm::Type *>(ArrayType::get(B.getInt8Ty(), AT.Rec->Size))
                               : llvmMemoryType(AT.Elem);
@@ -87,29 +87,21 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
   return B.CreateInBoundsGEP(ElemTy, Data, Linear, "elem.addr");
 }
 
-void FunctionCompiler::checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNode, Value *Data,
+void FunctionCompiler::checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNode,
                                           Value *Original, Value *Index, Value *Extent,
                                           unsigned Dimension) {
+  // An extent that is constant 0: a dynamic shared array of more than one
+  // dimension (a 1-D one is as long as the launch's dynamic bytes allow).
   if (auto *C = dyn_cast<ConstantInt>(Extent); C && C->isZero())
-    return; // a dynamic shared array where it was made
+    return;
   SourceLocation Where = locate(IndexNode);
   std::string ArrayName = ArrayNode ? sourceText(ArrayNode) : "array";
   std::string Message = std::string(IsDevice ? "device function '" : "kernel '") +
                         functionName() + "' at " + Where.File + ":" +
                         std::to_string(Where.Line) + ", array '" + ArrayName + "'";
-  BasicBlock *Outside = BasicBlock::Create(Ctx, "bounds.outside", F);
   BasicBlock *Fail = BasicBlock::Create(Ctx, "bounds.error", F);
   BasicBlock *Ok = BasicBlock::Create(Ctx, "bounds.ok", F);
-  B.CreateCondBr(B.CreateICmpUGE(Index, Extent), Outside, Ok);
-  // A dynamic shared array (cuda.shared.array(0, ...)) has extent 0: its
-  // size is the launch's, which the kernel does not know. Once it has been
-  // through a variable its extent is no longer a constant, so the cold path
-  // tells it apart by its address: extent 0 at the dynamic shared memory.
-  B.SetInsertPoint(Outside);
-  Value *IsDynamicShared =
-      B.CreateAnd(B.CreateICmpEQ(Extent, B.getInt64(0)),
-                  B.CreateICmpEQ(Data, callMarker("shared.dynamic", B.getPtrTy(), {})));
-  B.CreateCondBr(IsDynamicShared, Ok, Fail);
+  B.CreateCondBr(B.CreateICmpUGE(Index, Extent), Fail, Ok);
   B.SetInsertPoint(Fail);
   callMarker("bounds.error", B.getVoidTy(),
              {constantString(Message, "bounds.where"), Original, Extent, B.getInt32(Dimension)});
@@ -255,7 +247,7 @@ TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceN
       if (isSigned(X.Index.T.Elem))
         I = B.CreateSelect(B.CreateICmpSLT(I, Zero), B.CreateAdd(I, Extent), I);
       if (Options.Debug) // an index that selects a sub-array is checked too
-        checkIndexInBounds(Items[D], ArrayNode, Base.Parts[0], Original, I, Extent, D);
+        checkIndexInBounds(Items[D], ArrayNode, Original, I, Extent, D);
       Offset = B.CreateAdd(Offset, B.CreateMul(I, Stride));
       continue;
     }

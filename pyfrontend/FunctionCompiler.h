@@ -188,10 +188,9 @@ private:
   TypedValue sliceArray(const TypedValue &Base, PyObject *SliceNode, PyObject *ArrayNode);
   // Debug mode: branch to tidal.bounds.error when Index (already wrapped
   // once if negative) is outside [0, Extent) of dimension Dimension of the
-  // array at Data; Original is the index as written, for the message.
-  void checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNode, llvm::Value *Data,
-                          llvm::Value *Original, llvm::Value *Index, llvm::Value *Extent,
-                          unsigned Dimension);
+  // array; Original is the index as written, for the message.
+  void checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNode, llvm::Value *Original,
+                          llvm::Value *Index, llvm::Value *Extent, unsigned Dimension);
   std::map<PyObject *, llvm::GlobalVariable *> ConstantArrays;
   std::unique_ptr<llvm::DIBuilder> DebugBuilder; // with lineinfo or debug
   llvm::DISubprogram *Subprogram = nullptr;

@@ -1,6 +1,7 @@
 """The gaps of debug=True found by fuzzing (issue 16; the reproducers are
 in shared/bugs/debug_*.py): an integer index that selects a sub-array is
-bounds-checked, dynamic shared arrays are not reported out of bounds, and
+bounds-checked, dynamic shared arrays are checked against the launch's
+dynamic shared size (not reported out of bounds at every access), and
 kernels that call device functions compile with debug information."""
 
 import numpy as np
@@ -90,6 +91,20 @@ def test_dynamic_shared_array_passed_to_a_device_function_in_debug_mode(target):
     out = np.zeros(8, np.float32)
     through_shared[1, 8, 0, 32](out)
     target.assert_result("through_shared", out, 2 * np.arange(8, dtype=np.float32))
+
+
+@on_targets("cpu")
+def test_dynamic_shared_array_past_the_launch_size_is_reported(target):
+    @cuda.jit(debug=True)
+    def past_the_end(out):
+        s = cuda.shared.array(0, float32)
+        s[4] = 1.0  # 16 bytes: 4 float32
+        out[0] = s[0]
+
+    with pytest.raises(IndexError) as info:
+        past_the_end[1, 1, 0, 16](np.zeros(1, np.float32))
+    assert str(info.value).startswith("index 4 is out of bounds for axis 0 with size 4 in kernel "
+                                      "'past_the_end' at ")
 
 
 @on_targets("cpu")
