@@ -1,7 +1,6 @@
 """Bad input gets a clear error and never hurts the interpreter: compile
 errors name file:line:col with a caret, launch errors name the kernel."""
 
-import inspect
 import os
 
 import numpy as np
@@ -9,17 +8,9 @@ import pytest
 
 from tidal import cuda
 from tidal.errors import CompileError, TypingError, UnsupportedError
+from source_positions import position_of
 
 THIS_FILE = os.path.abspath(__file__)
-
-
-def line_of(func, text):
-    """The file line of the first source line of func containing text."""
-    lines, start = inspect.getsourcelines(func)
-    for offset, line in enumerate(lines):
-        if text in line:
-            return start + offset, line.index(text) + 1
-    raise AssertionError(f"{text!r} not in {func.__name__}")
 
 
 def compile_error(kernel, *args):
@@ -36,7 +27,7 @@ def test_with_statement_is_unsupported():
 
     err = compile_error(k, np.zeros(1))
     assert isinstance(err, UnsupportedError)
-    line, col = line_of(k.py_func, "with open")
+    line, col = position_of(k.py_func, "with open")
     assert os.path.abspath(err.file) == THIS_FILE
     assert (err.line, err.column) == (line, col)
     text = str(err)
@@ -55,7 +46,7 @@ def test_generator_is_unsupported():
     err = compile_error(k, np.zeros(1))
     assert isinstance(err, UnsupportedError)
     assert "generators ('yield') are not supported in kernels" in str(err)
-    assert err.line == line_of(k.py_func, "yield 1")[0]
+    assert err.line == position_of(k.py_func, "yield 1")[0]
 
 
 def test_list_is_unsupported_with_caret_under_it():
@@ -66,7 +57,7 @@ def test_list_is_unsupported_with_caret_under_it():
 
     err = compile_error(k, np.zeros(1))
     assert isinstance(err, UnsupportedError)
-    line, col = line_of(k.py_func, "[1, 2, 3]")
+    line, col = position_of(k.py_func, "[1, 2, 3]")
     assert (err.line, err.column) == (line, col)
     caret_line = str(err).splitlines()[2]
     assert caret_line.strip() == "^" * len("[1, 2, 3]")

@@ -5,7 +5,6 @@ paths only compiles, as Numba compiles it (loops with a known trip count,
 if/elif chains that cover every case), and reads zero on the other paths:
 never an undefined value."""
 
-import inspect
 import os
 
 import numpy as np
@@ -13,17 +12,9 @@ import pytest
 
 from tidal import cuda, int32
 from tidal.errors import TypingError
+from source_positions import position_of
 
 THIS_FILE = os.path.abspath(__file__)
-
-
-def position_of(func, text):
-    """The file line and 1-based column of text in func's source."""
-    lines, start = inspect.getsourcelines(func)
-    for offset, line in enumerate(lines):
-        if text in line:
-            return start + offset, line.index(text) + 1
-    raise AssertionError(f"{text!r} not in {func.__name__}")
 
 
 def typing_error(kernel, *args):
