@@ -16,6 +16,7 @@ import pytest
 
 from tidal import cuda, float32
 from targets import needs_gpu, on_targets
+from child_processes import python_environment
 
 
 # --- debug mode on the cpu target -------------------------------------------------------
@@ -26,7 +27,7 @@ def run_script(tmp_path, source):
     script = tmp_path / "program.py"
     script.write_text(textwrap.dedent(source))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env={"PYTHONPATH": ":".join(sys.path), "TIDAL_TARGET": "cpu"},
+                          env=python_environment(TIDAL_TARGET="cpu"),
                           timeout=120)
     return done.returncode, done.stdout, done.stderr
 
@@ -71,8 +72,8 @@ def test_tidal_cpu_debug_checks_every_kernel(tmp_path):
     assert out.strip() == "unchecked, wrote 1.0"  # without the variable: unchecked
     script = tmp_path / "program.py"
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env={"PYTHONPATH": ":".join(sys.path), "TIDAL_TARGET": "cpu",
-                               "TIDAL_CPU_DEBUG": "1"}, timeout=120)
+                          env=python_environment(TIDAL_TARGET="cpu", TIDAL_CPU_DEBUG="1"),
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert "IndexError: index 4 is out of bounds for axis 0 with size 4 in kernel 'k'" in done.stdout
 

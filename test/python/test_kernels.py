@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tidal import cuda, float32, int32
+from child_processes import python_environment
 
 THREADS = 128
 
@@ -375,7 +376,7 @@ def test_print_formats_like_numba(tmp_path):
         k[1, 2](np.array([1.5, -2.25]))
     """))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env={"PYTHONPATH": ":".join(sys.path), "TIDAL_TARGET": "cpu"},
+                          env=python_environment(TIDAL_TARGET="cpu"),
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == ["thread 0 value 1.500000 True",

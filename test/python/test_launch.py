@@ -18,6 +18,7 @@ import pytest
 from mock_driver import FILL_SEVEN, f64, u64
 from targets import on_targets
 from tidal import cuda
+from child_processes import python_environment
 
 
 @cuda.jit
@@ -462,13 +463,13 @@ def test_one_worker_runs_blocks_in_order(tmp_path):
         print(_tidal.cpu_worker_count(), bool(np.all(seen == np.arange(500))))
     """))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env={"PYTHONPATH": ":".join(sys.path), "TIDAL_TARGET": "cpu"},
+                          env=python_environment(TIDAL_TARGET="cpu"),
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[0]) == os.cpu_count()  # by default one worker per core
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env={"PYTHONPATH": ":".join(sys.path), "TIDAL_TARGET": "cpu",
-                               "TIDAL_CPU_THREADS": "1"}, timeout=120)
+                          env=python_environment(TIDAL_TARGET="cpu", TIDAL_CPU_THREADS="1"),
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "True"]
 
