@@ -114,7 +114,7 @@ class CUDAGUFunc:
                             f"{argument_types[-1].dtype}[:]")
         core_text = f"void({', '.join(t.text() for t in argument_types)})"
         core = cuda.jit(core_text, device=True)(self.py_func)
-        name = f"__gufunc_{self.__name__}"
+        name = kernels.kernel_name("__gufunc_", self.py_func)
         source = kernels.gufunc_kernel_source(name, argument_types, core_ndims)
         kernel = kernels.compile_generated_kernel(
             name, source, self.py_func, core, f"void({', '.join(outer_types)})",

@@ -9,6 +9,7 @@ a device function from its own source."""
 
 import itertools
 import linecache
+import re
 
 from .. import cuda
 
@@ -33,6 +34,11 @@ def compile_generated_kernel(name, source, py_func, core, signature, what):
     exec(compile(source, filename, "exec"), namespace)
     kernel = cuda.jit(signature)(namespace[name])
     return kernel
+
+
+def kernel_name(prefix, py_func):
+    """A Python identifier for the kernel of py_func ('<lambda>' included)."""
+    return prefix + re.sub(r"\W", "_", py_func.__name__)
 
 
 def _index_names(ndim):

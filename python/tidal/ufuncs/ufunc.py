@@ -87,7 +87,7 @@ class CUDAUFunc:
         key = (scalar_positions, ndim)
         kernel = specialization.kernels.get(key)
         if kernel is None:
-            name = f"__vectorized_{self.__name__}"
+            name = kernels.kernel_name("__vectorized_", self.py_func)
             nargs = len(specialization.argument_dtypes)
             source = kernels.vectorize_kernel_source(name, scalar_positions, nargs, ndim)
             array_dims = ", ".join([":"] * ndim)
