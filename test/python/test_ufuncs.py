@@ -3,6 +3,7 @@ scalars, broadcasting, out=, stream=, device arrays in and out, 0-d and N-d
 inputs, .reduce, and the decorator's errors (on every target)."""
 
 import inspect
+import math
 import warnings
 
 import numpy as np
@@ -172,6 +173,45 @@ def test_reduce_host_and_device(target, n):
         assert result == x.sum()
 
 
+def test_dynamic_ufunc_compiles_per_input_dtypes(target):
+    @vectorize
+    def erf(x):
+        return math.erf(x)
+
+    # Each new input dtype compiles a signature; the return type is the
+    # function's type for it (float32 stays float32, integers give float64).
+    for dtype, result_dtype in ((np.float32, np.float32), (np.float64, np.float64),
+                                (np.int64, np.float64), (np.uint8, np.float64)):
+        target.forget_driver_calls()
+        x = np.linspace(0, 3, 20).astype(dtype)
+        result = erf(x)
+        assert result.dtype == result_dtype
+        expected = np.array([math.erf(v) for v in x.tolist()], dtype=result_dtype)
+        target.assert_result("__vectorized_erf", result, expected, rtol=1e-6)
+    assert erf.types == ["f->f", "d->d", "l->d", "B->d"]
+    erf(np.zeros(3, np.float32))  # compiled already
+    assert len(erf.types) == 4
+
+    @vectorize(target="cuda")
+    def less(x, y):
+        return x < y
+
+    target.forget_driver_calls()
+    result = less(np.arange(4), 1.5)  # a Python float is a float64
+    assert less.types == ["ld->?"] and result.dtype == np.bool_
+    target.assert_result("__vectorized_less", result, np.arange(4) < 1.5)
+
+
+def test_dynamic_ufunc_that_returns_a_tuple():
+    @vectorize
+    def both(x):
+        return x, x
+
+    with pytest.raises(TypeError, match=r"ufunc 'both' returns .* for arguments \(float64\): "
+                                        r"a ufunc's function returns one number"):
+        both(np.zeros(2))
+
+
 def test_reduce_errors():
     add = make_add()
     with pytest.raises(TypeError, match="Reduction on an empty array."):
@@ -204,10 +244,8 @@ def test_decorator_errors():
     def f(a):
         return a
 
-    with pytest.raises(ValueError, match="Unsupported target: 'cpu'"):
-        vectorize(["float64(float64)"])(f)
-    with pytest.raises(TypeError, match="needs its signatures"):
-        vectorize(f, target="cuda")
+    with pytest.raises(ValueError, match="Unsupported target: 'roc'"):
+        vectorize(["float64(float64)"], target="roc")(f)
     with pytest.raises(KeyError, match="cuda vectorize target does not support option: 'what'"):
         vectorize(["float64(float64)"], target="cuda", what=True)
     with pytest.raises(TypeError, match="caching is not supported"):

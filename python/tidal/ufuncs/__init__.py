@@ -16,15 +16,17 @@ from .ufunc import CUDAUFunc, check_identity
 
 __all__ = ["vectorize", "guvectorize", "CUDAUFunc", "CUDAGUFunc"]
 
-_TARGETS = ("cuda",)
+# Numba's ufunc targets. tidal has one kernel target at a time (the GPU, or
+# its cpu target where no GPU is usable), and ufuncs of every target run on
+# it: 'cpu' and 'parallel' ufuncs give what Numba's do, computed there.
+_TARGETS = ("cuda", "cpu", "parallel")
 
 
 def _check_target(target, what):
     if target not in _TARGETS:
-        raise ValueError(
-            f"Unsupported target: {target!r}. tidal's {what} compiles for target='cuda' "
-            f"(which runs on the GPU, or on tidal's cpu target where no GPU is usable); "
-            f"Numba's 'cpu' and 'parallel' ufunc targets are not part of tidal")
+        raise ValueError(f"Unsupported target: {target!r}. tidal's {what} takes "
+                         f"target='cuda' (or Numba's 'cpu' and 'parallel', which run on "
+                         f"tidal's current target too)")
 
 
 def _signature_list(signatures):
@@ -36,18 +38,8 @@ def _check_function(func, what):
         raise TypeError(f"{what} decorates a Python function, not {func!r}")
 
 
-def vectorize(ftylist_or_function=(), target="cpu", identity=None, cache=False, **options):
-    """Numba's vectorize: @vectorize(signatures, target='cuda') makes a
-    ufunc with one kernel per signature, compiled now. Options as Numba's
-    CUDA target: `nopython` (redundant: a RuntimeWarning), any other option
-    a KeyError."""
-    if inspect.isfunction(ftylist_or_function):
-        _check_target(target, "vectorize")
-        raise TypeError(
-            f"vectorize of '{ftylist_or_function.__name__}' with target='cuda' needs its "
-            f"signatures, such as @vectorize(['float32(float32, float32)'], target='cuda')")
+def _check_vectorize_options(target, identity, cache, options):
     _check_target(target, "vectorize")
-    signatures = _signature_list(ftylist_or_function)
     check_identity(identity)
     if cache:
         raise TypeError("caching is not supported")
@@ -57,9 +49,19 @@ def vectorize(ftylist_or_function=(), target="cpu", identity=None, cache=False, 
         else:
             raise KeyError(f"Unrecognized options. cuda vectorize target does not support "
                            f"option: '{option}'")
-    if not signatures:
-        raise TypeError("vectorize with target='cuda' needs signatures, such as "
-                        "@vectorize(['float32(float32, float32)'], target='cuda')")
+
+
+def vectorize(ftylist_or_function=(), target="cpu", identity=None, cache=False, **options):
+    """Numba's vectorize: @vectorize(signatures, target='cuda') makes a
+    ufunc with one kernel per signature, compiled now; @vectorize or
+    @vectorize(target='cuda') without signatures makes a dynamic ufunc,
+    which compiles a signature for each new set of input dtypes. Options
+    as Numba's CUDA target: `nopython` (redundant: a RuntimeWarning), any
+    other option a KeyError."""
+    _check_vectorize_options(target, identity, cache, options)
+    if inspect.isfunction(ftylist_or_function):
+        return CUDAUFunc(ftylist_or_function, [], identity=identity)
+    signatures = _signature_list(ftylist_or_function or ())
 
     def wrap(func):
         _check_function(func, "vectorize")

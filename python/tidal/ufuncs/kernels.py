@@ -91,3 +91,35 @@ def gufunc_kernel_source(name, argument_types, core_ndims):
             f"    __tid__ = __cuda__.grid(1)\n"
             f"    if __tid__ < {bound}:\n"
             f"        __core__({', '.join(items)})\n")
+
+
+def infer_return_dtype(py_func, argument_dtypes):
+    """The dtype py_func returns for arguments of these dtypes, as tidal's
+    frontend types it: a probe kernel stores the call's result in a local
+    variable, and the kernel's typing (inspect_types) names its type."""
+    import io
+
+    import numpy as np
+
+    name = kernel_name("__return_type_of_", py_func)
+    arguments = [f"a{i}" for i in range(len(argument_dtypes))]
+    source = (f"def {name}({', '.join(arguments)}):\n"
+              f"    __result__ = __core__({', '.join(a + '[0]' for a in arguments)})\n")
+    signature = f"void({', '.join(d.name + '[:]' for d in argument_dtypes)})"
+    core = cuda.jit(device=True)(py_func)
+    probe = compile_generated_kernel(name, source, py_func, core, signature,
+                                     f"return type of {py_func.__name__}")
+    listing = io.StringIO()
+    probe.inspect_types(file=listing)
+    for line in listing.getvalue().splitlines():
+        if line.strip().startswith("#   __result__ = "):
+            type_text = line.split("=", 1)[1].strip()
+            break
+    else:
+        raise RuntimeError(f"the typing of {name} does not list __result__")
+    try:
+        return np.dtype("bool" if type_text == "bool" else type_text)
+    except TypeError:
+        given = ", ".join(d.name for d in argument_dtypes)
+        raise TypeError(f"ufunc '{py_func.__name__}' returns {type_text} for arguments "
+                        f"({given}): a ufunc's function returns one number") from None

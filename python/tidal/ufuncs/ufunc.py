@@ -9,6 +9,7 @@ scalars, rank of the result) and kept.
 """
 
 import collections
+import inspect
 import warnings
 
 import numpy as np
@@ -52,10 +53,16 @@ class CUDAUFunc:
         self.__doc__ = py_func.__doc__
         self.identity = identity
         self.max_blocksize = 0  # accepted as Numba's; the block size is chosen per launch
+        # Without signatures the ufunc is dynamic (Numba's DUFunc): each call
+        # whose input dtypes no signature takes compiles one for them.
+        self.dynamic = not signatures
         self._specializations = collections.OrderedDict()
         for signature in signatures:
             self._add(signature)
-        self.nin = len(next(iter(self._specializations))) if self._specializations else 0
+        if self._specializations:
+            self.nin = len(next(iter(self._specializations)))
+        else:
+            self.nin = len(inspect.signature(py_func).parameters)
         self.nout = 1
 
     # --- building ---------------------------------------------------------------
@@ -69,7 +76,7 @@ class CUDAUFunc:
         if return_type.is_array or any(t.is_array for t in argument_types):
             raise TypeError(f"vectorize signature {text!r} of '{self.__name__}' has array "
                             f"types: a ufunc's function takes and returns scalars")
-        if self._specializations and len(argument_types) != self.nin_of_first():
+        if self._specializations and len(argument_types) != len(next(iter(self._specializations))):
             raise TypeError(f"vectorize signatures of '{self.__name__}' take different numbers "
                             f"of arguments: {text!r}")
         dtypes = tuple(t.dtype for t in argument_types)
@@ -79,9 +86,6 @@ class CUDAUFunc:
         self._specializations[dtypes] = specialization
         # Compiled now: an error in the user's function is raised by the decorator.
         self._kernel(specialization, frozenset(), 1)
-
-    def nin_of_first(self):
-        return len(next(iter(self._specializations)))
 
     def _kernel(self, specialization, scalar_positions, ndim):
         key = (scalar_positions, ndim)
@@ -124,6 +128,9 @@ class CUDAUFunc:
             for i, formal in enumerate(s.argument_dtypes))]
         if exact:
             return exact[0]
+        if self.dynamic:
+            dtypes = tuple(d if d is not None else scalar_dtypes[i] for i, d in enumerate(dtypes))
+            return self._compile_for(dtypes)
         coerced = [s for s in candidates if all(
             actual is None or formal == actual for formal, actual in zip(s.argument_dtypes, dtypes))]
         if len(coerced) > 1:
@@ -144,11 +151,15 @@ class CUDAUFunc:
             f"are {', '.join(s.text for s in candidates)}. Arrays must have these types "
             f"(host arrays may cast safely to them; device arrays must match exactly)")
 
+    def _compile_for(self, dtypes):
+        """A new signature of a dynamic ufunc, for these argument dtypes."""
+        return_dtype = kernels.infer_return_dtype(self.py_func, dtypes)
+        self._add(f"{return_dtype.name}({', '.join(d.name for d in dtypes)})")
+        return self._specializations[dtypes]
+
     def __call__(self, *args, out=None, stream=0, **unknown):
         if unknown:
             warnings.warn(f"unrecognized keywords: {', '.join(unknown)}")
-        if not self._specializations:
-            raise TypeError(f"ufunc '{self.__name__}' has no signatures")
         if len(args) != self.nin:
             raise TypeError(f"ufunc '{self.__name__}' takes {self.nin} arguments, "
                             f"got {len(args)}")
