@@ -4,6 +4,9 @@ inputs, .reduce, and the decorator's errors (on every target)."""
 
 import inspect
 import math
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -53,6 +56,13 @@ def test_scalars_broadcast_and_all_scalars(target):
     both = add(1.25, 2.5)
     assert isinstance(both, np.float64)
     target.assert_result("__vectorized_add", both, 3.75)
+
+
+def test_untyped_scalars_that_fit_several_signatures():
+    add = make_add()
+    with pytest.raises(TypeError, match="ambiguous signature. Too many untyped scalars"):
+        add(1, 2)  # int64 scalars: no exact signature, and all three take them
+    assert add(np.int32(1), np.int32(2)).dtype == np.int32  # typed scalars choose
 
 
 def test_broadcasting_between_arrays(target):
@@ -280,3 +290,17 @@ def test_generated_kernel_source_is_registered():
     source = inspect.getsource(kernel.py_func)
     assert source.startswith("def __vectorized_add(a0, a1, __out__):")
     assert kernel.py_func.__code__.co_filename.startswith("<tidal ufunc add int32(int32, int32)")
+
+
+# The folder that holds the tidal package under test (build/python).
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(cuda.__file__))))
+
+
+def test_example_runs():
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "ufunc.py")
+    environment = dict(os.environ, TIDAL_TARGET="cpu",
+                       PYTHONPATH=PACKAGE_ROOT)
+    run = subprocess.run([sys.executable, example], capture_output=True, text=True,
+                         env=environment, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("OK") == 3
