@@ -176,8 +176,10 @@ def test_decorator_errors():
     with pytest.raises(TypeError, match="The following target options are not supported: "
                                         "'what'"):
         guvectorize(signature, "(x)->(x)", target="cuda", what=1)(f)
-    with pytest.raises(ValueError, match="Unsupported target: 'cpu'"):
-        guvectorize(signature, "(x)->(x)")(f)
+    with pytest.raises(ValueError, match="Unsupported target: 'roc'"):
+        guvectorize(signature, "(x)->(x)", target="roc")(f)
+    with pytest.raises(TypeError, match="guvectorize with target='cuda' needs signatures"):
+        guvectorize("(x)->(x)", target="cuda")(f)
     with pytest.raises(ValueError, match="gufunc signature mismatch: ndim>0 for scalar"):
         guvectorize(["void(float32, float32[:])"], "(x)->(x)", target="cuda")(f)
     with pytest.raises(TypeError, match="has 2 arguments; the layout '\\(x\\),\\(x\\)->\\(x\\)' "
@@ -187,3 +189,20 @@ def test_decorator_errors():
         guvectorize(["float32(float32[:], float32[:])"], "(x)->(x)", target="cuda")(f)
     with pytest.raises(TypeError, match="guvectorize\\(\\) takes one or two positional"):
         guvectorize(signature, "(x)->(x)", "extra", target="cuda")
+
+
+def test_empty_loop_and_empty_core(target):
+    dot = make_dot()
+    assert dot(np.zeros((0, 3)), np.zeros((0, 3))).shape == (0,)
+    # Zero-length rows: every item still runs, and the sum of nothing is 0.
+    result = dot(np.zeros((2, 0)), np.zeros((2, 0)))
+    target.assert_result("__gufunc_dot", result, [0.0, 0.0])
+
+
+def test_signature_and_function_arity_must_agree():
+    def one(x):
+        pass
+
+    with pytest.raises(TypeError, match="guvectorize signature 'void\\(f8\\[:\\], f8\\[:\\]\\)' "
+                                        "of 'one' has 2 arguments; the function takes 1"):
+        guvectorize(["void(f8[:], f8[:])"], "(n)->()", target="cuda")(one)

@@ -304,3 +304,19 @@ def test_example_runs():
                          env=environment, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count("OK") == 3
+
+
+def test_empty_arrays(target):
+    add = make_add()
+    assert add(np.zeros(0), 1.0).shape == (0,)
+    assert add(np.zeros((0, 3)), np.zeros(3)).shape == (0, 3)
+    assert target.driver_calls("cuLaunchKernel") in (None, [])  # nothing to launch
+
+
+def test_signature_and_function_arity_must_agree():
+    def one(a):
+        return a
+
+    with pytest.raises(TypeError, match="vectorize signature 'f8\\(f8, f8\\)' of 'one' has 2 "
+                                        "arguments; the function takes 1"):
+        vectorize(["f8(f8, f8)"], target="cuda")(one)

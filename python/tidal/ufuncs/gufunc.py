@@ -20,6 +20,7 @@ from .. import cuda
 from ..cuda.array_interface import is_cuda_array
 from . import kernels
 from .signatures import parse_layout, parse_type_signature, signature_text
+from .ufunc import check_arity
 
 
 class _Schedule:
@@ -103,6 +104,7 @@ class CUDAGUFunc:
             raise TypeError(f"guvectorize signature {text!r} of '{self.__name__}' has "
                             f"{len(argument_types)} arguments; the layout {self.layout!r} "
                             f"has {len(core_ndims)}")
+        check_arity(self.py_func, len(argument_types), text, "guvectorize")
         outer_types = []
         for argument_type, core_ndim in zip(argument_types, core_ndims):
             if not argument_type.is_array and core_ndim > 0:
@@ -192,7 +194,7 @@ class CUDAGUFunc:
         views = [self._outer_view(p, loop, core) for p, core in
                  zip(parameters, schedule.core_shapes)]
         views.append(result.reshape((loop,) + schedule.output_core_shape))
-        if loop and all(v.size for v in views):
+        if loop:
             specialization.kernel.forall(loop, stream=stream)(*views)
         # 3. The result where the inputs were.
         if keep_on_device:

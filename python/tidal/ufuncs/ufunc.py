@@ -20,14 +20,31 @@ from . import kernels
 from .broadcasting import broadcast_device, broadcast_shapes, is_scalar
 from .signatures import parse_type_signature, signature_text
 
-_IDENTITIES = (0, 1, None, "reorderable")
+_IDENTITIES = frozenset((0, 1, None, "reorderable"))
 
 
 def check_identity(identity):
-    if not any(identity is value or (type(identity) is type(value) and identity == value)
-               for value in _IDENTITIES):
+    """Numba's identities: 0, 1, None or 'reorderable' (ValueError otherwise)."""
+    try:
+        known = identity in _IDENTITIES
+    except TypeError:  # unhashable
+        known = False
+    if not known:
         raise ValueError(f"Invalid identity value {identity!r}")
     return identity
+
+
+def check_arity(py_func, count, text, what):
+    """A signature of `count` arguments for py_func, or a TypeError saying
+    how many the function takes."""
+    parameters = inspect.signature(py_func).parameters.values()
+    positional = [p for p in parameters
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) != count or any(p.kind in (p.VAR_POSITIONAL, p.KEYWORD_ONLY)
+                                       for p in parameters):
+        raise TypeError(f"{what} signature {text!r} of '{py_func.__name__}' has {count} "
+                        f"arguments; the function takes {len(positional)} positional "
+                        f"arguments")
 
 
 class _Specialization:
@@ -79,6 +96,7 @@ class CUDAUFunc:
         if self._specializations and len(argument_types) != len(next(iter(self._specializations))):
             raise TypeError(f"vectorize signatures of '{self.__name__}' take different numbers "
                             f"of arguments: {text!r}")
+        check_arity(self.py_func, len(argument_types), text, "vectorize")
         dtypes = tuple(t.dtype for t in argument_types)
         core_text = f"{return_type.text()}({', '.join(t.text() for t in argument_types)})"
         core = cuda.jit(core_text, device=True)(self.py_func)
