@@ -206,3 +206,23 @@ def test_signature_and_function_arity_must_agree():
     with pytest.raises(TypeError, match="guvectorize signature 'void\\(f8\\[:\\], f8\\[:\\]\\)' "
                                         "of 'one' has 2 arguments; the function takes 1"):
         guvectorize(["void(f8[:], f8[:])"], "(n)->()", target="cuda")(one)
+
+
+def test_pickle_in_another_process():
+    import os
+    import pickle
+    import subprocess
+    import sys
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        cuda.__file__))))
+    script = (
+        "import pickle, sys, numpy as np\n"
+        "from tidal.cuda.target import set_target\n"
+        "set_target('cpu')\n"
+        "dot = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(dot.layout, dot(np.ones((2, 3)), np.ones((2, 3))).tolist())\n")
+    run = subprocess.run([sys.executable, "-c", script], input=pickle.dumps(make_dot()),
+                         capture_output=True, env=dict(os.environ, PYTHONPATH=package_root),
+                         timeout=300)
+    assert run.returncode == 0, run.stderr.decode()
+    assert run.stdout.decode().split("\n")[0] == "(n),(n)->() [3.0, 3.0]"

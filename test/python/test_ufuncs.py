@@ -320,3 +320,30 @@ def test_signature_and_function_arity_must_agree():
     with pytest.raises(TypeError, match="vectorize signature 'f8\\(f8, f8\\)' of 'one' has 2 "
                                         "arguments; the function takes 1"):
         vectorize(["f8(f8, f8)"], target="cuda")(one)
+
+
+SCALE = 3.0  # a global the pickled function reads
+
+
+def make_scaled():
+    @vectorize(["float64(float64)", "int64(int64)"], target="cuda")
+    def scaled(x):
+        return x * SCALE if x < 0 else x * 2
+    return scaled
+
+
+def test_pickle_in_this_process_and_another():
+    import pickle
+    scaled = make_scaled()
+    assert pickle.loads(pickle.dumps(scaled)) is scaled  # one object per process
+    script = (
+        "import pickle, sys, numpy as np\n"
+        "from tidal.cuda.target import set_target\n"
+        "set_target('cpu')\n"
+        "ufunc = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(ufunc.types, ufunc(np.array([-1.0, 2.0])).tolist())\n")
+    run = subprocess.run([sys.executable, "-c", script], input=pickle.dumps(scaled),
+                         capture_output=True, env=dict(os.environ, PYTHONPATH=PACKAGE_ROOT),
+                         timeout=300)
+    assert run.returncode == 0, run.stderr.decode()
+    assert run.stdout.decode().split("\n")[0] == "['d->d', 'l->l'] [-3.0, 4.0]"

@@ -125,6 +125,10 @@ class CUDAGUFunc:
         self._specializations[dtypes[:-1]] = _Specialization(dtypes[:-1], dtypes[-1], kernel,
                                                              core_text)
 
+    def __reduce__(self):
+        from .serialization import reduce_ufunc
+        return reduce_ufunc(self, "gufunc", {"layout": self.layout, "identity": self.identity})
+
     def __repr__(self):
         return f"<tidal CUDA gufunc '{self.__name__}' {self.layout!r}>"
 

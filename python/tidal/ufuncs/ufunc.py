@@ -129,6 +129,10 @@ class CUDAUFunc:
         return [("".join(d.char for d in s.argument_dtypes) + "->" + s.return_dtype.char)
                 for s in self._specializations.values()]
 
+    def __reduce__(self):
+        from .serialization import reduce_ufunc
+        return reduce_ufunc(self, "ufunc", {"identity": self.identity, "dynamic": self.dynamic})
+
     def __repr__(self):
         return f"<tidal CUDA ufunc '{self.__name__}' {self.types}>"
 
