@@ -226,3 +226,24 @@ def test_pickle_in_another_process():
                          timeout=300)
     assert run.returncode == 0, run.stderr.decode()
     assert run.stdout.decode().split("\n")[0] == "(n),(n)->() [3.0, 3.0]"
+
+
+def test_call_errors():
+    dot = make_dot()
+    x = np.ones((2, 3))
+    with pytest.raises(TypeError, match="gufunc 'dot' got unexpected keyword argument\\(s\\) "
+                                        "where: it takes out= and stream="):
+        dot(x, x, where=True)
+    with pytest.raises(TypeError, match="gufunc 'dot' takes 2 inputs and one output, got 4 "
+                                        "arguments"):
+        dot(x, x, np.zeros(2), np.zeros(2))
+    with pytest.raises(TypeError, match="out= of gufunc 'dot' has dtype float32; the signature "
+                                        "void\\(float64\\[:\\], float64\\[:\\], "
+                                        "float64\\[:\\]\\) writes float64"):
+        dot(x, x, out=np.zeros(2, np.float32))
+
+    def f(x, out):
+        pass
+
+    with pytest.raises(TypeError, match="the output \\(last argument\\) must be an array"):
+        guvectorize(["void(float64[:], float64)"], "(n)->()", target="cuda")(f)

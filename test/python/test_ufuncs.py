@@ -347,3 +347,20 @@ def test_pickle_in_this_process_and_another():
                          timeout=300)
     assert run.returncode == 0, run.stderr.decode()
     assert run.stdout.decode().split("\n")[0] == "['d->d', 'l->l'] [-3.0, 4.0]"
+
+
+def test_call_errors():
+    add = make_add()
+    x = np.arange(4, dtype=np.float64)
+    with pytest.raises(TypeError, match="ufunc 'add' takes 2 arguments, got 3"):
+        add(x, x, x)
+    with pytest.raises(TypeError, match="out= of ufunc 'add' must be a NumPy array or a device "
+                                        "array, got list"):
+        add(x, x, out=[0.0] * 4)
+    with pytest.warns(UserWarning, match="unrecognized keywords: where"):
+        add(x, x, where=True)
+    with pytest.raises(TypeError, match="the type .* has no NumPy dtype"):
+        vectorize(["float64((float64, float64))"], target="cuda")(lambda pair: pair)
+    # Numba 0.56's CUDA ufuncs have no device=True: its KeyError.
+    with pytest.raises(KeyError, match="does not support option: 'device'"):
+        vectorize(["float64(float64)"], target="cuda", device=True)
