@@ -212,6 +212,16 @@ def test_dynamic_ufunc_compiles_per_input_dtypes(target):
     target.assert_result("__vectorized_less", result, np.arange(4) < 1.5)
 
 
+def test_signature_without_return_type(target):
+    @vectorize([(int32, int32), "(float32, float64)"], target="cuda")
+    def less(a, b):
+        return a < b
+
+    assert less.types == ["ii->?", "fd->?"]
+    target.assert_result("__vectorized_less", less(np.arange(4, dtype=np.int32), np.int32(2)),
+                         np.arange(4) < 2)
+
+
 def test_dynamic_ufunc_that_returns_a_tuple():
     @vectorize
     def both(x):
@@ -264,8 +274,6 @@ def test_decorator_errors():
         vectorize(["float64(float64)"], target="cuda", identity=2)
     with pytest.raises(TypeError, match="has array types"):
         vectorize(["float64(float64[:])"], target="cuda")(f)
-    with pytest.raises(TypeError, match="has no return type"):
-        vectorize(["(float64)"], target="cuda")(f)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         vectorize(["float64(float64)"], target="cuda", nopython=True)(f)

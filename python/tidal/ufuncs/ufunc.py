@@ -18,7 +18,7 @@ from .. import cuda
 from ..cuda.array_interface import is_cuda_array
 from . import kernels
 from .broadcasting import broadcast_device, broadcast_shapes, is_scalar
-from .signatures import parse_type_signature, signature_text
+from .signatures import ArgumentType, parse_type_signature, signature_text
 
 _IDENTITIES = frozenset((0, 1, None, "reorderable"))
 
@@ -87,10 +87,8 @@ class CUDAUFunc:
     def _add(self, signature):
         text = signature_text(signature)
         return_type, argument_types = parse_type_signature(signature)
-        if return_type is None:
-            raise TypeError(f"vectorize signature {text!r} of '{self.__name__}' has no return "
-                            f"type: write it as 'float32(float32, float32)'")
-        if return_type.is_array or any(t.is_array for t in argument_types):
+        if (return_type is not None and return_type.is_array) or \
+                any(t.is_array for t in argument_types):
             raise TypeError(f"vectorize signature {text!r} of '{self.__name__}' has array "
                             f"types: a ufunc's function takes and returns scalars")
         if self._specializations and len(argument_types) != len(next(iter(self._specializations))):
@@ -98,6 +96,8 @@ class CUDAUFunc:
                             f"of arguments: {text!r}")
         check_arity(self.py_func, len(argument_types), text, "vectorize")
         dtypes = tuple(t.dtype for t in argument_types)
+        if return_type is None:  # argument types alone, (float64, float64): as Numba, inferred
+            return_type = ArgumentType(kernels.infer_return_dtype(self.py_func, dtypes))
         core_text = f"{return_type.text()}({', '.join(t.text() for t in argument_types)})"
         core = cuda.jit(core_text, device=True)(self.py_func)
         specialization = _Specialization(dtypes, return_type.dtype, core_text, core)
