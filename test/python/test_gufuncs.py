@@ -105,6 +105,10 @@ def test_device_input_gives_a_device_result(target):
     result = matmul(X, cuda.to_device(Y))
     assert isinstance(result, cuda.DeviceNDArray) and result.shape == (6, 3, 3)
     target.assert_result("__gufunc_matmul", result.copy_to_host(), X @ Y, rtol=1e-12)
+    target.forget_driver_calls()
+    host_out = np.zeros((6, 3, 3))
+    assert matmul(cuda.to_device(X), Y, out=host_out) is host_out  # device input, host out
+    target.assert_result("__gufunc_matmul", host_out, X @ Y, rtol=1e-12)
 
 
 def test_several_signatures():

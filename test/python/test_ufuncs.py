@@ -126,6 +126,10 @@ def test_out_on_host_and_on_device(target):
     d = cuda.to_device(x.reshape(2, 5))
     assert add(d, d, out=d) is d  # in place, N-d
     target.assert_result("__vectorized_add", d.copy_to_host(), (x + x).reshape(2, 5))
+    target.forget_driver_calls()
+    host_out = np.zeros_like(x)
+    assert add(cuda.to_device(x), x, out=host_out) is host_out  # device inputs, host out
+    target.assert_result("__vectorized_add", host_out, x + x)
     with pytest.raises(ValueError, match=r"out= of ufunc 'add' has shape \(3,\); the result "
                                          r"has shape \(10,\)"):
         add(x, x, out=np.zeros(3, np.float32))

@@ -187,7 +187,7 @@ class CUDAGUFunc:
             if not on_device[position]:
                 value = cuda.to_device(np.ascontiguousarray(value), stream=stream)
             parameters.append(value)
-        keep_on_device = any(on_device) or out_on_device
+        keep_on_device = out_on_device or (any(on_device) and out is None)
         if out_on_device:
             result = out
         else:
@@ -200,7 +200,7 @@ class CUDAGUFunc:
         views.append(result.reshape((loop,) + schedule.output_core_shape))
         if loop:
             specialization.kernel.forall(loop, stream=stream)(*views)
-        # 3. The result where the inputs were.
+        # 3. The result in `out`, else where the inputs were.
         if keep_on_device:
             return result
         host = result.copy_to_host(stream=stream)

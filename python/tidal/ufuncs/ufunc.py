@@ -202,7 +202,7 @@ class CUDAUFunc:
         shape = broadcast_shapes([arrays[i].shape for i in sorted(arrays)])
         kernel_shape = shape if shape else (1,)
         out_on_device = out is not None and is_cuda_array(out)
-        on_device = bool(device_positions) or out_on_device
+        on_device = bool(device_positions)
         if out is not None:
             out = self._check_out(out, out_on_device, shape, specialization.return_dtype)
         # 3. Arguments on the device, broadcast without copies (zero strides).
@@ -228,10 +228,10 @@ class CUDAUFunc:
         if count:
             kernel = self._kernel(specialization, frozenset(scalars), len(kernel_shape))
             kernel.forall(count, stream=stream)(*launch_args, device_out)
-        # 5. The result where the inputs were.
+        # 5. The result in `out`, else where the inputs were.
         if out_on_device:
             return out
-        if on_device:
+        if on_device and out is None:
             return device_out.reshape(shape) if shape != kernel_shape else device_out
         host = device_out.copy_to_host(stream=stream)
         if stream:
