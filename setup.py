@@ -105,7 +105,7 @@ class CMakeBuild(build_ext):
 os.makedirs(os.path.join(ROOT, "build-pip"), exist_ok=True)
 setup(
     package_dir={"": "python"},
-    packages=["tidal", "tidal.cuda"],
+    packages=["tidal", "tidal.cuda", "tidal.ufuncs"],
     ext_modules=[Extension("tidal._tidal", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build-pip"},

@@ -18,3 +18,12 @@ from .types import (  # noqa: F401  (Numba's names)
     uint64, uintp, float16, float32, float64, void,
 )
 from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401
+
+
+def __getattr__(name):
+    # vectorize/guvectorize (tidal/ufuncs/) import tidal.cuda, and with it the
+    # compiled extension: loaded on first use, so that `import tidal` stays light.
+    if name in ("vectorize", "guvectorize"):
+        from . import ufuncs
+        return getattr(ufuncs, name)
+    raise AttributeError(f"module 'tidal' has no attribute {name!r}")
