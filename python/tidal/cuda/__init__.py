@@ -33,3 +33,4 @@ _copyreg.pickle(DeviceNDArray, _reduce_device_array)
 
 # The library on top of kernels (Numba's cuda.random, cuda.reduce/Reduce).
 from . import random  # noqa: E402,F401
+from .reduction import Reduce, reduce  # noqa: E402,F401
