@@ -16,7 +16,6 @@ threads' slices interleave the array's elements.
 import ast
 import inspect
 import linecache
-import math
 import textwrap
 import types
 
@@ -25,14 +24,32 @@ import numpy as np
 from .device_arrays import DeviceNDArray, device_array, to_device
 from .dispatcher import DeviceFunction, jit
 from .array_interface import is_cuda_array
+from .target import on_cuda
 # The kernel's cuda.* names. tidal.cuda imports this module last, so the
 # package is (partly) there already.
 from tidal import cuda
 
 _WARP_SIZE = 32
 _BLOCK_SIZE = 256
-# The first launch's blocks at most: the final pass folds one partial a thread.
-_MAX_BLOCKS = _BLOCK_SIZE
+# The first launch's blocks at most (the final pass folds their partials,
+# one block), and the fewest elements a thread folds before a block is added.
+_MAX_BLOCKS = 256
+_ELEMENTS_PER_THREAD = 16
+
+
+def _grid(count):
+    """(blocks, chunk) of a launch over ``count`` elements: chunk 0 (grid
+    stride) on the cuda target; on the cpu target, each thread's elements
+    consecutive."""
+    per_block = _BLOCK_SIZE * _ELEMENTS_PER_THREAD
+    blocks = max(1, min((count + per_block - 1) // per_block, _MAX_BLOCKS))
+    if on_cuda():
+        return blocks, 0
+    threads = blocks * _BLOCK_SIZE
+    chunk = (count + threads - 1) // threads
+    # Every block must hold a value: with chunks rounded up, fewer may do.
+    holders = (count + chunk - 1) // chunk
+    return (holders + _BLOCK_SIZE - 1) // _BLOCK_SIZE, chunk
 
 
 def _reduction_kernel(operation, dtype):
@@ -40,22 +57,32 @@ def _reduction_kernel(operation, dtype):
     item_type = np.dtype(dtype).type  # tidal freezes scalar types, not dtype objects
 
     @jit
-    def reduce_blocks(source, count, out, init, use_init):
-        # out[block] = the fold of this block's grid-strided slice of
-        # source[:count], then of init if use_init (one block).
+    def reduce_blocks(source, count, chunk, out, init, use_init):
+        # out[block] = the fold of this block's threads' elements of
+        # source[:count], then of init if use_init (one block). A thread's
+        # elements: grid-strided (chunk 0: coalesced on a GPU), or `chunk`
+        # consecutive ones (the cpu target, where each thread runs its loop
+        # alone and consecutive reads share cache lines).
         partials = cuda.shared.array(_BLOCK_SIZE, item_type)
         thread = cuda.threadIdx.x
         block_start = cuda.blockIdx.x * cuda.blockDim.x
-        stride = cuda.blockDim.x * cuda.gridDim.x
-        # 1. Each thread folds its slice. The threads that hold a value are
-        #    a prefix of the block: `active` of them.
         first = block_start + thread
-        if first < count:
+        step = cuda.blockDim.x * cuda.gridDim.x
+        stop = count
+        holders = count
+        if chunk > 0:
+            first = first * chunk
+            step = 1
+            stop = min(first + chunk, count)
+            holders = (count + chunk - 1) // chunk
+        # 1. Each thread folds its elements. The threads that hold a value
+        #    are a prefix of the grid, so of the block: `active` of them.
+        if first < stop:
             value = source[first]
-            for i in range(first + stride, count, stride):
+            for i in range(first + step, stop, step):
                 value = operation(value, source[i])
             partials[thread] = value
-        active = min(count - block_start, cuda.blockDim.x)
+        active = min(holders - block_start, cuda.blockDim.x)
         cuda.syncthreads()
         # 2. Halving in shared memory, the whole block, down to one warp.
         width = _BLOCK_SIZE // 2
@@ -191,13 +218,13 @@ class Reduce:
             arr = to_device(np.ascontiguousarray(arr) if isinstance(arr, np.ndarray) else arr,
                             stream=stream)
         out = res if res is not None else device_array(1, arr.dtype, stream=stream)
-        blocks = min(math.ceil(count / _BLOCK_SIZE), _MAX_BLOCKS)
+        blocks, chunk = _grid(count)
         if blocks == 1:
-            kernel[1, _BLOCK_SIZE, stream](arr, count, out, init, True)
+            kernel[1, _BLOCK_SIZE, stream](arr, count, chunk, out, init, True)
         else:
             partials = device_array(blocks, arr.dtype, stream=stream)
-            kernel[blocks, _BLOCK_SIZE, stream](arr, count, partials, init, False)
-            kernel[1, _BLOCK_SIZE, stream](partials, blocks, out, init, True)
+            kernel[blocks, _BLOCK_SIZE, stream](arr, count, chunk, partials, init, False)
+            kernel[1, _BLOCK_SIZE, stream](partials, blocks, _grid(blocks)[1], out, init, True)
         if res is not None:
             return None
         return out[0]
