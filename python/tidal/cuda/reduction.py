@@ -3,14 +3,17 @@ with Numba's API (``Reduce(fn)(arr, size=None, res=None, init=0, stream=0)``).
 
 The function becomes a device function, called by a kernel generated for it
 and the array's dtype. One launch folds the array into a partial result per
-block: each thread first folds its grid-strided elements, then the block
-combines its threads' values in shared memory, halving down to one warp,
-whose last steps need only ``syncwarp``. A second launch of the same kernel,
-one block, folds the partials and ``init`` into the result, which stays on
-the device in ``res`` or comes back as a NumPy scalar.
+block: each thread first folds its elements (grid-strided on the cuda
+target, where that coalesces; consecutive on the cpu target, where each
+thread runs its loop alone), then the block combines its threads' values in
+shared memory, halving down to one warp, whose last steps need only
+``syncwarp``. A second launch of the same kernel, one block, folds the
+partials and ``init`` into the result, which stays on the device in ``res``
+or comes back as a NumPy scalar. An array of one block's worth needs the
+one launch only.
 
-The function is assumed associative and commutative, as in Numba: the
-threads' slices interleave the array's elements.
+The function is assumed associative and commutative, as in Numba: on the
+cuda target the threads' elements interleave.
 """
 
 import ast
@@ -32,8 +35,10 @@ from tidal import cuda
 _WARP_SIZE = 32
 _BLOCK_SIZE = 256
 # The first launch's blocks at most (the final pass folds their partials,
-# one block), and the fewest elements a thread folds before a block is added.
-_MAX_BLOCKS = 256
+# one block): enough to fill a large GPU on the cuda target; on the cpu
+# target a block costs its barriers, and 256 keep its workers busy. And the
+# fewest elements a thread folds before a block is added.
+_MAX_BLOCKS = {"cuda": 1024, "cpu": 256}
 _ELEMENTS_PER_THREAD = 16
 
 
@@ -42,8 +47,10 @@ def _grid(count):
     stride) on the cuda target; on the cpu target, each thread's elements
     consecutive."""
     per_block = _BLOCK_SIZE * _ELEMENTS_PER_THREAD
-    blocks = max(1, min((count + per_block - 1) // per_block, _MAX_BLOCKS))
-    if on_cuda():
+    cuda_target = on_cuda()
+    most = _MAX_BLOCKS["cuda" if cuda_target else "cpu"]
+    blocks = max(1, min((count + per_block - 1) // per_block, most))
+    if cuda_target:
         return blocks, 0
     threads = blocks * _BLOCK_SIZE
     chunk = (count + threads - 1) // threads
