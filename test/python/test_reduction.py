@@ -137,3 +137,18 @@ def test_every_block_of_the_cpu_grid_holds_elements(monkeypatch):
         blocks, chunk = reduction._grid(count)
         holders = -(-count // chunk)
         assert (blocks - 1) * 256 < holders <= blocks * 256 and blocks <= 256, count
+
+
+def test_a_bad_function_is_a_located_typing_error():
+    from tidal.errors import TypingError
+    line = test_a_bad_function_is_a_located_typing_error.__code__.co_firstlineno + 5
+    with pytest.raises(TypingError, match=rf"test_reduction.py:{line}>:{line}:\d+: unknown "
+                                          r"attribute 'foo' of float64"):
+        cuda.Reduce(lambda a, b: a.foo + b)(np.arange(10.0))
+
+    def no_attribute(a, b):
+        return a.bar
+
+    with pytest.raises(TypingError, match=rf"test_reduction.py:{line + 3}:\d+: unknown "
+                                          r"attribute 'bar' of float64"):
+        cuda.Reduce(no_attribute)(np.arange(10.0))
