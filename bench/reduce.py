@@ -102,7 +102,8 @@ def table(results, cores):
             cells.append(f"{t['median'] * 1e3:.3f} ({t['min'] * 1e3:.3f}–{t['max'] * 1e3:.3f})"
                          + ("" if row[name]["check"] else " WRONG"))
         ratio = row["hand_written"]["time"]["median"] / row["reduce_device"]["time"]["median"]
-        lines.append(f"| 2^{int(size).bit_length() - 1} | " + " | ".join(cells) + f" | {ratio:.2f}× |")
+        power = int(size).bit_length() - 1
+        lines.append(f"| 2^{power} | " + " | ".join(cells) + f" | {ratio:.2f}× |")
     return lines + ["", "'Reduce vs hand-written': the kernel's time over Reduce's (above 1: "
                     "Reduce is faster).", ""]
 

@@ -159,7 +159,8 @@ def test_numbas_names_are_all_here():
 
 def test_bad_states_and_seeds(target):
     wrong = cuda.device_array(10, np.float64)
-    with pytest.raises(TypeError, match="must be a device array, 1-D, of dtype xoroshiro128p_dtype"):
+    with pytest.raises(TypeError,
+                       match="must be a device array, 1-D, of dtype xoroshiro128p_dtype"):
         cuda.random.init_xoroshiro128p_states(wrong, 1)
     host = np.empty(10, cuda.random.xoroshiro128p_dtype)
     with pytest.raises(TypeError, match="must be a device array.*got ndarray"):
