@@ -17,6 +17,7 @@ NumPy table look-ups. It gives the states Numba's loop gives.
 
 import math
 import operator
+import threading
 
 import numpy as np
 
@@ -232,15 +233,19 @@ class _LinearMap:
         return _LinearMap(self.apply(self.columns))
 
 
-# _jump_powers[j] jumps 2**(64 + j) steps; built on first use, as far as needed.
+# _jump_powers[j] jumps 2**(64 + j) steps; built on first use, as far as
+# needed, under the lock (each entry is the square of the one before).
 _jump_powers = []
+_jump_powers_lock = threading.Lock()
 
 
 def _jump_power(j):
-    if not _jump_powers:
-        _jump_powers.append(_LinearMap(_jump_columns()))
-    while len(_jump_powers) <= j:
-        _jump_powers.append(_jump_powers[-1].squared())
+    if len(_jump_powers) <= j:
+        with _jump_powers_lock:
+            if not _jump_powers:
+                _jump_powers.append(_LinearMap(_jump_columns()))
+            while len(_jump_powers) <= j:
+                _jump_powers.append(_jump_powers[-1].squared())
     return _jump_powers[j]
 
 
