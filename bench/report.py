@@ -205,6 +205,9 @@ def markdown(results):
     lines += ["## 4. Disk cache", "", "| measure | result |", "|---|---|",
               f"| time to a launchable kernel from the cache, new process | {results.get('disk_cache', 'not implemented')} |",
               ""]
+    if "reduce" in results:
+        import reduce as reduction_bench
+        lines += reduction_bench.table(results["reduce"], m["cores"])
     if results.get("plots"):
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in results["plots"]] + [""]
     return "\n".join(lines)

@@ -58,7 +58,7 @@ def section(name, func, results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, short simulator budget")
-    parser.add_argument("--only", default="compile,launch,cpu,soak", help="sections to run")
+    parser.add_argument("--only", default="compile,launch,cpu,soak,reduce", help="sections to run")
     parser.add_argument("--out", default=os.path.join(common.ROOT, "bench", "results"))
     options = parser.parse_args()
     sections = set(options.only.split(","))
@@ -93,6 +93,9 @@ def main():
     if "soak" in sections:
         import soak
         section("soak", lambda: soak.measure(scale=0.1 if quick else 1.0, log=log), results)
+    if "reduce" in sections:
+        import reduce as reduction_bench
+        section("reduce", lambda: reduction_bench.measure(log, repeats=3 if quick else 9), results)
     results["disk_cache"] = "not implemented"
 
     import report

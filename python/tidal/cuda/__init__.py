@@ -30,3 +30,7 @@ from .driver import CudaDriverError  # noqa: F401
 import copyreg as _copyreg  # noqa: E402
 from ..pickling import reduce_device_array as _reduce_device_array  # noqa: E402
 _copyreg.pickle(DeviceNDArray, _reduce_device_array)
+
+# The library on top of kernels (Numba's cuda.random, cuda.reduce/Reduce).
+from . import random  # noqa: E402,F401
+from .reduction import Reduce, reduce  # noqa: E402,F401
