@@ -150,15 +150,23 @@ double normalCdf(double X) {
   return 0.5 * Value;
 }
 
-// Its inverse: P. J. Acklam's rational approximation (relative error
-// 1.2e-9), then two Halley steps on normalCdf.
-double normalCdfInverse(double P) {
-  if (std::isnan(P) || P < 0 || P > 1)
-    return std::numeric_limits<double>::quiet_NaN();
+// Newton's method on erf from the series' first terms: erf's inverse where
+// |x| < 0.5, with x's relative precision kept.
+double erfInverseNearZero(double X) {
+  if (X == 0)
+    return X;
+  double Y = X * (1 / M_2_SQRTPI) * (1 + M_PI * X * X / 12);
+  for (int Step = 0; Step < 3; ++Step)
+    Y -= (std::erf(Y) - X) / (M_2_SQRTPI * std::exp(-Y * Y));
+  return Y;
+}
+
+// The lower tail of the normal distribution's inverse, p <= 0.25:
+// P. J. Acklam's rational approximation (relative error 1.2e-9), then two
+// Halley steps on normalCdf, which is accurate in relative terms there.
+double normalCdfInverseLowerTail(double P) {
   if (P == 0)
     return -std::numeric_limits<double>::infinity();
-  if (P == 1)
-    return std::numeric_limits<double>::infinity();
   static const double A[] = {-3.969683028665376e+01, 2.209460984245205e+02,
                              -2.759285104469687e+02, 1.383577518672690e+02,
                              -3.066479806614716e+01, 2.506628277459239e+00};
@@ -171,12 +179,10 @@ double normalCdfInverse(double P) {
   static const double D[] = {7.784695709041462e-03, 3.224671290700398e-01,
                              2.445134137142996e+00, 3.754408661907416e+00};
   double X;
-  if (P < 0.02425 || P > 1 - 0.02425) {
-    double Q = std::sqrt(-2 * std::log(P < 0.5 ? P : 1 - P));
+  if (P < 0.02425) {
+    double Q = std::sqrt(-2 * std::log(P));
     X = (((((C[0] * Q + C[1]) * Q + C[2]) * Q + C[3]) * Q + C[4]) * Q + C[5]) /
         ((((D[0] * Q + D[1]) * Q + D[2]) * Q + D[3]) * Q + 1);
-    if (P > 0.5)
-      X = -X;
   } else {
     double Q = P - 0.5, R = Q * Q;
     X = (((((A[0] * R + A[1]) * R + A[2]) * R + A[3]) * R + A[4]) * R + A[5]) * Q /
@@ -184,24 +190,33 @@ double normalCdfInverse(double P) {
   }
   for (int Step = 0; Step < 2; ++Step) {
     // Halley: the error in probability over the density, corrected for
-    // the density's slope. Above the median, work on the upper tail.
-    double Error = X > 0 ? (1 - P) - normalCdf(-X) : normalCdf(X) - P;
-    if (X > 0)
-      Error = -Error;
-    double U = Error * std::sqrt(2 * M_PI) * std::exp(X * X / 2);
+    // the density's slope.
+    double U = (normalCdf(X) - P) * std::sqrt(2 * M_PI) * std::exp(X * X / 2);
     X = X - U / (1 + X * U / 2);
   }
   return X;
 }
 
-// erfcinv(y) = -normcdfinv(y/2)/sqrt(2); erfinv from it away from 0, and
-// by Newton's method on erf near 0 (where 1 - x would lose x's digits).
+// The normal distribution's inverse: the tails above, the middle (where
+// the result is small) through erf, 2p - 1 being exact there.
+double normalCdfInverse(double P) {
+  if (std::isnan(P) || P < 0 || P > 1)
+    return std::numeric_limits<double>::quiet_NaN();
+  if (P > 0.25 && P < 0.75)
+    return M_SQRT2 * erfInverseNearZero(2 * P - 1);
+  return P < 0.5 ? normalCdfInverseLowerTail(P) : -normalCdfInverseLowerTail(1 - P);
+}
+
+// erfcinv(y) = -normcdfinv(y/2)/sqrt(2) in the tails; erfinv(1 - y), which
+// is exact, in the middle; odd about y = 1.
 double erfcInverse(double Y) {
-  if (Y == 0)
-    return std::numeric_limits<double>::infinity();
-  if (Y == 2)
-    return -std::numeric_limits<double>::infinity();
-  return -normalCdfInverse(Y / 2) * M_SQRT1_2;
+  if (std::isnan(Y) || Y < 0 || Y > 2)
+    return std::numeric_limits<double>::quiet_NaN();
+  if (Y > 0.5 && Y < 1.5)
+    return erfInverseNearZero(1 - Y);
+  if (Y >= 1.5)
+    return -erfcInverse(2 - Y);
+  return -normalCdfInverseLowerTail(Y / 2) * M_SQRT1_2;
 }
 
 double erfInverse(double X) {
@@ -209,12 +224,7 @@ double erfInverse(double X) {
     return std::numeric_limits<double>::quiet_NaN();
   if (std::fabs(X) >= 0.5)
     return std::copysign(erfcInverse(1 - std::fabs(X)), X);
-  if (X == 0)
-    return X;
-  double Y = X * (0.5 / M_2_SQRTPI) * 2 * (1 + M_PI * X * X / 12);
-  for (int Step = 0; Step < 3; ++Step)
-    Y -= (std::erf(Y) - X) / (M_2_SQRTPI * std::exp(-Y * Y));
-  return Y;
+  return erfInverseNearZero(X);
 }
 
 // exp(x^2) erfc(x): directly while exp(x^2) is finite, with x^2 split into
@@ -239,36 +249,40 @@ double scaledErfc(double X) {
 }
 
 // The modified Bessel functions I0 and I1: their power series up to 30,
-// their asymptotic series beyond (e^x split in two halves so that it
-// overflows only where the result does).
+// their asymptotic series beyond.
 double besselI(int Order, double X) {
-  double Magnitude = std::fabs(X);
-  double Result;
+  // In long double (64-bit mantissa on x86-64): the series' rounding errors
+  // stay far below a double's ulp.
+  using Wide = long double;
+  Wide Magnitude = std::fabs(X);
+  Wide Result;
   if (std::isnan(X))
     return X;
   if (Magnitude <= 30) {
-    double QuarterSquare = Magnitude * Magnitude / 4;
-    double Term = Order == 0 ? 1 : Magnitude / 2;
-    double Sum = Term;
-    for (int K = 1; K < 200 && Term > Sum * 1e-18; ++K) {
-      Term *= QuarterSquare / (double(K) * double(K + Order));
+    Wide QuarterSquare = Magnitude * Magnitude / 4;
+    Wide Term = Order == 0 ? 1 : Magnitude / 2;
+    Wide Sum = Term;
+    for (int K = 1; K < 200 && Term > Sum * Wide(1e-21); ++K) {
+      Term *= QuarterSquare / (Wide(K) * Wide(K + Order));
       Sum += Term;
     }
     Result = Sum;
   } else {
-    double Mu = 4.0 * Order * Order;
-    double Term = 1, Sum = 1;
+    Wide Mu = 4.0L * Order * Order;
+    Wide Term = 1, Sum = 1;
     for (int K = 1; K < 60; ++K) {
-      double Odd = 2.0 * K - 1;
+      Wide Odd = 2.0L * K - 1;
       Term *= -(Mu - Odd * Odd) / (K * 8 * Magnitude);
       Sum += Term;
-      if (std::fabs(Term) < 1e-17 * std::fabs(Sum))
+      if (std::fabs(Term) < Wide(1e-21) * std::fabs(Sum))
         break;
     }
-    double HalfExp = std::exp(Magnitude / 2);
-    Result = HalfExp * (HalfExp / std::sqrt(2 * M_PI * Magnitude) * Sum);
+    // e^x in long double reaches past double's range: no overflow before
+    // the result's.
+    Result = std::exp(Magnitude) / std::sqrt(2 * Wide(M_PI) * Magnitude) * Sum;
   }
-  return Order == 1 && X < 0 ? -Result : Result;
+  double Narrow = static_cast<double>(Result);
+  return Order == 1 && X < 0 ? -Narrow : Narrow;
 }
 
 double normOf(int Count, const double *Values) {
