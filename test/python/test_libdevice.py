@@ -20,6 +20,23 @@ from source_positions import position_of
 LIBDEVICE_FILE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
 
 
+def _libdevice_found():
+    """Whether the NVPTX path finds a libdevice (llvm-plugin/Libdevice.cpp's search)."""
+    explicit = os.environ.get("TIDAL_LIBDEVICE")
+    if explicit is not None:
+        return explicit not in ("", "none") and os.path.exists(explicit)
+    home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+    return os.path.exists(os.path.join(home, "nvvm", "libdevice", "libdevice.10.bc"))
+
+
+@pytest.fixture
+def target(target):
+    """The target fixture, where the cuda target can compile libdevice calls."""
+    if target.name == "cuda" and not _libdevice_found():
+        pytest.skip("the cuda target links libdevice from a CUDA toolkit, and none is here")
+    return target
+
+
 # --- Numba's TestLibdevice kernels: UniTuple, Tuple and scalar returns --------
 
 @cuda.jit
@@ -424,3 +441,24 @@ def test_complex_argument_is_rejected():
     err = _compile_error(k, np.zeros(1), np.zeros(1, np.complex128))
     assert "libdevice.exp() argument 1 must be a real number" in str(err)
     assert "complex128" in str(err)
+
+
+# --- argument conversion and Numba's signed typing of unsigned functions -------
+
+@cuda.jit
+def conversions(out_float, out_int):
+    out_float[0] = libdevice.exp(2)            # int64 literal -> float64
+    out_float[1] = libdevice.sinf(True)        # bool -> float32
+    out_int[0] = libdevice.umax(-1, 5)         # unsigned max: 0xFFFFFFFF, typed int32
+    out_int[1] = libdevice.sad(7.9, 2, 0)      # float64 -> int32 truncates, as a cast
+    out_int[2] = libdevice.popcll(-1)          # int64 operand
+
+
+def test_arguments_convert_to_the_parameter_types(target):
+    out_float = np.zeros(2)
+    out_int = np.zeros(3, np.int64)
+    conversions[1, 1](out_float, out_int)
+    if target.ran("conversions"):
+        assert out_float[0] == math.exp(2.0)
+        assert out_float[1] == np.float32(math.sin(1.0))
+        assert out_int.tolist() == [-1, 5, 64]
