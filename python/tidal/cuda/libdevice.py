@@ -19,5 +19,6 @@ def _functions():
     return objects
 
 
-globals().update(_functions())
-__all__ = sorted(_functions())
+_FUNCTIONS = _functions()
+globals().update(_FUNCTIONS)
+__all__ = sorted(_FUNCTIONS)
