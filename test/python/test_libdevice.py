@@ -520,3 +520,27 @@ def test_own_algorithms_are_within_4_ulp_on_the_cpu_target():
                 continue
             ulps = abs(got - expected) / np.spacing(abs(expected))
             assert ulps <= 4, (name, v, got, expected, ulps)
+
+
+# --- from device functions ---------------------------------------------------
+
+@cuda.jit(device=True)
+def _mantissa_and_exponent(value):
+    return libdevice.frexp(value)
+
+
+@cuda.jit
+def through_a_device_function(x, fractions, exponents):
+    i = cuda.grid(1)
+    if i < x.size:
+        fractions[i], exponents[i] = _mantissa_and_exponent(x[i])
+
+
+def test_libdevice_in_a_device_function(target):
+    x = np.array([0.75, 8.0, -3.0, 1e-300])
+    fractions, exponents = np.zeros_like(x), np.zeros(x.size, np.int32)
+    through_a_device_function[1, 32](x, fractions, exponents)
+    if target.ran("through_a_device_function"):
+        expected_fractions, expected_exponents = np.frexp(x)
+        np.testing.assert_array_equal(fractions, expected_fractions)
+        np.testing.assert_array_equal(exponents, expected_exponents)
