@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 # tidal_intrinsic_table: tidal/cuda/_intrinsic_table.py, generated from the
 # frontend's table of the names kernels use.
 TARGETS = ["_tidal", "TidalPasses", "tidalc", "tidal_intrinsic_table"]
-DEBIAN_PACKAGES = ("cmake ninja-build g++ llvm-19-dev llvm-19-tools clang-19 libclang-19-dev "
+DEBIAN_PACKAGES = ("cmake ninja-build g++ llvm-19-dev llvm-19-tools clang-19 libclang-19-dev libclang-cpp19-dev "
                    "python3-dev python3-numpy")
 
 

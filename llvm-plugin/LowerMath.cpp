@@ -2,7 +2,8 @@
 // where NVPTX has an instruction (sqrt fabs floor ceil trunc round copysign
 // fmin fmax; OperationRules.h, shared with the host lowering), else by libdevice's __nv_<fn>f / __nv_<fn>, linked from the
 // toolkit (only what is used), internalised, and with __nvvm_reflect resolved
-// (__CUDA_FTZ, __CUDA_ARCH, __CUDA_PREC_SQRT). Also applies the module flags
+// (__CUDA_FTZ, __CUDA_ARCH, __CUDA_PREC_SQRT). The module's own calls of
+// __nv_* functions (tidal.cuda.libdevice) are linked the same way. Also applies the module flags
 // "tidal.prec-div"=0 / "tidal.prec-sqrt"=0 (f32 div.approx / sqrt.approx).
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes='tidal-lower-math<sm=90;libdevice=/usr/local/cuda/nvvm/libdevice/libdevice.10.bc>' in.ll
 
@@ -166,18 +167,34 @@ bool lowerMath(Module &M, const NVPTXOptions &Options) {
     return true;
   });
   useApproximateDivSqrt(M, !PreciseDiv, !PreciseSqrt, FTZ);
-  if (NeedLibdevice.empty())
+  // Calls of libdevice's functions themselves (tidal.cuda.libdevice, or
+  // code from clang) need it too.
+  SmallVector<CallInst *, 16> CallLibdevice;
+  for (Function &F : M)
+    if (F.isDeclaration() && F.getName().starts_with("__nv_"))
+      for (User *U : F.users())
+        if (auto *Call = dyn_cast<CallInst>(U))
+          CallLibdevice.push_back(Call);
+  if (NeedLibdevice.empty() && CallLibdevice.empty())
     return Changed;
 
   // 2. The rest needs libdevice: without one, each is an error.
   std::string Path = findLibdevice(Options.Libdevice);
   if (Path.empty()) {
+    const char *Missing = "needs libdevice from a CUDA toolkit, and none was "
+                          "found (set CUDA_HOME, or TIDAL_LIBDEVICE to the "
+                          "libdevice.10.bc file)";
     for (CallInst *Call : NeedLibdevice)
       reportError(M.getContext(),
-                  describeCall(*Call) +
-                      ": this math function needs libdevice from a CUDA "
-                      "toolkit, and none was found (set CUDA_HOME, or "
-                      "TIDAL_LIBDEVICE to the libdevice.10.bc file)");
+                  describeCall(*Call) + ": this math function " + Missing);
+    for (CallInst *Call : CallLibdevice) {
+      std::string Location = describeLocation(*Call);
+      reportError(M.getContext(),
+                  ("call of libdevice's '" + Call->getCalledFunction()->getName() +
+                   "' in function '" + Call->getFunction()->getName() + "'" +
+                   (Location.empty() ? "" : " at " + Location) + ": it " + Missing)
+                      .str());
+    }
     return Changed;
   }
 

@@ -61,6 +61,8 @@ void addLowerHostPipeline(PassBuilder &, ModulePassManager &MPM) {
   MPM.addPass(CheckMarkerArgumentsPass());
   MPM.addPass(LowerHostPass());
   MPM.addPass(VerifyMarkersPass());
+  // Before O3, so that libdevice's host functions inline into the kernels.
+  MPM.addPass(LinkHostLibdevicePass());
 }
 
 void addHostPipeline(PassBuilder &PB, ModulePassManager &MPM) {

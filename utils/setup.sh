@@ -6,8 +6,10 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ make
   llvm-19-dev llvm-19-tools clang-19 libclang-19-dev
+  libclang-cpp19-dev  # libTooling (utils/libdevice_table/: the libdevice table at build time)
   python3 python3-dev python3-numpy python3-pytest
   libgtest-dev
+  python3-mpmath  # tests only: references for the cpu target's libdevice (test_libdevice.py)
   python3-numba   # tests only: Numba's CUDA tests (make numba-suite); tidal never imports it
   # Beyond one process (docs/ecosystem.md): pickling, Dask, MPI, PyTorch, pip.
   python3-cloudpickle python3-dask python3-distributed

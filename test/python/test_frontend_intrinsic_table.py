@@ -17,7 +17,8 @@ TIDALC = os.path.join(os.path.dirname(intrinsics.__file__), "..", "..", "..", "b
 
 
 def lookup(path):
-    obj = cuda
+    # cuda.* are objects of tidal.cuda; libdevice.* of tidal.cuda.libdevice.
+    obj = cuda.libdevice if path.startswith("libdevice.") else cuda
     for part in path.split(".")[1:]:
         obj = getattr(obj, part)
     return obj

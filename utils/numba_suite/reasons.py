@@ -24,7 +24,7 @@ MODULE_REASONS = {
     "cudapy.test_vectorize_decor": "Numba internal: numba.tests' vectorize harness compiles with Numba's NVVM",
     "cudapy.test_caching": "missing in tidal: Numba's on-disk cache (cache=True, its index files)",
     "cudapy.test_serialize": "missing in tidal: pickling dispatchers",
-    "cudapy.test_libdevice": "missing in tidal: cuda.libdevice (Numba's libdevice function table)",
+    "cudapy.test_libdevice": "missing in tidal: cuda.compile_ptx of an exec'd source with Numba type objects as its signature",
 }
 
 # (pattern on "<test id>: <failure cause>", reason); the first that matches

@@ -8,6 +8,8 @@ from .dispatcher import Dispatcher, DeviceFunction, jit  # noqa: F401
 # The names kernels use (cuda.grid, cuda.threadIdx, cuda.atomic, ...), from
 # the compiler's intrinsic table.
 from .intrinsics import *  # noqa: F401,F403
+# libdevice's functions by their Python names (libdevice.sinf, ...).
+from . import libdevice  # noqa: F401
 from .target import current_target, is_available  # noqa: F401
 from .memory import (  # noqa: F401
     DeviceNDArray, In, InOut, Out, as_cuda_array, device_array, device_array_like,

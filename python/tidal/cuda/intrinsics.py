@@ -63,5 +63,7 @@ def _build(records):
     return objects
 
 
-globals().update(_build(INTRINSICS))
-__all__ = sorted(path.split(".")[1] for path, _, _ in INTRINSICS if path.count(".") == 1)
+# tidal.cuda's own names; libdevice.* are tidal.cuda.libdevice's (libdevice.py).
+_CUDA = [record for record in INTRINSICS if record[0].startswith("cuda.")]
+globals().update(_build(_CUDA))
+__all__ = sorted(path.split(".")[1] for path, _, _ in _CUDA if path.count(".") == 1)
