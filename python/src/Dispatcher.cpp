@@ -3,6 +3,7 @@
 // LaunchConfig.cpp, the launch plans in LaunchPlan.cpp.
 #include "Dispatcher.h"
 
+#include "ArgumentTyping.h"
 #include "Compiler.h"
 #include "Errors.h"
 #include "LaunchConfig.h"
@@ -276,7 +277,7 @@ runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &
 }
 
 // Types from a signature: a string ("void(float32, float32[::1])") or a
-// sequence of type strings.
+// sequence of types as python/tidal/cuda/signatures.py describes them.
 std::vector<Type> typesFromPython(PyObject *Signature) {
   if (PyUnicode_Check(Signature)) {
     frontend::Signature Sig = parseSignature(PyUnicode_AsUTF8(Signature));
@@ -288,7 +289,7 @@ std::vector<Type> typesFromPython(PyObject *Signature) {
       PySequence_Fast(Signature, "a signature must be a str or a sequence of type names"));
   std::vector<Type> Types;
   for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Seq.get()); ++I)
-    Types.push_back(parseType(PyRef::borrow(PySequence_Fast_GET_ITEM(Seq.get(), I)).str()));
+    Types.push_back(typeFromDescription(PySequence_Fast_GET_ITEM(Seq.get(), I)));
   return Types;
 }
 
