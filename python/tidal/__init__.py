@@ -18,3 +18,8 @@ from .types import (  # noqa: F401  (Numba's names)
     uint64, uintp, float16, float32, float64, void,
 )
 from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401
+
+# From here on, the source of kernels exec'd from strings is kept
+# (tidal/_sources.py; TIDAL_KEEP_SOURCES=0 turns it off).
+from . import _sources as _sources  # noqa: E402
+_sources.install()
