@@ -8,6 +8,8 @@
 
 #include "tidal/runtime/CudaMemory.h"
 
+#include <algorithm>
+
 namespace tidal::binding {
 
 using namespace tidal::frontend;
@@ -126,6 +128,9 @@ static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std:
   auto Layout = std::make_shared<RecordLayout>();
   Layout->Size = static_cast<unsigned>(D->elsize);
   Layout->Align = static_cast<unsigned>(D->alignment);
+  // An aligned struct is as aligned as its most aligned field (np.recarray's
+  // numpy.record dtypes report 1 for the same layout as np.zeros' 8).
+  bool AlignedStruct = (D->flags & NPY_ALIGNED_STRUCT) != 0;
   for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(D->names); ++I) {
     PyObject *Name = PyTuple_GET_ITEM(D->names, I);
     PyObject *Info = PyDict_GetItem(D->fields, Name); // (dtype, offset[, title])
@@ -140,6 +145,8 @@ static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std:
     }
     Layout->Fields.push_back({PyRef::borrow(Name).str(), S,
                               static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Info, 1)))});
+    if (AlignedStruct)
+      Layout->Align = std::max(Layout->Align, static_cast<unsigned>(FieldType->alignment));
   }
   return Layout;
 }

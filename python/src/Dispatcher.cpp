@@ -119,6 +119,10 @@ bool keepsEveryValue(Scalar From, Scalar To) {
 int conversionCost(const Type &From, const Type &To) {
   if (From == To)
     return 0;
+  // A complex number never converts to a real type (Numba has no such
+  // conversion, safe or unsafe).
+  if (From.isScalar() && To.isScalar() && isComplex(From.Elem) && !isComplex(To.Elem))
+    return -1;
   if (From.isScalar() && To.isScalar())
     return keepsEveryValue(From.Elem, To.Elem) ? 1 : 2;
   if (!From.isArray() || !To.isArray() || From.NDim != To.NDim || From.Elem != To.Elem ||
@@ -154,8 +158,9 @@ Specialization &DispatcherState::forArguments(const std::vector<Type> &ArgumentT
     throw std::invalid_argument("No matching definition for argument type(s) " +
                                 signatureText(ArgumentTypes) + " of kernel '" + Name +
                                 "': it was compiled for " + Declared +
-                                " only, and arrays are never converted (pass an array of the "
-                                "declared dtype, dimensions and layout)");
+                                " only, and arrays are never converted, nor complex numbers to "
+                                "real types (pass an array of the declared dtype, dimensions "
+                                "and layout)");
   }
   return compile(*Best);
 }

@@ -113,6 +113,12 @@ def test_records_from_numba_types(target):
     items["b"] = [1.0, 2.0, 3.0]
     copy_b_to_a[1, 3](items)
     target.assert_result("copy_b_to_a", items["a"], np.array([1, 2, 3], np.int32))
+    # np.recarray's dtype (numpy.record) reports alignment 1 for the same
+    # aligned layout: it still matches the declared record.
+    records = np.recarray(3, dtype=dtype)
+    records.b = [4.0, 5.0, 6.0]
+    copy_b_to_a[1, 3](records)
+    target.assert_result("copy_b_to_a", records.a, np.array([4, 5, 6], np.int32), launches=2)
     # The record's text form, as str() of Numba's type prints it, reads too.
     parsed = signatures.type_of(str(record))
     assert parsed == ("record", dtype)
@@ -193,3 +199,18 @@ def test_bad_signatures_are_clear_errors():
         cuda.jit((object(),))(scale)
     with pytest.raises(TypeError, match=r"cannot be declared in a device function's signature"):
         cuda.jit((numba.from_dtype(np.dtype([("a", np.int32)]))[:],), device=True)(scale)
+
+
+def test_declared_ints_take_floats_but_never_complex_numbers(target):
+    # Numba's test_coerce_input_types_unsafe_complex: no conversion from
+    # complex to a real type, safe or unsafe.
+    @cuda.jit("(i4[::1], i4, i4)")
+    def add_kernel(r, x, y):
+        r[0] = x + y
+
+    r = np.zeros(1, dtype=np.int32)
+    add_kernel[1, 1](r, 12.3, 45.6)
+    target.assert_result("add_kernel", r, np.array([57], np.int32))
+    with pytest.raises(TypeError, match=r"No matching definition .* nor complex numbers to "
+                                        r"real types"):
+        add_kernel[1, 1](r, 12.3, 45.6j)
