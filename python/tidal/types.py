@@ -39,7 +39,7 @@ def _is_type(value):
     imports Numba), which a signature such as void(numba.float32[::1]) mixes in."""
     if isinstance(value, (NumberType, ArrayType)):
         return True
-    return type(value).__module__.split(".")[0] == "numba" and hasattr(value, "name")
+    return type(value).__module__.startswith("numba.core.types")
 
 
 class ArrayType:
