@@ -35,7 +35,7 @@ __all__ = ["getsourcelines", "install", "installed"]
 _pending = collections.deque(maxlen=32)
 # Code object -> the lines of the source it was compiled from.
 _kept = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
+_lock = threading.RLock()
 _installed = False
 
 
@@ -71,28 +71,32 @@ def _fits(code, lines):
 
 
 def _audit(event, arguments):
-    # Called for every audit event of the process: stay cheap.
+    # Called for every audit event of the process: stay cheap (no system
+    # call unless a string's code is exec'd).
     if event == "compile":
         source, filename = arguments
-        if isinstance(source, (str, bytes)) and filename is not None and not _is_file(filename):
+        if isinstance(source, (str, bytes)) and isinstance(filename, str):
             with _lock:
                 _pending.append((filename, source))
     elif event == "exec":
         code = arguments[0]
-        if not isinstance(code, types.CodeType) or _is_file(code.co_filename):
+        if not isinstance(code, types.CodeType):
             return
+        filename = code.co_filename
         with _lock:
-            # The newest string of that name that the code fits (a string
-            # may be compiled, another of the same name compiled, then the
-            # first exec'd).
-            for filename, source in reversed(_pending):
-                if filename != code.co_filename:
-                    continue
-                lines = _lines(source)
-                if _fits(code, lines):
+            sources = [s for f, s in _pending if f == filename]
+        if not sources or _is_file(filename):
+            return  # not from a string, or from a file that inspect reads
+        # The newest string of that name that the code fits (a string may
+        # be compiled, another of the same name compiled, then the first
+        # exec'd).
+        for source in reversed(sources):
+            lines = _lines(source)
+            if _fits(code, lines):
+                with _lock:
                     for nested in _nested_code(code):
                         _kept[nested] = lines
-                    return
+                return
 
 
 def install():
