@@ -44,9 +44,12 @@ TargetMachine &nvptxMachine(unsigned SM) {
   const Target *T = TargetRegistry::lookupTarget(NVPTXTriple, Error);
   if (!T)
     throw std::runtime_error("the NVPTX target is not available in this LLVM: " + Error);
-  // PTX 7.8 is what LLVM 19 emits for sm_90; older sm keep their default.
+  // PTX 7.8 is what LLVM 19 emits for sm_90; sm_75 and later keep their
+  // default; older sm get PTX 6.3 at least (nanosleep, the *.sync warp
+  // instructions on sm_70, which LLVM otherwise cannot select there).
   std::string CPU = "sm_" + std::to_string(SM);
-  Slot.reset(T->createTargetMachine(NVPTXTriple, CPU, "", TargetOptions(), std::nullopt,
+  std::string Features = SM < 75 ? "+ptx63" : "";
+  Slot.reset(T->createTargetMachine(NVPTXTriple, CPU, Features, TargetOptions(), std::nullopt,
                                     std::nullopt, CodeGenOptLevel::Aggressive));
   if (!Slot)
     throw std::runtime_error("cannot create an NVPTX target machine for " + CPU);

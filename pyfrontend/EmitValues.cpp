@@ -334,6 +334,27 @@ Scalar FunctionCompiler::dtypeOf(const TypedValue &DType, PyObject *Node) {
     Scalar S;
     if (!Name.empty() && scalarFromName(Name, S))
       return S;
+    // Anything else (a Numba type object, a dtype's name as a string) is
+    // read by tidal.cuda.signatures.dtype_name, whose ValueError says why not.
+    // (tidalc without the tidal package: the error below.)
+    PyRef Hooks = PyRef::steal(PyImport_ImportModule("tidal.cuda.signatures"));
+    PyRef Result = Hooks ? PyRef::steal(PyObject_CallMethod(Hooks.get(), "dtype_name", "O", O))
+                         : PyRef();
+    if (Result && PyUnicode_Check(Result.get()) && scalarFromName(Result.str(), S))
+      return S;
+    if (!Hooks)
+      PyErr_Clear();
+    else if (!Result && !PyErr_ExceptionMatches(PyExc_ValueError))
+      throw PythonErrorSet();
+    else if (!Result) {
+      PyObject *Type, *Value, *Traceback;
+      PyErr_Fetch(&Type, &Value, &Traceback);
+      std::string Message = Value ? PyRef::borrow(Value).str() : "invalid dtype";
+      Py_XDECREF(Type);
+      Py_XDECREF(Value);
+      Py_XDECREF(Traceback);
+      typingError(Node, Message);
+    }
   }
   typingError(Node, "expected a dtype (tidal.float32, numpy.float32, ...), got " +
                         (DType.T.isPyObject() ? "'" + typeName(static_cast<PyObject *>(DType.T.Object)) + "'"

@@ -98,23 +98,36 @@ static bool reachableFromEntry(BasicBlock *Target) {
   return false;
 }
 
+// The function's source lines and first line, from tidal._sources (inspect,
+// then the sources tidal keeps of exec'd strings and python -c), or from
+// inspect where the tidal package is not importable (tidalc).
+static PyRef sourceLines(PyObject *Function) {
+  PyRef Sources = PyRef::steal(PyImport_ImportModule("tidal._sources"));
+  if (!Sources)
+    PyErr_Clear();
+  PyRef Reader = Sources ? Sources : importModule("inspect");
+  return PyRef::steal(PyObject_CallMethod(Reader.get(), "getsourcelines", "O", Function));
+}
+
 static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
-  PyRef Inspect = importModule("inspect");
   PyRef Code = PyRef::borrow(Function).attr("__code__");
   Source.File = Code.attr("co_filename").str();
-  PyRef LinesAndStart = PyRef::steal(
-      PyObject_CallMethod(Inspect.get(), "getsourcelines", "O", Function));
+  PyRef LinesAndStart = sourceLines(Function);
   if (!LinesAndStart) {
-    // No source (a kernel from exec() or an interactive session): say so.
+    // No source (a kernel from an interactive session, ...): say so, and why.
     if (!PyErr_ExceptionMatches(PyExc_OSError) && !PyErr_ExceptionMatches(PyExc_TypeError))
       throw PythonErrorSet();
-    PyErr_Clear();
+    PyObject *Type, *Value, *Traceback;
+    PyErr_Fetch(&Type, &Value, &Traceback);
+    std::string Why = Value ? PyRef::borrow(Value).str() : "";
+    Py_XDECREF(Type);
+    Py_XDECREF(Value);
+    Py_XDECREF(Traceback);
     PyRef Name = PyRef::borrow(Function).attr("__qualname__");
     int Line = static_cast<int>(Code.attr("co_firstlineno").asLong());
     throw CompileError("CompileError",
                        "cannot read the source of '" + Name.str() +
-                           "': tidal compiles kernels from their source, so they must be "
-                           "defined in a file (not in exec() or an interactive session)",
+                           "': tidal compiles kernels from their source (" + Why + ")",
                        {Source.File, Line, 0, 0, ""});
   }
   PyObject *Lines = PyTuple_GetItem(LinesAndStart.get(), 0);

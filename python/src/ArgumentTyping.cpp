@@ -8,6 +8,8 @@
 
 #include "tidal/runtime/CudaMemory.h"
 
+#include <algorithm>
+
 namespace tidal::binding {
 
 using namespace tidal::frontend;
@@ -126,6 +128,9 @@ static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std:
   auto Layout = std::make_shared<RecordLayout>();
   Layout->Size = static_cast<unsigned>(D->elsize);
   Layout->Align = static_cast<unsigned>(D->alignment);
+  // An aligned struct is as aligned as its most aligned field (np.recarray's
+  // numpy.record dtypes report 1 for the same layout as np.zeros' 8).
+  bool AlignedStruct = (D->flags & NPY_ALIGNED_STRUCT) != 0;
   for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(D->names); ++I) {
     PyObject *Name = PyTuple_GET_ITEM(D->names, I);
     PyObject *Info = PyDict_GetItem(D->fields, Name); // (dtype, offset[, title])
@@ -140,8 +145,72 @@ static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std:
     }
     Layout->Fields.push_back({PyRef::borrow(Name).str(), S,
                               static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Info, 1)))});
+    if (AlignedStruct)
+      Layout->Align = std::max(Layout->Align, static_cast<unsigned>(FieldType->alignment));
   }
   return Layout;
+}
+
+// A type that python/tidal/cuda/signatures.py describes (its _native()):
+// tidal's type text, ("record", dtype, readonly), ("array", dtype, ndim,
+// layout, readonly) or ("tuple", [descriptions]). Records and read-only
+// arrays have no text that the signature parser reads.
+Type typeFromDescription(PyObject *Description) {
+  if (PyUnicode_Check(Description))
+    return parseType(PyRef::borrow(Description).str());
+  auto Bad = [&]() -> std::invalid_argument {
+    return std::invalid_argument("not a type description: " + PyRef::borrow(Description).str());
+  };
+  if (!PyTuple_Check(Description) || PyTuple_GET_SIZE(Description) < 2 ||
+      !PyUnicode_Check(PyTuple_GET_ITEM(Description, 0)))
+    throw Bad();
+  std::string Kind = PyRef::borrow(PyTuple_GET_ITEM(Description, 0)).str();
+  Py_ssize_t Size = PyTuple_GET_SIZE(Description);
+  auto Flag = [&](Py_ssize_t I) {
+    int Value = PyObject_IsTrue(PyTuple_GET_ITEM(Description, I));
+    if (Value < 0)
+      throw PythonErrorSet();
+    return Value == 1;
+  };
+  if (Kind == "tuple") {
+    PyRef Items = PyRef::check(PySequence_Fast(PyTuple_GET_ITEM(Description, 1),
+                                               "a tuple description lists its elements"));
+    std::vector<Type> Elements;
+    for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Items.get()); ++I)
+      Elements.push_back(typeFromDescription(PySequence_Fast_GET_ITEM(Items.get(), I)));
+    return Type::tuple(std::move(Elements));
+  }
+  PyObject *DType = PyTuple_GET_ITEM(Description, 1);
+  if (!PyArray_DescrCheck(DType))
+    throw Bad();
+  auto *Descr = reinterpret_cast<PyArray_Descr *>(DType);
+  std::string Why;
+  if (Kind == "record" && Size == 3 && Descr->names) {
+    auto Record = recordLayoutOf(Descr, Why);
+    if (!Record)
+      throw std::invalid_argument("a signature has " + Why);
+    return Type::record(std::move(Record), Flag(2));
+  }
+  if (Kind == "array" && Size == 5) {
+    long NDim = PyLong_AsLong(PyTuple_GET_ITEM(Description, 2));
+    std::string LayoutName = PyRef::borrow(PyTuple_GET_ITEM(Description, 3)).str();
+    if (NDim < 1 || NDim > 32 || LayoutName.size() != 1)
+      throw Bad();
+    Layout L = LayoutName == "C" ? Layout::C : LayoutName == "F" ? Layout::F : Layout::A;
+    bool ReadOnly = Flag(4);
+    if (Descr->names) {
+      auto Record = recordLayoutOf(Descr, Why);
+      if (!Record)
+        throw std::invalid_argument("a signature has an array of " + Why);
+      return Type::recordArray(std::move(Record), static_cast<unsigned>(NDim), L, ReadOnly);
+    }
+    Scalar S;
+    if (!scalarOfDescr(Descr, S))
+      throw std::invalid_argument("a signature has an array of dtype " +
+                                  PyRef::borrow(DType).str() + ", which kernels can't take");
+    return Type::array(S, static_cast<unsigned>(NDim), L, ReadOnly);
+  }
+  throw Bad();
 }
 
 // The type Numba gives a launch argument; false (and Why) when kernels

@@ -44,6 +44,11 @@ runtime::CudaAllocation *deviceAllocationOf(PyObject *O);
 // __cuda_array_interface__ or DLPack tensor is not a valid description.
 bool typeofArgument(PyObject *O, frontend::Type &Out, std::string &Why);
 
+// A type that python/tidal/cuda/signatures.py describes: tidal's type text
+// or a description tuple (records, read-only arrays). Throws
+// std::invalid_argument (a TypeError) for anything else.
+frontend::Type typeFromDescription(PyObject *Description);
+
 // typeof(value); 0, or -1 with a Python error set.
 int addArgumentTypingFunctions(PyObject *Module);
 

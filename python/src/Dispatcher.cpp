@@ -3,6 +3,7 @@
 // LaunchConfig.cpp, the launch plans in LaunchPlan.cpp.
 #include "Dispatcher.h"
 
+#include "ArgumentTyping.h"
 #include "Compiler.h"
 #include "Errors.h"
 #include "LaunchConfig.h"
@@ -118,6 +119,10 @@ bool keepsEveryValue(Scalar From, Scalar To) {
 int conversionCost(const Type &From, const Type &To) {
   if (From == To)
     return 0;
+  // A complex number never converts to a real type (Numba has no such
+  // conversion, safe or unsafe).
+  if (From.isScalar() && To.isScalar() && isComplex(From.Elem) && !isComplex(To.Elem))
+    return -1;
   if (From.isScalar() && To.isScalar())
     return keepsEveryValue(From.Elem, To.Elem) ? 1 : 2;
   if (!From.isArray() || !To.isArray() || From.NDim != To.NDim || From.Elem != To.Elem ||
@@ -153,8 +158,9 @@ Specialization &DispatcherState::forArguments(const std::vector<Type> &ArgumentT
     throw std::invalid_argument("No matching definition for argument type(s) " +
                                 signatureText(ArgumentTypes) + " of kernel '" + Name +
                                 "': it was compiled for " + Declared +
-                                " only, and arrays are never converted (pass an array of the "
-                                "declared dtype, dimensions and layout)");
+                                " only, and arrays are never converted, nor complex numbers to "
+                                "real types (pass an array of the declared dtype, dimensions "
+                                "and layout)");
   }
   return compile(*Best);
 }
@@ -276,7 +282,7 @@ runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &
 }
 
 // Types from a signature: a string ("void(float32, float32[::1])") or a
-// sequence of type strings.
+// sequence of types as python/tidal/cuda/signatures.py describes them.
 std::vector<Type> typesFromPython(PyObject *Signature) {
   if (PyUnicode_Check(Signature)) {
     frontend::Signature Sig = parseSignature(PyUnicode_AsUTF8(Signature));
@@ -288,7 +294,7 @@ std::vector<Type> typesFromPython(PyObject *Signature) {
       PySequence_Fast(Signature, "a signature must be a str or a sequence of type names"));
   std::vector<Type> Types;
   for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Seq.get()); ++I)
-    Types.push_back(parseType(PyRef::borrow(PySequence_Fast_GET_ITEM(Seq.get(), I)).str()));
+    Types.push_back(typeFromDescription(PySequence_Fast_GET_ITEM(Seq.get(), I)));
   return Types;
 }
 

@@ -20,6 +20,8 @@ int addDeviceFunctions(PyObject *Module);
 // Module.cpp: the compiler's functions (parse_signature, compile_ptx_timed,
 // cpu_worker_count).
 int addCompilerFunctions(PyObject *Module);
+// CompileToPTX.cpp: compile_to_ptx, for cuda.compile_ptx and cuda.compile.
+int addCompileToPTXFunctions(PyObject *Module);
 
 } // namespace tidal::binding
 

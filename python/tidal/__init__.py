@@ -19,6 +19,10 @@ from .types import (  # noqa: F401  (Numba's names)
 )
 from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401
 
+# From here on, the source of kernels exec'd from strings is kept
+# (tidal/_sources.py; TIDAL_KEEP_SOURCES=0 turns it off).
+from . import _sources as _sources  # noqa: E402
+_sources.install()
 
 def __getattr__(name):
     # vectorize/guvectorize (tidal/ufuncs/) import tidal.cuda, and with it the

@@ -152,15 +152,14 @@ def _tidal_reference(value):
 
 def _function_state(function):
     """What _rebuild_function needs, picklable with pickle or cloudpickle."""
-    import inspect
+    from . import _sources
     code = function.__code__
     try:
-        lines, first_line = inspect.getsourcelines(function)
+        lines, first_line = _sources.getsourcelines(function)
     except (OSError, TypeError) as error:
         raise TypeError(
             f"cannot pickle '{function.__qualname__}': tidal pickles a kernel with its "
-            f"source, and the source of a function defined in exec() or an interactive "
-            f"session cannot be read ({error})") from error
+            f"source, which cannot be read ({error})") from error
     modules, references, values = {}, {}, {}
     for name in sorted(_referenced_names(code)):
         if name not in function.__globals__:

@@ -27,12 +27,19 @@ class NumberType:
         return ArrayType(self, dims)
 
     def __call__(self, *args):
-        if all(isinstance(a, (NumberType, ArrayType)) for a in args) and (
-                args or self._numpy_type is None):
+        if all(_is_type(a) for a in args) and (args or self._numpy_type is None):
             return Signature(self, args)
         if self._numpy_type is None:
             raise TypeError("void cannot convert a value")
         return self._numpy_type(*args)
+
+
+def _is_type(value):
+    """tidal's types, and Numba's type objects (duck-typed: tidal never
+    imports Numba), which a signature such as void(numba.float32[::1]) mixes in."""
+    if isinstance(value, (NumberType, ArrayType)):
+        return True
+    return type(value).__module__.startswith("numba.core.types")
 
 
 class ArrayType:

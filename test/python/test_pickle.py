@@ -209,14 +209,35 @@ def test_unpickling_without_the_extension_names_what_is_missing(tmp_path, user_m
     assert "tidal._tidal" in message and "is missing" in message, message
 
 
-def test_kernel_without_source_cannot_pickle():
+@pytest.mark.parametrize("pickler", PICKLERS)
+def test_kernel_made_in_exec_pickles_with_its_kept_source(pickler):
+    # tidal keeps the source of exec'd strings (tidal/_sources.py).
     namespace = {}
     exec("from tidal import cuda\n"
          "@cuda.jit\n"
          "def made_in_exec(x):\n"
-         "    x[0] = 1\n", namespace)
-    with pytest.raises(TypeError, match="cannot pickle 'made_in_exec'.*source"):
-        pickle.dumps(namespace["made_in_exec"])
+         "    x[0] = 41 + 1\n", namespace)
+    kernel = namespace["made_in_exec"]
+    rebuild, (kind, _, state, options) = pickler.loads(pickler.dumps(kernel)).__reduce__()
+    assert state["lines"][0] == "@cuda.jit\n" and state["first_line"] == 2
+    rebuilt = rebuild(kind, ("exec", "identity"), state, options)
+    assert rebuilt is not kernel
+    x = np.zeros(1)
+    rebuilt[1, 1](x)
+    if cuda.current_target() == "cpu":
+        assert x[0] == 42
+
+
+def test_kernel_without_source_cannot_pickle():
+    import ast
+    namespace = {}
+    tree = ast.parse("from tidal import cuda\n"
+                     "@cuda.jit\n"
+                     "def made_from_ast(x):\n"
+                     "    x[0] = 1\n")
+    exec(compile(tree, "<generated>", "exec"), namespace)
+    with pytest.raises(TypeError, match="cannot pickle 'made_from_ast'.*source"):
+        pickle.dumps(namespace["made_from_ast"])
 
 
 def test_kernel_pickled_by_another_python_version_is_refused(user_module):

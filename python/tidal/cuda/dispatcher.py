@@ -6,6 +6,7 @@ import functools
 import os
 
 from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
+from . import signatures as signature_forms
 from .target import current_target
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
@@ -66,14 +67,24 @@ def _count(value, what, kernel, limit=None):
     return value.__index__()
 
 
-def _signature_argument(signature):
-    """A signature as the C++ half takes it: its text, or a list of the
-    texts of its types."""
+def _signature_argument(signature, name="kernel"):
+    """A kernel's signature, in any form signatures.py accepts, as the C++
+    half takes it: the list of its argument types."""
+    return signature_forms.kernel_signature(signature, name).native_args()
+
+
+def _declared(signature):
+    """A declared signature as the kernel keeps it (and pickles it): as
+    given when text, else as text (Numba's type objects stay behind)."""
     if isinstance(signature, str):
         return signature
-    if isinstance(signature, (tuple, list)):
-        return [str(t) for t in signature]
-    return str(signature)
+    parsed = signature_forms.signature_of(signature)
+    if parsed.return_type is None:
+        parsed.return_type = ("none",)
+    try:
+        return parsed.device_text()
+    except TypeError:  # records: the object itself
+        return signature
 
 
 class _ForAll:
@@ -123,9 +134,9 @@ class Dispatcher(native.Dispatcher):
         # Declared signatures (cuda.jit('void(int32[:], int32)')): launches
         # run one of them, converting scalars, and compile nothing else.
         # Kept as given, so that a pickled kernel declares them again.
-        self.declared_signatures = tuple(signatures)
+        self.declared_signatures = tuple(_declared(s) for s in signatures)
         for signature in signatures:
-            self._declare(_signature_argument(signature))
+            self._declare(_signature_argument(signature, self.__name__))
 
     def _tidal_options(self, target):
         """The options of the C++ half for `target` ('cpu' or 'cuda'), read at
@@ -204,7 +215,7 @@ class Dispatcher(native.Dispatcher):
     def compile(self, signature):
         """Compiles eagerly for a signature: 'void(float32[::1], int64)', a
         signature object, or a tuple of types; returns its text."""
-        return self._compile(_signature_argument(signature))
+        return self._compile(_signature_argument(signature, self.__name__))
 
     def _views(self, signature, what, arch=None):
         sm = int(arch[3:]) if arch else 75
@@ -213,7 +224,7 @@ class Dispatcher(native.Dispatcher):
         return {s: self._inspect(s, what, sm) for s in self.signatures}
 
     def _signature_text(self, signature):
-        if isinstance(signature, str) and signature.startswith("("):
+        if isinstance(signature, str) and signature in self.signatures:
             return signature
         return self.compile(signature)
 
@@ -286,7 +297,9 @@ class DeviceFunction:
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
-        self.signatures = [str(s) for s in signatures]
+        # As the frontend's signature parser reads them: ret(args) or the
+        # bare argument list.
+        self.signatures = [signature_forms.signature_of(s).device_text() for s in signatures]
         if len(self.signatures) > 1:
             raise TypeError(f"device function '{py_func.__name__}' takes one signature, "
                             f"got {len(self.signatures)}")

@@ -1,0 +1,172 @@
+"""The source of kernels that are not in a file: exec() and compile() of a
+string, ``python -c``.
+
+tidal compiles a kernel from its source (the frontend reads its AST), and
+``inspect`` finds the source only in files and in what ``linecache`` holds
+(Jupyter and IPython register their cells there). Code generators, Numba's
+own tests among them, build kernels with ``exec(code_string, globals)``, and
+CPython keeps no copy of that string. Python's audit hooks see it: a
+``compile`` event carries the source and the file name (``<string>``), then
+an ``exec`` event the code object made from it. From ``import tidal`` on,
+the hook installed here keeps, for every code object nested in an exec'd
+code object that has no file, the source lines it came from, held weakly
+through the code object (a WeakKeyDictionary: the source goes when the code
+does). ``python -c``'s code is in ``sys.orig_argv``.
+
+The hook costs one comparison per audit event. ``TIDAL_KEEP_SOURCES=0`` (read
+at import) leaves it out. A function exec'd before tidal was imported has no
+kept source: the error says so.
+
+The frontend asks ``getsourcelines(function)`` for every function it
+compiles (pyfrontend/FunctionCompiler.cpp).
+"""
+
+import collections
+import inspect
+import os
+import sys
+import threading
+import types
+import weakref
+
+__all__ = ["getsourcelines", "install", "installed"]
+
+# Sources compiled from strings, not yet exec'd: (file name, lines), newest last.
+_pending = collections.deque(maxlen=32)
+# Code object -> the lines of the source it was compiled from.
+_kept = weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+_installed = False
+
+
+def _is_file(filename):
+    return isinstance(filename, str) and not filename.startswith("<") and \
+        os.path.isfile(filename)
+
+
+def _lines(source):
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        source = bytes(source).decode("utf-8", "replace")
+    return source.splitlines(keepends=True)
+
+
+def _nested_code(code):
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _nested_code(constant)
+
+
+def _fits(code, lines):
+    """True when every function in `code` has its 'def' where its first
+    line (or one of its decorators) is in `lines`."""
+    for nested in _nested_code(code):
+        if nested.co_name.startswith("<"):  # the module, lambdas, comprehensions
+            continue
+        start = nested.co_firstlineno - 1
+        if start >= len(lines) or not any(f"def {nested.co_name}" in line
+                                          for line in lines[start:start + 32]):
+            return False
+    return True
+
+
+def _audit(event, arguments):
+    # Called for every audit event of the process: stay cheap (no system
+    # call unless a string's code is exec'd).
+    if event == "compile":
+        source, filename = arguments
+        if isinstance(source, (str, bytes)) and isinstance(filename, str):
+            with _lock:
+                _pending.append((filename, source))
+    elif event == "exec":
+        code = arguments[0]
+        if not isinstance(code, types.CodeType):
+            return
+        filename = code.co_filename
+        with _lock:
+            sources = [s for f, s in _pending if f == filename]
+        if not sources or _is_file(filename):
+            return  # not from a string, or from a file that inspect reads
+        # The newest string of that name that the code fits (a string may
+        # be compiled, another of the same name compiled, then the first
+        # exec'd).
+        for source in reversed(sources):
+            lines = _lines(source)
+            if _fits(code, lines):
+                with _lock:
+                    for nested in _nested_code(code):
+                        _kept[nested] = lines
+                return
+
+
+def install():
+    """Keeps the sources of code compiled from strings from now on (once;
+    not when TIDAL_KEEP_SOURCES=0)."""
+    global _installed
+    if _installed or os.environ.get("TIDAL_KEEP_SOURCES", "1") == "0":
+        return
+    sys.addaudithook(_audit)
+    _installed = True
+
+
+def installed():
+    return _installed
+
+
+def _matches(code, candidate):
+    """True when `candidate` (a code object) is the same function as
+    `code`: same name, first line and bytecode."""
+    return candidate.co_name == code.co_name and \
+        candidate.co_firstlineno == code.co_firstlineno and candidate.co_code == code.co_code
+
+
+def _command_line_source(code):
+    """The lines of ``python -c``'s code when `code` was compiled from it."""
+    argv = getattr(sys, "orig_argv", [])
+    if code.co_filename != "<string>" or "-c" not in argv[:-1]:
+        return None
+    command = argv[argv.index("-c") + 1]
+    try:
+        module = compile(command, "<string>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    if any(_matches(code, nested) for nested in _nested_code(module)):
+        return _lines(command)
+    return None
+
+
+def _missing(function, code):
+    filename = code.co_filename
+    name = getattr(function, "__qualname__", code.co_name)
+    if filename in ("<stdin>", "<console>"):
+        return (f"'{name}' was defined in an interactive session, whose source Python does "
+                f"not keep: define it in a file, or in IPython/Jupyter, which keep it")
+    if not _installed:
+        why = ("tidal keeps the source of code compiled from strings only when "
+               "TIDAL_KEEP_SOURCES is not 0" if os.environ.get("TIDAL_KEEP_SOURCES") == "0"
+               else "tidal's source keeping is not installed")
+        return f"'{name}' comes from {filename}, and {why}"
+    return (f"'{name}' comes from {filename}, compiled before tidal was imported or "
+            f"from an AST: import tidal before exec()/compile() of the kernel's source, "
+            f"so that tidal can keep it")
+
+
+def getsourcelines(function):
+    """inspect.getsourcelines, falling back to the sources kept from exec()
+    and ``python -c``: (lines, first line number); OSError (with what to do)
+    when there is none."""
+    try:
+        return inspect.getsourcelines(function)
+    except (OSError, TypeError):
+        pass
+    code = getattr(function, "__code__", None)
+    if code is None:
+        raise TypeError(f"{function!r} is not a Python function")
+    with _lock:
+        lines = _kept.get(code)
+    if lines is None:
+        lines = _command_line_source(code)
+    if lines is None or code.co_firstlineno > len(lines):
+        raise OSError(_missing(function, code))
+    first = code.co_firstlineno
+    return inspect.getblock(lines[first - 1:]), first
