@@ -4,6 +4,7 @@
 #include "Dispatcher.h"
 
 #include "Compiler.h"
+#include "DispatcherCache.h"
 #include "Errors.h"
 #include "LaunchConfig.h"
 #include "LaunchPlan.h"
@@ -70,6 +71,10 @@ Specialization *DispatcherState::find(const std::vector<Type> &Types) {
 Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
   if (Specialization *S = find(Types))
     return *S;
+  if (std::unique_ptr<Specialization> Cached = loadCachedSpecialization(*this, Types)) {
+    Specializations.push_back(std::move(Cached));
+    return *Specializations.back();
+  }
   KernelModule KM = emitKernel(Function.get(), Types, Options);
   auto Spec = std::make_unique<Specialization>();
   Spec->ArgTypes = Types;
@@ -78,11 +83,20 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
   Spec->TypesText = typesText(Name, KM);
   for (const Type &T : Types)
     Spec->ParamCount += flattenedParameterSizes(T).size();
+  std::optional<runtime::CpuObject> Object;
   if (Target == TargetKind::Cpu) {
     lowerForHost(*KM.Module);
-    Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
+    if (Cache && !Cache.isNone()) {
+      // Through an object file, which the cache keeps and a later process
+      // links without codegen.
+      Object = runtime::CpuModule::emitObject(std::move(KM.Module), std::move(KM.Context));
+      Spec->Cpu = runtime::CpuModule::load(*Object, KM.KernelName);
+    } else {
+      Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
+    }
     Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
   }
+  saveSpecialization(*this, *Spec, Object ? &*Object : nullptr);
   Specializations.push_back(std::move(Spec));
   return *Specializations.back();
 }
@@ -249,6 +263,9 @@ DispatcherState &configuredState(PyObject *Self) {
   D.Options.MaxRegisters = static_cast<unsigned>(Item("max_registers").asLong());
   D.Options.MaxThreadsPerBlock = static_cast<unsigned>(Item("max_threads").asLong());
   D.Options.MinBlocksPerSM = static_cast<unsigned>(Item("min_blocks").asLong());
+  // The disk cache (cache=True), when the options have one.
+  if (PyObject *Cache = PyDict_GetItemString(Options.get(), "cache"))
+    D.Cache = PyRef::borrow(Cache);
   D.Configured = true;
   return D;
 }
@@ -266,10 +283,15 @@ runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &
                                 Driver.reason() + " (TIDAL_TARGET=cpu runs kernels on the cpu)");
   runtime::CudaContext &Context = runtime::CudaContext::forDevice(Ordinal);
   unsigned SM = Context.limits().ptxSM();
-  llvm::LLVMContext Ctx;
-  std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
-  lowerForNVPTX(*M, SM);
-  auto Module = std::make_unique<runtime::CudaModule>(Context, emitPTX(*M, SM));
+  std::optional<std::string> PTX = loadCachedPTX(D, S, SM);
+  if (!PTX) {
+    llvm::LLVMContext Ctx;
+    std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
+    lowerForNVPTX(*M, SM);
+    PTX = emitPTX(*M, SM);
+    savePTX(D, S, SM, *PTX);
+  }
+  auto Module = std::make_unique<runtime::CudaModule>(Context, *PTX);
   auto Function = std::make_unique<runtime::CudaFunction>(Module->function(S.KernelName));
   S.Cuda.push_back({&Context, std::move(Module), std::move(Function)});
   return *S.Cuda.back().Function;

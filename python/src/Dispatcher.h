@@ -55,6 +55,10 @@ struct DispatcherState {
   bool Configured = false;
   TargetKind Target = TargetKind::Cpu;
   frontend::FrontendOptions Options;
+  // cache=True: the disk cache (a tidal.cuda.caching.KernelCache, read with
+  // the options) that compile() and cudaFunctionOf() read and write
+  // (DispatcherCache.h); null or None without one.
+  frontend::PyRef Cache;
   std::vector<std::unique_ptr<Specialization>> Specializations;
   // The signatures given to cuda.jit('sig') or cuda.jit(['sig', ...]): when
   // there are any, launches run one of them, converting scalar arguments to

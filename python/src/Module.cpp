@@ -113,7 +113,8 @@ PyMODINIT_FUNC PyInit__tidal() {
                                       addDispatcherType,          addLaunchConfigType,
                                       addMemoryFunctions,         addHostMemoryFunctions,
                                       addStreamAndEventFunctions, addDeviceFunctions,
-                                      addCompilerFunctions,       tidal::dlpack::addFunctions};
+                                      addCompilerFunctions,       tidal::dlpack::addFunctions,
+                                      addCacheFunctions};
   for (auto Add : Parts) {
     if (Add(Module) < 0) {
       Py_DECREF(Module);

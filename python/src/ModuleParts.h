@@ -20,6 +20,8 @@ int addDeviceFunctions(PyObject *Module);
 // Module.cpp: the compiler's functions (parse_signature, compile_ptx_timed,
 // cpu_worker_count).
 int addCompilerFunctions(PyObject *Module);
+// DispatcherCache.cpp: what the disk cache's key needs (host_description).
+int addCacheFunctions(PyObject *Module);
 
 } // namespace tidal::binding
 

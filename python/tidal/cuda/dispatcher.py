@@ -120,6 +120,12 @@ class Dispatcher(native.Dispatcher):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
+        # cache=True: the disk cache (caching.py); raises Numba's error for a
+        # function without a file.
+        self._cache = None
+        if options.get("cache"):
+            from .caching import KernelCache
+            self._cache = KernelCache(self)
         # Declared signatures (cuda.jit('void(int32[:], int32)')): launches
         # run one of them, converting scalars, and compile nothing else.
         # Kept as given, so that a pickled kernel declares them again.
@@ -139,7 +145,19 @@ class Dispatcher(native.Dispatcher):
                 "lineinfo": bool(options.get("lineinfo", False)),
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),
-                "max_threads": max_threads, "min_blocks": min_blocks}
+                "max_threads": max_threads, "min_blocks": min_blocks,
+                "cache": self._cache}
+
+    @property
+    def stats(self):
+        """Numba's stats: cache_path, and cache_hits and cache_misses (Counters
+        by signature) of the disk cache (cache=True)."""
+        from .caching import CompileStats
+        cache = self._cache
+        if cache is None:
+            import collections
+            return CompileStats(None, collections.Counter(), collections.Counter())
+        return CompileStats(cache.cache_path, cache.hits, cache.misses)
 
     def _launch_config(self, config):
         """kernel[config] in the forms the C++ half leaves to Python: returns
