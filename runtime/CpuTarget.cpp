@@ -21,6 +21,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -282,9 +283,13 @@ CpuModule::CpuModule(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 CpuModule::~CpuModule() = default;
 
 std::string hostDescription() {
-  orc::JITTargetMachineBuilder Builder = hostMachineBuilder();
-  return Builder.getTargetTriple().str() + " " + Builder.getCPU() + " " +
-         Builder.getFeatures().getString();
+  // What JITTargetMachineBuilder::detectHost reads, without initialising the
+  // native target (milliseconds that a cache hit should not pay).
+  llvm::SubtargetFeatures Features;
+  for (const auto &Feature : llvm::sys::getHostCPUFeatures())
+    Features.AddFeature(Feature.first(), Feature.second);
+  return llvm::sys::getProcessTriple() + " " + llvm::sys::getHostCPUName().str() + " " +
+         Features.getString();
 }
 
 namespace {

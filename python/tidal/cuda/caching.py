@@ -9,13 +9,14 @@ the compile that follows replaces it."""
 
 import collections
 import hashlib
-import json
 import linecache
 import os
 import sys
-import tempfile
 import types
 import warnings
+
+# json and tempfile are imported where they are used: a hit must stay cheap
+# (tempfile alone costs about 10 ms to import).
 
 # Bumped whenever the layout of an entry or of its key changes.
 FORMAT_VERSION = 1
@@ -275,6 +276,7 @@ class KernelCache:
         """Writes the entry: to a file of its own in the folder, then renamed
         over the entry, so that a reader sees a whole entry or none, and
         processes that write the same entry at once each leave a whole one."""
+        import tempfile
         key = self.key(kind, signature)
         data = _encode(fields, key)
         temporary = None
@@ -301,6 +303,7 @@ class KernelCache:
 def _encode(fields, key):
     """MAGIC, a JSON header line (version, key, field sizes, checksum), the
     fields' bytes one after another."""
+    import json
     names = sorted(fields)
     body = b"".join(fields[name] for name in names)
     header = {"version": FORMAT_VERSION, "key": key,
@@ -316,6 +319,7 @@ def _decode(data, key):
     end = data.find(b"\n", len(MAGIC))
     if end < 0:
         return None
+    import json
     try:
         header = json.loads(data[len(MAGIC):end])
         if header["version"] != FORMAT_VERSION or header["key"] != key:
