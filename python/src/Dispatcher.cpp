@@ -442,9 +442,9 @@ PyMethodDef DispatcherMethods[] = {
     {"_declare", Dispatcher_declare, METH_O,
      "_declare(signature): a signature of cuda.jit('sig'): compiled now, and the only ones "
      "launches run."},
-    {"specialize", Dispatcher_specialize, METH_VARARGS,
-     "specialize(*args): compiles for the types of these arguments; returns the signature's "
-     "text."},
+    {"_specialize", Dispatcher_specialize, METH_VARARGS,
+     "_specialize(*args): compiles for the types of these arguments (or finds the declared "
+     "signature they convert to); returns the signature's text."},
     {"_inspect", Dispatcher_inspect, METH_VARARGS,
      "_inspect(signature_text, what, sm=75): 'markers', 'llvm', 'ptx' or 'types'."},
     {"_kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,

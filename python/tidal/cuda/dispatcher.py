@@ -6,6 +6,7 @@ import functools
 import os
 
 from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
+from .dispatcher_api import NumbaDispatcherAPI
 from .target import current_target
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
@@ -95,7 +96,7 @@ class _ForAll:
         if self.ntasks == 0:
             return
         kernel = self.dispatcher
-        tpb = self.tpb or kernel._forall_block_size(kernel.specialize(*args), self.sharedmem,
+        tpb = self.tpb or kernel._forall_block_size(kernel._specialize(*args), self.sharedmem,
                                                     self.ntasks)
         blocks = (self.ntasks + tpb - 1) // tpb
         kernel[blocks, tpb, self.stream, self.sharedmem](*args)
@@ -105,7 +106,7 @@ class _ForAll:
                 f"tpb={self.tpb or 'auto'}>")
 
 
-class Dispatcher(native.Dispatcher):
+class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
     """A kernel: launch it with kernel[griddim, blockdim](*args).
 
     kernel[...] and the launch itself are C++ (the base class): the
@@ -226,6 +227,8 @@ class Dispatcher(native.Dispatcher):
 
     def _views(self, signature, what, arch=None):
         sm = int(arch[3:]) if arch else 75
+        if signature is None and self._specialized:  # its one signature, as Numba's
+            signature = self.signatures[0]
         if signature is not None:
             return self._inspect(self._signature_text(signature), what, sm)
         return {s: self._inspect(s, what, sm) for s in self.signatures}
@@ -264,6 +267,8 @@ class Dispatcher(native.Dispatcher):
             raise RuntimeError(
                 f"kernel '{self.__name__}': {method}() reads the compiled kernel from the "
                 f"CUDA driver and needs a GPU; kernels run on the {target} target here")
+        if signature is None and self._specialized:  # its one signature, as Numba's
+            signature = self.signatures[0]
         if signature is not None:
             return self._kernel_attribute(self._signature_text(signature), what)
         return {s: self._kernel_attribute(s, what) for s in self.signatures}
