@@ -266,6 +266,9 @@ DispatcherState &configuredState(PyObject *Self) {
   // The disk cache (cache=True), when the options have one.
   if (PyObject *Cache = PyDict_GetItemString(Options.get(), "cache"))
     D.Cache = PyRef::borrow(Cache);
+  if (PyObject *Extensions = PyDict_GetItemString(Options.get(), "extensions"))
+    if (PyList_Check(Extensions))
+      D.Extensions = PyRef::borrow(Extensions);
   D.Configured = true;
   return D;
 }

@@ -108,3 +108,68 @@ def test_inspect_sass_says_what_it_needs(target, monkeypatch):
     with pytest.raises(RuntimeError, match="needs ptxas and nvdisasm or cuobjdump of a CUDA "
                                            "toolkit"):
         double.inspect_sass("(array(float32, 1d, C), array(float32, 1d, C))")
+
+
+class Doubler:
+    """An extension: host arrays of float64 are passed doubled, and each
+    launch records what it saw; after the launch, a retrieve function runs."""
+
+    def __init__(self):
+        self.seen = []
+        self.retrieved = 0
+
+    def prepare_args(self, ty, val, stream=0, retr=None):
+        self.seen.append((ty, stream))
+        retr.append(self.count_retrieve)
+        if ty == "array(float64, 1d, C)" and isinstance(val, np.ndarray):
+            return ty, val * 2
+        return ty, val
+
+    def count_retrieve(self):
+        self.retrieved += 1
+
+
+class NoneToZeros:
+    """An extension that turns a value kernels can't take (None) into one."""
+
+    def prepare_args(self, ty, val, stream=0, retr=None):
+        if val is None:
+            return "array(float64, 1d, C)", np.zeros(4)
+        return ty, val
+
+
+def test_extensions_prepare_each_argument(target):
+    doubler = Doubler()
+
+    @cuda.jit(extensions=[doubler])
+    def copy(source, out):
+        i = cuda.grid(1)
+        if i < source.shape[0]:
+            out[i] = source[i]
+
+    assert copy.extensions == [doubler]
+    out = cuda.to_device(np.zeros(4))
+    copy[1, 4](np.arange(4.0), out)
+    assert [ty for ty, _ in doubler.seen] == ["array(float64, 1d, C)"] * 2
+    assert doubler.retrieved == 2  # one per argument, after the launch
+    target.assert_result("copy", out.copy_to_host(), np.arange(4.0) * 2)
+
+
+def test_extensions_appended_later_and_values_kernels_cannot_take(target):
+    @cuda.jit
+    def fill(a):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] = 5
+
+    with pytest.raises(TypeError):
+        fill[1, 4](None)
+    fill.extensions.append(NoneToZeros())
+    fill[1, 4](None)
+    if target.mock:
+        assert target.launched("fill") == 1
+    stream = cuda.stream()
+    recorder = Doubler()
+    fill.extensions.append(recorder)
+    fill[1, 4, stream](np.zeros(4, np.int32))
+    assert recorder.seen == [("array(int32, 1d, C)", stream)]

@@ -225,8 +225,11 @@ class KernelCache:
             _BUILD_ID = _build_id()
         target = "cpu" if kind == "cpu" else "cuda"
         options = dict(self.dispatcher._tidal_options(target))
-        options.pop("cache", None)
-        other = {k: v for k, v in self.dispatcher.options.items() if k != "cache"}
+        # Extensions change the arguments, never the code.
+        for name in ("cache", "extensions"):
+            options.pop(name, None)
+        other = {k: v for k, v in self.dispatcher.options.items()
+                 if k not in ("cache", "extensions")}
         fingerprint = _Fingerprint()
         fingerprint.add(FORMAT_VERSION, _BUILD_ID, sys.version, kind, signature,
                         repr(sorted(options.items())), repr(sorted(other.items(), key=str)))

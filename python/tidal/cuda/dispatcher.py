@@ -10,7 +10,8 @@ from .dispatcher_api import NumbaDispatcherAPI
 from .target import current_target
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
-                "max_registers", "link", "inline", "boundscheck", "launch_bounds"}
+                "max_registers", "link", "inline", "boundscheck", "launch_bounds",
+                "extensions"}
 
 
 def _dims(value, what, kernel):
@@ -147,7 +148,7 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),
                 "max_threads": max_threads, "min_blocks": min_blocks,
-                "cache": self._cache}
+                "cache": self._cache, "extensions": self.extensions}
 
     @property
     def stats(self):

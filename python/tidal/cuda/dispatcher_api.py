@@ -1,7 +1,7 @@
 """Numba's dispatcher API on tidal's kernels (mixed into
 tidal.cuda.dispatcher.Dispatcher): `overloads` (signature -> compiled kernel
 object), `specialize()` / `specializations` / `specialized`, `definition` /
-`definitions`, `inspect_sass()`, and the compiled kernel object that
+`definitions`, `inspect_sass()`, `extensions`, and the compiled kernel object that
 `overloads` holds."""
 
 import os
@@ -190,6 +190,36 @@ class NumbaDispatcherAPI:
                 f"kernel '{self.__name__}' has {len(overloads)} compiled signatures, not "
                 f"one: use definitions (or overloads) and pick one")
         return overloads[0]
+
+    @property
+    def extensions(self):
+        """Numba's extensions: objects with prepare_args(ty, val, stream=,
+        retr=) returning (ty, val), through which each launch passes every
+        argument (the last extension first); retr collects functions called
+        after the launch. cuda.jit(extensions=[...]) or appended here."""
+        extensions = self.options.get("extensions")
+        if not isinstance(extensions, list):
+            extensions = list(extensions or ())
+            self.options["extensions"] = extensions
+        return extensions
+
+    def _prepare_extension_arguments(self, args, stream):
+        """The launch's arguments after the extensions, and the functions to
+        call once it is done (called by the C++ launch when there are
+        extensions). ty is tidal's type text of the argument, or None for a
+        value kernels cannot take as it is."""
+        retrieve = []
+        prepared = []
+        for value in args:
+            try:
+                ty = native.typeof(value)
+            except TypeError:
+                ty = None
+            for extension in reversed(self.extensions):
+                ty, value = extension.prepare_args(ty, value, stream=stream or 0,
+                                                   retr=retrieve)
+            prepared.append(value)
+        return tuple(prepared), retrieve
 
     def inspect_sass(self, signature=None):
         """The SASS of the kernel (per signature, or for one), from the PTX
