@@ -63,6 +63,8 @@ struct DispatcherState {
   // users append to) whose prepare_args(ty, val, stream=, retr=) each launch
   // runs its arguments through while it is not empty (LaunchConfig.cpp).
   frontend::PyRef Extensions;
+  // Grid sizes (blocks) already warned about as too small (PerformanceWarnings.h).
+  std::vector<uint64_t> LowOccupancyWarned;
   std::vector<std::unique_ptr<Specialization>> Specializations;
   // The signatures given to cuda.jit('sig') or cuda.jit(['sig', ...]): when
   // there are any, launches run one of them, converting scalar arguments to

@@ -7,6 +7,7 @@
 #include "Dispatcher.h"
 #include "Errors.h"
 #include "LaunchPlan.h"
+#include "PerformanceWarnings.h"
 
 #include "tidal/HostABI.h"
 #include "tidal/runtime/CpuTarget.h"
@@ -81,6 +82,8 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
       } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
         ArrayView V;
         arrayViewOf(O, Kind, V); // packArguments read it already
+        if (Kind == ArgKind::HostArray) // not cuda.In/Out, which ask for the copy
+          warnImplicitCopy();
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);
         Copy.CopyBack = !V.ReadOnly && (Plan.Copies[I] & CopyOut);
@@ -376,6 +379,12 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
     Grid = {GX, GY, GZ};
     Block = {BX, BY, BZ};
     StreamObject = StreamGiven;
+  }
+  try {
+    warnLowOccupancy(configuredState(Self), Grid);
+  } catch (...) {
+    raisePythonError();
+    return nullptr;
   }
   auto *Config = PyObject_New(LaunchConfigObject, LaunchConfigType);
   if (!Config)
