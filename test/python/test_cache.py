@@ -312,3 +312,29 @@ def test_a_cached_kernel_pickles(target, tmp_path, cache_dir):
         again = pickle.loads(pickle.dumps(module.scale))
     # The same process: the same kernel.
     assert again is module.scale
+
+
+DECLARED = '''
+from tidal import cuda
+
+
+@cuda.jit("void(float32[::1], float32)", cache=True)
+def add(a, x):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        a[i] += x
+'''
+
+
+def test_a_declared_signature_is_compiled_from_the_cache(target, tmp_path, cache_dir):
+    path = tmp_path / "declared_kernels.py"
+    path.write_text(DECLARED)
+    signature = "(array(float32, 1d, C), float32)"
+    first = load(path)
+    assert dict(first.add.stats.cache_misses) == {signature: 1}  # compiled at declaration
+    second = load(path)
+    assert dict(second.add.stats.cache_hits) == {signature: 1}
+    a = np.zeros(4, np.float32)
+    target.forget_driver_calls()
+    second.add[1, 4](a, 2)  # an int converts to the declared float32
+    target.assert_result("add", a, np.full(4, 2, np.float32))
