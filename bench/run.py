@@ -58,7 +58,8 @@ def section(name, func, results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, short simulator budget")
-    parser.add_argument("--only", default="compile,launch,cpu,soak,reduce", help="sections to run")
+    parser.add_argument("--only", default="compile,launch,cpu,soak,reduce,cache",
+                        help="sections to run")
     parser.add_argument("--out", default=os.path.join(common.ROOT, "bench", "results"))
     options = parser.parse_args()
     sections = set(options.only.split(","))
@@ -96,7 +97,10 @@ def main():
     if "reduce" in sections:
         import reduce as reduction_bench
         section("reduce", lambda: reduction_bench.measure(log, repeats=3 if quick else 9), results)
-    results["disk_cache"] = "not implemented"
+    if "cache" in sections:
+        import disk_cache
+        section("disk_cache", lambda: disk_cache.measure(repeats=2 if quick else 5, log=log),
+                results)
 
     import report
     os.makedirs(options.out, exist_ok=True)

@@ -14,14 +14,18 @@
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <mutex>
 #include <vector>
@@ -84,10 +88,54 @@ public:
   orc::JITDylib &compile(orc::ThreadSafeModule Module,
                          const std::vector<std::string> &BlockNames,
                          llvm::StringMap<TidalBlockFunction> &Addresses) {
-    std::lock_guard<std::mutex> Lock(CompileMutex);
-    SessionErrors.clear();
     const std::string ModuleName = Module.withModuleDo(
         [](llvm::Module &M) { return M.getModuleIdentifier(); });
+    return link(
+        ModuleName,
+        [&](orc::JITDylib &Dylib) {
+          return Jit->addIRModule(Dylib, std::move(Module));
+        },
+        BlockNames, Addresses);
+  }
+
+  // Adds an object file (of emitObject) to a new JITDylib and links it.
+  orc::JITDylib &load(const std::string &Object, const std::string &ModuleName,
+                      const std::vector<std::string> &BlockNames,
+                      llvm::StringMap<TidalBlockFunction> &Addresses) {
+    return link(
+        ModuleName,
+        [&](orc::JITDylib &Dylib) {
+          return Jit->addObjectFile(
+              Dylib, llvm::MemoryBuffer::getMemBufferCopy(Object, ModuleName));
+        },
+        BlockNames, Addresses);
+  }
+
+  // The object file of an optimised module, made by the same TargetMachine
+  // settings as the JIT's own compiles (hostMachineBuilder).
+  std::string emitObject(llvm::Module &M) {
+    std::lock_guard<std::mutex> Lock(CompileMutex);
+    if (!ObjectMachine)
+      ObjectMachine = takeOrThrow(hostMachineBuilder().createTargetMachine(),
+                                  "cannot create a TargetMachine for the host");
+    llvm::SmallVector<char, 0> Buffer;
+    llvm::raw_svector_ostream Stream(Buffer);
+    llvm::legacy::PassManager Passes;
+    llvm::MCContext *MC = nullptr;
+    if (ObjectMachine->addPassesToEmitMC(Passes, MC, Stream))
+      throw RuntimeError("the host's TargetMachine cannot emit object files");
+    Passes.run(M);
+    return std::string(Buffer.begin(), Buffer.end());
+  }
+
+private:
+  // Makes a JITDylib, adds code to it with Add and links it now.
+  orc::JITDylib &link(const std::string &ModuleName,
+                      llvm::function_ref<llvm::Error(orc::JITDylib &)> Add,
+                      const std::vector<std::string> &BlockNames,
+                      llvm::StringMap<TidalBlockFunction> &Addresses) {
+    std::lock_guard<std::mutex> Lock(CompileMutex);
+    SessionErrors.clear();
     auto CreatedDylib = Jit->createJITDylib("tidal.module." +
                                             std::to_string(NextDylibNumber++));
     if (!CreatedDylib)
@@ -95,7 +143,7 @@ public:
                     CreatedDylib.takeError());
     orc::JITDylib &Dylib = *CreatedDylib;
     try {
-      if (llvm::Error E = Jit->addIRModule(Dylib, std::move(Module)))
+      if (llvm::Error E = Add(Dylib))
         throwJitError("cannot add module '" + ModuleName + "' to the JIT",
                       std::move(E));
 
@@ -127,6 +175,7 @@ public:
     return Dylib;
   }
 
+public:
   void remove(orc::JITDylib &Dylib) {
     std::lock_guard<std::mutex> Lock(CompileMutex);
     removeLocked(Dylib);
@@ -201,6 +250,7 @@ private:
   std::string SessionErrors;
   uint64_t NextDylibNumber = 0;
   std::unique_ptr<orc::LLJIT> Jit;
+  std::unique_ptr<llvm::TargetMachine> ObjectMachine; // emitObject's, made on first use
 };
 
 } // namespace
@@ -232,68 +282,113 @@ struct CpuModule::Impl {
 CpuModule::CpuModule(std::unique_ptr<Impl> I) : I(std::move(I)) {}
 CpuModule::~CpuModule() = default;
 
-std::unique_ptr<CpuModule>
-CpuModule::compile(std::unique_ptr<llvm::Module> M,
-                   std::unique_ptr<llvm::LLVMContext> Context) {
-  if (!M || !Context || &M->getContext() != Context.get())
-    throw RuntimeError("CpuModule::compile needs a module and the context "
-                       "that owns it");
-  const std::string ModuleName = M->getModuleIdentifier();
+std::string hostDescription() {
+  // What JITTargetMachineBuilder::detectHost reads, without initialising the
+  // native target (milliseconds that a cache hit should not pay).
+  llvm::SubtargetFeatures Features;
+  for (const auto &Feature : llvm::sys::getHostCPUFeatures())
+    Features.AddFeature(Feature.first(), Feature.second);
+  return llvm::sys::getProcessTriple() + " " + llvm::sys::getHostCPUName().str() + " " +
+         Features.getString();
+}
 
+namespace {
+
+// What compile() and emitObject() check and note about a module before
+// codegen: it verifies, every large frame probes the stack, and its block
+// functions, those that run alone and its debug flag are read.
+CpuObject prepareModule(llvm::Module &M) {
+  const std::string ModuleName = M.getModuleIdentifier();
   std::string VerifierMessage;
   llvm::raw_string_ostream VerifierStream(VerifierMessage);
-  if (llvm::verifyModule(*M, &VerifierStream))
+  if (llvm::verifyModule(M, &VerifierStream))
     throw RuntimeError("module '" + ModuleName +
                        "' is not valid IR: " + VerifierStream.str());
 
   // Stack probes in every frame larger than a page, so that a thread whose
   // local arrays overflow the worker's stack faults on its guard page (a
   // reported fault) instead of writing past it into other memory.
-  for (llvm::Function &F : *M)
+  for (llvm::Function &F : M)
     if (!F.isDeclaration() && !F.hasFnAttribute("probe-stack"))
       F.addFnAttr("probe-stack", "inline-asm");
 
-  std::vector<std::string> BlockNames;
-  for (const llvm::Function &F : *M)
+  CpuObject Prepared;
+  for (const llvm::Function &F : M)
     if (!F.isDeclaration() && F.hasExternalLinkage() &&
         F.getName().starts_with(TIDAL_BLOCK_PREFIX))
-      BlockNames.push_back(F.getName().str());
-  if (BlockNames.empty())
+      Prepared.BlockNames.push_back(F.getName().str());
+  if (Prepared.BlockNames.empty())
     throw RuntimeError("module '" + ModuleName +
                        "' defines no block function (" TIDAL_BLOCK_PREFIX
                        "<kernel>)");
 
   // Kernels the lowering marked to run on one host thread (their global
   // atomics then become plain read-modify-writes; docs/cpu-target.md).
-  std::vector<std::string> AloneNames;
-  if (llvm::NamedMDNode *Alone = M->getNamedMetadata(RunAloneMetadataName))
+  if (llvm::NamedMDNode *Alone = M.getNamedMetadata(RunAloneMetadataName))
     for (llvm::MDNode *Entry : Alone->operands())
       if (auto *F = llvm::mdconst::dyn_extract_or_null<llvm::Function>(
               Entry->getOperand(0)))
-        AloneNames.push_back(F->getName().str());
+        Prepared.AloneNames.push_back(F->getName().str());
 
   // Debug mode (the frontend's module flag): launches are watched.
   const auto *Debug =
-      llvm::mdconst::extract_or_null<llvm::ConstantInt>(M->getModuleFlag("tidal.debug"));
-  const bool Watched = Debug && !Debug->isZero();
+      llvm::mdconst::extract_or_null<llvm::ConstantInt>(M.getModuleFlag("tidal.debug"));
+  Prepared.Watched = Debug && !Debug->isZero();
+  return Prepared;
+}
 
-  auto State = std::make_unique<Impl>();
-  State->Dylib = &HostJit::get().compile(
-      orc::ThreadSafeModule(std::move(M), std::move(Context)), BlockNames,
-      State->BlockFunctions);
-  State->Watched = Watched;
-  for (const auto &Entry : State->BlockFunctions) {
+// Registers the linked block functions with the pool (names for reports,
+// watched launches, kernels that run alone).
+void registerBlockFunctions(CpuModule::Impl &State, const CpuObject &Prepared) {
+  State.Watched = Prepared.Watched;
+  for (const auto &Entry : State.BlockFunctions) {
     setBlockFunctionName(Entry.second,
                          Entry.first().drop_front(sizeof(TIDAL_BLOCK_PREFIX) - 1).str());
-    if (Watched)
+    if (Prepared.Watched)
       CpuThreadPool::process().setWatched(Entry.second, true);
   }
-  for (const std::string &Name : AloneNames)
-    if (auto Found = State->BlockFunctions.find(Name);
-        Found != State->BlockFunctions.end()) {
+  for (const std::string &Name : Prepared.AloneNames)
+    if (auto Found = State.BlockFunctions.find(Name); Found != State.BlockFunctions.end()) {
       CpuThreadPool::process().setRunsAlone(Found->second, true);
-      State->RunAlone.push_back(Found->second);
+      State.RunAlone.push_back(Found->second);
     }
+}
+
+} // namespace
+
+std::unique_ptr<CpuModule>
+CpuModule::compile(std::unique_ptr<llvm::Module> M,
+                   std::unique_ptr<llvm::LLVMContext> Context) {
+  if (!M || !Context || &M->getContext() != Context.get())
+    throw RuntimeError("CpuModule::compile needs a module and the context "
+                       "that owns it");
+  CpuObject Prepared = prepareModule(*M);
+  auto State = std::make_unique<Impl>();
+  State->Dylib = &HostJit::get().compile(
+      orc::ThreadSafeModule(std::move(M), std::move(Context)), Prepared.BlockNames,
+      State->BlockFunctions);
+  registerBlockFunctions(*State, Prepared);
+  return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
+}
+
+CpuObject CpuModule::emitObject(std::unique_ptr<llvm::Module> M,
+                                std::unique_ptr<llvm::LLVMContext> Context) {
+  if (!M || !Context || &M->getContext() != Context.get())
+    throw RuntimeError("CpuModule::emitObject needs a module and the context "
+                       "that owns it");
+  CpuObject Out = prepareModule(*M);
+  Out.Object = HostJit::get().emitObject(*M);
+  return Out;
+}
+
+std::unique_ptr<CpuModule> CpuModule::load(const CpuObject &Object,
+                                           const std::string &Name) {
+  if (Object.BlockNames.empty())
+    throw RuntimeError("object '" + Name + "' names no block function");
+  auto State = std::make_unique<Impl>();
+  State->Dylib = &HostJit::get().load(Object.Object, Name, Object.BlockNames,
+                                      State->BlockFunctions);
+  registerBlockFunctions(*State, Object);
   return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
 }
 

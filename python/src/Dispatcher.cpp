@@ -5,6 +5,7 @@
 
 #include "ArgumentTyping.h"
 #include "Compiler.h"
+#include "DispatcherCache.h"
 #include "Errors.h"
 #include "LaunchConfig.h"
 #include "LaunchPlan.h"
@@ -71,6 +72,10 @@ Specialization *DispatcherState::find(const std::vector<Type> &Types) {
 Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
   if (Specialization *S = find(Types))
     return *S;
+  if (std::unique_ptr<Specialization> Cached = loadCachedSpecialization(*this, Types)) {
+    Specializations.push_back(std::move(Cached));
+    return *Specializations.back();
+  }
   KernelModule KM = emitKernel(Function.get(), Types, Options);
   auto Spec = std::make_unique<Specialization>();
   Spec->ArgTypes = Types;
@@ -79,11 +84,20 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
   Spec->TypesText = typesText(Name, KM);
   for (const Type &T : Types)
     Spec->ParamCount += flattenedParameterSizes(T).size();
+  std::optional<runtime::CpuObject> Object;
   if (Target == TargetKind::Cpu) {
     lowerForHost(*KM.Module);
-    Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
+    if (Cache && !Cache.isNone()) {
+      // Through an object file, which the cache keeps and a later process
+      // links without codegen.
+      Object = runtime::CpuModule::emitObject(std::move(KM.Module), std::move(KM.Context));
+      Spec->Cpu = runtime::CpuModule::load(*Object, KM.KernelName);
+    } else {
+      Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
+    }
     Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
   }
+  saveSpecialization(*this, *Spec, Object ? &*Object : nullptr);
   Specializations.push_back(std::move(Spec));
   return *Specializations.back();
 }
@@ -255,6 +269,12 @@ DispatcherState &configuredState(PyObject *Self) {
   D.Options.MaxRegisters = static_cast<unsigned>(Item("max_registers").asLong());
   D.Options.MaxThreadsPerBlock = static_cast<unsigned>(Item("max_threads").asLong());
   D.Options.MinBlocksPerSM = static_cast<unsigned>(Item("min_blocks").asLong());
+  // The disk cache (cache=True), when the options have one.
+  if (PyObject *Cache = PyDict_GetItemString(Options.get(), "cache"))
+    D.Cache = PyRef::borrow(Cache);
+  if (PyObject *Extensions = PyDict_GetItemString(Options.get(), "extensions"))
+    if (PyList_Check(Extensions))
+      D.Extensions = PyRef::borrow(Extensions);
   D.Configured = true;
   return D;
 }
@@ -272,10 +292,15 @@ runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &
                                 Driver.reason() + " (TIDAL_TARGET=cpu runs kernels on the cpu)");
   runtime::CudaContext &Context = runtime::CudaContext::forDevice(Ordinal);
   unsigned SM = Context.limits().ptxSM();
-  llvm::LLVMContext Ctx;
-  std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
-  lowerForNVPTX(*M, SM);
-  auto Module = std::make_unique<runtime::CudaModule>(Context, emitPTX(*M, SM));
+  std::optional<std::string> PTX = loadCachedPTX(D, S, SM);
+  if (!PTX) {
+    llvm::LLVMContext Ctx;
+    std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
+    lowerForNVPTX(*M, SM);
+    PTX = emitPTX(*M, SM);
+    savePTX(D, S, SM, *PTX);
+  }
+  auto Module = std::make_unique<runtime::CudaModule>(Context, *PTX);
   auto Function = std::make_unique<runtime::CudaFunction>(Module->function(S.KernelName));
   S.Cuda.push_back({&Context, std::move(Module), std::move(Function)});
   return *S.Cuda.back().Function;
@@ -426,9 +451,9 @@ PyMethodDef DispatcherMethods[] = {
     {"_declare", Dispatcher_declare, METH_O,
      "_declare(signature): a signature of cuda.jit('sig'): compiled now, and the only ones "
      "launches run."},
-    {"specialize", Dispatcher_specialize, METH_VARARGS,
-     "specialize(*args): compiles for the types of these arguments; returns the signature's "
-     "text."},
+    {"_specialize", Dispatcher_specialize, METH_VARARGS,
+     "_specialize(*args): compiles for the types of these arguments (or finds the declared "
+     "signature they convert to); returns the signature's text."},
     {"_inspect", Dispatcher_inspect, METH_VARARGS,
      "_inspect(signature_text, what, sm=75): 'markers', 'llvm', 'ptx' or 'types'."},
     {"_kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,

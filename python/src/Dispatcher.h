@@ -55,6 +55,16 @@ struct DispatcherState {
   bool Configured = false;
   TargetKind Target = TargetKind::Cpu;
   frontend::FrontendOptions Options;
+  // cache=True: the disk cache (a tidal.cuda.caching.KernelCache, read with
+  // the options) that compile() and cudaFunctionOf() read and write
+  // (DispatcherCache.h); null or None without one.
+  frontend::PyRef Cache;
+  // Numba's extensions=[...]: the list (kept by the Python dispatcher, which
+  // users append to) whose prepare_args(ty, val, stream=, retr=) each launch
+  // runs its arguments through while it is not empty (LaunchConfig.cpp).
+  frontend::PyRef Extensions;
+  // Grid sizes (blocks) already warned about as too small (PerformanceWarnings.h).
+  std::vector<uint64_t> LowOccupancyWarned;
   std::vector<std::unique_ptr<Specialization>> Specializations;
   // The signatures given to cuda.jit('sig') or cuda.jit(['sig', ...]): when
   // there are any, launches run one of them, converting scalar arguments to

@@ -7,6 +7,7 @@
 #include "Dispatcher.h"
 #include "Errors.h"
 #include "LaunchPlan.h"
+#include "PerformanceWarnings.h"
 
 #include "tidal/HostABI.h"
 #include "tidal/runtime/CpuTarget.h"
@@ -81,6 +82,8 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
       } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
         ArrayView V;
         arrayViewOf(O, Kind, V); // packArguments read it already
+        if (Kind == ArgKind::HostArray) // not cuda.In/Out, which ask for the copy
+          warnImplicitCopy();
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);
         Copy.CopyBack = !V.ReadOnly && (Plan.Copies[I] & CopyOut);
@@ -134,6 +137,33 @@ PyTypeObject *LaunchConfigType = nullptr;
 // Runs the kernel of Config on Args (Execute false: everything but running
 // it, for the dispatch benchmark: typing or plan lookup, packing, the
 // device's checks).
+PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bool Execute);
+
+// A launch of a kernel with extensions: the Python dispatcher runs the
+// arguments through them (_prepare_extension_arguments returns the new
+// arguments and the functions to call once the launch is done), then the
+// launch proper.
+PyObject *launchWithExtensions(LaunchConfigObject *Config, PyObject *const *Args, size_t N,
+                               bool Execute) {
+  static PyObject *Method = PyUnicode_InternFromString("_prepare_extension_arguments");
+  PyRef Given = PyRef::check(PyTuple_New(static_cast<Py_ssize_t>(N)));
+  for (size_t I = 0; I < N; ++I)
+    PyTuple_SET_ITEM(Given.get(), static_cast<Py_ssize_t>(I), Py_NewRef(Args[I]));
+  PyRef Prepared = PyRef::check(PyObject_CallMethodObjArgs(
+      Config->Dispatcher, Method, Given.get(), Config->StreamObject, nullptr));
+  PyObject *NewArgs, *Retrieve;
+  if (!PyArg_ParseTuple(Prepared.get(), "O!O!", &PyTuple_Type, &NewArgs, &PyList_Type, &Retrieve))
+    return nullptr;
+  PyRef Result = PyRef::steal(launch(Config, &PyTuple_GET_ITEM(NewArgs, 0),
+                                     static_cast<size_t>(PyTuple_GET_SIZE(NewArgs)), Execute));
+  if (!Result)
+    return nullptr;
+  for (Py_ssize_t I = 0; I < PyList_GET_SIZE(Retrieve); ++I)
+    if (!PyRef::steal(PyObject_CallNoArgs(PyList_GET_ITEM(Retrieve, I))))
+      return nullptr;
+  return Result.release();
+}
+
 PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bool Execute) {
   return translateErrors([&]() -> PyObject * {
     DispatcherState &D = configuredState(Config->Dispatcher);
@@ -162,6 +192,19 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
   });
 }
 
+// Whether launches of the kernel go through its extensions (a non-empty
+// extensions list); false with a Python error set when its options fail.
+bool hasExtensions(LaunchConfigObject *Config, bool &Failed) {
+  Failed = false;
+  try {
+    DispatcherState &D = configuredState(Config->Dispatcher);
+    return D.Extensions && PyList_GET_SIZE(D.Extensions.get()) > 0;
+  } catch (...) {
+    Failed = true; // launch() reports it
+    return false;
+  }
+}
+
 PyObject *LaunchConfig_vectorcall(PyObject *Self, PyObject *const *Args, size_t NArgsF,
                                   PyObject *KwNames) {
   auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
@@ -170,6 +213,16 @@ PyObject *LaunchConfig_vectorcall(PyObject *Self, PyObject *const *Args, size_t 
                  KwNames);
     return nullptr;
   }
+  bool Failed;
+  if (hasExtensions(Config, Failed)) {
+    try {
+      return launchWithExtensions(Config, Args, PyVectorcall_NARGS(NArgsF), /*Execute=*/true);
+    } catch (const PythonErrorSet &) {
+      return nullptr;
+    }
+  }
+  if (Failed)
+    PyErr_Clear();
   return launch(Config, Args, PyVectorcall_NARGS(NArgsF), /*Execute=*/true);
 }
 
@@ -326,6 +379,12 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
     Grid = {GX, GY, GZ};
     Block = {BX, BY, BZ};
     StreamObject = StreamGiven;
+  }
+  try {
+    warnLowOccupancy(configuredState(Self), Grid);
+  } catch (...) {
+    raisePythonError();
+    return nullptr;
   }
   auto *Config = PyObject_New(LaunchConfigObject, LaunchConfigType);
   if (!Config)

@@ -114,7 +114,7 @@ PyMODINIT_FUNC PyInit__tidal() {
                                       addMemoryFunctions,         addHostMemoryFunctions,
                                       addStreamAndEventFunctions, addDeviceFunctions,
                                       addCompilerFunctions,       addCompileToPTXFunctions,
-                                      tidal::dlpack::addFunctions};
+                                      tidal::dlpack::addFunctions, addCacheFunctions};
   for (auto Add : Parts) {
     if (Add(Module) < 0) {
       Py_DECREF(Module);

@@ -22,6 +22,8 @@ int addDeviceFunctions(PyObject *Module);
 int addCompilerFunctions(PyObject *Module);
 // CompileToPTX.cpp: compile_to_ptx, for cuda.compile_ptx and cuda.compile.
 int addCompileToPTXFunctions(PyObject *Module);
+// DispatcherCache.cpp: what the disk cache's key needs (host_description).
+int addCacheFunctions(PyObject *Module);
 
 } // namespace tidal::binding
 

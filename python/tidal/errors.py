@@ -21,3 +21,15 @@ class TypingError(CompileError):
 
 class UnsupportedError(CompileError):
     """Python that kernels can't contain: with, try, lists, generators, ..."""
+
+
+class PerformanceWarning(Warning):
+    """A launch that runs slower than it could (the cuda target): a grid too
+    small to fill the GPU, a host array copied to and from the device at each
+    launch. Numba's NumbaPerformanceWarning, under that name too, so that
+    warning filters written for Numba work. Switched off by
+    TIDAL_CUDA_LOW_OCCUPANCY_WARNINGS=0 / TIDAL_CUDA_WARN_ON_IMPLICIT_COPY=0
+    (or Numba's NUMBA_ names)."""
+
+
+NumbaPerformanceWarning = PerformanceWarning

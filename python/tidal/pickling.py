@@ -107,6 +107,9 @@ def _rebuild(kind, identity, state, options):
     if existing is not None:
         return existing
     function = _rebuild_function(state)
+    # A rebuilt function has no file to cache beside: it compiles as one
+    # without cache=True.
+    options = {name: value for name, value in options.items() if name != "cache"}
     if kind == "kernel":
         result = cuda.Dispatcher(function, state.get("signatures", ()), **options)
     else:

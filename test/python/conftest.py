@@ -23,6 +23,12 @@ _BUILD_PYTHON = os.path.join(os.path.dirname(__file__), "..", "..", "build", "py
 if os.path.isdir(_BUILD_PYTHON) and _BUILD_PYTHON not in sys.path:
     sys.path.append(os.path.abspath(_BUILD_PYTHON))  # after PYTHONPATH, never before
 
+# Numba's performance warnings off, as Numba's CUDATestCase turns them off for
+# its tests (test_performance_warnings.py turns them on); scripts that tests
+# start inherit this too.
+os.environ.setdefault("TIDAL_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+os.environ.setdefault("TIDAL_CUDA_WARN_ON_IMPLICIT_COPY", "0")
+
 # mock_script: a script in a process of its own over the mock driver.
 from mock_driver import mock_script  # noqa: E402,F401  (mock_script is a fixture)
 from targets import CUDA_IS_MOCK, Target, target_params  # noqa: E402

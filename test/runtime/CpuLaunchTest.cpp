@@ -2,6 +2,7 @@
 // CpuModule and launched with launchOnCpu on the process-wide pool.
 #include "tidal/runtime/CpuTarget.h"
 
+#include "llvm/TargetParser/Host.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -521,6 +522,41 @@ TEST(CpuModule, CompileNeedsTheModulesOwnContext) {
   auto Module = std::make_unique<llvm::Module>("orphan", *Context);
   EXPECT_THROW(CpuModule::compile(std::move(Module), std::move(Other)),
                RuntimeError);
+}
+
+// The disk cache's path: an object file, emitted once and linked later
+// (twice here, as two processes would), runs as the JIT-compiled module does.
+TEST(CpuModule, EmittedObjectLoadsAndRuns) {
+  ParsedKernels Parsed = parseKernels(storeConstantKernel(42), "object");
+  ASSERT_TRUE(Parsed.Module);
+  CpuObject Object =
+      CpuModule::emitObject(std::move(Parsed.Module), std::move(Parsed.Context));
+  ASSERT_EQ(Object.BlockNames, std::vector<std::string>{"__tidal_block_store_constant"});
+  EXPECT_FALSE(Object.Watched);
+  EXPECT_EQ(Object.Object.compare(0, 4, "\x7f" "ELF"), 0);
+  for (int Load = 0; Load < 2; ++Load) {
+    std::unique_ptr<CpuModule> Module = CpuModule::load(Object, "object");
+    int32_t Value = 0;
+    int32_t *ValueData = &Value;
+    void *Params[] = {&ValueData};
+    launchOnCpu(Module->blockFunction("store_constant"), {1, 1, 1}, {1, 1, 1}, Params, 0);
+    EXPECT_EQ(Value, 42);
+  }
+}
+
+TEST(CpuModule, ObjectThatDoesNotLinkIsAnError) {
+  CpuObject Garbage;
+  Garbage.Object = "not an object file";
+  Garbage.BlockNames = {"__tidal_block_store_constant"};
+  EXPECT_THROW(CpuModule::load(Garbage, "garbage"), RuntimeError);
+  CpuObject Nameless;
+  EXPECT_THROW(CpuModule::load(Nameless, "nameless"), RuntimeError);
+}
+
+TEST(CpuModule, HostDescriptionNamesTripleAndCpu) {
+  std::string Host = hostDescription();
+  EXPECT_NE(Host.find(llvm::sys::getProcessTriple()), std::string::npos) << Host;
+  EXPECT_NE(Host.find(llvm::sys::getHostCPUName().str()), std::string::npos) << Host;
 }
 
 TEST(CpuLaunch, InvalidConfigurationThrows) {

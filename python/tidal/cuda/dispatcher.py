@@ -7,10 +7,12 @@ import os
 
 from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
 from . import signatures as signature_forms
+from .dispatcher_api import NumbaDispatcherAPI
 from .target import current_target
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
-                "max_registers", "link", "inline", "boundscheck", "launch_bounds"}
+                "max_registers", "link", "inline", "boundscheck", "launch_bounds",
+                "extensions"}
 
 
 def _dims(value, what, kernel):
@@ -106,7 +108,7 @@ class _ForAll:
         if self.ntasks == 0:
             return
         kernel = self.dispatcher
-        tpb = self.tpb or kernel._forall_block_size(kernel.specialize(*args), self.sharedmem,
+        tpb = self.tpb or kernel._forall_block_size(kernel._specialize(*args), self.sharedmem,
                                                     self.ntasks)
         blocks = (self.ntasks + tpb - 1) // tpb
         kernel[blocks, tpb, self.stream, self.sharedmem](*args)
@@ -116,7 +118,7 @@ class _ForAll:
                 f"tpb={self.tpb or 'auto'}>")
 
 
-class Dispatcher(native.Dispatcher):
+class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
     """A kernel: launch it with kernel[griddim, blockdim](*args).
 
     kernel[...] and the launch itself are C++ (the base class): the
@@ -131,6 +133,12 @@ class Dispatcher(native.Dispatcher):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
+        # cache=True: the disk cache (caching.py); raises Numba's error for a
+        # function without a file.
+        self._cache = None
+        if options.get("cache"):
+            from .caching import KernelCache
+            self._cache = KernelCache(self)
         # Declared signatures (cuda.jit('void(int32[:], int32)')): launches
         # run one of them, converting scalars, and compile nothing else.
         # Kept as given, so that a pickled kernel declares them again.
@@ -150,7 +158,19 @@ class Dispatcher(native.Dispatcher):
                 "lineinfo": bool(options.get("lineinfo", False)),
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),
-                "max_threads": max_threads, "min_blocks": min_blocks}
+                "max_threads": max_threads, "min_blocks": min_blocks,
+                "cache": self._cache, "extensions": self.extensions}
+
+    @property
+    def stats(self):
+        """Numba's stats: cache_path, and cache_hits and cache_misses (Counters
+        by signature) of the disk cache (cache=True)."""
+        from .caching import CompileStats
+        cache = self._cache
+        if cache is None:
+            import collections
+            return CompileStats(None, collections.Counter(), collections.Counter())
+        return CompileStats(cache.cache_path, cache.hits, cache.misses)
 
     def _launch_config(self, config):
         """kernel[config] in the forms the C++ half leaves to Python: returns
@@ -219,6 +239,8 @@ class Dispatcher(native.Dispatcher):
 
     def _views(self, signature, what, arch=None):
         sm = int(arch[3:]) if arch else 75
+        if signature is None and self._specialized:  # its one signature, as Numba's
+            signature = self.signatures[0]
         if signature is not None:
             return self._inspect(self._signature_text(signature), what, sm)
         return {s: self._inspect(s, what, sm) for s in self.signatures}
@@ -257,6 +279,8 @@ class Dispatcher(native.Dispatcher):
             raise RuntimeError(
                 f"kernel '{self.__name__}': {method}() reads the compiled kernel from the "
                 f"CUDA driver and needs a GPU; kernels run on the {target} target here")
+        if signature is None and self._specialized:  # its one signature, as Numba's
+            signature = self.signatures[0]
         if signature is not None:
             return self._kernel_attribute(self._signature_text(signature), what)
         return {s: self._kernel_attribute(s, what) for s in self.signatures}

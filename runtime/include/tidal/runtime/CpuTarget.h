@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -73,10 +74,33 @@ private:
 // that the optimisation pipeline and the JIT agree (data layout, CPU, features).
 std::unique_ptr<llvm::TargetMachine> createHostTargetMachine();
 
+// "<triple> <cpu> <features>" of this host, as the JIT compiles for it: the
+// part of a disk cache key that says which machine code runs here.
+std::string hostDescription();
+
+// A host-lowered module compiled to an object file for this host, with what
+// loading it needs to know (the disk cache stores these; docs/cache.md).
+struct CpuObject {
+  std::string Object;                  // ELF relocatable object
+  std::vector<std::string> BlockNames; // TIDAL_BLOCK_PREFIX<kernel> symbols
+  std::vector<std::string> AloneNames; // block functions that run alone
+  bool Watched = false;                // debug mode: launches are watched
+};
+
 // Owns one compiled module: a JITDylib of the process-wide LLJIT, released
 // when the CpuModule is destroyed. Symbols stay valid while it lives.
 class CpuModule {
 public:
+  // Codegen only: an optimised, host-lowered module (as compile() takes it)
+  // to an object file. Throws RuntimeError on failure.
+  static CpuObject emitObject(std::unique_ptr<llvm::Module> M,
+                              std::unique_ptr<llvm::LLVMContext> Context);
+  // Links an object of emitObject() (from this process or, through the disk
+  // cache, from an earlier one on the same host) into the JIT. Throws
+  // RuntimeError when it does not load or lacks a block function.
+  static std::unique_ptr<CpuModule> load(const CpuObject &Object,
+                                         const std::string &Name);
+
   // Takes an optimised, host-lowered module (its data layout and triple set
   // from createHostTargetMachine()). Throws RuntimeError on failure.
   static std::unique_ptr<CpuModule>
@@ -88,8 +112,9 @@ public:
   // naming the symbol when it is missing.
   TidalBlockFunction blockFunction(const std::string &KernelName) const;
 
+  struct Impl; // the JITDylib and its block functions (CpuTarget.cpp)
+
 private:
-  struct Impl;
   explicit CpuModule(std::unique_ptr<Impl> I);
   std::unique_ptr<Impl> I;
 };

@@ -1,0 +1,181 @@
+// The C++ half of the disk cache (docs/cache.md). An entry is a dict of
+// str -> bytes fields; the Python half (tidal.cuda.caching.KernelCache) adds
+// the key (source, options, target, host or sm, tidal's build), the checksum
+// and the file. Kinds of entry: "cpu" (a specialisation and its object
+// code), "cuda" (a specialisation's marker IR), "ptx<sm>" (its PTX).
+#include "DispatcherCache.h"
+
+#include "Errors.h"
+#include "ModuleParts.h"
+
+#include <stdexcept>
+
+namespace tidal::binding {
+
+using namespace tidal::frontend;
+
+namespace {
+
+using Entry = std::vector<std::pair<std::string, std::string>>;
+
+bool hasCache(const DispatcherState &D) { return D.Cache && !D.Cache.isNone(); }
+
+std::string joinLines(const std::vector<std::string> &Items) {
+  std::string Out;
+  for (const std::string &Item : Items)
+    Out += Item + "\n";
+  return Out;
+}
+
+std::vector<std::string> splitLines(const std::string &Text) {
+  std::vector<std::string> Out;
+  size_t Start = 0;
+  for (size_t End; (End = Text.find('\n', Start)) != std::string::npos; Start = End + 1)
+    Out.push_back(Text.substr(Start, End - Start));
+  return Out;
+}
+
+// cache.load(kind, signature): the entry's fields, or nullopt on a miss.
+std::optional<Entry> loadEntry(const DispatcherState &D, const std::string &Kind,
+                               const std::string &Signature) {
+  PyRef Fields = PyRef::check(
+      PyObject_CallMethod(D.Cache.get(), "load", "ss", Kind.c_str(), Signature.c_str()));
+  if (Fields.isNone())
+    return std::nullopt;
+  if (!PyDict_Check(Fields.get()))
+    throw std::runtime_error("internal error: the kernel cache's load() returned no dict");
+  Entry Out;
+  PyObject *Key, *Value;
+  Py_ssize_t Position = 0;
+  while (PyDict_Next(Fields.get(), &Position, &Key, &Value)) {
+    char *Bytes;
+    Py_ssize_t Size;
+    if (!PyUnicode_Check(Key) || PyBytes_AsStringAndSize(Value, &Bytes, &Size) < 0)
+      throw PythonErrorSet();
+    Out.emplace_back(PyUnicode_AsUTF8(Key), std::string(Bytes, static_cast<size_t>(Size)));
+  }
+  return Out;
+}
+
+const std::string &field(const Entry &E, const std::string &Name) {
+  for (const auto &[Key, Value] : E)
+    if (Key == Name)
+      return Value;
+  throw std::invalid_argument("the entry has no field '" + Name + "'");
+}
+
+// An entry that passed the checksum but does not load: counted as a miss
+// and removed by the Python half, which then lets the compile write a new one.
+void rejectEntry(const DispatcherState &D, const std::string &Kind, const std::string &Signature,
+                 const std::string &Why) {
+  PyRef Result = PyRef::check(PyObject_CallMethod(D.Cache.get(), "reject", "sss", Kind.c_str(),
+                                                  Signature.c_str(), Why.c_str()));
+}
+
+void saveEntry(const DispatcherState &D, const std::string &Kind, const std::string &Signature,
+               const Entry &E) {
+  PyRef Fields = PyRef::check(PyDict_New());
+  for (const auto &[Key, Value] : E) {
+    PyRef Bytes = PyRef::check(
+        PyBytes_FromStringAndSize(Value.data(), static_cast<Py_ssize_t>(Value.size())));
+    if (PyDict_SetItemString(Fields.get(), Key.c_str(), Bytes.get()) < 0)
+      throw PythonErrorSet();
+  }
+  PyRef Result = PyRef::check(PyObject_CallMethod(D.Cache.get(), "save", "ssO", Kind.c_str(),
+                                                  Signature.c_str(), Fields.get()));
+}
+
+} // namespace
+
+std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &D,
+                                                         const std::vector<Type> &Types) {
+  if (!hasCache(D))
+    return nullptr;
+  const std::string Kind = targetName(D.Target);
+  const std::string Signature = signatureText(Types);
+  std::optional<Entry> E = loadEntry(D, Kind, Signature);
+  if (!E)
+    return nullptr;
+  try {
+    auto Spec = std::make_unique<Specialization>();
+    Spec->ArgTypes = Types;
+    Spec->KernelName = field(*E, "kernel_name");
+    Spec->MarkerIR = field(*E, "marker_ir");
+    Spec->TypesText = field(*E, "types_text");
+    for (const Type &T : Types)
+      Spec->ParamCount += flattenedParameterSizes(T).size();
+    if (D.Target == TargetKind::Cpu) {
+      runtime::CpuObject Object;
+      Object.Object = field(*E, "object");
+      Object.BlockNames = splitLines(field(*E, "block_names"));
+      Object.AloneNames = splitLines(field(*E, "alone_names"));
+      Object.Watched = field(*E, "watched") == "1";
+      Spec->Cpu = runtime::CpuModule::load(Object, "cached." + Spec->KernelName);
+      Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
+    }
+    return Spec;
+  } catch (const std::exception &Error) {
+    rejectEntry(D, Kind, Signature, Error.what());
+    return nullptr;
+  }
+}
+
+void saveSpecialization(const DispatcherState &D, const Specialization &S,
+                        const runtime::CpuObject *Object) {
+  if (!hasCache(D))
+    return;
+  Entry E = {{"kernel_name", S.KernelName},
+             {"marker_ir", S.MarkerIR},
+             {"types_text", S.TypesText}};
+  if (Object) {
+    E.emplace_back("object", Object->Object);
+    E.emplace_back("block_names", joinLines(Object->BlockNames));
+    E.emplace_back("alone_names", joinLines(Object->AloneNames));
+    E.emplace_back("watched", Object->Watched ? "1" : "0");
+  }
+  saveEntry(D, targetName(D.Target), signatureText(S.ArgTypes), E);
+}
+
+std::optional<std::string> loadCachedPTX(const DispatcherState &D, const Specialization &S,
+                                         unsigned SM) {
+  if (!hasCache(D))
+    return std::nullopt;
+  const std::string Kind = "ptx" + std::to_string(SM);
+  const std::string Signature = signatureText(S.ArgTypes);
+  std::optional<Entry> E = loadEntry(D, Kind, Signature);
+  if (!E)
+    return std::nullopt;
+  try {
+    return field(*E, "ptx");
+  } catch (const std::exception &Error) {
+    rejectEntry(D, Kind, Signature, Error.what());
+    return std::nullopt;
+  }
+}
+
+void savePTX(const DispatcherState &D, const Specialization &S, unsigned SM,
+             const std::string &PTX) {
+  if (hasCache(D))
+    saveEntry(D, "ptx" + std::to_string(SM), signatureText(S.ArgTypes), {{"ptx", PTX}});
+}
+
+namespace {
+
+// host_description(): "<triple> <cpu> <features>", what the cpu target
+// compiles for (a part of the key of the cpu target's entries).
+PyObject *module_host_description(PyObject *, PyObject *) {
+  return translateErrors([&]() -> PyObject * {
+    return PyUnicode_FromString(runtime::hostDescription().c_str());
+  });
+}
+
+PyMethodDef CacheMethods[] = {
+    {"host_description", module_host_description, METH_NOARGS,
+     "host_description(): the triple, CPU and features the cpu target compiles for."},
+    {nullptr, nullptr, 0, nullptr}};
+
+} // namespace
+
+int addCacheFunctions(PyObject *Module) { return PyModule_AddFunctions(Module, CacheMethods); }
+
+} // namespace tidal::binding

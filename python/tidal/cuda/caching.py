@@ -1,0 +1,340 @@
+"""The disk cache of @cuda.jit(cache=True) (docs/cache.md): where entries
+live, what their key holds, how they are checked, read and written.
+
+The C++ half (python/src/DispatcherCache.cpp) turns a specialisation into an
+entry (a dict of str -> bytes fields) and back; this half keys it on
+everything that changes the code, writes it atomically and trusts nothing it
+reads: an entry with a wrong magic, version, key or checksum is a miss, and
+the compile that follows replaces it."""
+
+import collections
+import hashlib
+import linecache
+import os
+import sys
+import types
+import warnings
+
+# json and tempfile are imported where they are used: a hit must stay cheap
+# (tempfile alone costs about 10 ms to import).
+
+# Bumped whenever the layout of an entry or of its key changes.
+FORMAT_VERSION = 1
+MAGIC = b"TIDAL-KERNEL-CACHE\n"
+SUFFIX = ".tidalk"
+
+# Numba's dispatcher.stats: where the cache is, and hits and misses per signature.
+CompileStats = collections.namedtuple("_CompileStats",
+                                      ("cache_path", "cache_hits", "cache_misses"))
+
+# Modules whose attributes a kernel reads are part of its key, except these,
+# which only change with tidal's or Python's own build.
+_STABLE_MODULES = ("math", "cmath", "numpy", "tidal", "numba", "builtins", "operator")
+
+
+class CacheWarning(RuntimeWarning):
+    """The kernel cache could not be written (the kernel still runs)."""
+
+
+def _build_id():
+    """tidal's version and its compiled part (frontend, plugin and runtime
+    are one extension module): a rebuilt tidal never reads older entries."""
+    from .. import __version__
+    from .._tidal import __file__ as native_file
+    info = os.stat(native_file)
+    return f"{__version__} {native_file} {info.st_size} {info.st_mtime_ns}"
+
+
+_BUILD_ID = None
+_HOST = None
+
+
+def _host_description():
+    global _HOST
+    if _HOST is None:
+        from .._tidal import host_description
+        _HOST = host_description()
+    return _HOST
+
+
+def _source_file(py_func):
+    """The file a kernel was defined in, or None when it has none (exec(),
+    an interactive session), as Numba's locators decide."""
+    filename = py_func.__code__.co_filename
+    if filename.startswith("<") and filename.endswith(">"):
+        return None
+    if not os.path.isfile(filename):
+        return None
+    return os.path.abspath(filename)
+
+
+def _writable(directory):
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK | os.X_OK)
+
+
+def cache_directory(source_file):
+    """TIDAL_CACHE_DIR (a folder per source folder below it), or __pycache__
+    beside the source, or, when that cannot be written, the user's cache
+    folder (as Numba's user-wide locator)."""
+    source_dir = os.path.dirname(source_file)
+    # The source folder's path, spelled as one folder name.
+    mangled = source_dir.strip(os.sep).replace(os.sep, "_").replace(":", "_") or "root"
+    root = os.environ.get("TIDAL_CACHE_DIR")
+    if root:
+        return os.path.join(os.path.abspath(root), mangled)
+    beside = os.path.join(source_dir, "__pycache__")
+    if _writable(beside):
+        return beside
+    user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(user, "tidal", mangled)
+
+
+class _Fingerprint:
+    """A hash of a function's source and of everything it freezes: the
+    globals and closure variables it names (numbers, tuples, arrays, the
+    attributes it reads of user modules) and, recursively, the device
+    functions it calls."""
+
+    def __init__(self):
+        self.hash = hashlib.sha256()
+        self.seen = set()
+
+    def add(self, *items):
+        for item in items:
+            data = item if isinstance(item, bytes) else str(item).encode()
+            self.hash.update(len(data).to_bytes(8, "little"))
+            self.hash.update(data)
+
+    def function(self, py_func):
+        if id(py_func) in self.seen:
+            self.add("seen", py_func.__qualname__)
+            return
+        self.seen.add(id(py_func))
+        code = py_func.__code__
+        self.add("function", code.co_filename, py_func.__qualname__)
+        codes = list(self._codes(code))
+        # Its source text, as the frontend reads it (linecache), from its
+        # first decorator to its last line.
+        last = max((line for c in codes for _, _, line in c.co_lines() if line), default=0)
+        lines = linecache.getlines(code.co_filename)
+        self.add("source", "".join(lines[code.co_firstlineno - 1:last]))
+        names = []
+        for c in codes:
+            self.add(c.co_code, c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars,
+                     c.co_firstlineno, c.co_linetable)
+            for const in c.co_consts:
+                if not isinstance(const, types.CodeType):
+                    self.add(type(const).__name__, repr(const))
+            names.extend(c.co_names)
+        attributes = set(names)
+        namespace = py_func.__globals__
+        for name in dict.fromkeys(names):
+            if name in namespace:
+                self.add("global", name)
+                self.value(namespace[name], attributes)
+        for name, cell in zip(code.co_freevars, py_func.__closure__ or ()):
+            self.add("closure", name)
+            try:
+                self.value(cell.cell_contents, attributes)
+            except ValueError:  # an empty cell
+                self.add("empty")
+
+    @staticmethod
+    def _codes(code):
+        yield code
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                yield from _Fingerprint._codes(const)
+
+    def value(self, value, attributes=()):
+        if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+            self.add(type(value).__name__, repr(value))
+        elif isinstance(value, (tuple, list)):
+            self.add(type(value).__name__, len(value))
+            for item in value:
+                self.value(item)
+        elif isinstance(value, types.ModuleType):
+            self.add("module", value.__name__)
+            if value.__name__.split(".")[0] not in _STABLE_MODULES:
+                # The attributes a kernel may read of it (mod.N).
+                for name in sorted(attributes):
+                    if name in value.__dict__ and not isinstance(value.__dict__[name],
+                                                                 types.ModuleType):
+                        self.add("attribute", name)
+                        self.value(value.__dict__[name])
+        elif hasattr(value, "py_func") and (getattr(value, "__tidal_device__", False) or
+                                            getattr(value, "__tidal_kernel__", False)):
+            self.add("tidal function", repr(sorted(value.options.items())),
+                     getattr(value, "signatures", None) if
+                     getattr(value, "__tidal_device__", False) else "")
+            self.function(value.py_func)
+        elif type(value).__name__ == "ndarray":
+            self.add("ndarray", value.dtype.str, value.shape)
+            self.add(hashlib.sha256(value.tobytes()).digest())
+        elif hasattr(value, "dtype") and hasattr(value, "item") and not isinstance(value, type):
+            self.add("scalar", value.dtype.str, repr(value.item()))
+        elif isinstance(value, types.FunctionType):
+            self.add("python function", value.__module__, value.__qualname__)
+            self.function(value)
+        elif isinstance(value, type) or callable(value):
+            self.add("callable", getattr(value, "__module__", ""),
+                     getattr(value, "__qualname__", repr(value)))
+        else:
+            # Anything else: its type and repr (a repr with an address only
+            # makes the key never match, which is safe).
+            self.add("object", type(value).__qualname__, repr(value))
+
+    def digest(self):
+        return self.hash.hexdigest()
+
+
+def _function_name(py_func):
+    return getattr(py_func, "__qualname__", py_func.__name__).replace("<locals>", "locals")
+
+
+class KernelCache:
+    """One kernel's entries on disk, and its hits and misses. The C++ half
+    calls load(kind, signature), save(kind, signature, fields) and
+    reject(kind, signature, why); kind is "cpu", "cuda" or "ptx<sm>"."""
+
+    def __init__(self, dispatcher):
+        py_func = dispatcher.py_func
+        source = _source_file(py_func)
+        if source is None:
+            raise RuntimeError(
+                f"cannot cache function {_function_name(py_func)!r}: no locator available "
+                f"for file {py_func.__code__.co_filename!r}")
+        self.dispatcher = dispatcher
+        self.source_file = source
+        self.cache_path = cache_directory(source)
+        stem = os.path.splitext(os.path.basename(source))[0]
+        self.prefix = f"{stem}.{_function_name(py_func)}"
+        self.hits = collections.Counter()
+        self.misses = collections.Counter()
+
+    # The key ----------------------------------------------------------------
+
+    def key(self, kind, signature):
+        """Everything the code of (kind, signature) depends on, hashed."""
+        global _BUILD_ID
+        if _BUILD_ID is None:
+            _BUILD_ID = _build_id()
+        target = "cpu" if kind == "cpu" else "cuda"
+        options = dict(self.dispatcher._tidal_options(target))
+        # Extensions change the arguments, never the code.
+        for name in ("cache", "extensions"):
+            options.pop(name, None)
+        other = {k: v for k, v in self.dispatcher.options.items()
+                 if k not in ("cache", "extensions")}
+        fingerprint = _Fingerprint()
+        fingerprint.add(FORMAT_VERSION, _BUILD_ID, sys.version, kind, signature,
+                        repr(sorted(options.items())), repr(sorted(other.items(), key=str)))
+        if kind == "cpu":
+            fingerprint.add(_host_description())
+        fingerprint.function(self.dispatcher.py_func)
+        return fingerprint.digest()
+
+    def path(self, kind, key):
+        return os.path.join(self.cache_path, f"{self.prefix}.{kind}.{key[:24]}{SUFFIX}")
+
+    # Reading -----------------------------------------------------------------
+
+    def load(self, kind, signature):
+        """The entry's fields, or None (a miss: no file, or one that is not
+        exactly what this key wrote)."""
+        key = self.key(kind, signature)
+        fields = None
+        try:
+            with open(self.path(kind, key), "rb") as file:
+                fields = _decode(file.read(), key)
+        except OSError:
+            pass
+        self._count(kind, signature, fields is not None)
+        return fields
+
+    def reject(self, kind, signature, why):
+        """An entry that the C++ half could not use: a miss after all, and
+        removed so that the compile that follows writes a good one."""
+        if kind in ("cpu", "cuda"):
+            self.hits[signature] -= 1
+            if self.hits[signature] <= 0:
+                del self.hits[signature]
+            self.misses[signature] += 1
+        try:
+            os.unlink(self.path(kind, self.key(kind, signature)))
+        except OSError:
+            pass
+
+    def _count(self, kind, signature, hit):
+        if kind in ("cpu", "cuda"):  # a specialisation (ptx<sm> is a part of one)
+            (self.hits if hit else self.misses)[signature] += 1
+
+    # Writing -----------------------------------------------------------------
+
+    def save(self, kind, signature, fields):
+        """Writes the entry: to a file of its own in the folder, then renamed
+        over the entry, so that a reader sees a whole entry or none, and
+        processes that write the same entry at once each leave a whole one."""
+        import tempfile
+        key = self.key(kind, signature)
+        data = _encode(fields, key)
+        temporary = None
+        try:
+            os.makedirs(self.cache_path, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX,
+                                                 dir=self.cache_path)
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+            os.chmod(temporary, 0o644)  # as other files of __pycache__ (mkstemp's is 0600)
+            os.replace(temporary, self.path(kind, key))
+            temporary = None
+        except OSError as error:
+            warnings.warn(f"cannot write the cache of kernel {_function_name(self.dispatcher.py_func)!r} "
+                          f"in {self.cache_path}: {error}", CacheWarning, stacklevel=2)
+        finally:
+            if temporary is not None:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+
+
+def _encode(fields, key):
+    """MAGIC, a JSON header line (version, key, field sizes, checksum), the
+    fields' bytes one after another."""
+    import json
+    names = sorted(fields)
+    body = b"".join(fields[name] for name in names)
+    header = {"version": FORMAT_VERSION, "key": key,
+              "fields": [[name, len(fields[name])] for name in names],
+              "checksum": hashlib.sha256(body).hexdigest()}
+    return MAGIC + json.dumps(header).encode() + b"\n" + body
+
+
+def _decode(data, key):
+    """The fields of an entry, or None unless it is whole and for `key`."""
+    if not data.startswith(MAGIC):
+        return None
+    end = data.find(b"\n", len(MAGIC))
+    if end < 0:
+        return None
+    import json
+    try:
+        header = json.loads(data[len(MAGIC):end])
+        if header["version"] != FORMAT_VERSION or header["key"] != key:
+            return None
+        body = memoryview(data)[end + 1:]
+        if sum(size for _, size in header["fields"]) != len(body) or \
+                hashlib.sha256(body).hexdigest() != header["checksum"]:
+            return None
+        fields, offset = {}, 0
+        for name, size in header["fields"]:
+            fields[str(name)] = bytes(body[offset:offset + size])
+            offset += size
+        return fields
+    except (ValueError, KeyError, TypeError):
+        return None

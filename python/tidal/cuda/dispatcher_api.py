@@ -1,0 +1,281 @@
+"""Numba's dispatcher API on tidal's kernels (mixed into
+tidal.cuda.dispatcher.Dispatcher): `overloads` (signature -> compiled kernel
+object), `specialize()` / `specializations` / `specialized`, `definition` /
+`definitions`, `inspect_sass()`, `extensions`, and the compiled kernel object that
+`overloads` holds."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ._native import native
+from .target import current_target
+
+
+def split_signature(text):
+    """'(array(float32, 1d, C), int64)' -> ('array(float32, 1d, C)', 'int64')."""
+    inner = text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(inner):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(inner[start:i].strip())
+            start = i + 1
+    if inner.strip():
+        parts.append(inner[start:].strip())
+    return tuple(parts)
+
+
+def _is_type(value):
+    """A type given in place of an argument: tidal's (tidal.float32[::1]), a
+    type's text, or an object of the same shape (Numba's types print the
+    same text)."""
+    from .. import types
+    return isinstance(value, (types.NumberType, types.ArrayType, str))
+
+
+def _signature_syntax(text):
+    """A type's text as a signature writes it ('array(float32, 2d, C)' ->
+    'float32[:, ::1]'), or None for one that signatures cannot write."""
+    if "(" not in text:
+        return text  # a scalar
+    if not text.startswith("array(") or not text.endswith(")"):
+        return None
+    parts = [p.strip() for p in text[len("array("):-1].split(",")]
+    if len(parts) != 3 or not parts[1].endswith("d") or not parts[1][:-1].isdigit():
+        return None
+    dtype, ndim, layout = parts[0], int(parts[1][:-1]), parts[2]
+    dims = [":"] * ndim
+    if layout == "C" and ndim:
+        dims[-1] = "::1"
+    elif layout == "F" and ndim:
+        dims[0] = "::1"
+    elif layout != "A":
+        return None
+    return f"{dtype}[{', '.join(dims)}]"
+
+
+class CompiledKernel:
+    """One specialisation of a kernel, as Numba's dispatcher.overloads holds
+    them: its signature and argument types, its views, and (cuda target) the
+    facts of the kernel loaded on the current device."""
+
+    def __init__(self, dispatcher, signature):
+        self._dispatcher = dispatcher
+        self.signature = signature
+        self.argument_types = split_signature(signature)
+
+    @property
+    def py_func(self):
+        return self._dispatcher.py_func
+
+    @property
+    def name(self):
+        return self._dispatcher.__name__
+
+    def inspect_llvm(self, arch=None):
+        return self._dispatcher.inspect_llvm(self.signature, arch=arch)
+
+    def inspect_asm(self, cc=None):
+        return self._dispatcher.inspect_asm(self.signature, arch=_arch(cc))
+
+    def inspect_types(self, file=None):
+        self._dispatcher.inspect_types(file=file, signature=self.signature)
+
+    def inspect_sass(self):
+        return self._dispatcher.inspect_sass(self.signature)
+
+    @property
+    def regs_per_thread(self):
+        return self._dispatcher.get_regs_per_thread(self.signature)
+
+    @property
+    def shared_mem_per_block(self):
+        return self._dispatcher.get_shared_mem_per_block(self.signature)
+
+    @property
+    def local_mem_per_thread(self):
+        return self._dispatcher.get_local_mem_per_thread(self.signature)
+
+    @property
+    def max_threads_per_block(self):
+        return self._dispatcher.get_max_threads_per_block(self.signature)
+
+    def __repr__(self):
+        return f"<compiled kernel {self.name}{self.signature}>"
+
+
+def _arch(cc):
+    """Numba's cc (7, 5) as tidal's arch 'sm_75'."""
+    if cc is None:
+        return None
+    if isinstance(cc, str):
+        return cc
+    return f"sm_{cc[0]}{cc[1]}"
+
+
+class NumbaDispatcherAPI:
+    """The part of Numba's CUDA dispatcher that reads and makes
+    specialisations (a mixin of tidal.cuda.dispatcher.Dispatcher)."""
+
+    _specialized = False
+
+    @property
+    def overloads(self):
+        """{argument types: compiled kernel} of the current target, as
+        Numba's: the keys are tuples of type texts."""
+        return {split_signature(text): CompiledKernel(self, text) for text in self.signatures}
+
+    @property
+    def specializations(self):
+        """{(target, argument types): specialised dispatcher} made by
+        specialize()."""
+        try:
+            return self.__dict__["_specializations"]
+        except KeyError:
+            return self.__dict__.setdefault("_specializations", {})
+
+    @property
+    def specialized(self):
+        """True for a dispatcher made by specialize(): it runs its one
+        signature and compiles no other."""
+        return self._specialized
+
+    def specialize(self, *args):
+        """Numba's specialize(*args): a dispatcher of this kernel for the
+        types of these arguments (values, or types such as float32[::1]),
+        compiled now; the same one for the same types."""
+        if self._specialized:
+            raise RuntimeError("Dispatcher already specialized")
+        types = self._argument_types(args)
+        key = (current_target(), types)
+        found = self.specializations.get(key)
+        if found is not None:
+            return found
+        declared = [_signature_syntax(text) for text in types]
+        if all(declared):
+            # Declared, as Numba's disable_compile(): launches convert scalars
+            # to these types and compile nothing else.
+            specialization = type(self)(self.py_func, [declared], **self.options)
+        else:  # a type with no signature syntax (a record, a read-only array)
+            specialization = type(self)(self.py_func, **self.options)
+            specialization._specialize(*args)
+        specialization._specialized = True
+        self.specializations[key] = specialization
+        return specialization
+
+    @staticmethod
+    def _argument_types(args):
+        """The type text of each argument (a value or a type), as the
+        dispatcher's signatures spell them."""
+        return tuple(native.parse_signature(str(arg))[1][0] if _is_type(arg)
+                     else native.typeof(arg) for arg in args)
+
+    @property
+    def definitions(self):
+        """{argument types: compiled kernel}, as overloads."""
+        return self.overloads
+
+    @property
+    def definition(self):
+        """The one compiled kernel of a dispatcher that has exactly one (a
+        specialised one)."""
+        overloads = list(self.overloads.values())
+        if len(overloads) != 1:
+            raise ValueError(
+                f"kernel '{self.__name__}' has {len(overloads)} compiled signatures, not "
+                f"one: use definitions (or overloads) and pick one")
+        return overloads[0]
+
+    @property
+    def extensions(self):
+        """Numba's extensions: objects with prepare_args(ty, val, stream=,
+        retr=) returning (ty, val), through which each launch passes every
+        argument (the last extension first); retr collects functions called
+        after the launch. cuda.jit(extensions=[...]) or appended here."""
+        extensions = self.options.get("extensions")
+        if not isinstance(extensions, list):
+            extensions = list(extensions or ())
+            self.options["extensions"] = extensions
+        return extensions
+
+    def _prepare_extension_arguments(self, args, stream):
+        """The launch's arguments after the extensions, and the functions to
+        call once it is done (called by the C++ launch when there are
+        extensions). ty is tidal's type text of the argument, or None for a
+        value kernels cannot take as it is."""
+        retrieve = []
+        prepared = []
+        for value in args:
+            try:
+                ty = native.typeof(value)
+            except TypeError:
+                ty = None
+            for extension in reversed(self.extensions):
+                ty, value = extension.prepare_args(ty, value, stream=stream or 0,
+                                                   retr=retrieve)
+            prepared.append(value)
+        return tuple(prepared), retrieve
+
+    def inspect_sass(self, signature=None):
+        """The SASS of the kernel (per signature, or for one), from the PTX
+        that tidal makes for the current device: ptxas, then nvdisasm (or
+        cuobjdump) of a CUDA toolkit on PATH or under CUDA_HOME."""
+        if current_target() != "cuda":
+            raise RuntimeError(
+                f"kernel '{self.__name__}': inspect_sass() disassembles the code for a GPU; "
+                f"kernels run on the {current_target()} target here")
+        if signature is None and self._specialized:
+            signature = self.signatures[0]
+        if signature is not None:
+            return self._sass(self._signature_text(signature))
+        return {s: self._sass(s) for s in self.signatures}
+
+    def _sass(self, signature):
+        ptxas = _toolkit_program("ptxas")
+        disassembler = _toolkit_program("nvdisasm") or _toolkit_program("cuobjdump")
+        if not ptxas or not disassembler:
+            missing = " and ".join(name for name, found in
+                                   (("ptxas", ptxas), ("nvdisasm or cuobjdump", disassembler))
+                                   if not found)
+            raise RuntimeError(
+                f"inspect_sass() of kernel '{self.__name__}' needs {missing} of a CUDA "
+                f"toolkit, found neither on PATH nor under CUDA_HOME")
+        arch = _device_arch()
+        ptx = self._inspect(signature, "ptx", int(arch[3:]))
+        with tempfile.TemporaryDirectory(prefix="tidal-sass-") as folder:
+            ptx_path = os.path.join(folder, "kernel.ptx")
+            cubin_path = os.path.join(folder, "kernel.cubin")
+            with open(ptx_path, "w") as file:
+                file.write(ptx)
+            _run([ptxas, f"-arch={arch}", ptx_path, "-o", cubin_path])
+            if os.path.basename(disassembler).startswith("nvdisasm"):
+                return _run([disassembler, cubin_path])
+            return _run([disassembler, "-sass", cubin_path])
+
+
+def _toolkit_program(name):
+    found = shutil.which(name)
+    if found:
+        return found
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    candidate = os.path.join(home, "bin", name)
+    return candidate if os.access(candidate, os.X_OK) else None
+
+
+def _device_arch():
+    """sm_XY of the current device."""
+    from .devices import get_current_device
+    major, minor = get_current_device().compute_capability
+    return f"sm_{major}{minor}"
+
+
+def _run(command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{os.path.basename(command[0])} failed: {result.stderr.strip()}")
+    return result.stdout

@@ -1,0 +1,175 @@
+"""Numba's dispatcher API on tidal's kernels (python/tidal/cuda/dispatcher_api.py):
+overloads, specialize()/specializations/specialized, definition(s),
+inspect_sass's errors."""
+
+import numpy as np
+import pytest
+
+import tidal
+from tidal import cuda
+
+
+@cuda.jit
+def double(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        out[i] = a[i] * 2
+
+
+@cuda.jit
+def add_scalar(a, x):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        a[i] += x
+
+
+def test_overloads_are_keyed_by_argument_types(target):
+    @cuda.jit
+    def twice(a, out):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            out[i] = a[i] * 2
+
+    a = np.ones(8)
+    out = np.zeros(8)
+    twice[1, 8](a, out)
+    twice[1, 8](cuda.to_device(a), out)  # a device array is C too: no second overload
+    assert list(twice.overloads) == [("array(float64, 1d, C)", "array(float64, 1d, C)")]
+    (compiled,) = twice.overloads.values()
+    assert compiled.argument_types == ("array(float64, 1d, C)", "array(float64, 1d, C)")
+    assert compiled.py_func is twice.py_func and compiled.name == "twice"
+    assert ".entry" in compiled.inspect_asm() and ".entry" in compiled.inspect_asm((8, 0))
+    assert "define" in compiled.inspect_llvm()
+    assert list(twice.definitions) == list(twice.overloads)
+    assert twice.definition.signature == compiled.signature
+    target.assert_result("twice", out, a * 2, launches=2)
+
+
+def test_definition_needs_exactly_one(target):
+    @cuda.jit
+    def fill(a, x):
+        a[0] = x
+
+    fill.compile("void(float32[::1], float32)")
+    fill.compile("void(float64[::1], float64)")
+    with pytest.raises(ValueError, match="kernel 'fill' has 2 compiled signatures, not one"):
+        fill.definition
+
+
+def test_specialize_returns_one_dispatcher_per_types(target):
+    f_float32 = double.specialize(tidal.float32[::1], tidal.float32[::1])
+    assert double.specialize(np.zeros(4, np.float32), np.zeros(4, np.float32)) is f_float32
+    f_strided = double.specialize(tidal.float32[:], tidal.float32[:])
+    assert f_strided is not f_float32
+    assert len([k for k in double.specializations if k[0] == target.name]) == 2
+    assert f_float32.specialized and not double.specialized
+    assert f_float32.signatures == ["(array(float32, 1d, C), array(float32, 1d, C))"]
+    assert f_strided.signatures == ["(array(float32, 1d, A), array(float32, 1d, A))"]
+    # One signature: the views give it, not a dict.
+    assert ".entry" in f_float32.inspect_asm()
+    with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
+        f_float32.specialize(tidal.float32[::1], tidal.float32[::1])
+    a = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    f_float32[1, 8](a, out)
+    target.assert_result("double", out, a * 2)
+
+
+def test_a_specialised_kernel_converts_scalars_and_compiles_nothing_else(target):
+    specialised = add_scalar.specialize(tidal.float64[::1], tidal.float64)
+    a = np.zeros(4)
+    specialised[1, 4](a, 3)  # int -> float64, as a declared signature
+    target.assert_result("add_scalar", a, np.full(4, 3.0))
+    with pytest.raises(TypeError, match="No matching definition"):
+        specialised[1, 4](np.zeros(4, np.int32), 1)
+    assert len(specialised.signatures) == 1
+
+
+def test_specialize_of_a_value_without_signature_syntax(target):
+    @cuda.jit
+    def first(a, out):
+        out[0] = a[0]
+
+    readonly = np.ones(4)
+    readonly.flags.writeable = False
+    specialised = first.specialize(readonly, np.zeros(1))
+    assert specialised.signatures == ["(readonly array(float64, 1d, C), array(float64, 1d, C))"]
+
+
+def test_inspect_sass_says_what_it_needs(target, monkeypatch):
+    double.compile("void(float32[::1], float32[::1])")
+    if target.name == "cpu":
+        with pytest.raises(RuntimeError, match="inspect_sass\\(\\) disassembles the code for a "
+                                               "GPU; kernels run on the cpu target here"):
+            double.inspect_sass()
+        return
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("CUDA_HOME", "/nonexistent")
+    with pytest.raises(RuntimeError, match="needs ptxas and nvdisasm or cuobjdump of a CUDA "
+                                           "toolkit"):
+        double.inspect_sass("(array(float32, 1d, C), array(float32, 1d, C))")
+
+
+class Doubler:
+    """An extension: host arrays of float64 are passed doubled, and each
+    launch records what it saw; after the launch, a retrieve function runs."""
+
+    def __init__(self):
+        self.seen = []
+        self.retrieved = 0
+
+    def prepare_args(self, ty, val, stream=0, retr=None):
+        self.seen.append((ty, stream))
+        retr.append(self.count_retrieve)
+        if ty == "array(float64, 1d, C)" and isinstance(val, np.ndarray):
+            return ty, val * 2
+        return ty, val
+
+    def count_retrieve(self):
+        self.retrieved += 1
+
+
+class NoneToZeros:
+    """An extension that turns a value kernels can't take (None) into one."""
+
+    def prepare_args(self, ty, val, stream=0, retr=None):
+        if val is None:
+            return "array(float64, 1d, C)", np.zeros(4)
+        return ty, val
+
+
+def test_extensions_prepare_each_argument(target):
+    doubler = Doubler()
+
+    @cuda.jit(extensions=[doubler])
+    def copy(source, out):
+        i = cuda.grid(1)
+        if i < source.shape[0]:
+            out[i] = source[i]
+
+    assert copy.extensions == [doubler]
+    out = cuda.to_device(np.zeros(4))
+    copy[1, 4](np.arange(4.0), out)
+    assert [ty for ty, _ in doubler.seen] == ["array(float64, 1d, C)"] * 2
+    assert doubler.retrieved == 2  # one per argument, after the launch
+    target.assert_result("copy", out.copy_to_host(), np.arange(4.0) * 2)
+
+
+def test_extensions_appended_later_and_values_kernels_cannot_take(target):
+    @cuda.jit
+    def fill(a):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] = 5
+
+    with pytest.raises(TypeError):
+        fill[1, 4](None)
+    fill.extensions.append(NoneToZeros())
+    fill[1, 4](None)
+    if target.mock:
+        assert target.launched("fill") == 1
+    stream = cuda.stream()
+    recorder = Doubler()
+    fill.extensions.append(recorder)
+    fill[1, 4, stream](np.zeros(4, np.int32))
+    assert recorder.seen == [("array(int32, 1d, C)", stream)]
