@@ -18,7 +18,7 @@ namespace {
 
 // makeResumable's work on one kernel: what it reads (K.thread, its entry
 // values, the sync points and rounds) and what it produces (Layout).
-struct Resumer {
+struct SyncPointLowerer {
   ThreadFunction &Thread;
   EntryValues &Values;
   const MarkerLowering &Markers;
@@ -29,7 +29,7 @@ struct Resumer {
   // The next free frame array (see FrameHeaderBytes).
   uint64_t FramePrefix;
 
-  Resumer(ThreadFunction &Thread, EntryValues &Values,
+  SyncPointLowerer(ThreadFunction &Thread, EntryValues &Values,
           const MarkerLowering &Markers, FrameLayout &Layout)
       : Thread(Thread), Values(Values), Markers(Markers), Layout(Layout),
         M(*Thread.Thread->getParent()), Context(M.getContext()),
@@ -46,7 +46,7 @@ struct Resumer {
 };
 
 // Before returning at a sync point: what the other threads will need.
-void Resumer::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
+void SyncPointLowerer::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
   CallInst *Call = Point.Call;
   Value *Stored = nullptr;
   if (Point.Sync == SyncPointKind::BlockReduction)
@@ -72,7 +72,7 @@ void Resumer::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
 
 // After resuming from a sync point: its result, from what every thread of
 // the block stored (or the block function reduced) before.
-Value *Resumer::resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
+Value *SyncPointLowerer::resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
   MarkerKind Kind = Point.Kind;
   CallInst *Call = Point.Call;
   Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
@@ -166,7 +166,7 @@ Value *Resumer::resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
 
 // This thread's element (address in the entry) of a new frame array of
 // `Size` bytes per thread.
-Value *Resumer::frameElement(uint64_t Size, uint64_t Alignment,
+Value *SyncPointLowerer::frameElement(uint64_t Size, uint64_t Alignment,
                              const Twine &Name) {
   Value *Thread64 = Values.linearThread64();
   uint64_t Stride = alignTo(std::max<uint64_t>(Size, 1),
@@ -188,7 +188,7 @@ Value *Resumer::frameElement(uint64_t Size, uint64_t Alignment,
 // around those loads: a region reads its live-in values once and writes its
 // live-out values once. A block-uniform value is one scalar of the block
 // (UniformSlots), any other one element per thread of a frame array.
-void Resumer::keepValuesAcrossSyncPoints(
+void SyncPointLowerer::keepValuesAcrossSyncPoints(
     ArrayRef<BasicBlock *> SyncBlocks, ArrayRef<BasicBlock *> ResumeBlocks,
     const SmallPtrSetImpl<const Value *> &Uniform) {
   BasicBlock *Entry = Thread.Entry;
@@ -302,7 +302,7 @@ void Resumer::keepValuesAcrossSyncPoints(
 
 // Every alloca (demoted values, local arrays, variables) becomes the
 // thread's element of a frame array: it must survive K.thread's returns.
-void Resumer::moveAllocasToFrame() {
+void SyncPointLowerer::moveAllocasToFrame() {
   Function &Kernel = *Thread.Kernel;
   BasicBlock *Entry = Thread.Entry;
   SmallVector<AllocaInst *, 32> Allocas;
@@ -369,7 +369,7 @@ FrameLayout makeResumable(ThreadFunction &Thread, EntryValues &Values,
   FrameLayout Layout;
   if (Markers.SyncPoints.empty())
     return Layout;
-  Resumer Work(Thread, Values, Markers, Layout);
+  SyncPointLowerer Work(Thread, Values, Markers, Layout);
   LLVMContext &Context = Work.Context;
   // Warps run their rounds at different times: a value of the block would
   // need more than one pending copy, so with warp rounds every value is kept
