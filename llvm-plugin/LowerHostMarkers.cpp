@@ -22,39 +22,31 @@ namespace tidal::host_lowering {
 ThreadFunction createThreadFunction(Function &Kernel) {
   Module &M = *Kernel.getParent();
   LLVMContext &Context = M.getContext();
-  ThreadFunction Result;
-  Result.Kernel = &Kernel;
-  Function *&Thread = Result.Thread;
-  Argument *&ContextPointer = Result.ContextPointer, *&Shared = Result.Shared,
-           *&Frame = Result.Frame, *&Uniforms = Result.Uniforms,
-           *&Resume = Result.Resume, *&Phase = Result.Phase;
-  Argument **ThreadIndex = Result.ThreadIndex;
-  BasicBlock *&Entry = Result.Entry, *&Body = Result.Body;
   Type *I32 = Type::getInt32Ty(Context);
   Type *Pointer = PointerType::getUnqual(Context);
   SmallVector<Type *, 16> Parameters(Kernel.getFunctionType()->params());
   Parameters.append({Pointer, Pointer, Pointer, Pointer, I32, I32, I32, I32, I32});
-  Thread = Function::Create(FunctionType::get(I32, Parameters, false),
-                            GlobalValue::InternalLinkage,
-                            Kernel.getName() + ".thread", M);
-  unsigned First = Kernel.arg_size();
-  ContextPointer = Thread->getArg(First);
-  Shared = Thread->getArg(First + 1);
-  Frame = Thread->getArg(First + 2);
-  Uniforms = Thread->getArg(First + 3);
-  for (unsigned D = 0; D < 3; ++D)
-    ThreadIndex[D] = Thread->getArg(First + 4 + D);
-  Resume = Thread->getArg(First + 7);
-  Phase = Thread->getArg(First + 8);
-  ContextPointer->setName("ctx");
-  Shared->setName("shared");
-  Frame->setName("frame");
-  Uniforms->setName("uniforms");
-  ThreadIndex[0]->setName("tid.x");
-  ThreadIndex[1]->setName("tid.y");
-  ThreadIndex[2]->setName("tid.z");
-  Resume->setName("resume");
-  Phase->setName("phase");
+  Function *Thread = Function::Create(FunctionType::get(I32, Parameters, false),
+                                      GlobalValue::InternalLinkage,
+                                      Kernel.getName() + ".thread", M);
+  ThreadFunction Result;
+  Result.Kernel = &Kernel;
+  Result.Thread = Thread;
+  // K's parameters come first, then the thread's.
+  auto ThreadParameter = [&](unsigned Index, const char *Name) {
+    Argument *Parameter = Thread->getArg(Kernel.arg_size() + Index);
+    Parameter->setName(Name);
+    return Parameter;
+  };
+  Result.ContextPointer = ThreadParameter(0, "ctx");
+  Result.Shared = ThreadParameter(1, "shared");
+  Result.Frame = ThreadParameter(2, "frame");
+  Result.Uniforms = ThreadParameter(3, "uniforms");
+  Result.ThreadIndex[0] = ThreadParameter(4, "tid.x");
+  Result.ThreadIndex[1] = ThreadParameter(5, "tid.y");
+  Result.ThreadIndex[2] = ThreadParameter(6, "tid.z");
+  Result.Resume = ThreadParameter(7, "resume");
+  Result.Phase = ThreadParameter(8, "phase");
 
   ValueToValueMapTy Map;
   for (auto [From, To] : zip_first(Kernel.args(), Thread->args())) {
@@ -77,7 +69,7 @@ ThreadFunction createThreadFunction(Function &Kernel) {
 
   // Variables that inlined helpers left in memory become registers first:
   // fewer values for the frame.
-  Body = &Thread->getEntryBlock();
+  BasicBlock *Body = Result.Body = &Thread->getEntryBlock();
   {
     DominatorTree Tree(*Thread);
     SmallVector<AllocaInst *, 8> Promotable;
@@ -88,7 +80,8 @@ ThreadFunction createThreadFunction(Function &Kernel) {
     if (!Promotable.empty())
       PromoteMemToReg(Promotable, Tree);
   }
-  Entry = BasicBlock::Create(Context, "thread.entry", Thread, Body);
+  BasicBlock *Entry = Result.Entry =
+      BasicBlock::Create(Context, "thread.entry", Thread, Body);
   BranchInst::Create(Body, Entry);
   // Static allocas stay in the entry block.
   for (Instruction &I : make_early_inc_range(*Body))
