@@ -15,18 +15,21 @@
 // from the same resume point, one loop over the threads per resume point,
 // so that each loop can be vectorised.
 //
-// The stages, one file each (LowerHost.h): uniformity
-// (LowerHostUniformity.cpp), K.thread and its markers (LowerHostMarkers.cpp),
-// frames and sync points (LowerHostSyncPoints.cpp), the block function and
-// its rounds (LowerHostRounds.cpp). This file inlines what the kernels call
-// and runs the stages over each kernel.
+// The stages, plain functions with a small struct between each and the
+// next (LowerHost.h): createThreadFunction and lowerMarkers
+// (LowerHostMarkers.cpp), makeResumable and markParallelAccesses
+// (LowerHostSyncPoints.cpp), createBlockFunction and addAloneVariant
+// (LowerHostRounds.cpp); the analyses in LowerHostUniformity.cpp. This file
+// inlines what the kernels call and runs the stages over each kernel.
+// `-debug-only=tidal-lower-host` prints their decisions and `-stats` their
+// counters (docs/plugin.md).
 
 #include "LowerHost.h"
 
 #define DEBUG_TYPE "tidal-lower-host"
 
-STATISTIC(NumKernelsLowered, "Kernels lowered for the host");
-STATISTIC(NumFunctionsInlined, "Functions with markers inlined into kernels");
+TIDAL_STATISTIC(NumKernelsLowered, "Kernels lowered for the host");
+TIDAL_STATISTIC(NumFunctionsInlined, "Functions with markers inlined into kernels");
 
 namespace tidal {
 namespace host_lowering {
@@ -164,13 +167,16 @@ bool lowerHost(Module &M) {
                   "cannot lower kernel '" + Kernel->getName() + "': " + Problem);
       continue;
     }
-    KernelLowering Lowering(*Kernel, Debug);
-    Lowering.createThreadFunction();
-    Lowering.lowerMarkers();
-    Lowering.makeResumable();
-    Lowering.markParallelAccesses();
-    Lowering.createBlockFunction(BlockName);
-    Lowering.addAloneVariant(BlockName);
+    ThreadFunction Thread = createThreadFunction(*Kernel);
+    EntryValues Values(Thread);
+    MarkerLowering Markers = lowerMarkers(Thread, Values);
+    FrameLayout Frame = makeResumable(Thread, Values, Markers);
+    MDNode *ThreadAccesses =
+        markParallelAccesses(*Thread.Thread, Markers.SerialisedAtomics);
+    LoweredKernel Stages{*Kernel, *Thread.Thread, Markers,
+                         Frame,   ThreadAccesses, Debug};
+    createBlockFunction(Stages, BlockName);
+    addAloneVariant(Stages, BlockName);
     Lowered.insert(Kernel);
     ++NumKernelsLowered;
   }
@@ -178,6 +184,7 @@ bool lowerHost(Module &M) {
   // 3. Erase the kernels, then the inlined functions nobody calls any more
   //    (markers mean nothing outside a kernel), then unused markers.
   NumFunctionsInlined += Inlined.size();
+  printStatisticsAtShutdown(); // after a counter counted: see DebugOutput.cpp
   bool Changed = !Inlined.empty() || !Lowered.empty();
   removeFromKernelList(M, Lowered);
   for (Function *Kernel : Lowered)

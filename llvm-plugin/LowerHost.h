@@ -1,12 +1,15 @@
 // The host lowering's stages (tidal-lower-host; LowerHost.cpp drives them),
-// and what they share: the block context's IR type, the frame layout, the
-// sync points, and KernelLowering, which carries one kernel through the
-// stages:
-//   uniformity   LowerHostUniformity.cpp  block-uniform values, loop order
-//   markers      LowerHostMarkers.cpp     K.thread, every marker but sync points
-//   sync points  LowerHostSyncPoints.cpp  frames, resumable regions
-//   rounds       LowerHostRounds.cpp      the block function: block and warp rounds
-//   support      LowerHostSupport.cpp     loops, context loads, runtime hooks
+// each a function from what the stage before produced to what it adds:
+//   createThreadFunction  LowerHostMarkers.cpp     Kernel -> ThreadFunction
+//   lowerMarkers          LowerHostMarkers.cpp     -> MarkerLowering (sync points,
+//                                                  rounds, shared bytes)
+//   makeResumable         LowerHostSyncPoints.cpp  -> FrameLayout
+//   markParallelAccesses  LowerHostSyncPoints.cpp  -> the access group
+//   createBlockFunction,  LowerHostRounds.cpp      LoweredKernel -> __tidal_block_K
+//   addAloneVariant
+// with the analyses (uniformity, loop order: LowerHostUniformity.cpp) and
+// the small shared pieces (loops, context loads, hooks: LowerHostSupport.cpp).
+// EntryValues holds what K.thread's entry computes for every stage.
 #ifndef TIDAL_LOWERHOST_H
 #define TIDAL_LOWERHOST_H
 
@@ -16,20 +19,12 @@
 #include "PassClasses.h"
 #include "tidal/Contract.h"
 
-#include "llvm/ADT/Statistic.h"
-#include "llvm/Support/Debug.h"
-
-#include "Markers.h"
-#include "PassClasses.h"
-#include "MarkerArguments.h"
-#include "OperationRules.h"
-#include "tidal/Contract.h"
-
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/SCCIterator.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/CallGraph.h"
 #include "llvm/Analysis/PostDominators.h"
 #include "llvm/Analysis/ValueTracking.h"
@@ -41,6 +36,7 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -52,6 +48,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
+
+// After llvm/Support/Debug.h: LLVM_DEBUG that prints under -debug-only,
+// and TIDAL_STATISTIC counters that -stats prints, also with Debian's
+// NDEBUG libLLVM.
+#include "DebugOutput.h"
 
 
 namespace tidal::host_lowering {
@@ -141,20 +143,14 @@ void emitThreadLoops(IRBuilder<> &Builder, Value *const BlockDim[3],
 bool prefersYInnermost(Function &Thread, Argument *X, Argument *Y);
 
 // A sync point of K.thread: a call after which a thread needs values that
-// other threads of its block computed before the call.
+// other threads of its block computed before the call (the marker table's
+// sync-point column says which markers are).
 struct SyncPoint {
-  CallInst *Call;
-  std::string Operation; // marker name without "tidal.", e.g. "shfl.down.f32"
-  std::string Description; // for the divergence report
+  CallInst *Call;      // null once makeResumable has lowered it
+  MarkerKind Kind;     // the marker's row
+  SyncPointKind Sync;  // the row's sync-point column
+  std::string Description; // "shfl_down_f32 at file:line:col": the divergence report
 };
-
-
-// Sync points of one warp: collectives (lanes exchange values), syncwarp,
-// and activemask (the lanes at the call: those that arrived together).
-bool isWarpSyncOperation(StringRef Operation);
-bool isSyncPointOperation(StringRef Operation);
-// syncthreads.count/and/or.
-bool isBarrierReduction(StringRef Operation);
 
 // i32 @__tidal.warp.bits(ptr %lanes, i32 %count, i64 %value, i1 %match):
 // bit i set for i < %count if lanes[i] (i64) == %value (match) or != 0.
@@ -173,20 +169,10 @@ Value *fromExchange(IRBuilder<> &B, Value *V, Type *T);
 // A private constant C string.
 Constant *getString(Module &M, StringRef Text, const Twine &Name);
 
-// Everything the lowering of one kernel K knows: its thread function, the
-// values its dispatch entry computes, the shared memory and frame layouts.
-class KernelLowering {
-public:
-  KernelLowering(Function &Kernel, bool Debug)
-      : Kernel(Kernel), M(*Kernel.getParent()), Context(M.getContext()),
-        DL(M.getDataLayout()), Debug(Debug) {}
-
-  Function &Kernel;
-  Module &M;
-  LLVMContext &Context;
-  const DataLayout &DL;
-  bool Debug;
-
+// Stage 1, createThreadFunction: K.thread (K's body with the signature of
+// LowerHost.cpp's comment), its arguments, its dispatch entry.
+struct ThreadFunction {
+  Function *Kernel = nullptr;
   Function *Thread = nullptr;
   BasicBlock *Entry = nullptr; // the dispatch entry of K.thread
   BasicBlock *Body = nullptr;  // K's entry block, cloned
@@ -194,10 +180,67 @@ public:
            *Uniforms = nullptr;
   Argument *ThreadIndex[3] = {};
   Argument *Resume = nullptr, *Phase = nullptr;
+};
 
+ThreadFunction createThreadFunction(Function &Kernel);
+
+// Values that K.thread's entry computes, once, for every part of the
+// thread (context fields, thread counts, frame arrays): built where a stage
+// first asks, in the order asked, and shared by the stages after.
+class EntryValues {
+public:
+  explicit EntryValues(const ThreadFunction &Thread) : Thread(Thread) {}
+
+  // ctx->Field[Dimension].
+  Value *contextField(ContextField Field, unsigned Dimension);
+  // Threads of the block (i32).
+  Value *threadCount();
+  // Thread count rounded up to a multiple of 16 (i64): frame arrays' length.
+  Value *paddedThreadCount();
+  // x + ntid.x * (y + ntid.y * z) (i32): the thread's linear index.
+  Value *linearThread();
+  // The same, i64.
+  Value *linearThread64();
+  // Start of the frame array at `Prefix` (see FrameHeaderBytes); `ExtraPrefix`
+  // is added to the prefix (i64, may be null).
+  Value *frameArray(uint64_t Prefix, Value *ExtraPrefix, const Twine &Name);
+  // This round's exchange buffers: written before a collective, read after.
+  Value *exchangeBuffer(bool Write);
+
+  IRBuilder<> entryBuilder() { return IRBuilder<>(Thread.Entry->getTerminator()); }
+
+private:
+  const ThreadFunction &Thread;
+  DenseMap<unsigned, Value *> Fields;
+  Value *ThreadCount = nullptr, *PaddedThreadCount = nullptr,
+        *LinearThread = nullptr, *LinearThread64 = nullptr;
+  Value *ExchangeWrite = nullptr, *ExchangeRead = nullptr;
+};
+
+// Stage 2, lowerMarkers: every marker of K.thread but the sync points
+// lowered; what that decided.
+struct MarkerLowering {
+  // In the order of their numbers (1-based); with warp rounds, the block
+  // barriers first, then the warp points in reverse post-order.
+  SmallVector<SyncPoint, 8> SyncPoints;
+  // A warp sync point under divergent control: the block function runs
+  // warp rounds (each warp until its lanes stop at a block barrier or
+  // finish), not rounds of the whole block.
+  bool WarpRounds = false;
   uint64_t StaticSharedBytes = 0; // multiple of SharedAlignment
   bool UsesShared = false;
-  uint64_t FrameSlotBytes = 0;    // per thread, 0 = no frame
+  // Shared-memory atomics lowered to a plain load and store: the threads of
+  // a round must not run them as parallel accesses.
+  SmallPtrSet<Instruction *, 8> SerialisedAtomics;
+};
+
+MarkerLowering lowerMarkers(ThreadFunction &Thread, EntryValues &Values);
+
+// Stage 3, makeResumable: the sync points lowered (K.thread returns their
+// number there and resumes after them), the values that live across them
+// kept in the frame; Markers.SyncPoints' calls are erased (Call = null).
+struct FrameLayout {
+  uint64_t SlotBytes = 0; // frame bytes per thread, 0 = no frame
   // Block-uniform values live at a sync point: one scalar per block in the
   // block function's %uniforms (an alloca, promoted to registers), stored
   // by the threads at `Offset + Stride` (pending) and read at `Offset`
@@ -208,130 +251,34 @@ public:
   };
   SmallVector<UniformSlot, 8> UniformSlots;
   uint64_t UniformBytes = 0;
-  SmallVector<SyncPoint, 8> SyncPoints;
-  // A warp sync point exists: the block function runs warp rounds (each
-  // warp until its lanes stop at a block barrier or finish), not rounds of
-  // the whole block.
-  bool WarpRounds = false;
-  // Shared-memory atomics lowered to a plain load and store: the threads of
-  // a round must not run them as parallel accesses.
-  SmallPtrSet<Instruction *, 8> SerialisedAtomics;
-  MDNode *ThreadAccesses = nullptr;
-
-  void markParallelAccesses();
-
-  void createThreadFunction();
-  bool lowerMarkers();
-  void makeResumable();
-  Function *createBlockFunction(const Twine &Name);
-  void addAloneVariant(const std::string &BlockName);
-
-private:
-  void emitBarrierError(IRBuilder<> &Builder, Value *BlockContext, Value *Next,
-                        Value *Count);
-  void emitBarrierReduction(IRBuilder<> &Builder, Value *Low, Value *FrameMemory,
-                            Value *Padded, Value *Count, Value *RoundPhase,
-                            BasicBlock *EntryBlock);
-  void emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
-                      Value *const BlockDim[3], bool YInnermost,
-                      Value *BlockContext, Value *Count, Value *Padded,
-                      Value *FrameMemory, BasicBlock *EntryBlock);
-
-  DenseMap<unsigned, Value *> Fields;
-  uint64_t FramePrefix = FirstValuePrefix; // next free frame array
-  Value *Thread64 = nullptr;
-  Value *ThreadCount = nullptr, *PaddedThreadCount = nullptr,
-        *LinearThread = nullptr;
-
-  IRBuilder<> entryBuilder() {
-    return IRBuilder<>(Entry->getTerminator());
-  }
-  Value *contextField(ContextField Field, unsigned Dimension) {
-    Value *&Cached = Fields[Field * 3 + Dimension];
-    if (!Cached) {
-      static const char *Names[3][3] = {{"ntid.x", "ntid.y", "ntid.z"},
-                                        {"nctaid.x", "nctaid.y", "nctaid.z"},
-                                        {"ctaid.x", "ctaid.y", "ctaid.z"}};
-      IRBuilder<> B = entryBuilder();
-      Cached = loadContextField(B, ContextPointer, Field, Dimension,
-                                Names[Field][Dimension]);
-    }
-    return Cached;
-  }
-  // Threads of the block (i32).
-  Value *threadCount() {
-    if (!ThreadCount) {
-      Value *XY = contextField(BlockDimField, 0), *Y = contextField(BlockDimField, 1),
-            *Z = contextField(BlockDimField, 2);
-      IRBuilder<> B = entryBuilder();
-      ThreadCount = B.CreateNUWMul(B.CreateNUWMul(XY, Y), Z, "nthreads");
-    }
-    return ThreadCount;
-  }
-  // Thread count rounded up to a multiple of 16 (i64): frame arrays' length.
-  Value *paddedThreadCount() {
-    if (!PaddedThreadCount) {
-      Value *Count = threadCount();
-      IRBuilder<> B = entryBuilder();
-      PaddedThreadCount = B.CreateAnd(
-          B.CreateNUWAdd(B.CreateZExt(Count, B.getInt64Ty()), B.getInt64(15)),
-          B.getInt64(~uint64_t(15)), "nthreads.padded");
-    }
-    return PaddedThreadCount;
-  }
-  // x + ntid.x * (y + ntid.y * z) (i32): the thread's linear index.
-  Value *linearThread() {
-    if (!LinearThread) {
-      Value *DimX = contextField(BlockDimField, 0),
-            *DimY = contextField(BlockDimField, 1);
-      IRBuilder<> B = entryBuilder();
-      Value *ZY = B.CreateNUWAdd(B.CreateNUWMul(ThreadIndex[2], DimY),
-                                 ThreadIndex[1]);
-      LinearThread =
-          B.CreateNUWAdd(B.CreateNUWMul(ZY, DimX), ThreadIndex[0], "thread");
-    }
-    return LinearThread;
-  }
-  // Start of the frame array at `Prefix` (see FrameHeaderBytes), in the
-  // entry; `Extra` is added to the prefix (i64, may be null).
-  Value *frameArray(uint64_t Prefix, Value *ExtraPrefix, const Twine &Name) {
-    Value *Padded = paddedThreadCount();
-    IRBuilder<> B = entryBuilder();
-    Value *PrefixValue = B.getInt64(Prefix);
-    if (ExtraPrefix)
-      PrefixValue = B.CreateNUWAdd(PrefixValue, ExtraPrefix);
-    Value *Offset = B.CreateNUWAdd(B.getInt64(FrameHeaderBytes),
-                                   B.CreateNUWMul(Padded, PrefixValue));
-    return B.CreateInBoundsGEP(B.getInt8Ty(), Frame, Offset, Name);
-  }
-  // This round's exchange buffers: written before a collective, read after.
-  Value *ExchangeWrite = nullptr, *ExchangeRead = nullptr;
-  Value *exchangeBuffer(bool Write) {
-    if (!ExchangeWrite) {
-      IRBuilder<> B = entryBuilder();
-      Value *PhaseBytes = B.CreateShl(B.CreateZExt(Phase, B.getInt64Ty()), 3);
-      Value *OtherBytes = B.CreateSub(B.getInt64(8), PhaseBytes);
-      ExchangeWrite = frameArray(ExchangePrefix, PhaseBytes, "exchange.write");
-      ExchangeRead = frameArray(ExchangePrefix, OtherBytes, "exchange.read");
-    }
-    return Write ? ExchangeWrite : ExchangeRead;
-  }
-
-  bool lowerMarkerCall(CallInst &Call, StringRef Operation,
-                       SmallVectorImpl<CallInst *> &SharedCalls);
-  Value *lowerAtomic(IRBuilder<> &B, CallInst &Call, const AtomicRule &Rule);
-  Value *lowerMath(IRBuilder<> &B, CallInst &Call, MarkerKind Kind,
-                   const MathRule &Rule);
-  void lowerFailure(CallInst &Call, StringRef Operation);
-  void lowerSharedCalls(ArrayRef<CallInst *> Calls);
-  Value *resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
-  void storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
-  Value *frameElement(uint64_t Size, uint64_t Alignment, const Twine &Name);
-  void keepValuesAcrossSyncPoints(ArrayRef<BasicBlock *> SyncBlocks,
-                                  ArrayRef<BasicBlock *> ResumeBlocks,
-                                  const SmallPtrSetImpl<const Value *> &Uniform);
-  void moveAllocasToFrame();
 };
+
+FrameLayout makeResumable(ThreadFunction &Thread, EntryValues &Values,
+                          MarkerLowering &Markers);
+
+// Stage 4: K.thread's plain loads and stores in one access group that the
+// thread loops declare parallel; null (no group) for a kernel with atomics,
+// volatile accesses or calls.
+MDNode *markParallelAccesses(Function &Thread,
+                             const SmallPtrSetImpl<Instruction *> &SerialisedAtomics);
+
+// Stage 5: what the block function is built from.
+struct LoweredKernel {
+  Function &Kernel;
+  Function &Thread; // K.thread, or its copy for launches that run alone
+  const MarkerLowering &Markers;
+  const FrameLayout &Frame;
+  MDNode *ThreadAccesses; // from markParallelAccesses
+  bool Debug;             // debug mode (isDebugModule)
+};
+
+// void @Name(ptr %params, ptr %ctx): every thread of the block, in rounds.
+Function *createBlockFunction(const LoweredKernel &Lowered, const Twine &Name);
+
+// For a kernel with global atomics: __tidal_block_K dispatches between the
+// block function `BlockName` (renamed .atomic) and a copy for launches that
+// run alone (.alone).
+void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName);
 
 
 } // namespace tidal::host_lowering

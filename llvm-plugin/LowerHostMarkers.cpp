@@ -1,49 +1,52 @@
-// The host lowering's marker stage (LowerHost.h): K.thread, K's body with
-// the thread's parameters, and every marker in it lowered for the host
-// (special registers from the context and the thread index, shared memory
-// at offsets of the block's memory, atomics and math by OperationRules.h,
-// failures to the runtime); the sync points are collected for
-// LowerHostSyncPoints.cpp.
+// The host lowering's first two stages (LowerHost.h): createThreadFunction
+// (K.thread, K's body with the thread's parameters) and lowerMarkers (every
+// marker in it lowered for the host: special registers from the context and
+// the thread index, shared memory at offsets of the block's memory, atomics
+// and math by OperationRules.h, failures to the runtime; the sync points,
+// the rows of the marker table's sync-point column, collected for
+// makeResumable, and the choice between block and warp rounds).
 
 #include "LowerHost.h"
 
 #define DEBUG_TYPE "tidal-lower-host"
 
-STATISTIC(NumSyncPoints, "Sync points (rounds split there)");
-STATISTIC(NumWarpRoundKernels, "Kernels that run warp rounds");
-STATISTIC(NumStaticSharedBytes, "Static shared bytes of the lowered kernels");
+TIDAL_STATISTIC(NumSyncPoints, "Sync points (rounds split there)");
+TIDAL_STATISTIC(NumWarpRoundKernels, "Kernels that run warp rounds");
+TIDAL_STATISTIC(NumStaticSharedBytes, "Static shared bytes of the lowered kernels");
 
 namespace tidal::host_lowering {
 
 // K.thread: K's body with the signature of the file comment; returns -1
 // where K returned. The dispatch entry (later a switch over %resume)
 // computes the values every part of the thread may use.
-void KernelLowering::createThreadFunction() {
+ThreadFunction createThreadFunction(Function &Kernel) {
+  Module &M = *Kernel.getParent();
+  LLVMContext &Context = M.getContext();
   Type *I32 = Type::getInt32Ty(Context);
   Type *Pointer = PointerType::getUnqual(Context);
   SmallVector<Type *, 16> Parameters(Kernel.getFunctionType()->params());
   Parameters.append({Pointer, Pointer, Pointer, Pointer, I32, I32, I32, I32, I32});
-  Thread = Function::Create(FunctionType::get(I32, Parameters, false),
-                            GlobalValue::InternalLinkage,
-                            Kernel.getName() + ".thread", M);
-  unsigned First = Kernel.arg_size();
-  ContextPointer = Thread->getArg(First);
-  Shared = Thread->getArg(First + 1);
-  Frame = Thread->getArg(First + 2);
-  Uniforms = Thread->getArg(First + 3);
-  for (unsigned D = 0; D < 3; ++D)
-    ThreadIndex[D] = Thread->getArg(First + 4 + D);
-  Resume = Thread->getArg(First + 7);
-  Phase = Thread->getArg(First + 8);
-  ContextPointer->setName("ctx");
-  Shared->setName("shared");
-  Frame->setName("frame");
-  Uniforms->setName("uniforms");
-  ThreadIndex[0]->setName("tid.x");
-  ThreadIndex[1]->setName("tid.y");
-  ThreadIndex[2]->setName("tid.z");
-  Resume->setName("resume");
-  Phase->setName("phase");
+  Function *Thread = Function::Create(FunctionType::get(I32, Parameters, false),
+                                      GlobalValue::InternalLinkage,
+                                      Kernel.getName() + ".thread", M);
+  ThreadFunction Result;
+  Result.Kernel = &Kernel;
+  Result.Thread = Thread;
+  // K's parameters come first, then the thread's.
+  auto ThreadParameter = [&](unsigned Index, const char *Name) {
+    Argument *Parameter = Thread->getArg(Kernel.arg_size() + Index);
+    Parameter->setName(Name);
+    return Parameter;
+  };
+  Result.ContextPointer = ThreadParameter(0, "ctx");
+  Result.Shared = ThreadParameter(1, "shared");
+  Result.Frame = ThreadParameter(2, "frame");
+  Result.Uniforms = ThreadParameter(3, "uniforms");
+  Result.ThreadIndex[0] = ThreadParameter(4, "tid.x");
+  Result.ThreadIndex[1] = ThreadParameter(5, "tid.y");
+  Result.ThreadIndex[2] = ThreadParameter(6, "tid.z");
+  Result.Resume = ThreadParameter(7, "resume");
+  Result.Phase = ThreadParameter(8, "phase");
 
   ValueToValueMapTy Map;
   for (auto [From, To] : zip_first(Kernel.args(), Thread->args())) {
@@ -66,7 +69,7 @@ void KernelLowering::createThreadFunction() {
 
   // Variables that inlined helpers left in memory become registers first:
   // fewer values for the frame.
-  Body = &Thread->getEntryBlock();
+  BasicBlock *Body = Result.Body = &Thread->getEntryBlock();
   {
     DominatorTree Tree(*Thread);
     SmallVector<AllocaInst *, 8> Promotable;
@@ -77,15 +80,44 @@ void KernelLowering::createThreadFunction() {
     if (!Promotable.empty())
       PromoteMemToReg(Promotable, Tree);
   }
-  Entry = BasicBlock::Create(Context, "thread.entry", Thread, Body);
+  BasicBlock *Entry = Result.Entry =
+      BasicBlock::Create(Context, "thread.entry", Thread, Body);
   BranchInst::Create(Body, Entry);
   // Static allocas stay in the entry block.
   for (Instruction &I : make_early_inc_range(*Body))
     if (auto *Alloca = dyn_cast<AllocaInst>(&I); Alloca && Alloca->isStaticAlloca())
       Alloca->moveBefore(Entry->getTerminator());
+  return Result;
 }
 
-Value *KernelLowering::lowerAtomic(IRBuilder<> &B, CallInst &Call,
+namespace {
+
+// lowerMarkers' work on one kernel: what it reads (K.thread, its entry
+// values) and what it produces (Lowering).
+struct MarkerLowerer {
+  ThreadFunction &Thread;
+  EntryValues &Values;
+  MarkerLowering &Lowering;
+  Module &M;
+  LLVMContext &Context;
+  const DataLayout &DL;
+
+  MarkerLowerer(ThreadFunction &Thread, EntryValues &Values, MarkerLowering &Lowering)
+      : Thread(Thread), Values(Values), Lowering(Lowering),
+        M(*Thread.Thread->getParent()), Context(M.getContext()),
+        DL(M.getDataLayout()) {}
+
+  bool lowerMarkerCall(CallInst &Call, SmallVectorImpl<CallInst *> &SharedCalls);
+  Value *lowerAtomic(IRBuilder<> &B, CallInst &Call, const AtomicRule &Rule);
+  Value *lowerMath(IRBuilder<> &B, CallInst &Call, MarkerKind Kind,
+                   const MathRule &Rule);
+  void lowerFailure(CallInst &Call, MarkerKind Kind);
+  void lowerSharedCalls(ArrayRef<CallInst *> Calls);
+  void collectSyncPoints();
+  void chooseRounds();
+};
+
+Value *MarkerLowerer::lowerAtomic(IRBuilder<> &B, CallInst &Call,
                                    const AtomicRule &Rule) {
   Value *Pointer = Call.getArgOperand(0);
   Type *T = Call.getType();
@@ -111,13 +143,13 @@ Value *KernelLowering::lowerAtomic(IRBuilder<> &B, CallInst &Call,
     New = buildAtomicRMWValue(Rule.Operation, B, Old,
                               formAtomicOperand(B, Rule, Arguments[0]));
   StoreInst *Store = B.CreateAlignedStore(New, Pointer, Alignment);
-  SerialisedAtomics.insert(Old);
-  SerialisedAtomics.insert(Store);
+  Lowering.SerialisedAtomics.insert(Old);
+  Lowering.SerialisedAtomics.insert(Store);
   return Old;
 }
 
-Value *KernelLowering::lowerMath(IRBuilder<> &B, CallInst &Call,
-                                 MarkerKind Kind, const MathRule &Rule) {
+Value *MarkerLowerer::lowerMath(IRBuilder<> &B, CallInst &Call,
+                                MarkerKind Kind, const MathRule &Rule) {
   Type *T = Call.getType();
   Value *X = Call.getArgOperand(0);
   Value *Y = Call.arg_size() > 1 ? Call.getArgOperand(1) : nullptr;
@@ -141,10 +173,12 @@ Value *KernelLowering::lowerMath(IRBuilder<> &B, CallInst &Call,
 
 // bounds.error / assert.fail: report to the runtime (which records the
 // first failure of the launch), then leave the thread with -2.
-void KernelLowering::lowerFailure(CallInst &Call, StringRef Operation) {
+void MarkerLowerer::lowerFailure(CallInst &Call, MarkerKind Kind) {
+  Argument *ContextPointer = Thread.ContextPointer;
+  Argument *const *ThreadIndex = Thread.ThreadIndex;
   IRBuilder<> B(&Call);
   Type *Pointer = B.getPtrTy(), *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
-  if (Operation == "bounds.error") {
+  if (Kind == MarkerKind::BoundsError) {
     Function *Hook = getHook(M, CpuBoundsErrorHook, B.getVoidTy(),
                              {Pointer, Pointer, I64, I64, I32, I32, I32, I32});
     B.CreateCall(Hook, {ContextPointer, Call.getArgOperand(0),
@@ -167,10 +201,11 @@ void KernelLowering::lowerFailure(CallInst &Call, StringRef Operation) {
 
 // Every marker but the shared-memory ones (which atomics look at) and the
 // sync points. Returns true if it replaced and erased the call.
-bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
-                                     SmallVectorImpl<CallInst *> &SharedCalls) {
+bool MarkerLowerer::lowerMarkerCall(CallInst &Call,
+                                    SmallVectorImpl<CallInst *> &SharedCalls) {
   IRBuilder<> B(&Call);
   Value *Result = nullptr;
+  Argument *const *ThreadIndex = Thread.ThreadIndex;
   MarkerName Marker = *getMarkerCall(Call);
   if (auto Register = getSpecialRegister(Marker.Kind)) {
     // index within block: parameters; sizes and block index: the context
@@ -179,13 +214,13 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
       Result = ThreadIndex[Register->Dimension];
       break;
     case SpecialRegister::BlockDim:
-      Result = contextField(BlockDimField, Register->Dimension);
+      Result = Values.contextField(BlockDimField, Register->Dimension);
       break;
     case SpecialRegister::BlockIndex:
-      Result = contextField(BlockIndexField, Register->Dimension);
+      Result = Values.contextField(BlockIndexField, Register->Dimension);
       break;
     case SpecialRegister::GridDim:
-      Result = contextField(GridDimField, Register->Dimension);
+      Result = Values.contextField(GridDimField, Register->Dimension);
       break;
     }
   } else {
@@ -196,7 +231,7 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
       return false;
     // the launch's dynamic shared bytes: ctx->dynamic_shared_bytes
     case MarkerKind::SharedDynamicBytes: {
-      Value *Address = B.CreateStructGEP(getContextType(Context), ContextPointer, 5,
+      Value *Address = B.CreateStructGEP(getContextType(Context), Thread.ContextPointer, 5,
                                          "dynamic_shared_bytes.addr");
       LoadInst *Bytes = B.CreateAlignedLoad(B.getInt64Ty(), Address, Align(8),
                                             "dynamic_shared_bytes");
@@ -210,7 +245,7 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
       break;
     case MarkerKind::LaneId:
     case MarkerKind::LaneMaskLess: {
-      Value *Lane = B.CreateAnd(linearThread(), 31, "laneid");
+      Value *Lane = B.CreateAnd(Values.linearThread(), 31, "laneid");
       Result = Marker.Kind == MarkerKind::LaneId
                    ? Lane
                    : B.CreateSub(B.CreateShl(B.getInt32(1), Lane), B.getInt32(1));
@@ -233,7 +268,7 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
     case MarkerKind::LocalArray: {
       // valid: hasOnlyHostLowerableMarkers checked the kernel's calls
       ArrayArguments Size = *getArrayArguments(Call);
-      IRBuilder<> EntryB = entryBuilder();
+      IRBuilder<> EntryB = Values.entryBuilder();
       AllocaInst *Array = EntryB.CreateAlloca(
           ArrayType::get(B.getInt8Ty(), std::max<uint64_t>(Size.Bytes, 1)),
           nullptr, "local");
@@ -253,11 +288,11 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
     }
     case MarkerKind::BoundsError:
     case MarkerKind::AssertFail:
-      lowerFailure(Call, Operation);
+      lowerFailure(Call, Marker.Kind);
       return true;
     default:
       // sync points: collected by lowerMarkers, lowered by makeResumable
-      if (isSyncPointOperation(Operation))
+      if (getSyncPointKind(Marker.Kind) != SyncPointKind::NoSync)
         return false;
       // atomics and math: the rules shared with NVPTX (OperationRules.h)
       if (std::optional<AtomicRule> Atomic = getAtomicRule(Marker))
@@ -282,9 +317,12 @@ bool KernelLowering::lowerMarkerCall(CallInst &Call, StringRef Operation,
 // Each array is at most TIDAL_MAX_STATIC_SHARED_BYTES and 64-byte aligned
 // at most (getArrayArguments), so the offsets cannot overflow; their total
 // over the limit is an error naming the kernel.
-void KernelLowering::lowerSharedCalls(ArrayRef<CallInst *> Calls) {
+void MarkerLowerer::lowerSharedCalls(ArrayRef<CallInst *> Calls) {
+  Function &Kernel = *Thread.Kernel;
+  Argument *Shared = Thread.Shared;
+  uint64_t &StaticSharedBytes = Lowering.StaticSharedBytes;
   uint64_t Offset = 0;
-  IRBuilder<> B = entryBuilder();
+  IRBuilder<> B = Values.entryBuilder();
   SmallVector<CallInst *, 4> DynamicCalls;
   for (CallInst *Call : Calls) {
     if (getMarkerCall(*Call)->Kind != MarkerKind::SharedArray) {
@@ -318,76 +356,71 @@ void KernelLowering::lowerSharedCalls(ArrayRef<CallInst *> Calls) {
     Call->replaceAllUsesWith(Address);
     Call->eraseFromParent();
   }
-  UsesShared = !Calls.empty();
+  Lowering.UsesShared = !Calls.empty();
 }
 
-// Lowers every well-formed marker call of K.thread; sync points are
-// collected (makeResumable lowers them). Returns false if a marker is left.
-bool KernelLowering::lowerMarkers() {
-  SmallVector<CallInst *, 32> Calls;
-  for (Instruction &I : instructions(*Thread))
+// The sync points: the marker calls left, all of the table's sync-point
+// rows (the others are left for tidal-verify-markers).
+void MarkerLowerer::collectSyncPoints() {
+  for (Instruction &I : instructions(*Thread.Thread))
     if (auto *Call = dyn_cast<CallInst>(&I))
-      if (getCalledMarker(*Call))
-        Calls.push_back(Call);
-  SmallVector<CallInst *, 8> SharedCalls;
-  for (CallInst *Call : Calls) {
-    StringRef Name = Call->getCalledFunction()->getName().drop_front(
-        StringRef(MarkerPrefix).size());
-    lowerMarkerCall(*Call, Name, SharedCalls);
-  }
-  lowerSharedCalls(SharedCalls);
-  removeUnreachableBlocks(*Thread);
-  bool AllLowered = true;
-  for (Instruction &I : instructions(*Thread))
-    if (auto *Call = dyn_cast<CallInst>(&I))
-      if (const Function *Marker = getCalledMarker(*Call)) {
-        StringRef Operation =
-            Marker->getName().drop_front(StringRef(MarkerPrefix).size());
-        if (!isSyncPointOperation(Operation)) {
-          AllLowered = false;
+      if (std::optional<MarkerName> Marker = getMarkerCall(*Call)) {
+        SyncPointKind Sync = getSyncPointKind(Marker->Kind);
+        if (Sync == SyncPointKind::NoSync)
           continue;
-        }
         std::string Location = describeLocation(*Call);
-        std::string Name = Operation.str();
+        std::string Name = Call->getCalledFunction()
+                               ->getName()
+                               .drop_front(StringRef(MarkerPrefix).size())
+                               .str();
         std::replace(Name.begin(), Name.end(), '.', '_');
-        SyncPoints.push_back(
-            {Call, Operation.str(),
+        Lowering.SyncPoints.push_back(
+            {Call, Marker->Kind, Sync,
              Name + (Location.empty() ? "" : " at " + Location)});
       }
-  // Warp rounds only for a warp sync point that a divergent branch controls
-  // (`if tid < 32: shfl...`, or after an early return): one that every
-  // thread of the block reaches is completed for the whole block at once, as
-  // a syncthreads (block rounds, the faster code). activemask there is every
-  // existing lane of the warp: no sync point.
-  if (any_of(SyncPoints, [](const SyncPoint &P) {
-        return isWarpSyncOperation(P.Operation);
-      })) {
+}
+
+// Warp rounds only for a warp sync point that a divergent branch controls
+// (`if tid < 32: shfl...`, or after an early return): one that every
+// thread of the block reaches is completed for the whole block at once, as
+// a syncthreads (block rounds, the faster code). activemask there is every
+// existing lane of the warp: no sync point.
+void MarkerLowerer::chooseRounds() {
+  SmallVectorImpl<SyncPoint> &SyncPoints = Lowering.SyncPoints;
+  Function &Kernel = *Thread.Kernel;
+  auto IsWarpPoint = [](const SyncPoint &P) { return isWarpSyncPoint(P.Sync); };
+  if (any_of(SyncPoints, IsWarpPoint)) {
     SmallPtrSet<const BasicBlock *, 32> Controlled;
-    findUniformValues(*Thread, {ThreadIndex[0], ThreadIndex[1], ThreadIndex[2]},
+    findUniformValues(*Thread.Thread,
+                      {Thread.ThreadIndex[0], Thread.ThreadIndex[1],
+                       Thread.ThreadIndex[2]},
                       &Controlled);
-    WarpRounds = any_of(SyncPoints, [&](const SyncPoint &P) {
-      return isWarpSyncOperation(P.Operation) &&
-             Controlled.contains(P.Call->getParent());
+    Lowering.WarpRounds = any_of(SyncPoints, [&](const SyncPoint &P) {
+      return IsWarpPoint(P) && Controlled.contains(P.Call->getParent());
     });
     LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "' runs "
-                      << (WarpRounds ? "warp rounds: a warp sync point is "
-                                       "under divergent control"
-                                     : "block rounds: every warp sync point is "
-                                       "reached by the whole block")
+                      << (Lowering.WarpRounds
+                              ? "warp rounds: a warp sync point is "
+                                "under divergent control"
+                              : "block rounds: every warp sync point is "
+                                "reached by the whole block")
                       << "\n");
-    if (WarpRounds) {
+    if (Lowering.WarpRounds) {
       ++NumWarpRoundKernels;
-      FramePrefix = WarpFirstValuePrefix;
     } else {
       for (SyncPoint &Point : SyncPoints)
-        if (Point.Operation == "activemask") {
+        if (Point.Sync == SyncPointKind::WarpActiveMask) {
           IRBuilder<> B(Point.Call);
-          Value *Thread = linearThread();
-          Value *Lanes = B.CreateSub(threadCount(), B.CreateAnd(Thread, ~31u));
+          Value *Linear = Values.linearThread();
+          Value *Lanes = B.CreateSub(Values.threadCount(), B.CreateAnd(Linear, ~31u));
           Value *Partial = B.CreateSub(
               B.CreateShl(B.getInt32(1), B.CreateAnd(Lanes, 31)), B.getInt32(1));
           Value *Mask = B.CreateSelect(B.CreateICmpUGE(Lanes, B.getInt32(32)),
                                        B.getInt32(~0u), Partial, "activemask");
+          LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "': "
+                            << Point.Description
+                            << " is every existing lane of the warp, "
+                               "not a sync point\n");
           Point.Call->replaceAllUsesWith(Mask);
           Point.Call->eraseFromParent();
           Point.Call = nullptr;
@@ -400,25 +433,47 @@ bool KernelLowering::lowerMarkers() {
   // points in reverse post-order: __tidal_cpu_warp_step completes the group
   // at the lowest point first, so that lanes split by a branch meet again
   // after it.
-  if (WarpRounds) {
+  if (Lowering.WarpRounds) {
     DenseMap<const BasicBlock *, unsigned> Order;
-    for (BasicBlock *Block : ReversePostOrderTraversal<Function *>(Thread))
+    for (BasicBlock *Block : ReversePostOrderTraversal<Function *>(Thread.Thread))
       Order.try_emplace(Block, Order.size());
     llvm::stable_sort(SyncPoints, [&](const SyncPoint &A, const SyncPoint &B) {
-      bool WarpA = isWarpSyncOperation(A.Operation),
-           WarpB = isWarpSyncOperation(B.Operation);
+      bool WarpA = IsWarpPoint(A), WarpB = IsWarpPoint(B);
       if (WarpA != WarpB)
         return WarpB;
       return Order.lookup(A.Call->getParent()) < Order.lookup(B.Call->getParent());
     });
   }
-  NumSyncPoints += SyncPoints.size();
+}
+
+} // namespace
+
+// Lowers every well-formed marker call of K.thread but the sync points,
+// which it collects (makeResumable lowers them), and chooses the rounds.
+MarkerLowering lowerMarkers(ThreadFunction &Thread, EntryValues &Values) {
+  MarkerLowering Lowering;
+  MarkerLowerer Lowerer(Thread, Values, Lowering);
+  SmallVector<CallInst *, 32> Calls;
+  for (Instruction &I : instructions(*Thread.Thread))
+    if (auto *Call = dyn_cast<CallInst>(&I))
+      if (getCalledMarker(*Call))
+        Calls.push_back(Call);
+  SmallVector<CallInst *, 8> SharedCalls;
+  for (CallInst *Call : Calls)
+    Lowerer.lowerMarkerCall(*Call, SharedCalls);
+  Lowerer.lowerSharedCalls(SharedCalls);
+  removeUnreachableBlocks(*Thread.Thread);
+  Lowerer.collectSyncPoints();
+  Lowerer.chooseRounds();
+  NumSyncPoints += Lowering.SyncPoints.size();
   LLVM_DEBUG({
-    for (auto [Index, Point] : enumerate(SyncPoints))
-      dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "': rounds split at sync point "
-             << Index + 1 << ", " << Point.Description << "\n";
+    for (auto [Index, Point] : enumerate(Lowering.SyncPoints))
+      dbgs() << DEBUG_TYPE ": '" << Thread.Kernel->getName()
+             << "': rounds split at sync point " << Index + 1 << ", "
+             << Point.Description << " (" << getSyncPointKindName(Point.Sync)
+             << ")\n";
   });
-  return AllLowered;
+  return Lowering;
 }
 
 

@@ -1,19 +1,51 @@
-// The host lowering's last stage (LowerHost.h): the block function
-// __tidal_block_K, which runs K.thread for every thread of the block in
-// rounds (all threads from one resume point per loop) or, with a warp sync
-// point under divergent control, in warp rounds; and, for kernels with
-// global atomics, its variant for launches that run alone.
+// The host lowering's last stages (LowerHost.h): createBlockFunction (the
+// block function __tidal_block_K, which runs K.thread for every thread of
+// the block in rounds: all threads from one resume point per loop, or, with
+// a warp sync point under divergent control, warp rounds), and
+// addAloneVariant (for kernels with global atomics, the block function's
+// variant for launches that run alone).
 
 #include "LowerHost.h"
 
 #define DEBUG_TYPE "tidal-lower-host"
 
 namespace tidal::host_lowering {
+namespace {
+
+// The block function's construction: what it is built from (a
+// LoweredKernel), spelled out for the emitters below.
+struct BlockFunctionBuilder {
+  const LoweredKernel &Lowered;
+  Function &Kernel;
+  Function *Thread;
+  Module &M;
+  LLVMContext &Context;
+  const DataLayout &DL;
+  ArrayRef<SyncPoint> SyncPoints;
+  MDNode *ThreadAccesses;
+
+  explicit BlockFunctionBuilder(const LoweredKernel &Lowered)
+      : Lowered(Lowered), Kernel(Lowered.Kernel), Thread(&Lowered.Thread),
+        M(*Kernel.getParent()), Context(M.getContext()), DL(M.getDataLayout()),
+        SyncPoints(Lowered.Markers.SyncPoints),
+        ThreadAccesses(Lowered.ThreadAccesses) {}
+
+  Function *build(const Twine &Name);
+  void emitBarrierError(IRBuilder<> &Builder, Value *BlockContext, Value *Next,
+                        Value *Count);
+  void emitBarrierReduction(IRBuilder<> &Builder, Value *Low, Value *FrameMemory,
+                            Value *Padded, Value *Count, Value *RoundPhase,
+                            BasicBlock *EntryBlock);
+  void emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
+                      Value *const BlockDim[3], bool YInnermost,
+                      Value *BlockContext, Value *Count, Value *Padded,
+                      Value *FrameMemory, BasicBlock *EntryBlock);
+};
 
 // Threads at different sync points (or some finished): the runtime reports
 // them all (Next: the sync point each thread reached).
-void KernelLowering::emitBarrierError(IRBuilder<> &Builder, Value *BlockContext,
-                                      Value *Next, Value *Count) {
+void BlockFunctionBuilder::emitBarrierError(IRBuilder<> &Builder,
+                                            Value *BlockContext, Value *Next, Value *Count) {
   Type *Pointer = Builder.getPtrTy(), *I32 = Builder.getInt32Ty();
   unsigned SyncCount = SyncPoints.size();
   SmallVector<Constant *, 8> Names;
@@ -38,8 +70,8 @@ void KernelLowering::emitBarrierError(IRBuilder<> &Builder, Value *BlockContext,
 // Everyone at sync point `Low`: after a syncthreads_count/and/or, count
 // the threads whose predicate held (they stored it in this round's
 // exchange buffer), for K.thread to read from the frame's header.
-void KernelLowering::emitBarrierReduction(IRBuilder<> &Builder, Value *Low,
-                                          Value *FrameMemory, Value *Padded,
+void BlockFunctionBuilder::emitBarrierReduction(IRBuilder<> &Builder, Value *Low,
+                                                Value *FrameMemory, Value *Padded,
                                           Value *Count, Value *RoundPhase,
                                           BasicBlock *EntryBlock) {
   Type *I32 = Builder.getInt32Ty(), *I64 = Builder.getInt64Ty();
@@ -47,7 +79,7 @@ void KernelLowering::emitBarrierReduction(IRBuilder<> &Builder, Value *Low,
   unsigned SyncCount = SyncPoints.size();
   Value *AtReduction = Builder.getFalse();
   for (unsigned K = 1; K <= SyncCount; ++K)
-    if (isBarrierReduction(SyncPoints[K - 1].Operation))
+    if (SyncPoints[K - 1].Sync == SyncPointKind::BlockReduction)
       AtReduction = Builder.CreateOr(
           AtReduction, Builder.CreateICmpEQ(Low, Builder.getInt32(K)));
   if (!isa<Constant>(AtReduction)) {
@@ -96,7 +128,7 @@ void KernelLowering::emitBarrierReduction(IRBuilder<> &Builder, Value *Low,
 // there (one lane loop per warp point), again, until no group can complete.
 // Then the block is checked as in the block rounds (all at one syncthreads,
 // or all finished; else the report) and the next round resumes there.
-void KernelLowering::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
+void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
                                     Value *const BlockDim[3], bool YInnermost,
                                     Value *BlockContext, Value *Count, Value *Padded,
                                     Value *FrameMemory, BasicBlock *EntryBlock) {
@@ -116,10 +148,10 @@ void KernelLowering::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Argu
   Value *Exchange = FrameArrayAt(ExchangePrefix, "exchange");
   SmallVector<uint8_t, 16> Kinds(SyncCount + 1, TIDAL_SYNC_BLOCK);
   for (unsigned K = 1; K <= SyncCount; ++K) {
-    StringRef Operation = SyncPoints[K - 1].Operation;
-    Kinds[K] = Operation == "activemask"           ? TIDAL_SYNC_ACTIVEMASK
-               : isWarpSyncOperation(Operation) ? TIDAL_SYNC_WARP
-                                                : TIDAL_SYNC_BLOCK;
+    SyncPointKind Sync = SyncPoints[K - 1].Sync;
+    Kinds[K] = Sync == SyncPointKind::WarpActiveMask ? TIDAL_SYNC_ACTIVEMASK
+               : isWarpSyncPoint(Sync)               ? TIDAL_SYNC_WARP
+                                                     : TIDAL_SYNC_BLOCK;
   }
   auto *KindTable = new GlobalVariable(
       M, ArrayType::get(Builder.getInt8Ty(), Kinds.size()), true,
@@ -390,7 +422,9 @@ void KernelLowering::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Argu
 // block, x innermost so that the x loop can be vectorised. With sync points,
 // in rounds: every thread from the same resume point, until all finish;
 // threads that reach different sync points are reported.
-Function *KernelLowering::createBlockFunction(const Twine &Name) {
+Function *BlockFunctionBuilder::build(const Twine &Name) {
+  const MarkerLowering &Markers = Lowered.Markers;
+  const FrameLayout &Frame = Lowered.Frame;
   Type *Pointer = PointerType::getUnqual(Context);
   Type *I32 = Type::getInt32Ty(Context), *I64 = Type::getInt64Ty(Context);
   Function *Block = Function::Create(
@@ -457,13 +491,13 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   // 3. The block's shared memory (static, then dynamic; poisoned in debug
   //    mode) and the frame of its threads, both owned by the runtime.
   Value *SharedMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
-  if (UsesShared) {
+  if (Markers.UsesShared) {
     Function *Hook = getHook(M, CpuSharedHook, Pointer, {Pointer, I64, I32});
     Hook->addRetAttr(Attribute::NoAlias);
     Hook->addParamAttr(0, Attribute::NoCapture);
     SharedMemory = Builder.CreateCall(
-        Hook, {BlockContext, Builder.getInt64(StaticSharedBytes),
-               Builder.getInt32(Debug)},
+        Hook, {BlockContext, Builder.getInt64(Markers.StaticSharedBytes),
+               Builder.getInt32(Lowered.Debug)},
         "shared");
   }
   Value *FrameMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
@@ -473,12 +507,12 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
     Hook->addParamAttr(0, Attribute::NoCapture);
     Value *Bytes = Builder.CreateNUWAdd(
         Builder.getInt64(FrameHeaderBytes),
-        Builder.CreateNUWMul(Padded, Builder.getInt64(FrameSlotBytes)));
+        Builder.CreateNUWMul(Padded, Builder.getInt64(Frame.SlotBytes)));
     FrameMemory = Builder.CreateCall(Hook, {BlockContext, Bytes}, "frame");
   }
   Value *UniformMemory = ConstantPointerNull::get(cast<PointerType>(Pointer));
-  if (UniformBytes) {
-    auto *Scalars = Builder.CreateAlloca(ArrayType::get(Builder.getInt8Ty(), UniformBytes),
+  if (Frame.UniformBytes) {
+    auto *Scalars = Builder.CreateAlloca(ArrayType::get(Builder.getInt8Ty(), Frame.UniformBytes),
                                          nullptr, "uniforms");
     Scalars->setAlignment(Align(16));
     UniformMemory = Scalars;
@@ -490,6 +524,12 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   const unsigned FirstIndex = Kernel.arg_size() + 4; // tid.x of K.thread
   const bool YInnermost = prefersYInnermost(*Thread, Thread->getArg(FirstIndex),
                                             Thread->getArg(FirstIndex + 1));
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Name << "': "
+                    << (SyncPoints.empty() ? "one loop over the threads"
+                        : Markers.WarpRounds ? "warp rounds"
+                                             : "block rounds")
+                    << ", " << (YInnermost ? "y" : "x")
+                    << " innermost (the loop order of the accesses)\n");
   if (SyncPoints.empty()) {
     emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
       SmallVector<Value *, 16> ThreadArguments(Arguments);
@@ -505,7 +545,7 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   }
 
   // 5. With warp sync points: warp rounds (emitWarpRounds).
-  if (WarpRounds) {
+  if (Markers.WarpRounds) {
     emitWarpRounds(Builder, Arguments, BlockDim, YInnermost, BlockContext, Count,
                    Padded, FrameMemory, EntryBlock);
     if (Debugging)
@@ -596,7 +636,7 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
   Builder.SetInsertPoint(Continue);
   // What the threads stored of the block-uniform values is what the next
   // round reads.
-  for (const UniformSlot &Slot : UniformSlots)
+  for (const FrameLayout::UniformSlot &Slot : Frame.UniformSlots)
     Builder.CreateAlignedStore(
         Builder.CreateAlignedLoad(
             Slot.ValueType,
@@ -626,8 +666,17 @@ Function *KernelLowering::createBlockFunction(const Twine &Name) {
 // `.alone`, the same block function over a copy of K.thread whose atomics
 // are plain read-modify-writes: a locked instruction costs ~2.5 ns and the
 // atomics' cache lines stay in one core either way.
-void KernelLowering::addAloneVariant(const std::string &BlockName) {
-  if (none_of(instructions(*Thread), [](Instruction &I) {
+} // namespace
+
+Function *createBlockFunction(const LoweredKernel &Lowered, const Twine &Name) {
+  return BlockFunctionBuilder(Lowered).build(Name);
+}
+
+void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName) {
+  Function &Thread = Lowered.Thread;
+  Module &M = *Thread.getParent();
+  LLVMContext &Context = M.getContext();
+  if (none_of(instructions(Thread), [](Instruction &I) {
         return isa<AtomicRMWInst, AtomicCmpXchgInst>(I);
       }))
     return;
@@ -635,17 +684,20 @@ void KernelLowering::addAloneVariant(const std::string &BlockName) {
   Atomic->setName(BlockName + ".atomic");
   Atomic->setLinkage(GlobalValue::InternalLinkage);
   ValueToValueMapTy Map;
-  Function *Plain = CloneFunction(Thread, Map);
-  Plain->setName(Thread->getName() + ".alone");
+  Function *Plain = CloneFunction(&Thread, Map);
+  Plain->setName(Thread.getName() + ".alone");
   for (Instruction &I : make_early_inc_range(instructions(*Plain)))
     if (auto *RMW = dyn_cast<AtomicRMWInst>(&I))
       lowerAtomicRMWInst(RMW);
     else if (auto *Exchange = dyn_cast<AtomicCmpXchgInst>(&I))
       lowerAtomicCmpXchgInst(Exchange);
-  Function *Shared = Thread;
-  Thread = Plain;
-  Function *Alone = createBlockFunction(BlockName + ".alone");
-  Thread = Shared;
+  LoweredKernel PlainLowered{Lowered.Kernel,  *Plain,
+                             Lowered.Markers, Lowered.Frame,
+                             Lowered.ThreadAccesses, Lowered.Debug};
+  Function *Alone = createBlockFunction(PlainLowered, BlockName + ".alone");
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName()
+                    << "': global atomics: " << Alone->getName()
+                    << " for launches that run alone\n");
   Alone->setLinkage(GlobalValue::InternalLinkage);
 
   Function *Dispatch = Function::Create(Atomic->getFunctionType(),

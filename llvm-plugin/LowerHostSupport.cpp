@@ -1,6 +1,6 @@
 // The host lowering's small shared pieces (LowerHost.h): the block
-// context in IR, runtime hooks, counted loops over the block's threads, the
-// kinds of sync points, the warp bit helper, exchange-buffer images.
+// context in IR, the entry values of K.thread, runtime hooks, counted loops
+// over the block's threads, the warp bit helper, exchange-buffer images.
 
 #include "LowerHost.h"
 
@@ -49,6 +49,87 @@ Value *loadContextField(IRBuilder<> &Builder, Value *ContextPointer,
   Load->setMetadata(LLVMContext::MD_range,
                     Ranges.createRange(APInt(32, Low), APInt(32, High)));
   return Load;
+}
+
+
+Value *EntryValues::contextField(ContextField Field, unsigned Dimension) {
+  Value *&Cached = Fields[Field * 3 + Dimension];
+  if (!Cached) {
+    static const char *Names[3][3] = {{"ntid.x", "ntid.y", "ntid.z"},
+                                      {"nctaid.x", "nctaid.y", "nctaid.z"},
+                                      {"ctaid.x", "ctaid.y", "ctaid.z"}};
+    IRBuilder<> B = entryBuilder();
+    Cached = loadContextField(B, Thread.ContextPointer, Field, Dimension,
+                              Names[Field][Dimension]);
+  }
+  return Cached;
+}
+
+Value *EntryValues::threadCount() {
+  if (!ThreadCount) {
+    Value *X = contextField(BlockDimField, 0), *Y = contextField(BlockDimField, 1),
+          *Z = contextField(BlockDimField, 2);
+    IRBuilder<> B = entryBuilder();
+    ThreadCount = B.CreateNUWMul(B.CreateNUWMul(X, Y), Z, "nthreads");
+  }
+  return ThreadCount;
+}
+
+Value *EntryValues::paddedThreadCount() {
+  if (!PaddedThreadCount) {
+    Value *Count = threadCount();
+    IRBuilder<> B = entryBuilder();
+    PaddedThreadCount = B.CreateAnd(
+        B.CreateNUWAdd(B.CreateZExt(Count, B.getInt64Ty()), B.getInt64(15)),
+        B.getInt64(~uint64_t(15)), "nthreads.padded");
+  }
+  return PaddedThreadCount;
+}
+
+Value *EntryValues::linearThread() {
+  if (!LinearThread) {
+    Value *DimX = contextField(BlockDimField, 0),
+          *DimY = contextField(BlockDimField, 1);
+    IRBuilder<> B = entryBuilder();
+    Value *ZY = B.CreateNUWAdd(B.CreateNUWMul(Thread.ThreadIndex[2], DimY),
+                               Thread.ThreadIndex[1]);
+    LinearThread =
+        B.CreateNUWAdd(B.CreateNUWMul(ZY, DimX), Thread.ThreadIndex[0], "thread");
+  }
+  return LinearThread;
+}
+
+Value *EntryValues::linearThread64() {
+  if (!LinearThread64) {
+    Value *Linear = linearThread();
+    IRBuilder<> B = entryBuilder();
+    LinearThread64 = B.CreateZExt(Linear, B.getInt64Ty(), "thread.i64");
+  }
+  return LinearThread64;
+}
+
+Value *EntryValues::frameArray(uint64_t Prefix, Value *ExtraPrefix,
+                               const Twine &Name) {
+  Value *Padded = paddedThreadCount();
+  IRBuilder<> B = entryBuilder();
+  Value *PrefixValue = B.getInt64(Prefix);
+  if (ExtraPrefix)
+    PrefixValue = B.CreateNUWAdd(PrefixValue, ExtraPrefix);
+  Value *Offset = B.CreateNUWAdd(B.getInt64(FrameHeaderBytes),
+                                 B.CreateNUWMul(Padded, PrefixValue));
+  return B.CreateInBoundsGEP(B.getInt8Ty(), Thread.Frame, Offset, Name);
+}
+
+Value *EntryValues::exchangeBuffer(bool Write) {
+  if (!ExchangeWrite) {
+    IRBuilder<> B = entryBuilder();
+    Value *PhaseBytes =
+        B.CreateShl(B.CreateZExt(Thread.Phase, B.getInt64Ty()), 3);
+    Value *OtherBytes = B.CreateSub(B.getInt64(8), PhaseBytes);
+    ExchangeWrite = frameArray(ExchangePrefix, PhaseBytes, "exchange.write");
+    ExchangeRead = frameArray(ExchangePrefix, OtherBytes, "exchange.read");
+  }
+  return Write ? ExchangeWrite : ExchangeRead;
 }
 
 
@@ -146,23 +227,6 @@ void emitThreadLoops(IRBuilder<> &Builder, Value *const BlockDim[3],
   Builder.SetInsertPoint(Join);
 }
 
-
-// Sync points of one warp: collectives (lanes exchange values), syncwarp,
-// and activemask (the lanes at the call: those that arrived together).
-bool isWarpSyncOperation(StringRef Operation) {
-  return Operation == "syncwarp" || Operation == "activemask" ||
-         Operation.starts_with("shfl.") || Operation.starts_with("vote.") ||
-         Operation.starts_with("match.");
-}
-
-bool isSyncPointOperation(StringRef Operation) {
-  return Operation.starts_with("syncthreads") || isWarpSyncOperation(Operation);
-}
-
-bool isBarrierReduction(StringRef Operation) {
-  return Operation == "syncthreads.count" || Operation == "syncthreads.and" ||
-         Operation == "syncthreads.or";
-}
 
 // i32 @__tidal.warp.bits(ptr %lanes, i32 %count, i64 %value, i1 %match):
 // bit i set for i < %count if lanes[i] (i64) == %value (match) or != 0.

@@ -1,89 +1,118 @@
-// The host lowering's sync-point stage (LowerHost.h): K.thread made
-// resumable at each barrier and warp collective (it returns the sync point's
-// number there, and resumes after it), with the values that live across a
-// sync point kept per thread in the frame (or once per block when uniform),
-// and its plain memory accesses marked parallel for the vectoriser.
+// The host lowering's sync-point stages (LowerHost.h): makeResumable
+// (K.thread made resumable at each barrier and warp collective: it returns
+// the sync point's number there, and resumes after it; the values that live
+// across a sync point kept per thread in the frame, or once per block when
+// uniform: the FrameLayout), and markParallelAccesses (its plain memory
+// accesses marked parallel for the vectoriser).
 
 #include "LowerHost.h"
 
 #define DEBUG_TYPE "tidal-lower-host"
 
-STATISTIC(NumUniformValues, "Values kept once per block across sync points");
-STATISTIC(NumFrameValues, "Values kept per thread across sync points");
-STATISTIC(NumFrameBytes, "Frame bytes per thread of the lowered kernels");
+TIDAL_STATISTIC(NumUniformValues, "Values kept once per block across sync points (uniform slots)");
+TIDAL_STATISTIC(NumFrameValues, "Values kept per thread across sync points");
+TIDAL_STATISTIC(NumFrameBytes, "Frame bytes per thread of the lowered kernels");
 
 namespace tidal::host_lowering {
+namespace {
+
+// makeResumable's work on one kernel: what it reads (K.thread, its entry
+// values, the sync points and rounds) and what it produces (Layout).
+struct SyncPointLowerer {
+  ThreadFunction &Thread;
+  EntryValues &Values;
+  const MarkerLowering &Markers;
+  FrameLayout &Layout;
+  Module &M;
+  LLVMContext &Context;
+  const DataLayout &DL;
+  // The next free frame array (see FrameHeaderBytes).
+  uint64_t FramePrefix;
+
+  SyncPointLowerer(ThreadFunction &Thread, EntryValues &Values,
+          const MarkerLowering &Markers, FrameLayout &Layout)
+      : Thread(Thread), Values(Values), Markers(Markers), Layout(Layout),
+        M(*Thread.Thread->getParent()), Context(M.getContext()),
+        DL(M.getDataLayout()),
+        FramePrefix(Markers.WarpRounds ? WarpFirstValuePrefix : FirstValuePrefix) {}
+
+  Value *resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
+  void storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point);
+  Value *frameElement(uint64_t Size, uint64_t Alignment, const Twine &Name);
+  void keepValuesAcrossSyncPoints(ArrayRef<BasicBlock *> SyncBlocks,
+                                  ArrayRef<BasicBlock *> ResumeBlocks,
+                                  const SmallPtrSetImpl<const Value *> &Uniform);
+  void moveAllocasToFrame();
+};
 
 // Before returning at a sync point: what the other threads will need.
-void KernelLowering::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
-  StringRef Operation = Point.Operation;
+void SyncPointLowerer::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
   CallInst *Call = Point.Call;
   Value *Stored = nullptr;
-  if (isBarrierReduction(Operation))
+  if (Point.Sync == SyncPointKind::BlockReduction)
     Stored = B.CreateZExt(B.CreateICmpNE(Call->getArgOperand(0), B.getInt32(0)),
                          B.getInt64Ty());
-  else if (Operation.starts_with("shfl.") || Operation.starts_with("vote.") ||
-           Operation.starts_with("match."))
+  else if (Point.Sync == SyncPointKind::WarpExchange)
     Stored = toExchange(B, Call->getArgOperand(1));
-  if (WarpRounds && isWarpSyncOperation(Operation) && Operation != "activemask") {
-    Value *Masks = frameArray(MaskPrefix, nullptr, "masks");
+  if (Markers.WarpRounds && isWarpSyncPoint(Point.Sync) &&
+      Point.Sync != SyncPointKind::WarpActiveMask) {
+    Value *Masks = Values.frameArray(MaskPrefix, nullptr, "masks");
     B.CreateAlignedStore(
         Call->getArgOperand(0),
         B.CreateInBoundsGEP(B.getInt32Ty(), Masks,
-                            B.CreateZExt(linearThread(), B.getInt64Ty())),
+                            B.CreateZExt(Values.linearThread(), B.getInt64Ty())),
         Align(4));
   }
   if (!Stored)
     return;
-  Value *Slot = B.CreateInBoundsGEP(B.getInt64Ty(), exchangeBuffer(true),
-                                    B.CreateZExt(linearThread(), B.getInt64Ty()));
+  Value *Slot = B.CreateInBoundsGEP(B.getInt64Ty(), Values.exchangeBuffer(true),
+                                    B.CreateZExt(Values.linearThread(), B.getInt64Ty()));
   B.CreateAlignedStore(Stored, Slot, Align(8));
 }
 
 // After resuming from a sync point: its result, from what every thread of
 // the block stored (or the block function reduced) before.
-Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
-                                            const SyncPoint &Point) {
-  StringRef Operation = Point.Operation;
+Value *SyncPointLowerer::resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
+  MarkerKind Kind = Point.Kind;
   CallInst *Call = Point.Call;
   Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
   // barriers
-  if (Operation == "syncthreads" || Operation == "syncwarp")
+  if (Point.Sync == SyncPointKind::BlockBarrier ||
+      Point.Sync == SyncPointKind::WarpBarrier)
     return nullptr;
-  if (isBarrierReduction(Operation)) {
-    Value *Count = B.CreateAlignedLoad(I32, Frame, Align(FrameHeaderBytes),
+  if (Point.Sync == SyncPointKind::BlockReduction) {
+    Value *Count = B.CreateAlignedLoad(I32, Thread.Frame, Align(FrameHeaderBytes),
                                        "syncthreads.count");
-    if (Operation == "syncthreads.count")
+    if (Kind == MarkerKind::SyncThreadsCount)
       return Count;
-    Value *Holds = Operation == "syncthreads.and"
-                       ? B.CreateICmpEQ(Count, threadCount())
+    Value *Holds = Kind == MarkerKind::SyncThreadsAnd
+                       ? B.CreateICmpEQ(Count, Values.threadCount())
                        : B.CreateICmpNE(Count, B.getInt32(0));
     return B.CreateZExt(Holds, I32);
   }
   // warp collectives: lanes are threads warpBase .. warpBase + 31
-  Value *Thread = linearThread();
-  Value *Lane = B.CreateAnd(Thread, 31);
-  Value *WarpBase = B.CreateAnd(Thread, ~31u);
-  Value *Read = exchangeBuffer(false);
+  Value *Linear = Values.linearThread();
+  Value *Lane = B.CreateAnd(Linear, 31);
+  Value *WarpBase = B.CreateAnd(Linear, ~31u);
+  Value *Read = Values.exchangeBuffer(false);
   auto LoadLane = [&](Value *Index) {
     return B.CreateAlignedLoad(
         I64, B.CreateInBoundsGEP(I64, Read, B.CreateZExt(Index, I64)), Align(8));
   };
   // activemask: the lanes that arrived together (__tidal_cpu_warp_step
   // wrote them as this thread's result).
-  if (Operation == "activemask")
-    return B.CreateTrunc(LoadLane(Thread), I32);
-  if (Operation.starts_with("shfl.")) {
-    StringRef Mode = Operation.drop_front(5).split('.').first;
+  if (Point.Sync == SyncPointKind::WarpActiveMask)
+    return B.CreateTrunc(LoadLane(Linear), I32);
+  if (Kind >= MarkerKind::ShuffleIndex && Kind <= MarkerKind::ShuffleXor) {
     Value *Delta = Call->getArgOperand(2);
     Value *Source, *Valid;
-    if (Mode == "idx") {
+    if (Kind == MarkerKind::ShuffleIndex) {
       Source = B.CreateAnd(Delta, 31);
       Valid = B.getTrue();
-    } else if (Mode == "up") {
+    } else if (Kind == MarkerKind::ShuffleUp) {
       Source = B.CreateSub(Lane, Delta);
       Valid = B.CreateICmpULE(Delta, Lane);
-    } else if (Mode == "down") {
+    } else if (Kind == MarkerKind::ShuffleDown) {
       Source = B.CreateAdd(Lane, Delta);
       Valid = B.CreateICmpULT(Delta, B.CreateSub(B.getInt32(32), Lane));
     } else {
@@ -91,37 +120,39 @@ Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
       Valid = B.CreateICmpULT(Source, B.getInt32(32));
     }
     Value *SourceThread = B.CreateAdd(WarpBase, Source);
-    Valid = B.CreateAnd(Valid, B.CreateICmpULT(SourceThread, threadCount()));
-    Value *From = B.CreateSelect(Valid, SourceThread, Thread);
+    Valid = B.CreateAnd(Valid, B.CreateICmpULT(SourceThread, Values.threadCount()));
+    Value *From = B.CreateSelect(Valid, SourceThread, Linear);
     return fromExchange(B, LoadLane(From), Call->getType());
   }
   Value *Lanes = B.CreateInBoundsGEP(I64, Read, B.CreateZExt(WarpBase, I64));
   Value *LaneCount = B.CreateBinaryIntrinsic(
-      Intrinsic::umin, B.CreateSub(threadCount(), WarpBase), B.getInt32(32));
+      Intrinsic::umin, B.CreateSub(Values.threadCount(), WarpBase), B.getInt32(32));
   Value *Existing = B.CreateSelect(
       B.CreateICmpEQ(LaneCount, B.getInt32(32)), B.getInt32(~0u),
       B.CreateSub(B.CreateShl(B.getInt32(1), LaneCount), B.getInt32(1)));
   Value *Mask = Call->getArgOperand(0);
   Value *Members = B.CreateAnd(Mask, Existing);
   Function *Bits = getWarpBitsFunction(M);
-  if (Operation.starts_with("vote.")) {
+  if (Kind >= MarkerKind::VoteAll && Kind <= MarkerKind::VoteBallot) {
     Value *Ballot = B.CreateAnd(
         B.CreateCall(Bits, {Lanes, LaneCount, B.getInt64(0), B.getFalse()}), Mask);
-    if (Operation == "vote.ballot")
+    if (Kind == MarkerKind::VoteBallot)
       return Ballot;
     Value *All = B.CreateICmpEQ(Ballot, Members);
     Value *None = B.CreateICmpEQ(Ballot, B.getInt32(0));
-    if (Operation == "vote.all")
+    if (Kind == MarkerKind::VoteAll)
       return All;
-    if (Operation == "vote.any")
+    if (Kind == MarkerKind::VoteAny)
       return B.CreateNot(None);
     return B.CreateOr(All, None); // vote.uni
   }
   // match.any / match.all
-  Value *Own = LoadLane(Thread);
+  assert((Kind == MarkerKind::MatchAny || Kind == MarkerKind::MatchAll) &&
+         "a warp exchange the host lowering does not know");
+  Value *Own = LoadLane(Linear);
   Value *Matching =
       B.CreateAnd(B.CreateCall(Bits, {Lanes, LaneCount, Own, B.getTrue()}), Mask);
-  if (Operation.starts_with("match.any"))
+  if (Kind == MarkerKind::MatchAny)
     return Matching;
   // The lanes that matched: those of the mask that exist (a block of 10
   // threads matching with 0xffffffff gets 0b1111111111, as Numba's
@@ -135,18 +166,14 @@ Value *KernelLowering::resumeAfterSyncPoint(IRBuilder<> &B,
 
 // This thread's element (address in the entry) of a new frame array of
 // `Size` bytes per thread.
-Value *KernelLowering::frameElement(uint64_t Size, uint64_t Alignment,
-                                    const Twine &Name) {
-  if (!Thread64) {
-    Value *Linear = linearThread();
-    IRBuilder<> B = entryBuilder();
-    Thread64 = B.CreateZExt(Linear, B.getInt64Ty(), "thread.i64");
-  }
+Value *SyncPointLowerer::frameElement(uint64_t Size, uint64_t Alignment,
+                             const Twine &Name) {
+  Value *Thread64 = Values.linearThread64();
   uint64_t Stride = alignTo(std::max<uint64_t>(Size, 1),
                             std::max<uint64_t>(Alignment, 4));
-  Value *Array = frameArray(FramePrefix, nullptr, Name + ".frame");
+  Value *Array = Values.frameArray(FramePrefix, nullptr, Name + ".frame");
   FramePrefix += Stride;
-  IRBuilder<> B = entryBuilder();
+  IRBuilder<> B = Values.entryBuilder();
   return B.CreateInBoundsGEP(B.getInt8Ty(), Array,
                              B.CreateNUWMul(Thread64, B.getInt64(Stride)));
 }
@@ -161,12 +188,14 @@ Value *KernelLowering::frameElement(uint64_t Size, uint64_t Alignment,
 // around those loads: a region reads its live-in values once and writes its
 // live-out values once. A block-uniform value is one scalar of the block
 // (UniformSlots), any other one element per thread of a frame array.
-void KernelLowering::keepValuesAcrossSyncPoints(
+void SyncPointLowerer::keepValuesAcrossSyncPoints(
     ArrayRef<BasicBlock *> SyncBlocks, ArrayRef<BasicBlock *> ResumeBlocks,
     const SmallPtrSetImpl<const Value *> &Uniform) {
-  DominatorTree Tree(*Thread);
+  BasicBlock *Entry = Thread.Entry;
+  uint64_t &UniformBytes = Layout.UniformBytes;
+  DominatorTree Tree(*Thread.Thread);
   SmallVector<Instruction *, 32> Crossing;
-  for (Instruction &I : instructions(*Thread))
+  for (Instruction &I : instructions(*Thread.Thread))
     if (!isa<AllocaInst>(I) &&
         any_of(I.uses(), [&](Use &U) { return !Tree.dominates(&I, U); }))
       Crossing.push_back(&I);
@@ -224,26 +253,28 @@ void KernelLowering::keepValuesAcrossSyncPoints(
     Align Alignment;
     if (Uniform.contains(V)) {
       uint64_t Stride = alignTo(std::max<uint64_t>(Size, 1), 16);
-      UniformSlots.push_back({T, UniformBytes, Stride});
-      IRBuilder<> B = entryBuilder();
-      ReadAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Uniforms, UniformBytes,
-                                            V->getName() + ".uniform");
-      WriteAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Uniforms,
+      Layout.UniformSlots.push_back({T, UniformBytes, Stride});
+      IRBuilder<> B = Values.entryBuilder();
+      ReadAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Thread.Uniforms,
+                                            UniformBytes, V->getName() + ".uniform");
+      WriteAt = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Thread.Uniforms,
                                              UniformBytes + Stride,
                                              V->getName() + ".pending");
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": block-uniform across a sync point: "
+                        << *V << " (uniform slot at offset " << UniformBytes
+                        << ", pending at " << UniformBytes + Stride << ", "
+                        << Size << " bytes, once per block)\n");
       UniformBytes += 2 * Stride;
       Alignment = Align(16);
       ++NumUniformValues;
-      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": block-uniform across a sync point: "
-                        << *V << " (" << Size << " bytes, once per block)\n");
     } else {
       uint64_t Before = FramePrefix;
       ReadAt = WriteAt = frameElement(Size, DL.getABITypeAlign(T).value(), V->getName());
       Alignment = commonAlignment(Align(64), FramePrefix - Before);
       ++NumFrameValues;
       LLVM_DEBUG(dbgs() << DEBUG_TYPE ": per-thread across a sync point: " << *V
-                        << " (frame slot of " << FramePrefix - Before
-                        << " bytes per thread)\n");
+                        << " (frame slot at prefix " << Before << ", "
+                        << FramePrefix - Before << " bytes per thread)\n");
     }
     // 3. Stored before returning, loaded on resuming; SSA rebuilt.
     SSAUpdater Updater;
@@ -271,9 +302,11 @@ void KernelLowering::keepValuesAcrossSyncPoints(
 
 // Every alloca (demoted values, local arrays, variables) becomes the
 // thread's element of a frame array: it must survive K.thread's returns.
-void KernelLowering::moveAllocasToFrame() {
+void SyncPointLowerer::moveAllocasToFrame() {
+  Function &Kernel = *Thread.Kernel;
+  BasicBlock *Entry = Thread.Entry;
   SmallVector<AllocaInst *, 32> Allocas;
-  for (Instruction &I : instructions(*Thread))
+  for (Instruction &I : instructions(*Thread.Thread))
     if (auto *Alloca = dyn_cast<AllocaInst>(&I))
       Allocas.push_back(Alloca);
   for (AllocaInst *Alloca : Allocas) {
@@ -284,8 +317,12 @@ void KernelLowering::moveAllocasToFrame() {
                                "across a barrier");
       continue;
     }
+    uint64_t Before = FramePrefix;
     Value *Address = frameElement(Size->getFixedValue(),
                                   Alloca->getAlign().value(), Alloca->getName());
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": per-thread stack slot: " << *Alloca
+                      << " (frame slot at prefix " << Before << ", "
+                      << FramePrefix - Before << " bytes per thread)\n");
     for (User *U : make_early_inc_range(Alloca->users()))
       if (auto *Intrinsic = dyn_cast<IntrinsicInst>(U);
           Intrinsic && Intrinsic->isLifetimeStartOrEnd())
@@ -294,11 +331,11 @@ void KernelLowering::moveAllocasToFrame() {
     Alloca->replaceAllUsesWith(Address);
     Alloca->eraseFromParent();
   }
-  FrameSlotBytes = FramePrefix;
-  NumFrameBytes += FrameSlotBytes;
+  Layout.SlotBytes = FramePrefix;
+  NumFrameBytes += Layout.SlotBytes;
   LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "': frame of "
-                    << FrameSlotBytes << " bytes per thread, " << UniformBytes
-                    << " bytes of block-uniform slots\n");
+                    << Layout.SlotBytes << " bytes per thread, "
+                    << Layout.UniformBytes << " bytes of block-uniform slots\n");
 
   // The addresses went to the end of the entry, after computations moved
   // there that use them: put the entry (pure, no phis) in def-use order.
@@ -323,36 +360,51 @@ void KernelLowering::moveAllocasToFrame() {
     I->moveBefore(Entry->getTerminator());
 }
 
+} // namespace
+
 // Sync point k (1-based): the thread stores what others need, returns k;
 // the code after it becomes resume point k of the entry's switch.
-void KernelLowering::makeResumable() {
-  if (SyncPoints.empty())
-    return;
+FrameLayout makeResumable(ThreadFunction &Thread, EntryValues &Values,
+                          MarkerLowering &Markers) {
+  FrameLayout Layout;
+  if (Markers.SyncPoints.empty())
+    return Layout;
+  SyncPointLowerer Work(Thread, Values, Markers, Layout);
+  LLVMContext &Context = Work.Context;
   // Warps run their rounds at different times: a value of the block would
   // need more than one pending copy, so with warp rounds every value is kept
   // per thread.
   SmallPtrSet<const Value *, 32> Uniform;
-  if (!WarpRounds)
-    Uniform = findUniformValues(*Thread,
-                                {ThreadIndex[0], ThreadIndex[1], ThreadIndex[2]});
+  if (!Markers.WarpRounds) {
+    Uniform = findUniformValues(*Thread.Thread, {Thread.ThreadIndex[0],
+                                                 Thread.ThreadIndex[1],
+                                                 Thread.ThreadIndex[2]});
+    LLVM_DEBUG({
+      dbgs() << DEBUG_TYPE ": '" << Thread.Kernel->getName() << "': "
+             << Uniform.size() << " block-uniform values\n";
+      for (Instruction &I : instructions(*Thread.Thread))
+        if (Uniform.contains(&I))
+          dbgs() << DEBUG_TYPE ":   uniform: " << I << "\n";
+    });
+  }
   SmallVector<BasicBlock *, 8> SyncBlocks, ResumeBlocks;
   Type *I32 = Type::getInt32Ty(Context);
   unsigned Number = 0;
-  for (SyncPoint &Point : SyncPoints) {
+  for (SyncPoint &Point : Markers.SyncPoints) {
     ++Number;
     CallInst *Call = Point.Call;
     BasicBlock *Before = Call->getParent();
     BasicBlock *After = Before->splitBasicBlock(Call->getNextNode(),
                                                 "sync." + Twine(Number) + ".after");
     BasicBlock *Resumed =
-        BasicBlock::Create(Context, "resume." + Twine(Number), Thread, After);
+        BasicBlock::Create(Context, "resume." + Twine(Number), Thread.Thread, After);
     BranchInst::Create(After, Resumed);
     IRBuilder<> B(Call);
-    storeBeforeSyncPoint(B, Point);
+    Work.storeBeforeSyncPoint(B, Point);
     Before->getTerminator()->eraseFromParent();
     ReturnInst::Create(Context, ConstantInt::get(I32, Number), Before);
     IRBuilder<> A(&*After->getFirstInsertionPt());
-    if (Value *Result = resumeAfterSyncPoint(A, Point)) {
+    if (Value *Result = Work.resumeAfterSyncPoint(A, Point)) {
       Result->takeName(Call);
       Call->replaceAllUsesWith(Result);
     }
@@ -361,18 +413,19 @@ void KernelLowering::makeResumable() {
     SyncBlocks.push_back(Before);
     ResumeBlocks.push_back(Resumed);
   }
-  Instruction *Branch = Entry->getTerminator();
-  BasicBlock *Invalid = BasicBlock::Create(Context, "resume.invalid", Thread);
+  Instruction *Branch = Thread.Entry->getTerminator();
+  BasicBlock *Invalid = BasicBlock::Create(Context, "resume.invalid", Thread.Thread);
   new UnreachableInst(Context, Invalid);
   SwitchInst *Switch =
-      SwitchInst::Create(Resume, Invalid, Number + 1, Branch->getIterator());
-  Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), 0), Body);
+      SwitchInst::Create(Thread.Resume, Invalid, Number + 1, Branch->getIterator());
+  Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), 0), Thread.Body);
   for (unsigned K = 1; K <= Number; ++K)
     Switch->addCase(ConstantInt::get(cast<IntegerType>(I32), K),
                     ResumeBlocks[K - 1]);
   Branch->eraseFromParent();
-  keepValuesAcrossSyncPoints(SyncBlocks, ResumeBlocks, Uniform);
-  moveAllocasToFrame();
+  Work.keepValuesAcrossSyncPoints(SyncBlocks, ResumeBlocks, Uniform);
+  Work.moveAllocasToFrame();
+  return Layout;
 }
 
 
@@ -383,29 +436,34 @@ void KernelLowering::makeResumable() {
 // access group. A kernel with atomics (also their plain form on shared
 // memory), volatile accesses or calls gets no group: its loops are analysed
 // as usual.
-void KernelLowering::markParallelAccesses() {
+MDNode *markParallelAccesses(Function &Thread,
+                             const SmallPtrSetImpl<Instruction *> &SerialisedAtomics) {
   if (!SerialisedAtomics.empty())
-    return;
+    return nullptr;
   SmallVector<Instruction *, 32> Accesses;
-  for (Instruction &I : instructions(*Thread)) {
+  for (Instruction &I : instructions(Thread)) {
     if (isa<LoadInst, StoreInst>(I)) {
       if (isa<LoadInst>(I) ? !cast<LoadInst>(I).isSimple()
                            : !cast<StoreInst>(I).isSimple())
-        return; // volatile or atomic: leave every thread loop as it is
+        return nullptr; // volatile or atomic: leave every thread loop as it is
       Accesses.push_back(&I);
     } else if (I.mayReadOrWriteMemory() &&
                !(isa<IntrinsicInst>(I) && !I.mayWriteToMemory())) {
-      return; // an atomic, a fence or a call
+      return nullptr; // an atomic, a fence or a call
     }
   }
   if (Accesses.empty())
-    return;
+    return nullptr;
   // The calls of K.thread in the thread loops carry the group too: the
   // inliner gives it to every access of the inlined body, also to those that
   // K.thread's own simplification (before inlining) created without it.
-  ThreadAccesses = MDNode::getDistinct(Context, {});
+  MDNode *ThreadAccesses = MDNode::getDistinct(Thread.getContext(), {});
   for (Instruction *I : Accesses)
     I->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Thread.getName() << "': "
+                    << Accesses.size()
+                    << " loads and stores marked parallel in the thread loops\n");
+  return ThreadAccesses;
 }
 
 

@@ -15,6 +15,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 #include <initializer_list>
@@ -51,12 +52,14 @@ struct MarkerRow {
   SignatureType Result;
   SignatureType Parameters[MaxParameters];
   unsigned ParameterCount;
+  SyncPointKind Sync;
 };
 
 constexpr MarkerRow makeRow(const char *Name, uint8_t Suffixes,
                             SignatureType Result,
-                            std::initializer_list<SignatureType> Parameters) {
-  MarkerRow Row{Name, Suffixes, Result, {}, 0};
+                            std::initializer_list<SignatureType> Parameters,
+                            SyncPointKind Sync) {
+  MarkerRow Row{Name, Suffixes, Result, {}, 0, Sync};
   for (SignatureType Parameter : Parameters)
     Row.Parameters[Row.ParameterCount++] = Parameter;
   return Row;
@@ -64,8 +67,9 @@ constexpr MarkerRow makeRow(const char *Name, uint8_t Suffixes,
 
 #define TIDAL_PARAMETER_LIST(...) {__VA_ARGS__}
 constexpr MarkerRow MarkerTable[] = {
-#define TIDAL_MARKER(Kind, Name, Suffixes, Result, Parameters)                 \
-  makeRow(Name, Suffixes, Result, TIDAL_PARAMETER_LIST Parameters),
+#define TIDAL_MARKER(Kind, Name, Suffixes, Result, Parameters, Sync)           \
+  makeRow(Name, Suffixes, Result, TIDAL_PARAMETER_LIST Parameters,           \
+          SyncPointKind::Sync),
 #include "tidal/Markers.def"
 };
 #undef TIDAL_PARAMETER_LIST
@@ -206,6 +210,32 @@ void printMarkerTable(raw_ostream &Out) {
       Out << (Index ? ", " : "") << getSignatureTypeText(Row.Parameters[Index]);
     Out << ")\n";
   }
+}
+
+SyncPointKind getSyncPointKind(MarkerKind Kind) { return getRow(Kind).Sync; }
+
+bool isWarpSyncPoint(SyncPointKind Kind) {
+  return Kind == SyncPointKind::WarpBarrier ||
+         Kind == SyncPointKind::WarpActiveMask ||
+         Kind == SyncPointKind::WarpExchange;
+}
+
+StringRef getSyncPointKindName(SyncPointKind Kind) {
+  switch (Kind) {
+  case SyncPointKind::NoSync:
+    return "no sync point";
+  case SyncPointKind::BlockBarrier:
+    return "block barrier";
+  case SyncPointKind::BlockReduction:
+    return "block barrier with a count";
+  case SyncPointKind::WarpBarrier:
+    return "warp barrier";
+  case SyncPointKind::WarpActiveMask:
+    return "warp active mask";
+  case SyncPointKind::WarpExchange:
+    return "warp exchange";
+  }
+  llvm_unreachable("a SyncPointKind without a name");
 }
 
 std::optional<SpecialRegisterMarker> getSpecialRegister(MarkerKind Kind) {

@@ -27,7 +27,7 @@ namespace tidal {
 
 // One enumerator per row of tidal/Markers.def, in its order.
 enum class MarkerKind : uint8_t {
-#define TIDAL_MARKER(Kind, Name, Suffixes, Result, Parameters) Kind,
+#define TIDAL_MARKER(Kind, Name, Suffixes, Result, Parameters, Sync) Kind,
 #include "tidal/Markers.def"
 };
 
@@ -53,6 +53,25 @@ std::optional<MarkerName> getMarkerCall(const llvm::CallInst &Call);
 // Prints the table, one line per marker and suffix set, as
 // docs/markers.md lists it ("i32 @tidal.atomic.add.{i32,i64,...}(ptr, T)").
 void printMarkerTable(llvm::raw_ostream &Out);
+
+// The sync-point column of tidal/Markers.def: whether, after a call of the
+// marker, a thread needs values that other threads computed before the call
+// (the host lowering splits its rounds at such calls), and how.
+enum class SyncPointKind : uint8_t {
+  NoSync,         // not a sync point
+  BlockBarrier,   // syncthreads
+  BlockReduction, // syncthreads.count/and/or: a block barrier that counts
+  WarpBarrier,    // syncwarp
+  WarpActiveMask, // activemask: the lanes that arrive together
+  WarpExchange,   // shfl, vote, match: the lanes exchange argument 1
+};
+
+// The row's sync-point column.
+SyncPointKind getSyncPointKind(MarkerKind Kind);
+// WarpBarrier, WarpActiveMask, WarpExchange: a sync point of one warp.
+bool isWarpSyncPoint(SyncPointKind Kind);
+// "block barrier", "warp exchange", ... (for debug output).
+llvm::StringRef getSyncPointKindName(SyncPointKind Kind);
 
 // i32 @tidal.<register>.<x|y|z>()
 enum class SpecialRegister {
