@@ -11,6 +11,7 @@
 //     inlining into the kernels the device functions that use them;
 //   - addrspace(1) and addrspace(4) globals (__device__, __constant__) ->
 //     ordinary globals (tidal.const.array for a constant one);
+//   - the device functions of a module with kernels made internal;
 //   - sm_XX "target-cpu"/"target-features" attributes and the NVVM module
 //     metadata dropped; "nvvm-reflect-ftz" -> "tidal.ftz".
 // RaiseNVVMCalls.cpp raises the calls and atomics. Anything it cannot raise
@@ -375,6 +376,32 @@ void dropNVPTXTarget(Module &M) {
       M.addModuleFlag(Module::Override, FlushDenormalsFlag, 1);
 }
 
+// In a module with kernels (a program, as CuPy's RawModule), the device
+// functions are the kernels' helpers: internal, so that once the host
+// lowering has inlined them (markers need their kernel's threads) nothing
+// is left of them; the unused ones are erased. A module of device functions only (a library to link)
+// keeps its names.
+void internalizeDeviceFunctions(Module &M) {
+  SmallVector<Function *, 8> Kernels = getKernels(M);
+  if (Kernels.empty())
+    return;
+  SmallVector<GlobalValue *, 8> Used;
+  collectUsedGlobalVariables(M, Used, /*CompilerUsed=*/false);
+  collectUsedGlobalVariables(M, Used, /*CompilerUsed=*/true);
+  for (Function &F : M)
+    if (!F.isDeclaration() && !is_contained(Kernels, &F) && !is_contained(Used, &F))
+      F.setLinkage(GlobalValue::InternalLinkage);
+  // Those clang kept only for their external name (it inlined every call).
+  for (bool Erased = true; Erased;) {
+    Erased = false;
+    for (Function &F : make_early_inc_range(M))
+      if (F.hasLocalLinkage() && !F.isDeclaration() && F.use_empty()) {
+        F.eraseFromParent();
+        Erased = true;
+      }
+  }
+}
+
 // A last look for what still names a GPU address space.
 bool checkAddressSpaces(Module &M) {
   for (Function &F : M)
@@ -412,6 +439,7 @@ bool raiseNVVM(Module &M) {
   }
   if (!raiseSharedVariables(M))
     return true;
+  internalizeDeviceFunctions(M);
   dropNVPTXTarget(M);
   raiseNVVMCalls(M);
   if (!hasReportedErrors(M.getContext()))
