@@ -7,6 +7,6 @@ set -euo pipefail
 for source in examples/cuda_cpp/*.cu; do
   name=$(basename "$source" .cu)
   clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib -emit-llvm -S -O1 \
-    -Wno-unknown-cuda-version "$source" -o - |
+    -Wno-unknown-cuda-version -I cxx/include "$source" -o - |
     grep -v '^; ModuleID\|^source_filename' > "test/runtime/Inputs/cuda_cpp/$name.ll"
 done

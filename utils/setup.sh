@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build g++ make
-  llvm-19-dev llvm-19-tools clang-19 libclang-19-dev
+  llvm-19-dev llvm-19-tools clang-19 libclang-19-dev libclang-cpp19-dev
   python3 python3-dev python3-numpy python3-pytest
   libgtest-dev
   python3-numba   # tests only: Numba's CUDA tests (make numba-suite); tidal never imports it

@@ -2,7 +2,7 @@
 // shared memory with shared-memory atomics, then adds them to the global
 // bins with one global atomic per bin. Launch with any block size; `bins`
 // starts at zero.
-#include "cuda_prelude.h"
+#include "tidal_cuda.h"
 
 constexpr unsigned Bins = 64;
 

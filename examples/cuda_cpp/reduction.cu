@@ -2,7 +2,7 @@
 // to one warp, the warp finishes with shuffles, and lane 0 of warp 0 adds the
 // block's total to *total with one atomic. Launch with 256 threads a block
 // and *total set to 0.
-#include "cuda_prelude.h"
+#include "tidal_cuda.h"
 
 constexpr unsigned BlockSize = 256;
 

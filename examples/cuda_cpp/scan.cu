@@ -4,7 +4,7 @@
 // Launch with up to 1024 threads a block (a multiple of 32); out[i] is the
 // sum of in[block start .. i]. `block_totals[block]` gets the block's sum,
 // so a second pass can add them (not done here).
-#include "cuda_prelude.h"
+#include "tidal_cuda.h"
 
 __device__ int warp_inclusive_scan(int value, unsigned lane) {
   for (unsigned offset = 1; offset < 32; offset *= 2) {

@@ -3,7 +3,7 @@
 // warp are consecutive; the tile has one padding column so that a column of
 // it spans all 32 banks. Launch with 32 x 8 threads a block and
 // (ceil(columns / 32), ceil(rows / 32)) blocks.
-#include "cuda_prelude.h"
+#include "tidal_cuda.h"
 
 constexpr unsigned Tile = 32;
 constexpr unsigned RowsPerPass = 8;

@@ -1,12 +1,13 @@
-// What these examples need from cuda_runtime.h, for clang without a CUDA
-// toolkit (-nocudainc): the execution-space keywords as clang's attributes,
-// the built-in variables (clang's own __clang_cuda_builtin_vars.h, which is
-// in clang's resource directory), and the device functions the kernels
-// call, each written on clang's NVVM builtins. tidal-raise-nvvm raises what
-// these become (docs/cpp.md). The in-process front end of issue 14 will
-// ship a fuller prelude of its own.
-#ifndef TIDAL_EXAMPLES_CUDA_PRELUDE_H
-#define TIDAL_EXAMPLES_CUDA_PRELUDE_H
+// tidal's prelude for CUDA C++: what kernels expect from cuda_runtime.h,
+// for clang without a CUDA toolkit (-nocudainc): the execution-space
+// keywords as clang's attributes, the built-in variables (clang's own
+// __clang_cuda_builtin_vars.h, in clang's resource directory), and device
+// functions written on clang's NVVM builtins. The in-process compiler
+// (cxx/CudaCompiler.cpp) includes it first; with plain clang, pass
+// `-I cxx/include` and include it. tidal-raise-nvvm raises what these
+// become (docs/cpp.md).
+#ifndef TIDAL_CUDA_H
+#define TIDAL_CUDA_H
 
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
