@@ -311,7 +311,9 @@ void SyncPointLowerer::moveAllocasToFrame() {
       Allocas.push_back(Alloca);
   for (AllocaInst *Alloca : Allocas) {
     std::optional<TypeSize> Size = Alloca->getAllocationSize(DL);
-    if (!Alloca->isStaticAlloca() || !Size || Size->isScalable()) {
+    // Constant-size allocas anywhere (the old entry block is no longer
+    // K.thread's first block, so isStaticAlloca would refuse clang's).
+    if (!Size || Size->isScalable()) {
       reportError(Context, "cannot lower kernel '" + Kernel.getName() +
                                "': a stack allocation of variable size lives "
                                "across a barrier");

@@ -1,6 +1,6 @@
 // The named pipelines of TidalPasses as pass lists (PassClasses.h), and the
 // in-process runNVPTXPipeline / runHostPipeline of tidal/Passes.h, which run
-// the same lists with a PassBuilder that knows the target.
+// the same lists with a PassBuilder that knows the target; raiseNVVMModule.
 
 #include "Markers.h"
 #include "PassClasses.h"
@@ -179,6 +179,12 @@ bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error,
       [](PassBuilder &PB, ModulePassManager &MPM) {
         MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
       });
+}
+
+bool raiseNVVMModule(Module &M, std::string &Error) {
+  ErrorCollector Errors(M.getContext(), Error);
+  raiseNVVM(M);
+  return !Errors.failed();
 }
 
 } // namespace tidal

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ make
   llvm-19-dev llvm-19-tools clang-19 libclang-19-dev
-  libclang-cpp19-dev  # libTooling (utils/libdevice_table/: the libdevice table at build time)
+  libclang-cpp19-dev  # libTooling (utils/libdevice_table/: the libdevice table; cxx/: CUDA C++ in process)
   python3 python3-dev python3-numpy python3-pytest
   libgtest-dev
   python3-mpmath  # tests only: references for the cpu target's libdevice (test_libdevice.py)

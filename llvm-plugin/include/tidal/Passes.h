@@ -61,6 +61,11 @@ bool runNVPTXPipeline(llvm::Module &M, llvm::TargetMachine &TM,
 bool runHostPipeline(llvm::Module &M, llvm::TargetMachine &TM,
                      std::string &Error, PipelineTimings *Timings = nullptr);
 
+// tidal-raise-nvvm in process: clang's NVVM IR for CUDA C++ to marker IR
+// (docs/cpp.md), before either pipeline. Errors are collected into `Error`
+// as above; false if there was one.
+bool raiseNVVMModule(llvm::Module &M, std::string &Error);
+
 } // namespace tidal
 
 #endif

@@ -1,0 +1,122 @@
+// compileCuda (CudaCompiler.h): a CompilerInstance with the cc1 arguments
+// the clang driver gives `clang -x cuda --cuda-device-only -nocudainc
+// -nocudalib -O1`, the source as an in-memory file, the diagnostics printed
+// into a string, and EmitLLVMOnlyAction. Results are cached in memory as
+// bitcode, by file name, source and options, for the process.
+
+#include "CudaCompiler.h"
+
+#include "clang/Basic/DiagnosticOptions.h"
+#include "clang/CodeGen/CodeGenAction.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/CompilerInvocation.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace tidal::cxx {
+namespace {
+
+std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::StringRef Source,
+                                          llvm::StringRef FileName,
+                                          llvm::ArrayRef<std::string> Options, std::string &Error) {
+  std::string Diagnostics;
+  llvm::raw_string_ostream DiagnosticStream(Diagnostics);
+  auto DiagnosticOptions = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  DiagnosticOptions->ShowCarets = true;
+  DiagnosticOptions->ShowColors = false;
+  auto *Printer = new clang::TextDiagnosticPrinter(DiagnosticStream, DiagnosticOptions.get());
+
+  std::string Name = FileName.str();
+  std::vector<const char *> Arguments = {
+      "-triple", "nvptx64-nvidia-cuda", "-aux-triple", "x86_64-pc-linux-gnu",
+      "-aux-target-cpu", "x86-64", "-fcuda-is-device", "-fcuda-allow-variadic-functions",
+      "-target-cpu", "sm_70", "-target-feature", "+ptx85", "-emit-llvm", "-O1",
+      "-mframe-pointer=all", "-fgnuc-version=4.2.1", "-nogpulib", "-std=c++17",
+      "-resource-dir", TIDAL_CLANG_RESOURCE_DIR,
+      "-internal-isystem", TIDAL_CLANG_RESOURCE_DIR "/include",
+      "-I", TIDAL_CXX_PRELUDE_DIR, "-include", "tidal_cuda.h",
+      "-x", "cuda"};
+  for (const std::string &Option : Options)
+    Arguments.push_back(Option.c_str());
+  Arguments.push_back(Name.c_str());
+
+  auto Compiler = std::make_unique<clang::CompilerInstance>();
+  Compiler->createDiagnostics(Printer, /*ShouldOwnClient=*/true);
+  // ExecuteAction's "N errors generated" goes nowhere: Error has them.
+  Compiler->setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
+  clang::DiagnosticsEngine &Engine = Compiler->getDiagnostics();
+  Engine.setIgnoreAllWarnings(true);
+  if (!clang::CompilerInvocation::CreateFromArgs(Compiler->getInvocation(), Arguments, Engine)) {
+    Error = "invalid CUDA C++ options: " + DiagnosticStream.str();
+    return nullptr;
+  }
+  Compiler->getInvocation().getPreprocessorOpts().addRemappedFile(
+      Name, llvm::MemoryBuffer::getMemBufferCopy(Source, Name).release());
+  clang::EmitLLVMOnlyAction Action(&Context);
+  if (!Compiler->ExecuteAction(Action) || Engine.hasErrorOccurred()) {
+    Error = DiagnosticStream.str();
+    if (Error.empty())
+      Error = "clang could not compile " + Name;
+    return nullptr;
+  }
+  std::unique_ptr<llvm::Module> M = Action.takeModule();
+  if (!M)
+    Error = "clang produced no module for " + Name;
+  return M;
+}
+
+// Bitcode of earlier compiles, keyed by file name, options and source.
+struct Cache {
+  std::mutex Lock;
+  std::map<std::string, std::string> Bitcode;
+};
+
+Cache &getCache() {
+  static Cache TheCache;
+  return TheCache;
+}
+
+} // namespace
+
+std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::StringRef Source,
+                                          llvm::StringRef FileName,
+                                          llvm::ArrayRef<std::string> Options, std::string &Error) {
+  std::string Key = FileName.str();
+  for (const std::string &Option : Options)
+    Key += '\0' + Option;
+  Key += '\1' + Source.str();
+  Cache &TheCache = getCache();
+  {
+    std::lock_guard<std::mutex> Guard(TheCache.Lock);
+    auto Found = TheCache.Bitcode.find(Key);
+    if (Found != TheCache.Bitcode.end()) {
+      auto M = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(Found->second, FileName), Context);
+      if (M)
+        return std::move(*M);
+      Error = llvm::toString(M.takeError());
+      return nullptr;
+    }
+  }
+  std::unique_ptr<llvm::Module> M = compileUncached(Context, Source, FileName, Options, Error);
+  if (M) {
+    std::string Bitcode;
+    llvm::raw_string_ostream Stream(Bitcode);
+    llvm::WriteBitcodeToFile(*M, Stream);
+    std::lock_guard<std::mutex> Guard(TheCache.Lock);
+    TheCache.Bitcode.emplace(std::move(Key), std::move(Stream.str()));
+  }
+  return M;
+}
+
+} // namespace tidal::cxx

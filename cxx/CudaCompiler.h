@@ -1,0 +1,34 @@
+// CUDA C++ to LLVM IR in process, with Clang's libraries: the device side
+// only (nvptx64-nvidia-cuda), no CUDA toolkit (tidal's prelude,
+// cxx/include/tidal_cuda.h, stands in for cuda_runtime.h). The result is
+// clang's NVVM IR, which tidal-raise-nvvm turns into marker IR.
+#ifndef TIDAL_CXX_CUDACOMPILER_H
+#define TIDAL_CXX_CUDACOMPILER_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace tidal::cxx {
+
+// Compiles `Source` (named `FileName` in diagnostics) at -O1 for sm_70 with
+// `Options` (clang command-line options such as -DNAME=VALUE, -I DIR,
+// -std=c++20) after the prelude. Returns the module in `Context`, or null
+// with `Error` holding clang's diagnostics as clang prints them
+// ("file:line:col: error: ...", the source line, a caret). Warnings alone
+// do not fail; they are dropped. A compile of the same file name, options
+// and source is answered from an in-memory cache (bitcode, for the process).
+std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::StringRef Source,
+                                          llvm::StringRef FileName,
+                                          llvm::ArrayRef<std::string> Options, std::string &Error);
+
+} // namespace tidal::cxx
+
+#endif

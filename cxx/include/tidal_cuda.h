@@ -1,0 +1,72 @@
+// tidal's prelude for CUDA C++: what kernels expect from cuda_runtime.h,
+// for clang without a CUDA toolkit (-nocudainc): the execution-space
+// keywords as clang's attributes, the built-in variables (clang's own
+// __clang_cuda_builtin_vars.h, in clang's resource directory), and device
+// functions written on clang's NVVM builtins. The in-process compiler
+// (cxx/CudaCompiler.cpp) includes it first; with plain clang, pass
+// `-I cxx/include` and include it. tidal-raise-nvvm raises what these
+// become (docs/cpp.md).
+#ifndef TIDAL_CUDA_H
+#define TIDAL_CUDA_H
+
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+
+#include <__clang_cuda_builtin_vars.h>
+
+#define TIDAL_DEVICE static inline __attribute__((device, always_inline))
+
+// Barriers (__syncthreads is a clang builtin already).
+TIDAL_DEVICE void __syncwarp(unsigned mask = 0xffffffffu) { __nvvm_bar_warp_sync(mask); }
+TIDAL_DEVICE void __threadfence() { __nvvm_membar_gl(); }
+
+// Atomics: each returns the old value.
+TIDAL_DEVICE int atomicAdd(int *address, int value) { return __nvvm_atom_add_gen_i(address, value); }
+TIDAL_DEVICE unsigned atomicAdd(unsigned *address, unsigned value) {
+  return __nvvm_atom_add_gen_i(reinterpret_cast<int *>(address), static_cast<int>(value));
+}
+TIDAL_DEVICE float atomicAdd(float *address, float value) { return __nvvm_atom_add_gen_f(address, value); }
+TIDAL_DEVICE int atomicMax(int *address, int value) { return __nvvm_atom_max_gen_i(address, value); }
+TIDAL_DEVICE unsigned atomicInc(unsigned *address, unsigned limit) {
+  return __nvvm_atom_inc_gen_ui(address, limit);
+}
+TIDAL_DEVICE int atomicCAS(int *address, int compare, int value) {
+  return __nvvm_atom_cas_gen_i(address, compare, value);
+}
+
+// Whole-warp shuffles (width 32): the clamp operand is 31, or 0 for up.
+TIDAL_DEVICE int __shfl_sync(unsigned mask, int value, int lane) {
+  return __nvvm_shfl_sync_idx_i32(mask, value, lane, 31);
+}
+TIDAL_DEVICE float __shfl_sync(unsigned mask, float value, int lane) {
+  return __nvvm_shfl_sync_idx_f32(mask, value, lane, 31);
+}
+TIDAL_DEVICE int __shfl_up_sync(unsigned mask, int value, unsigned delta) {
+  return __nvvm_shfl_sync_up_i32(mask, value, delta, 0);
+}
+TIDAL_DEVICE float __shfl_up_sync(unsigned mask, float value, unsigned delta) {
+  return __nvvm_shfl_sync_up_f32(mask, value, delta, 0);
+}
+TIDAL_DEVICE int __shfl_down_sync(unsigned mask, int value, unsigned delta) {
+  return __nvvm_shfl_sync_down_i32(mask, value, delta, 31);
+}
+TIDAL_DEVICE float __shfl_down_sync(unsigned mask, float value, unsigned delta) {
+  return __nvvm_shfl_sync_down_f32(mask, value, delta, 31);
+}
+TIDAL_DEVICE int __shfl_xor_sync(unsigned mask, int value, int lane_mask) {
+  return __nvvm_shfl_sync_bfly_i32(mask, value, lane_mask, 31);
+}
+TIDAL_DEVICE float __shfl_xor_sync(unsigned mask, float value, int lane_mask) {
+  return __nvvm_shfl_sync_bfly_f32(mask, value, lane_mask, 31);
+}
+TIDAL_DEVICE unsigned __ballot_sync(unsigned mask, int predicate) {
+  return __nvvm_vote_ballot_sync(mask, predicate != 0);
+}
+
+extern "C" __device__ int printf(const char *format, ...);
+
+#endif

@@ -1,0 +1,30 @@
+// The two halves of tidal-raise-nvvm (RaiseNVVM.cpp): the module-level part
+// (kernel annotations, address spaces, attributes) and the per-call part
+// (RaiseNVVMCalls.cpp: NVVM intrinsics, atomics, vprintf, libdevice calls
+// to markers).
+#ifndef TIDAL_RAISENVVM_H
+#define TIDAL_RAISENVVM_H
+
+#include <string>
+
+namespace llvm {
+class Instruction;
+class Module;
+class Twine;
+} // namespace llvm
+
+namespace tidal {
+
+// Replaces every NVVM call (llvm.nvvm.*, vprintf, __nv_*), atomicrmw and
+// cmpxchg of M by its marker; reports each it cannot raise. Returns whether
+// M changed.
+bool raiseNVVMCalls(llvm::Module &M);
+
+// Reports "tidal-raise-nvvm: <What> in function 'f' at file:line:col cannot
+// run on the cpu target: <Why>".
+void reportUnraisable(const llvm::Instruction &I, const llvm::Twine &What,
+                      const llvm::Twine &Why);
+
+} // namespace tidal
+
+#endif
