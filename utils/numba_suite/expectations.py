@@ -41,16 +41,20 @@ def read_expected_failures(path=EXPECTED_FAILURES):
     return expected
 
 
-def write_expected_failures(results, reason_for, path=EXPECTED_FAILURES):
-    """Lists every test of `results` that neither passes nor skips."""
+def write_expected_failures(results, reason_for, path=EXPECTED_FAILURES, partial=False):
+    """Lists every test of `results` that neither passes nor skips. With
+    `partial` (a run of some modules), the listed tests that the run did not
+    cover keep their lines."""
     previous = read_expected_failures(path)
-    failing = sorted(t for t, r in results.items() if r["outcome"] not in ("pass", "skip"))
+    reasons = {t: r for t, r in previous.items() if partial and t not in results}
+    for test_id, result in results.items():
+        if result["outcome"] not in ("pass", "skip"):
+            reasons[test_id] = previous.get(test_id) or reason_for(test_id, result)
     with open(path, "w") as stream:
         stream.write(EXPECTED_HEADER)
-        for test_id in failing:
-            reason = previous.get(test_id) or reason_for(test_id, results[test_id])
-            stream.write(f"{test_id}  {reason}\n")
-    return len(failing)
+        for test_id in sorted(reasons):
+            stream.write(f"{test_id}  {reasons[test_id]}\n")
+    return len(reasons)
 
 
 def read_simulator_passing(path=SIMULATOR_PASSING):

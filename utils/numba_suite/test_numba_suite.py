@@ -138,3 +138,23 @@ def test_a_hang_and_a_crash_are_counted_and_the_module_goes_on(tmp_path):
     assert results[ids[2]]["cause"] == "crash: the process ended with status 3"
     assert results[ids[3]]["cause"] == "ValueError: first line"
     assert results[ids[5]]["cause"] == "fixture: RuntimeError: no set-up"
+
+
+def test_update_of_some_modules_keeps_the_other_modules_lines(tmp_path):
+    listed = tmp_path / "expected_failures.txt"
+    listed.write_text("a.test_x.T.test_1  reason one\n"
+                      "a.test_x.T.test_2  reason two\n"
+                      "b.test_y.T.test_3  reason three\n")
+    results = {"a.test_x.T.test_1": {"outcome": "pass"},
+               "a.test_x.T.test_2": {"outcome": "fail"},
+               "a.test_x.T.test_4": {"outcome": "error"}}
+    count = expectations.write_expected_failures(results, lambda t, r: "new cause", path=listed,
+                                                 partial=True)
+    assert expectations.read_expected_failures(listed) == {
+        "a.test_x.T.test_2": "reason two", "a.test_x.T.test_4": "new cause",
+        "b.test_y.T.test_3": "reason three"}
+    assert count == 3
+    # A whole run drops what it did not see.
+    expectations.write_expected_failures(results, lambda t, r: "new cause", path=listed)
+    assert set(expectations.read_expected_failures(listed)) == {"a.test_x.T.test_2",
+                                                                "a.test_x.T.test_4"}
