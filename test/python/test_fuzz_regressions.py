@@ -106,7 +106,9 @@ def serve_by_name(name):
     import signal
     import time
     if name.startswith("ok"):
-        return "ok", str(os.getpid())
+        return "ok", str(os.getpid()), True
+    if name.startswith("ran"):  # not clean: the worker is not reused
+        return "ok", str(os.getpid()), False
     if name == "abort":
         os.abort()
     if name == "endless":  # stops at SIGINT, as a kernel does
@@ -114,7 +116,7 @@ def serve_by_name(name):
             while True:
                 time.sleep(0.01)
         except KeyboardInterrupt:
-            return "interrupted", ""
+            return "interrupted", "", True
     if name == "deaf":  # ignores SIGINT too: a hang
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         while True:
@@ -128,6 +130,27 @@ def test_a_worker_runs_inputs_one_after_another_until_one_crashes():
     assert answers["ok1"] == answers["ok2"]  # one worker (its pid) served both
     assert answers["ok3"] == answers["ok4"]
     assert answers["ok2"] != answers["ok3"]  # replaced after the crash
+
+
+def test_a_worker_is_not_reused_after_an_input_that_is_not_clean():
+    answers = run_requests(["ok1", "ran1", "ok2"], serve_by_name)
+    assert answers["ok1"] == answers["ran1"]
+    assert answers["ran1"] != answers["ok2"]
+
+
+def test_a_kernel_that_ran_leaves_its_worker_unclean(tmp_path):
+    ran = write(tmp_path, "ran.py", """
+@cuda.jit
+def kernel(x):
+    x[cuda.grid(1)] = 2.0
+""")
+    refused = write(tmp_path, "refused.py", """
+@cuda.jit
+def kernel(x):
+    x[0] = undefined_name
+""")
+    assert fuzz_frontend.run_kernel_file(ran, ones)[::2] == ("ok", False)
+    assert fuzz_frontend.run_kernel_file(refused, ones)[::2] == ("rejected", True)
 
 
 def test_a_worker_interrupted_or_deaf_is_replaced():

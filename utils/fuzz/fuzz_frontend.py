@@ -25,7 +25,10 @@ import common  # noqa: E402
 import corpus  # noqa: E402
 import workers  # noqa: E402
 
-LAUNCH_SECONDS = 10   # then SIGINT
+# A mutant runs in about 0.2 s (compile and launch); one not done in
+# LAUNCH_SECONDS (--launch-seconds) is interrupted: mostly endless loops, which
+# spin the cpu target's threads meanwhile, so this bounds their cost.
+LAUNCH_SECONDS = 3    # then SIGINT
 ANSWER_SECONDS = 30   # after SIGINT (a compile still running answers when done), then a hang
 
 # --- mutations: each changes one node of the tree, or returns False -------
@@ -232,23 +235,39 @@ def classify(error):
 
 
 def run_kernel_file(path, arguments):
-    """Runs one mutant (in a worker): (outcome, text)."""
+    """Runs one mutant (in a worker): (outcome, text, clean). Clean: no kernel
+    ran, so the worker may take another input; a kernel that ran may have
+    written out of bounds unnoticed (an unchecked launch, as on a GPU) and
+    damaged the worker's heap, which a later input would then be blamed for."""
     import importlib.util
     import numpy as np
+    import tidal.errors
     try:
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         kernel = module.kernel
     except KeyboardInterrupt as error:
-        return classify(error)
+        return (*classify(error), False)
     except BaseException as error:  # noqa: BLE001 - Python's own error, before tidal
-        return "not a kernel", f"{type(error).__name__}: {error}"
+        return "not a kernel", f"{type(error).__name__}: {error}", True
     try:
         kernel[2, 32](*arguments(np))
     except BaseException as error:  # noqa: BLE001 - everything is an outcome
-        return classify(error)
-    return "ok", ""
+        return (*classify(error), isinstance(error, tidal.errors.CompileError))
+    return "ok", "", False
+
+
+def warm_up():
+    """Compiles (without launching: no cpu-target threads yet, which a fork
+    would not copy) a small kernel, so that every worker starts with the
+    compiler's one-time setup done."""
+    from tidal import cuda
+
+    @cuda.jit
+    def warm(x):
+        x[cuda.grid(1)] = 1.0
+    warm.compile("void(float64[::1])")
 
 
 def run_input(request):
@@ -281,13 +300,17 @@ def inputs(options, rng, work, tally):
 
 
 def main():
-    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100)
+    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100, extra=lambda p:
+                                     p.add_argument("--launch-seconds", type=float,
+                                                    default=LAUNCH_SECONDS,
+                                                    help="SIGINT a mutant after this long"))
     sys.path.insert(0, os.path.join(os.path.abspath(options.build), "python"))
     os.environ["TIDAL_TARGET"] = "cpu"
     os.environ.setdefault("TIDAL_CPU_THREADS", "2")
     import numpy  # noqa: F401 - imported once, before the forks
     import tidal.cuda  # noqa: F401
     import tidal.errors  # noqa: F401
+    warm_up()
     rng = random.Random(options.seed)
     tally = common.Tally("fuzz-frontend", options)
     work = os.path.join(options.out, "work")
@@ -307,7 +330,8 @@ def main():
         tally.record(outcome, index, message, header + text, ".py")
         os.unlink(path)
 
-    workers.run(items(), run_input, options.jobs, LAUNCH_SECONDS, ANSWER_SECONDS, on_result)
+    workers.run(items(), run_input, options.jobs, options.launch_seconds, ANSWER_SECONDS,
+                on_result)
     return tally.finish()
 
 

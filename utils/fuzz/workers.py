@@ -1,7 +1,8 @@
 """The frontend fuzzer's workers: processes forked from the fuzzer (which has
 imported tidal but never compiled), each running one input after another
-(as AFL's persistent mode) until one ends badly; then it is replaced by a
-fresh fork. Several run at once (--jobs). Time limits per input: SIGINT
+(as AFL's persistent mode) while they end cleanly (serve says so: for the
+frontend fuzzer, while no kernel has run); then it is replaced by a fresh
+fork. Several run at once (--jobs). Time limits per input: SIGINT
 after launch_seconds (a kernel's endless loop stops with KeyboardInterrupt),
 SIGKILL answer_seconds later (a hang).
 
@@ -22,8 +23,8 @@ REPLACE_AFTER = ("interrupted", "fault", "fuzzer error", "unlocated")
 
 class Worker:
     def __init__(self, serve, inherited):
-        """Forks a worker that runs serve(request) -> (outcome, text) for
-        each request; inherited: the other workers' pipe ends, closed in it."""
+        """Forks a worker that runs serve(request) -> (outcome, text, clean)
+        for each request; inherited: the other workers' pipe ends, closed in it."""
         request_read, self.requests = os.pipe()
         self.results, result_write = os.pipe()
         self.pid = os.fork()
@@ -67,14 +68,15 @@ def _serve_forever(serve, request_read, result_write):
     try:
         requests = os.fdopen(request_read, "r")
         for line in requests:
-            outcome, text = serve(json.loads(line))
-            os.write(result_write, (json.dumps({"outcome": outcome, "text": text[:2000]})
-                                    + "\n").encode())
+            outcome, text, clean = serve(json.loads(line))
+            os.write(result_write, (json.dumps({"outcome": outcome, "text": text[:2000],
+                                                "clean": clean}) + "\n").encode())
     except BaseException:  # noqa: BLE001 - the fuzzer's own failure, reported
         import traceback
         try:
             os.write(result_write, (json.dumps({"outcome": "fuzzer error",
-                                                "text": traceback.format_exc()[-2000:]})
+                                                "text": traceback.format_exc()[-2000:],
+                                                "clean": False})
                                     + "\n").encode())
         except OSError:
             pass
@@ -159,6 +161,6 @@ def _read_result(worker, on_result, replace):
     item, worker.current = worker.current, None
     worker.served += 1
     on_result(item, answer["outcome"], answer["text"])
-    if worker.interrupted or answer["outcome"] in REPLACE_AFTER \
+    if worker.interrupted or not answer["clean"] or answer["outcome"] in REPLACE_AFTER \
             or worker.served >= INPUTS_PER_WORKER:
         replace(worker)
