@@ -28,7 +28,7 @@ import workers  # noqa: E402
 # A mutant runs in about 0.2 s (compile and launch); one not done in
 # LAUNCH_SECONDS (--launch-seconds) is interrupted: mostly endless loops, which
 # spin the cpu target's threads meanwhile, so this bounds their cost.
-LAUNCH_SECONDS = 3    # then SIGINT
+LAUNCH_SECONDS = 2    # then SIGINT
 ANSWER_SECONDS = 30   # after SIGINT (a compile still running answers when done), then a hang
 
 # --- mutations: each changes one node of the tree, or returns False -------
