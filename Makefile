@@ -3,7 +3,7 @@
 #   make check   set up, build, run every test suite (lit, GoogleTest, pytest,
 #                Numba's own CUDA tests against the checked-in expected failures,
 #                and a short fixed-seed round of the fuzzers)
-# Also: make fuzz (FUZZ_COUNT, FUZZ_SECONDS, FUZZ_SEED), make check-asan
+# Also: make fuzz (FUZZ_COUNT, FUZZ_SECONDS, FUZZ_SEED, FUZZ_JOBS), make check-asan
 # (AddressSanitizer + UBSan build in build-asan/), make bench.
 PYTHON    := /usr/bin/python3
 BUILD     := build
@@ -16,10 +16,12 @@ CMAKE_ARGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
 endif
 
 # The fuzzers (utils/fuzz/): inputs per fuzzer, a time limit per fuzzer (0:
-# none), the seed. Reproducers of crashes and hangs go to build/fuzz/.
+# none), the seed, the inputs run at once (default: the cores). Reproducers
+# of crashes and hangs go to build/fuzz/.
 FUZZ_COUNT   ?= 1000
 FUZZ_SECONDS ?= 0
 FUZZ_SEED    ?= 1
+FUZZ_JOBS    ?= $(shell nproc)
 ASAN_BUILD   := build-asan
 # libstdc++ too: Python does not load it, and ASan's __cxa_throw interceptor
 # must find it when the sanitizer starts ("real___cxa_throw != 0" otherwise).
@@ -79,18 +81,19 @@ numba-suite: build
 numba-suite-simulator: setup
 	@nice -n 5 $(PYTHON) utils/numba_suite/run.py --build $(BUILD) --jobs 2 --simulator --update
 
-# A short round of each fuzzer with fixed seeds (about a minute in all).
+# A short round of each fuzzer with fixed seeds (under a minute in all; the
+# inputs are the same whatever FUZZ_JOBS).
 check-fuzz: build
 	@status=0; \
-	$(PYTHON) utils/fuzz/fuzz_frontend.py --count 30 --seed 1 --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
-	$(PYTHON) utils/fuzz/fuzz_markers.py --count 60 --seed 1 --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
+	$(PYTHON) utils/fuzz/fuzz_frontend.py --count 100 --seed 1 --jobs $(FUZZ_JOBS) --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
+	$(PYTHON) utils/fuzz/fuzz_markers.py --count 300 --seed 1 --jobs $(FUZZ_JOBS) --out $(BUILD)/fuzz-check --build $(BUILD) || status=1; \
 	exit $$status
 
 fuzz: build
 	@status=0; \
-	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) \
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) FUZZ_JOBS=$(FUZZ_JOBS) \
 	  $(PYTHON) utils/fuzz/fuzz_frontend.py --out $(BUILD)/fuzz --build $(BUILD) || status=1; \
-	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) \
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) FUZZ_JOBS=$(FUZZ_JOBS) \
 	  $(PYTHON) utils/fuzz/fuzz_markers.py --out $(BUILD)/fuzz --build $(BUILD) || status=1; \
 	exit $$status
 

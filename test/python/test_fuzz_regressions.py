@@ -88,3 +88,143 @@ def test_marker_ir_outcomes(tmp_path):
     bad = tmp_path / "bad.ll"
     bad.write_text("define void @kernel( {\n")
     assert fuzz_markers.run_opt(plugin, "tidal-lower-host", str(bad))[0] == "rejected"
+
+
+# --- the frontend fuzzer's workers (utils/fuzz/workers.py) -------------------
+
+def run_requests(requests, serve, launch_seconds=5.0, answer_seconds=5.0, jobs=1):
+    import workers
+    answers = {}
+    workers.run([(name, name) for name in requests], serve, jobs, launch_seconds,
+                answer_seconds, lambda name, outcome, text: answers.__setitem__(
+                    name, (outcome, text)))
+    return answers
+
+
+def serve_by_name(name):
+    """A worker's answer to a request named after what it should do."""
+    import signal
+    import time
+    if name.startswith("ok"):
+        return "ok", str(os.getpid()), True
+    if name.startswith("ran"):  # not clean: the worker is not reused
+        return "ok", str(os.getpid()), False
+    if name == "abort":
+        os.abort()
+    if name == "endless":  # stops at SIGINT, as a kernel does
+        try:
+            while True:
+                time.sleep(0.01)
+        except KeyboardInterrupt:
+            return "interrupted", "", True
+    if name == "deaf":  # ignores SIGINT too: a hang
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        while True:
+            time.sleep(0.01)
+    raise AssertionError(name)
+
+
+def test_a_worker_runs_inputs_one_after_another_until_one_crashes():
+    answers = run_requests(["ok1", "ok2", "abort", "ok3", "ok4"], serve_by_name)
+    assert answers["abort"][0] == "crash", answers
+    assert answers["ok1"] == answers["ok2"]  # one worker (its pid) served both
+    assert answers["ok3"] == answers["ok4"]
+    assert answers["ok2"] != answers["ok3"]  # replaced after the crash
+
+
+def test_a_worker_is_not_reused_after_an_input_that_is_not_clean():
+    answers = run_requests(["ok1", "ran1", "ok2"], serve_by_name)
+    assert answers["ok1"] == answers["ran1"]
+    assert answers["ran1"] != answers["ok2"]
+
+
+def test_a_kernel_that_ran_leaves_its_worker_unclean(tmp_path):
+    ran = write(tmp_path, "ran.py", """
+@cuda.jit
+def kernel(x):
+    x[cuda.grid(1)] = 2.0
+""")
+    refused = write(tmp_path, "refused.py", """
+@cuda.jit
+def kernel(x):
+    x[0] = undefined_name
+""")
+    assert fuzz_frontend.run_kernel_file(ran, ones)[::2] == ("ok", False)
+    assert fuzz_frontend.run_kernel_file(refused, ones)[::2] == ("rejected", True)
+
+
+def test_a_worker_interrupted_or_deaf_is_replaced():
+    answers = run_requests(["ok1", "endless", "ok2", "deaf", "ok3"], serve_by_name,
+                           launch_seconds=0.3, answer_seconds=0.3)
+    assert answers["endless"][0] == "interrupted", answers
+    assert answers["deaf"][0] == "hang", answers
+    assert len({answers[n][1] for n in ("ok1", "ok2", "ok3")}) == 3
+    for name in ("ok1", "ok2", "ok3"):
+        assert answers[name][0] == "ok"
+
+
+def test_workers_run_at_once_and_answer_every_input():
+    answers = run_requests([f"ok{i}" for i in range(12)] + ["abort"], serve_by_name, jobs=3)
+    assert len(answers) == 13
+    assert answers["abort"][0] == "crash"
+    assert 2 <= len({answers[f"ok{i}"][1] for i in range(12)}) <= 4
+
+
+# --- the marker fuzzer's runner (build/bin/tidal-fuzz-lower) -----------------
+
+DRIVER = os.path.join(ROOT, "build", "bin", "tidal-fuzz-lower")
+GOOD_IR = ("define void @kernel(ptr %out) {\n  ret void\n}\n"
+           "!tidal.kernels = !{!0}\n!0 = !{ptr @kernel}\n")
+
+
+def run_driver(requests, *options):
+    import subprocess
+    if not os.path.exists(DRIVER):
+        pytest.skip("build/bin/tidal-fuzz-lower is not built")
+    text = "".join(f"{number}\t{pipeline}\t{path}\n"
+                   for number, (pipeline, path) in enumerate(requests))
+    done = subprocess.run([DRIVER, *options], input=text, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    answers = {}
+    for line in done.stdout.splitlines():
+        number, outcome, detail = line.split("\t", 2)
+        answers[int(number)] = (outcome, detail)
+    assert sorted(answers) == list(range(len(requests)))
+    return [answers[n] for n in range(len(requests))]
+
+
+def test_the_runner_agrees_with_opt_on_accepted_and_rejected_ir(tmp_path):
+    good, bad, broken = tmp_path / "good.ll", tmp_path / "bad.ll", tmp_path / "broken.ll"
+    good.write_text(GOOD_IR)
+    bad.write_text("define void @kernel( {\n")
+    broken.write_text("define i32 @kernel() {\n  ret void\n}\n")
+    answers = run_driver([("tidal-lower-host", good), ("tidal-lower-nvptx", good),
+                          ("tidal-lower-host", bad), ("tidal-lower-nvptx", broken),
+                          ("no-such-pipeline", good)], "--jobs", "2")
+    assert [outcome for outcome, _ in answers] == ["ok", "ok", "rejected", "rejected",
+                                                   "rejected"]
+    assert "expected type" in answers[2][1] or "error" in answers[2][1]
+    assert "unknown pass name 'no-such-pipeline'" in answers[4][1]
+
+
+def test_the_runner_reports_an_abort_and_a_fatal_error_as_crashes(tmp_path):
+    good = tmp_path / "good.ll"
+    good.write_text(GOOD_IR)
+    answers = run_driver([("tidal-fuzz-self-test-abort", good),
+                          ("tidal-fuzz-self-test-fatal-error", good),
+                          ("tidal-lower-host", good)], "--self-test", "--jobs", "2")
+    assert answers[0][0] == "crash" and "signal 6" in answers[0][1], answers
+    assert answers[1] == ("crash", "LLVM ERROR: tidal-fuzz-lower self-test")
+    assert answers[2][0] == "ok"
+    # Without --self-test, those pipelines do not exist.
+    assert run_driver([("tidal-fuzz-self-test-abort", good)])[0][0] == "rejected"
+
+
+def test_the_runner_kills_a_hang_at_its_timeout(tmp_path):
+    good = tmp_path / "good.ll"
+    good.write_text(GOOD_IR)
+    answers = run_driver([("tidal-fuzz-self-test-hang", good), ("tidal-lower-host", good)],
+                         "--self-test", "--jobs", "2", "--timeout", "0.5")
+    assert answers[0][0] == "hang" and "0.5 s" in answers[0][1], answers
+    assert answers[1][0] == "ok"

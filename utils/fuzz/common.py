@@ -1,5 +1,5 @@
 """What both fuzzers share: the command line (FUZZ_COUNT, FUZZ_SECONDS,
-FUZZ_SEED and their flags), the tally of outcomes, and the summary that
+FUZZ_SEED, FUZZ_JOBS and their flags), the tally of outcomes, and the summary that
 fails the run on a crash or a hang."""
 import argparse
 import collections
@@ -11,8 +11,11 @@ import time
 FAILING = ("crash", "hang")
 
 
-def parse_arguments(description, default_count):
+def parse_arguments(description, default_count, extra=None):
+    """The shared options; extra(parser) adds a fuzzer's own."""
     parser = argparse.ArgumentParser(description=description)
+    if extra:
+        extra(parser)
     parser.add_argument("--count", type=int,
                         default=int(os.environ.get("FUZZ_COUNT") or default_count),
                         help="inputs to run (FUZZ_COUNT)")
@@ -24,6 +27,9 @@ def parse_arguments(description, default_count):
     parser.add_argument("--out", default=os.environ.get("FUZZ_OUT", "build/fuzz"),
                         help="where reproducers of crashes and hangs are written")
     parser.add_argument("--build", default=os.environ.get("TIDAL_BUILD_DIR", "build"))
+    parser.add_argument("--jobs", type=int,
+                        default=int(os.environ.get("FUZZ_JOBS") or os.cpu_count() or 1),
+                        help="inputs run at once (FUZZ_JOBS; default: the cores)")
     parser.add_argument("--strict", action="store_true",
                         help="fail the run on errors without a source location too")
     return parser.parse_args()

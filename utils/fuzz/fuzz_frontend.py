@@ -1,7 +1,8 @@
 """Frontend fuzzer: mutates the AST of realistic kernels (corpus.py) and
-compiles and launches each mutant on the cpu target in a process of its own
-(forked from this one, which has imported tidal but never compiled), with a
-time limit. Outcomes:
+compiles and launches each mutant on the cpu target in a worker process
+(workers.py: forked from this one, which has imported tidal but never
+compiled; --jobs of them at once, each running mutants one after another
+until one ends badly, then replaced), with a time limit. Outcomes:
   ok / rejected      ran, or refused with a located error (file.py:line:col),
                      or a runtime check (IndexError, AssertionError, fault)
   interrupted        a kernel that did not finish in time and stopped at
@@ -10,23 +11,24 @@ time limit. Outcomes:
   crash              the process died of a signal
   hang               no answer in time, and none to SIGINT either
 
-    /usr/bin/python3 utils/fuzz/fuzz_frontend.py [--count N] [--seconds S] [--seed K]
+    /usr/bin/python3 utils/fuzz/fuzz_frontend.py [--count N] [--seconds S] [--seed K] [--jobs J]
 """
 import ast
 import copy
-import json
 import os
 import random
 import re
-import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 import corpus  # noqa: E402
+import workers  # noqa: E402
 
-LAUNCH_SECONDS = 10   # then SIGINT
+# A mutant runs in about 0.2 s (compile and launch); one not done in
+# LAUNCH_SECONDS (--launch-seconds) is interrupted: mostly endless loops, which
+# spin the cpu target's threads meanwhile, so this bounds their cost.
+LAUNCH_SECONDS = 2    # then SIGINT
 ANSWER_SECONDS = 30   # after SIGINT (a compile still running answers when done), then a hang
 
 # --- mutations: each changes one node of the tree, or returns False -------
@@ -232,86 +234,61 @@ def classify(error):
     return ("rejected" if LOCATION.search(str(error)) else "unlocated"), text
 
 
-def child(path, arguments, write_end):
+def run_kernel_file(path, arguments):
+    """Runs one mutant (in a worker): (outcome, text, clean). Clean: no kernel
+    ran, so the worker may take another input; a kernel that ran may have
+    written out of bounds unnoticed (an unchecked launch, as on a GPU) and
+    damaged the worker's heap, which a later input would then be blamed for."""
     import importlib.util
     import numpy as np
-    outcome, text = "ok", ""
+    import tidal.errors
     try:
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         kernel = module.kernel
+    except KeyboardInterrupt as error:
+        return (*classify(error), False)
     except BaseException as error:  # noqa: BLE001 - Python's own error, before tidal
-        os.write(write_end, json.dumps({"outcome": "not a kernel",
-                                        "text": f"{type(error).__name__}: {error}"}).encode())
-        os._exit(0)
+        return "not a kernel", f"{type(error).__name__}: {error}", True
     try:
         kernel[2, 32](*arguments(np))
     except BaseException as error:  # noqa: BLE001 - everything is an outcome
-        outcome, text = classify(error)
-    os.write(write_end, json.dumps({"outcome": outcome, "text": text[:2000]}).encode())
-    os._exit(0)
+        return (*classify(error), isinstance(error, tidal.errors.CompileError))
+    return "ok", "", False
+
+
+def warm_up():
+    """Compiles (without launching: no cpu-target threads yet, which a fork
+    would not copy) a small kernel, so that every worker starts with the
+    compiler's one-time setup done."""
+    from tidal import cuda
+
+    @cuda.jit
+    def warm(x):
+        x[cuda.grid(1)] = 1.0
+    warm.compile("void(float64[::1])")
+
+
+def run_input(request):
+    """A worker's request: a mutant file and the corpus kernel it came from."""
+    return run_kernel_file(request["path"], corpus.KERNELS[request["kernel"]][1])
 
 
 def run_one(path, arguments):
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        try:
-            child(path, arguments, write_end)
-        except BaseException:  # noqa: BLE001 - the fuzzer's own failure, reported
-            import traceback
-            os.write(write_end, json.dumps({"outcome": "fuzzer error",
-                                            "text": traceback.format_exc()}).encode())
-        finally:
-            os._exit(3)
-    os.close(write_end)
-    deadline = time.monotonic() + LAUNCH_SECONDS
-    interrupted = False
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        now = time.monotonic()
-        if now >= deadline and not interrupted:
-            os.kill(pid, signal.SIGINT)
-            interrupted, deadline = True, now + ANSWER_SECONDS
-        elif now >= deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(read_end)
-            return "hang", f"no answer in {LAUNCH_SECONDS} s, nor to SIGINT"
-        time.sleep(0.005)
-    report = b""
-    while chunk := os.read(read_end, 65536):
-        report += chunk
-    os.close(read_end)
-    if os.WIFSIGNALED(status):
-        return "crash", f"killed by signal {os.WTERMSIG(status)}"
-    if not report:
-        return "crash", f"exit status {os.WEXITSTATUS(status)} without a report"
-    answer = json.loads(report)
-    return answer["outcome"], answer["text"]
+    """Runs one file in a worker of its own: (outcome, text)."""
+    answers = []
+    workers.run([(path, {})], lambda _: run_kernel_file(path, arguments), 1, LAUNCH_SECONDS,
+                ANSWER_SECONDS, lambda _, outcome, text: answers.append((outcome, text)))
+    return answers[0]
 
 
-def main():
-    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100)
-    sys.path.insert(0, os.path.join(os.path.abspath(options.build), "python"))
-    os.environ["TIDAL_TARGET"] = "cpu"
-    os.environ.setdefault("TIDAL_CPU_THREADS", "2")
-    import numpy  # noqa: F401 - imported once, before the forks
-    import tidal.cuda  # noqa: F401
-    import tidal.errors  # noqa: F401
-    rng = random.Random(options.seed)
-    tally = common.Tally("fuzz-frontend", options)
-    work = os.path.join(options.out, "work")
-    os.makedirs(work, exist_ok=True)
+def inputs(options, rng, work, tally):
+    """The mutants ((index, text, path), request), the same for a seed
+    whatever the jobs (a mutant that is not Python is only counted)."""
     for index in range(options.count):
-        if tally.out_of_time():
-            break
-        source, arguments = rng.choice(corpus.KERNELS)
-        mutant = mutate(source, rng)
+        kernel = rng.randrange(len(corpus.KERNELS))
+        mutant = mutate(corpus.KERNELS[kernel][0], rng)
         if mutant is None:
             tally.counts["not python"] += 1
             continue
@@ -319,12 +296,42 @@ def main():
         path = os.path.join(work, f"mutant_{options.seed}_{index}.py")
         with open(path, "w") as f:
             f.write(text)
-        outcome, message = run_one(path, arguments)
+        yield (index, text, path), {"path": path, "kernel": kernel}
+
+
+def main():
+    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100, extra=lambda p:
+                                     p.add_argument("--launch-seconds", type=float,
+                                                    default=LAUNCH_SECONDS,
+                                                    help="SIGINT a mutant after this long"))
+    sys.path.insert(0, os.path.join(os.path.abspath(options.build), "python"))
+    os.environ["TIDAL_TARGET"] = "cpu"
+    os.environ.setdefault("TIDAL_CPU_THREADS", "2")
+    import numpy  # noqa: F401 - imported once, before the forks
+    import tidal.cuda  # noqa: F401
+    import tidal.errors  # noqa: F401
+    warm_up()
+    rng = random.Random(options.seed)
+    tally = common.Tally("fuzz-frontend", options)
+    work = os.path.join(options.out, "work")
+    os.makedirs(work, exist_ok=True)
+
+    def items():
+        for item in inputs(options, rng, work, tally):
+            if tally.out_of_time():
+                return
+            yield item
+
+    def on_result(item, outcome, message):
+        index, text, path = item
         header = (f"# fuzz_frontend.py seed {options.seed} input {index}: {outcome}: "
                   f"{message[:200]}\n# launched as kernel[2, 32] on the corpus arguments of "
                   f"the kernel it came from\n")
         tally.record(outcome, index, message, header + text, ".py")
         os.unlink(path)
+
+    workers.run(items(), run_input, options.jobs, options.launch_seconds, ANSWER_SECONDS,
+                on_result)
     return tally.finish()
 
 

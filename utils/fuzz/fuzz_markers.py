@@ -1,16 +1,19 @@
 """Marker-IR fuzzer for both lowerings: each input is a module of marker IR,
-run through `opt-19 -load-pass-plugin=build/lib/TidalPasses.so` with
-`tidal-lower-host` and with `tidal-lower-nvptx`, one process per run, with a
-time limit. Inputs: random IR from `llvm-stress-19` (its function listed as a
-kernel), and mutations of the marker calls of test/lit/plugin/*.ll (extreme
-constants, swapped markers, deleted and duplicated lines). Outcomes:
+run with `tidal-lower-host` or with `tidal-lower-nvptx` by build/bin/tidal-fuzz-lower
+(utils/fuzz/FuzzLower.cpp: the plugin's passes linked in, a forked child per
+input, --jobs at once, as `opt-19 -load-pass-plugin=build/lib/TidalPasses.so
+-passes=... -disable-output` would run them; --opt runs opt-19 itself, one
+process per input, to compare). Inputs: mutations of the marker calls of
+test/lit/plugin/*.ll (extreme constants, swapped markers, deleted and
+duplicated lines) and, one in ten, random IR from `llvm-stress-19` (its
+function listed as a kernel; made in batches, several processes at once).
+Outcomes:
   ok / rejected   lowered, or refused with a diagnostic (opt's exit status 1)
-  crash           opt died of a signal, printed a stack dump, or stopped
-                  with "LLVM ERROR" (report_fatal_error; inside Python that
-                  ends the interpreter)
+  crash           died of a signal, or stopped with "LLVM ERROR"
+                  (report_fatal_error; inside Python that ends the interpreter)
   hang            no answer in time
 
-    /usr/bin/python3 utils/fuzz/fuzz_markers.py [--count N] [--seconds S] [--seed K]
+    /usr/bin/python3 utils/fuzz/fuzz_markers.py [--count N] [--seconds S] [--seed K] [--jobs J] [--opt]
 """
 import glob
 import os
@@ -27,6 +30,8 @@ OPT = "opt-19"
 STRESS = "llvm-stress-19"
 TIME_LIMIT = 20
 PIPELINES = ["tidal-lower-host", "tidal-lower-nvptx"]
+BATCH = 64            # inputs made at once (their llvm-stress processes run together)
+STRESS_SHARE = 0.1    # of the inputs, from llvm-stress (a process start each)
 
 EXTREME_INTEGERS = ["0", "1", "-1", "3", "7", "64", "65536", "65537", "2147483647",
                     "-2147483648", "4294967295", "4294967296", "4611686018427387904",
@@ -75,17 +80,43 @@ def mutate_markers(text, rng, markers):
     return "\n".join(lines)
 
 
-def stress_input(rng):
-    seed = rng.randrange(1 << 30)
-    size = rng.choice([10, 50, 200])
-    done = subprocess.run([STRESS, f"--seed={seed}", f"--size={size}"], capture_output=True,
-                          text=True, timeout=TIME_LIMIT)
-    text = done.stdout
-    # Make its function a kernel, so that the lowerings work on it.
-    names = re.findall(r"^define [^@]*@([\w.]+)\(", text, re.M)
-    if names:
-        text += f"\n!tidal.kernels = !{{!900}}\n!900 = !{{ptr @{names[0]}}}\n"
-    return f"llvm-stress --seed={seed} --size={size}", text
+def stress_spec(rng):
+    return rng.randrange(1 << 30), rng.choice([10, 50, 200])
+
+
+def stress_texts(specs):
+    """The llvm-stress modules of specs [(seed, size)], made at once; each
+    one's function is made a kernel, so that the lowerings work on it."""
+    processes = [subprocess.Popen([STRESS, f"--seed={seed}", f"--size={size}"],
+                                  stdout=subprocess.PIPE, text=True) for seed, size in specs]
+    texts = []
+    for process in processes:
+        text, _ = process.communicate(timeout=TIME_LIMIT)
+        names = re.findall(r"^define [^@]*@([\w.]+)\(", text, re.M)
+        if names:
+            text += f"\n!tidal.kernels = !{{!900}}\n!900 = !{{ptr @{names[0]}}}\n"
+        texts.append(text)
+    return texts
+
+
+def generate(options, rng, inputs, markers):
+    """The inputs (index, origin, text, pipeline), in batches; the same for a
+    seed whatever the jobs."""
+    for first in range(0, options.count, BATCH):
+        batch = []
+        for index in range(first, min(first + BATCH, options.count)):
+            if rng.random() < STRESS_SHARE:
+                batch.append((index, stress_spec(rng), None))
+            else:
+                name, original = rng.choice(inputs)
+                batch.append((index, f"mutant of test/lit/plugin/{name}",
+                              mutate_markers(original, rng, markers)))
+        specs = [spec for _, spec, text in batch if text is None]
+        stress = iter(stress_texts(specs))
+        for number, origin, text in batch:
+            if text is None:
+                origin, text = f"llvm-stress --seed={origin[0]} --size={origin[1]}", next(stress)
+            yield number, origin, text, PIPELINES[number % 2]
 
 
 def run_opt(plugin, pipeline, path):
@@ -102,11 +133,75 @@ def run_opt(plugin, pipeline, path):
     return ("ok" if done.returncode == 0 else "rejected"), error[:300]
 
 
+def write_input(work, seed, index, text):
+    path = os.path.join(work, f"input_{seed}_{index}.ll")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def record(tally, options, index, origin, pipeline, outcome, message, text):
+    header = (f"; fuzz_markers.py seed {options.seed} input {index} ({origin}): {outcome}\n"
+              f"; {message[:300]}\n"
+              f"; replay: opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes={pipeline} "
+              f"-disable-output THIS\n"
+              f";     or: printf '1\\t{pipeline}\\tTHIS\\n' | build/bin/tidal-fuzz-lower\n")
+    tally.record(outcome, index, message, header + text, ".ll")
+
+
+def run_with_opt(options, tally, plugin, work, inputs):
+    """One opt-19 process per input, one at a time (the reference)."""
+    for index, origin, text, pipeline in inputs:
+        if tally.out_of_time():
+            break
+        path = write_input(work, options.seed, index, text)
+        outcome, message = run_opt(plugin, pipeline, path)
+        record(tally, options, index, origin, pipeline, outcome, message, text)
+        os.unlink(path)
+
+
+def run_with_driver(options, tally, driver, work, inputs):
+    """Every input through one tidal-fuzz-lower, --jobs children at once."""
+    process = subprocess.Popen([driver, "--jobs", str(options.jobs), "--timeout", str(TIME_LIMIT)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               bufsize=1)
+    pending = {}
+
+    def collect_one():
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{driver} ended with status {process.wait()} "
+                               f"with {len(pending)} inputs unanswered")
+        number, outcome, message = line.rstrip("\n").split("\t", 2)
+        index, origin, text, pipeline, path = pending.pop(int(number))
+        record(tally, options, index, origin, pipeline, outcome, message, text)
+        os.unlink(path)
+
+    for index, origin, text, pipeline in inputs:
+        if tally.out_of_time():
+            break
+        path = write_input(work, options.seed, index, text)
+        pending[index] = (index, origin, text, pipeline, path)
+        process.stdin.write(f"{index}\t{pipeline}\t{path}\n")
+        process.stdin.flush()
+        while len(pending) >= 2 * options.jobs:
+            collect_one()
+    process.stdin.close()
+    while pending:
+        collect_one()
+    process.wait()
+
+
 def main():
-    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100)
-    plugin = os.path.join(os.path.abspath(options.build), "lib", "TidalPasses.so")
-    if not os.path.exists(plugin):
-        print(f"fuzz-markers: {plugin} is missing: build first (make build)")
+    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100, extra=lambda p:
+                                     p.add_argument("--opt", action="store_true",
+                                                    help="run opt-19 per input instead"))
+    build = os.path.abspath(options.build)
+    plugin = os.path.join(build, "lib", "TidalPasses.so")
+    driver = os.path.join(build, "bin", "tidal-fuzz-lower")
+    needed = plugin if options.opt else driver
+    if not os.path.exists(needed):
+        print(f"fuzz-markers: {needed} is missing: build first (make build)")
         return 1
     rng = random.Random(options.seed)
     inputs = lit_inputs()
@@ -114,26 +209,11 @@ def main():
     tally = common.Tally("fuzz-markers", options)
     work = os.path.join(options.out, "work")
     os.makedirs(work, exist_ok=True)
-    for index in range(options.count):
-        if tally.out_of_time():
-            break
-        if rng.random() < 0.25:
-            origin, text = stress_input(rng)
-        else:
-            name, original = rng.choice(inputs)
-            origin, text = f"mutant of test/lit/plugin/{name}", mutate_markers(original, rng,
-                                                                                markers)
-        path = os.path.join(work, f"input_{options.seed}_{index}.ll")
-        with open(path, "w") as f:
-            f.write(text)
-        pipeline = PIPELINES[index % 2]
-        outcome, message = run_opt(plugin, pipeline, path)
-        header = (f"; fuzz_markers.py seed {options.seed} input {index} ({origin}): {outcome}\n"
-                  f"; {message[:300]}\n"
-                  f";   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes={pipeline} "
-                  f"-disable-output THIS\n")
-        tally.record(outcome, index, message, header + text, ".ll")
-        os.unlink(path)
+    generated = generate(options, rng, inputs, markers)
+    if options.opt:
+        run_with_opt(options, tally, plugin, work, generated)
+    else:
+        run_with_driver(options, tally, driver, work, generated)
     return tally.finish()
 
 

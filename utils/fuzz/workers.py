@@ -1,0 +1,166 @@
+"""The frontend fuzzer's workers: processes forked from the fuzzer (which has
+imported tidal but never compiled), each running one input after another
+(as AFL's persistent mode) while they end cleanly (serve says so: for the
+frontend fuzzer, while no kernel has run); then it is replaced by a fresh
+fork. Several run at once (--jobs). Time limits per input: SIGINT
+after launch_seconds (a kernel's endless loop stops with KeyboardInterrupt),
+SIGKILL answer_seconds later (a hang).
+
+The parent waits on the workers' result pipes with select(), so an input's
+end is seen at once (no polling)."""
+import json
+import os
+import select
+import signal
+import time
+
+# A worker is replaced after this many inputs, to bound what compiled
+# kernels and their modules accumulate.
+INPUTS_PER_WORKER = 200
+# Outcomes after which the worker is replaced: its state may be damaged.
+REPLACE_AFTER = ("interrupted", "fault", "fuzzer error", "unlocated")
+
+
+class Worker:
+    def __init__(self, serve, inherited):
+        """Forks a worker that runs serve(request) -> (outcome, text, clean)
+        for each request; inherited: the other workers' pipe ends, closed in it."""
+        request_read, self.requests = os.pipe()
+        self.results, result_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.requests)
+            os.close(self.results)
+            for descriptor in inherited:
+                os.close(descriptor)
+            _serve_forever(serve, request_read, result_write)
+        os.close(request_read)
+        os.close(result_write)
+        self.buffer = b""
+        self.current = None       # the item it is running
+        self.deadline = None
+        self.interrupted = False
+        self.served = 0
+        self.status = None        # its exit status, once stopped
+
+    def send(self, item, request, launch_seconds):
+        self.current = item
+        self.deadline = time.monotonic() + launch_seconds
+        self.interrupted = False
+        os.write(self.requests, (json.dumps(request) + "\n").encode())
+
+    def stop(self):
+        """Kills and reaps it (once); its exit status."""
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            _, self.status = os.waitpid(self.pid, 0)
+            os.close(self.requests)
+            os.close(self.results)
+        return self.status
+
+
+def _serve_forever(serve, request_read, result_write):
+    """The worker's loop (never returns)."""
+    status = 0
+    try:
+        requests = os.fdopen(request_read, "r")
+        for line in requests:
+            outcome, text, clean = serve(json.loads(line))
+            os.write(result_write, (json.dumps({"outcome": outcome, "text": text[:2000],
+                                                "clean": clean}) + "\n").encode())
+    except BaseException:  # noqa: BLE001 - the fuzzer's own failure, reported
+        import traceback
+        try:
+            os.write(result_write, (json.dumps({"outcome": "fuzzer error",
+                                                "text": traceback.format_exc()[-2000:],
+                                                "clean": False})
+                                    + "\n").encode())
+        except OSError:
+            pass
+        status = 3
+    os._exit(status)
+
+
+def run(items, serve, jobs, launch_seconds, answer_seconds, on_result):
+    """Runs every (item, request) of items on `jobs` workers; on_result(item,
+    outcome, text) for each, in the order they end."""
+    workers = []
+
+    def open_descriptors():
+        return [d for w in workers for d in (w.requests, w.results)]
+
+    def replace(worker):
+        worker.stop()
+        workers.remove(worker)
+        workers.append(Worker(serve, open_descriptors()))
+
+    for _ in range(max(1, jobs)):
+        workers.append(Worker(serve, open_descriptors()))
+    items = iter(items)
+    exhausted = False
+    try:
+        while True:
+            for worker in list(workers):
+                if exhausted or worker.current is not None:
+                    continue
+                pair = next(items, None)
+                if pair is None:
+                    exhausted = True
+                    break
+                item, request = pair
+                try:
+                    worker.send(item, request, launch_seconds)
+                except BrokenPipeError:  # it ended between inputs: a crash of its own
+                    status = worker.stop()
+                    on_result(item, "crash", f"worker gone before the input (status {status})")
+                    workers.remove(worker)
+                    workers.append(Worker(serve, open_descriptors()))
+            busy = [w for w in workers if w.current is not None]
+            if not busy:
+                break
+            wait = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+            ready, _, _ = select.select([w.results for w in busy], [], [], wait)
+            for descriptor in ready:
+                worker = next(w for w in busy if w.results == descriptor)
+                _read_result(worker, on_result, replace)
+            now = time.monotonic()
+            for worker in [w for w in workers if w.current is not None and w.deadline <= now]:
+                if not worker.interrupted:
+                    os.kill(worker.pid, signal.SIGINT)
+                    worker.interrupted = True
+                    worker.deadline = now + answer_seconds
+                else:
+                    on_result(worker.current, "hang",
+                              f"no answer in {launch_seconds} s, nor to SIGINT")
+                    replace(worker)
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+def _read_result(worker, on_result, replace):
+    chunk = os.read(worker.results, 65536)
+    if not chunk:  # it died during the input
+        item = worker.current
+        status = worker.stop()
+        if os.WIFSIGNALED(status):
+            outcome, text = "crash", f"killed by signal {os.WTERMSIG(status)}"
+        else:
+            outcome, text = "crash", f"exit status {os.WEXITSTATUS(status)} without a report"
+        on_result(item, outcome, text)
+        replace(worker)
+        return
+    worker.buffer += chunk
+    if b"\n" not in worker.buffer:
+        return
+    line, worker.buffer = worker.buffer.split(b"\n", 1)
+    answer = json.loads(line)
+    item, worker.current = worker.current, None
+    worker.served += 1
+    on_result(item, answer["outcome"], answer["text"])
+    if worker.interrupted or not answer["clean"] or answer["outcome"] in REPLACE_AFTER \
+            or worker.served >= INPUTS_PER_WORKER:
+        replace(worker)
