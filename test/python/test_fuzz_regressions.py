@@ -228,3 +228,16 @@ def test_the_runner_kills_a_hang_at_its_timeout(tmp_path):
                          "--self-test", "--jobs", "2", "--timeout", "0.5")
     assert answers[0][0] == "hang" and "0.5 s" in answers[0][1], answers
     assert answers[1][0] == "ok"
+
+
+def test_a_fatal_error_in_llvms_own_parser_is_told_apart_from_a_crash(tmp_path):
+    # Found by `make fuzz` (seed 11, input 964: a mutant of lower-print.ll with its
+    # !llvm.module.flags line duplicated): LLParser's debug-info upgrade verifies the
+    # module and calls report_fatal_error on the duplicated flag before any tidal
+    # pass runs, in opt-19 too. tidal never parses IR text inside a user's process.
+    duplicated = tmp_path / "duplicated_flags.ll"
+    duplicated.write_text(GOOD_IR + '!llvm.module.flags = !{!1}\n!llvm.module.flags = !{!1}\n'
+                          '!1 = !{i32 2, !"Debug Info Version", i32 3}\n')
+    outcome, detail = run_driver([("tidal-lower-host", duplicated)])[0]
+    assert outcome == "llvm-parser-fatal", detail
+    assert "module flag identifiers must be unique" in detail

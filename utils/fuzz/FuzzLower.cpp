@@ -9,6 +9,10 @@
 //   rejected  a diagnostic: the IR did not parse or verify, or a pass reported
 //             an error (opt's exit status 1); DETAIL is its first lines
 //   crash     a signal, or report_fatal_error ("LLVM ERROR: ...")
+//   llvm-parser-fatal  report_fatal_error inside LLVM's own IR parser, before
+//             any tidal code runs (LLParser's debug-info upgrade verifies the
+//             module and stops the process on, e.g., duplicated module flags):
+//             LLVM's behaviour, not tidal's; counted, not failing the run
 //   hang      no end within --timeout seconds (the child is killed)
 // --self-test adds the pipelines tidal-fuzz-self-test-{abort,fatal-error,hang}
 // (a pass that aborts, calls report_fatal_error, or never returns), with which
@@ -53,16 +57,20 @@ namespace {
 // The child's exit status after report_fatal_error (opt would print
 // "LLVM ERROR: ..." and exit with 1, which a diagnostic also gives).
 constexpr int FatalErrorStatus = 70;
+// The same while LLVM's parser reads the input (no tidal code has run yet).
+constexpr int ParserFatalErrorStatus = 71;
 // Bytes of a child's stderr kept for the result line.
 constexpr size_t DetailLimit = 4096;
 
 bool SelfTest = false;
+// Set in the child while parseIRFile runs.
+bool Parsing = false;
 
 void fatalErrorHandler(void *, const char *Reason, bool) {
   std::string Text = std::string("LLVM ERROR: ") + Reason + "\n";
   ssize_t Ignored = write(2, Text.data(), Text.size());
   (void)Ignored;
-  _exit(FatalErrorStatus);
+  _exit(Parsing ? ParserFatalErrorStatus : FatalErrorStatus);
 }
 
 // The passes of --self-test: each fails in one of the ways the runner must catch.
@@ -100,7 +108,9 @@ void registerSelfTestPasses(PassBuilder &PB) {
 int runOneInput(const std::string &Pipeline, const std::string &Path) {
   LLVMContext Context;
   SMDiagnostic Diagnostic;
+  Parsing = true;
   std::unique_ptr<Module> M = parseIRFile(Path, Diagnostic, Context);
+  Parsing = false;
   if (!M) {
     Diagnostic.print("tidal-fuzz-lower", errs());
     return 1;
@@ -231,6 +241,8 @@ void finish(const Child &C, int Status) {
                strsignal(WTERMSIG(Status)) + "): " + C.Detail);
   } else if (WEXITSTATUS(Status) == FatalErrorStatus) {
     report(C.Input, "crash", C.Detail);
+  } else if (WEXITSTATUS(Status) == ParserFatalErrorStatus) {
+    report(C.Input, "llvm-parser-fatal", C.Detail);
   } else if (WEXITSTATUS(Status) == 0) {
     report(C.Input, "ok", C.Detail);
   } else if (WEXITSTATUS(Status) == 1) {

@@ -10,6 +10,8 @@ function listed as a kernel; made in batches, several processes at once).
 Outcomes:
   ok / rejected   lowered, or refused with a diagnostic (opt's exit status 1)
   crash           died of a signal, or stopped with "LLVM ERROR"
+  llvm-parser-fatal  "LLVM ERROR" inside LLVM's IR parser, before any tidal
+                  pass (LLVM's own behaviour; not failing the run)
                   (report_fatal_error; inside Python that ends the interpreter)
   hang            no answer in time
 
