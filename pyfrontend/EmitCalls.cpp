@@ -28,10 +28,10 @@ TypedValue FunctionCompiler::visitCall(PyObject *Node) {
     if (Z.T.isScalar()) {
       if (PyList_GET_SIZE(field(Node, "args").get()) > 0)
         typingError(Node, "conjugate() takes no arguments");
-      if (!isComplex(Z.T.Elem) || !Emitting)
-        return isComplex(Z.T.Elem) ? TypedValue(Z.T) : Z;
+      if (!isComplex(Z.T.Dtype) || !Emitting)
+        return isComplex(Z.T.Dtype) ? TypedValue(Z.T) : Z;
       Value *V = Z.scalar();
-      return makeScalar(Z.T.Elem, makeComplex(Z.T.Elem, B.CreateExtractValue(V, 0),
+      return makeScalar(Z.T.Dtype, makeComplex(Z.T.Dtype, B.CreateExtractValue(V, 0),
                                               B.CreateFNeg(B.CreateExtractValue(V, 1))));
     }
   }

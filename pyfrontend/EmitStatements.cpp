@@ -55,12 +55,12 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
     if (Base.T.ReadOnly)
       typingError(Target, "cannot write to a read-only array (" + Base.T.str() + ")");
     if (Base.T.hasRecordElements()) { // a[i] = record: copy its bytes
-      if (!V.T.isRecord() || !(*V.T.Rec == *Base.T.Rec))
+      if (!V.T.isRecord() || !(*V.T.Record == *Base.T.Record))
         typingError(ValueNode, "cannot store a value of type " + V.T.str() +
                                    " into an element of " + Base.T.str());
       Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
       if (Emitting)
-        B.CreateMemMove(Ptr, Align(1), V.scalar(), Align(1), Base.T.Rec->Size);
+        B.CreateMemMove(Ptr, Align(1), V.scalar(), Align(1), Base.T.Record->Size);
       return;
     }
     if (!V.T.isScalar())
@@ -69,10 +69,10 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
     if (!Emitting)
       return;
-    Value *X = convert(V, frontend::Type::scalar(Base.T.Elem), ValueNode).scalar();
-    if (Base.T.Elem == Scalar::Bool)
+    Value *X = convert(V, frontend::Type::scalar(Base.T.Dtype), ValueNode).scalar();
+    if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
-    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
+    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));
     return;
   }
   if (Kind == "Attribute") {
@@ -84,7 +84,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
     if (!Base.T.isRecord())
       unsupported(Target, "assigning to attributes is only supported on record fields, not on " +
                               Base.T.str());
-    const RecordField *Field = Base.T.Rec->field(Attr);
+    const RecordField *Field = Base.T.Record->field(Attr);
     if (!Field)
       typingError(Target, Base.T.str() + " has no field '" + Attr + "'");
     if (Base.T.ReadOnly)
@@ -133,18 +133,18 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
     if (Base.T.ReadOnly)
       typingError(Target.get(), "cannot write to a read-only array (" + Base.T.str() + ")");
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
-    TypedValue Old = makeScalar(Base.T.Elem, nullptr);
+    TypedValue Old = makeScalar(Base.T.Dtype, nullptr);
     if (Emitting) {
-      Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Elem), Ptr, Align(elementAlign(Base.T.Elem)));
-      Old.Parts.push_back(Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
+      Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Dtype), Ptr, Align(elementAlign(Base.T.Dtype)));
+      Old.Parts.push_back(Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
     }
     TypedValue Result = binaryOp(Op, Old, Operand, Node);
     if (!Emitting)
       return;
-    Value *X = convert(Result, frontend::Type::scalar(Base.T.Elem), Node).scalar();
-    if (Base.T.Elem == Scalar::Bool)
+    Value *X = convert(Result, frontend::Type::scalar(Base.T.Dtype), Node).scalar();
+    if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
-    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
+    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));
     return;
   }
   if (Kind == "Attribute") { // r.field op= v: read, compute, write back
@@ -258,7 +258,7 @@ void FunctionCompiler::visitFor(PyObject *Node) {
   for (const TypedValue &A : Args) {
     if (A.T.isUndefined())
       continue;
-    Scalar S = A.T.Elem;
+    Scalar S = A.T.Dtype;
     if (S == Scalar::UInt64)
       Counter = Counter == Scalar::Int64 ? Scalar::Int64 : Scalar::UInt64;
     else if (!(S == Scalar::Bool || S == Scalar::Int8 || S == Scalar::Int16 ||
@@ -332,7 +332,7 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
   if (!ValueNode.isNone())
     V = expr(ValueNode.get());
   if (!IsDevice) {
-    if (!V.T.isUndefined() && V.T.K != frontend::Type::Kind::None)
+    if (!V.T.isUndefined() && !V.T.isNone())
       typingError(Node, "a kernel cannot return a value (it returns " + V.T.str() +
                             "); write results into an array argument");
   } else if (!Emitting) {
@@ -356,10 +356,10 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
   }
   if (!Emitting)
     return;
-  if (!IsDevice || ReturnType.K == frontend::Type::Kind::None) {
+  if (!IsDevice || ReturnType.isNone()) {
     B.CreateRetVoid();
   } else {
-    if (V.T.K == frontend::Type::Kind::None)
+    if (V.T.isNone())
       typingError(Node, "device function returns " + ReturnType.str() +
                             " on other paths: a bare 'return' here returns nothing");
     TypedValue R = convert(V, ReturnType, Node);

@@ -27,7 +27,7 @@ TypedValue atomicOperation(IntrinsicCall &Call) {
                                              Array.T.str());
   if (Array.T.ReadOnly)
     Call.C.typingError(Call.ArgNodes[0], Python + "() on a read-only array");
-  Scalar ElementType = Array.T.Elem;
+  Scalar ElementType = Array.T.Dtype;
   const char *Suffix = suffixOf(ElementType);
   bool IntegerOnly = Marker == "atomic.and" || Marker == "atomic.or" || Marker == "atomic.xor";
   bool UnsignedOnly = Marker == "atomic.inc" || Marker == "atomic.dec";
@@ -59,7 +59,7 @@ TypedValue atomicCompareAndSwap(IntrinsicCall &Call, bool Indexed) {
   else
     bindArguments(Call, "cuda.atomic.compare_and_swap", {"ary", "old", "val"}, 3);
   const TypedValue &Array = Call.Args[0];
-  if (!Array.T.isArray() || Array.T.ReadOnly || !isInteger(Array.T.Elem) || !suffixOf(Array.T.Elem))
+  if (!Array.T.isArray() || Array.T.ReadOnly || !isInteger(Array.T.Dtype) || !suffixOf(Array.T.Dtype))
     Call.C.typingError(Call.ArgNodes[0], Python +
                                              "() needs a writable array of int32, int64, uint32 "
                                              "or uint64, not " + Array.T.str());
@@ -71,7 +71,7 @@ TypedValue atomicCompareAndSwap(IntrinsicCall &Call, bool Indexed) {
   if (!Indexed && Array.T.NDim != 1)
     Call.C.typingError(Call.ArgNodes[0], "cuda.atomic.compare_and_swap() needs a 1-D array");
   Value *Ptr = Call.C.elementPointer(Array, Call.ArgNodes[Indexed ? 1 : 0], Index);
-  Scalar ElementType = Array.T.Elem;
+  Scalar ElementType = Array.T.Dtype;
   if (!Call.C.emitting())
     return TypedValue(Type::scalar(ElementType));
   Value *Old = Call.C.convert(Call.Args[First], Type::scalar(ElementType), Call.ArgNodes[First]).scalar();

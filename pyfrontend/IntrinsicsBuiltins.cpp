@@ -43,13 +43,13 @@ TypedValue builtinAbs(IntrinsicCall &Call) {
   const TypedValue &A = Call.Args[0];
   if (!A.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "abs() of a value of type " + A.T.str());
-  if (isComplex(A.T.Elem)) {
-    Scalar F = componentOf(A.T.Elem);
+  if (isComplex(A.T.Dtype)) {
+    Scalar F = componentOf(A.T.Dtype);
     if (!Call.C.emitting())
       return TypedValue(Type::scalar(F));
-    return Call.C.makeScalar(F, complexMagnitude(Call.C, A.T.Elem, A.scalar()));
+    return Call.C.makeScalar(F, complexMagnitude(Call.C, A.T.Dtype, A.scalar()));
   }
-  Scalar S = A.T.Elem == Scalar::Bool ? Scalar::Int64 : A.T.Elem;
+  Scalar S = A.T.Dtype == Scalar::Bool ? Scalar::Int64 : A.T.Dtype;
   TypedValue X = Call.C.convert(A, Type::scalar(S), Call.Node);
   if (!Call.C.emitting() || !isSigned(S) && !isFloat(S))
     return X;
@@ -65,13 +65,13 @@ TypedValue minOrMax(IntrinsicCall &Call, bool IsMax) {
   if (Call.Args.size() < 2)
     Call.C.typingError(Call.Node, std::string(Name) +
                                       "() in kernels takes two or more numbers");
-  Scalar Common = Call.Args[0].T.isScalar() ? Call.Args[0].T.Elem : Scalar::Int64;
+  Scalar Common = Call.Args[0].T.isScalar() ? Call.Args[0].T.Dtype : Scalar::Int64;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
     if (!Call.Args[I].T.isScalar())
       Call.C.typingError(Call.ArgNodes[I], std::string(Name) + "() of a value of type " +
                                                Call.Args[I].T.str());
     if (I)
-      Common = promoteArithmetic(Common, Call.Args[I].T.Elem);
+      Common = promoteArithmetic(Common, Call.Args[I].T.Dtype);
   }
   if (isComplex(Common))
     Call.C.typingError(Call.Node, std::string(Name) + "() of complex numbers: they have no order");
@@ -143,7 +143,7 @@ TypedValue builtinPrint(IntrinsicCall &Call) {
     if (!V.T.isScalar())
       Call.C.typingError(ArgNode, "print() in kernels prints numbers and string literals, not " +
                                       V.T.str());
-    Scalar S = V.T.Elem;
+    Scalar S = V.T.Dtype;
     if (isComplex(S))
       Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
     if (S == Scalar::Bool) {

@@ -19,9 +19,9 @@ TypedValue builtinComplex(IntrinsicCall &Call) {
   bindArguments(Call, "complex", {"real", "imag"}, 0);
   Scalar Part = Scalar::Bool;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
-    if (!Call.Args[I].T.isScalar() || isComplex(Call.Args[I].T.Elem))
+    if (!Call.Args[I].T.isScalar() || isComplex(Call.Args[I].T.Dtype))
       Call.C.typingError(Call.ArgNodes[I], "complex() takes real numbers, not " + Call.Args[I].T.str());
-    Part = I ? promoteArithmetic(Part, Call.Args[I].T.Elem) : Call.Args[I].T.Elem;
+    Part = I ? promoteArithmetic(Part, Call.Args[I].T.Dtype) : Call.Args[I].T.Dtype;
   }
   Scalar S = Call.Args.empty() ? Scalar::Complex128 : complexOf(isFloat(Part) ? Part : Scalar::Float64);
   if (!Call.C.emitting())
@@ -42,9 +42,9 @@ Scalar cmathArgument(IntrinsicCall &Call, const std::string &Name) {
   const TypedValue &Z = Call.Args[0];
   if (!Z.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "cmath." + Name + "() takes a number, not " + Z.T.str());
-  if (isComplex(Z.T.Elem))
-    return Z.T.Elem;
-  return Z.T.Elem == Scalar::Float32 ? Scalar::Complex64 : Scalar::Complex128;
+  if (isComplex(Z.T.Dtype))
+    return Z.T.Dtype;
+  return Z.T.Dtype == Scalar::Float32 ? Scalar::Complex64 : Scalar::Complex128;
 }
 
 TypedValue cmathFunction(IntrinsicCall &Call, const std::string &Name) {

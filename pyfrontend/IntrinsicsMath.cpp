@@ -36,7 +36,7 @@ TypedValue bitOp(IntrinsicCall &Call, const std::string &Python) {
                        ConstantInt::get(V->getType(), 0),
                        B.CreateAdd(Trailing, ConstantInt::get(V->getType(), 1)));
   }
-  return Call.C.makeScalar(X.T.Elem, R);
+  return Call.C.makeScalar(X.T.Dtype, R);
 }
 TypedValue cudaPopc(IntrinsicCall &Call) { return bitOp(Call, "popc"); }
 TypedValue cudaBrev(IntrinsicCall &Call) { return bitOp(Call, "brev"); }
@@ -50,7 +50,7 @@ Scalar mathType(IntrinsicCall &Call, const std::string &Name) {
   for (size_t I = 0; I < Call.Args.size(); ++I) {
     if (!Call.Args[I].T.isScalar())
       Call.C.typingError(Call.ArgNodes[I], Name + "() takes numbers, not " + Call.Args[I].T.str());
-    Common = First ? Call.Args[I].T.Elem : promoteArithmetic(Common, Call.Args[I].T.Elem);
+    Common = First ? Call.Args[I].T.Dtype : promoteArithmetic(Common, Call.Args[I].T.Dtype);
     First = false;
   }
   if (isComplex(Common))
@@ -81,7 +81,7 @@ TypedValue cudaSelp(IntrinsicCall &Call) {
   Value *P = Call.C.truth(Call.Args[0], Call.ArgNodes[0]);
   Value *A = Call.C.convert(Call.Args[1], T, Call.ArgNodes[1]).scalar();
   Value *B2 = Call.C.convert(Call.Args[2], T, Call.ArgNodes[2]).scalar();
-  return Call.C.makeScalar(T.Elem, Call.C.builder().CreateSelect(P, A, B2));
+  return Call.C.makeScalar(T.Dtype, Call.C.builder().CreateSelect(P, A, B2));
 }
 
 
@@ -135,7 +135,7 @@ TypedValue roundingToInt(IntrinsicCall &Call, const std::string &Python, const s
   const TypedValue &X = Call.Args[0];
   if (!X.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], Python + "() takes a number, not " + X.T.str());
-  if (!isFloat(X.T.Elem))
+  if (!isFloat(X.T.Dtype))
     return Call.C.convert(X, Type::scalar(Scalar::Int64), Call.Node);
   TypedValue F = mathFunction(Call, Python, Marker, 1);
   return Call.C.convert(F, Type::scalar(Scalar::Int64), Call.Node);
@@ -153,7 +153,7 @@ TypedValue classify(IntrinsicCall &Call, const std::string &Python) {
   if (!Call.C.emitting())
     return TypedValue(Type::scalar(Scalar::Bool));
   IRBuilder<> &B = Call.C.builder();
-  if (!isFloat(X.T.Elem))
+  if (!isFloat(X.T.Dtype))
     return Call.C.makeScalar(Scalar::Bool, B.getInt1(Python == "isfinite"));
   Value *V = X.scalar();
   Value *Inf = ConstantFP::getInfinity(V->getType());
@@ -184,12 +184,12 @@ TypedValue builtinRound(IntrinsicCall &Call) {
   const TypedValue &X = Call.Args[0];
   if (!X.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "round() takes a number, not " + X.T.str());
-  if (!isFloat(X.T.Elem))
+  if (!isFloat(X.T.Dtype))
     return Call.C.convert(X, Type::scalar(Scalar::Int64), Call.Node);
   if (!Call.C.emitting())
     return TypedValue(Type::scalar(Scalar::Int64));
   Value *R = Call.C.builder().CreateUnaryIntrinsic(Intrinsic::roundeven, X.scalar());
-  return Call.C.convert(Call.C.makeScalar(X.T.Elem, R), Type::scalar(Scalar::Int64), Call.Node);
+  return Call.C.convert(Call.C.makeScalar(X.T.Dtype, R), Type::scalar(Scalar::Int64), Call.Node);
 }
 
 } // namespace

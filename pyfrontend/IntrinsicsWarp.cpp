@@ -19,7 +19,7 @@ TypedValue shuffle(IntrinsicCall &Call, const std::string &Python, const std::st
   bindArguments(Call, "cuda." + Python, {"mask", "value", Third}, 3);
   Value *Mask = maskValue(Call, 0);
   const TypedValue &V = Call.Args[1];
-  Scalar S = V.T.isScalar() ? V.T.Elem : Scalar::Bool;
+  Scalar S = V.T.isScalar() ? V.T.Dtype : Scalar::Bool;
   // 32-bit and 64-bit values; narrower integers travel as 32 bits.
   Scalar Carrier = S == Scalar::Float32 || S == Scalar::Float64 ? S
                    : (isInteger(S) && bitWidth(S) == 64)        ? Scalar::Int64
@@ -78,7 +78,7 @@ TypedValue match(IntrinsicCall &Call, bool All) {
   const TypedValue &V = Call.Args[1];
   if (!V.T.isIntegerScalar())
     Call.C.typingError(Call.ArgNodes[1], "cuda." + Python + "() matches integers, not " + V.T.str());
-  Scalar Carrier = bitWidth(V.T.Elem) == 64 ? Scalar::Int64 : Scalar::Int32;
+  Scalar Carrier = bitWidth(V.T.Dtype) == 64 ? Scalar::Int64 : Scalar::Int32;
   Type MaskType = Type::scalar(Scalar::UInt32);
   if (!Call.C.emitting())
     return All ? TypedValue(Type::tuple({MaskType, Type::scalar(Scalar::Bool)})) : TypedValue(MaskType);
