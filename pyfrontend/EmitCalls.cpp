@@ -108,8 +108,33 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
                       "with @cuda.jit(device=True)");
   if (const IntrinsicRecord *Record = findIntrinsic(Name);
       Record && Record->Kind == IntrinsicKind::Function) {
-    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record};
-    return Record->Handler(Call);
+    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record, {}};
+    if (Emitting) {
+      // The arguments as the typing rule bound them, then the emitter.
+      const CallTarget *Target = Typing.findCall(Node);
+      if (!Target || Target->Record != Record)
+        throw CompileError("CompileError",
+                           "internal error: the call of '" + Name + "' was not typed",
+                           locate(Node));
+      std::vector<TypedValue> BoundArgs;
+      std::vector<PyObject *> BoundNodes;
+      for (size_t Index : Target->ArgumentOrder) {
+        BoundArgs.push_back(Args[Index]);
+        BoundNodes.push_back(ArgNodes[Index]);
+      }
+      Args = std::move(BoundArgs);
+      ArgNodes = std::move(BoundNodes);
+      Keywords.clear();
+      return Record->Emitter(Call, Target->Result);
+    }
+    for (size_t I = 0; I < Args.size(); ++I)
+      Call.ArgumentOrder.push_back(I);
+    TypedValue Typed = Record->TypeRule(Call);
+    CallTarget &Target = Typing.Calls[Node];
+    Target.Record = Record;
+    Target.ArgumentOrder = std::move(Call.ArgumentOrder);
+    Target.Result = Typed.T;
+    return Typed;
   }
   std::string Shown = Name;
   if (Shown.empty()) {
@@ -123,12 +148,36 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
                                             std::vector<TypedValue> &Args,
                                             std::vector<PyObject *> &ArgNodes,
                                             std::vector<std::string> &Keywords) {
+  if (Emitting) {
+    // Typing bound the arguments and compiled the callee: convert and call.
+    const CallTarget *Target = Typing.findCall(Node);
+    if (!Target || !Target->Device)
+      throw CompileError("CompileError", "internal error: a device function call was not typed",
+                         locate(Node));
+    std::vector<Value *> CallArgs;
+    for (size_t I = 0; I < Target->ArgumentOrder.size(); ++I) {
+      size_t Index = Target->ArgumentOrder[I];
+      TypedValue Argument = convert(Args[Index], Target->DeviceParameters[I], ArgNodes[Index]);
+      for (Value *P : Argument.Parts)
+        CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
+    }
+    CallInst *Call = B.CreateCall(Target->Device, CallArgs);
+    TypedValue Result(Target->Result);
+    std::vector<llvm::Type *> Parts = partTypes(Target->Result);
+    if (Parts.size() == 1)
+      Result.Parts.push_back(Call);
+    else
+      for (unsigned I = 0; I < Parts.size(); ++I)
+        Result.Parts.push_back(B.CreateExtractValue(Call, I));
+    return Result;
+  }
   PyRef PyFunc = PyRef::borrow(Device).attr("py_func");
   std::vector<std::string> Params = parameterNames(PyFunc.get());
   std::string Name = PyRef::borrow(PyFunc.get()).attr("__name__").str();
   // Bind keywords by the Python function's parameter names.
   std::vector<std::optional<TypedValue>> Bound(Params.size());
   std::vector<PyObject *> BoundNodes(Params.size(), Node);
+  std::vector<size_t> Order(Params.size());
   size_t Positional = Args.size() - Keywords.size();
   if (Positional > Params.size())
     typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
@@ -136,6 +185,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   for (size_t I = 0; I < Positional; ++I) {
     Bound[I] = Args[I];
     BoundNodes[I] = ArgNodes[I];
+    Order[I] = I;
   }
   for (size_t K = 0; K < Keywords.size(); ++K) {
     auto It = std::find(Params.begin(), Params.end(), Keywords[K]);
@@ -145,6 +195,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
                                                 Keywords[K] + "'");
     Bound[It - Params.begin()] = Args[Positional + K];
     BoundNodes[It - Params.begin()] = ArgNodes[Positional + K];
+    Order[It - Params.begin()] = Positional + K;
   }
   std::vector<TypedValue> Actual;
   std::vector<frontend::Type> Types;
@@ -199,22 +250,12 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     Devices.Compiled.push_back(Entry);
     Found = &Devices.Compiled.back();
   }
-  frontend::Type Return = Found->Return;
-  if (!Emitting)
-    return TypedValue(Return);
-  std::vector<Value *> CallArgs;
-  for (TypedValue &A : Actual)
-    for (Value *P : A.Parts)
-      CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
-  CallInst *Call = B.CreateCall(Found->F, CallArgs);
-  TypedValue Result(Return);
-  std::vector<llvm::Type *> Parts = partTypes(Return);
-  if (Parts.size() == 1)
-    Result.Parts.push_back(Call);
-  else
-    for (unsigned I = 0; I < Parts.size(); ++I)
-      Result.Parts.push_back(B.CreateExtractValue(Call, I));
-  return Result;
+  CallTarget &Target = Typing.Calls[Node];
+  Target.Result = Found->Return;
+  Target.ArgumentOrder = std::move(Order);
+  Target.Device = Found->F;
+  Target.DeviceParameters = std::move(Types);
+  return TypedValue(Found->Return);
 }
 
 } // namespace tidal::frontend

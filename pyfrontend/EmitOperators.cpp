@@ -405,14 +405,7 @@ TypedValue FunctionCompiler::visitBoolOp(PyObject *Node) {
     }
     return TypedValue(T);
   }
-  frontend::Type ResultType;
-  {
-    // Types are settled: compute the unified type without emitting.
-    Emitting = false;
-    for (PyObject *O : Operands)
-      unify(ResultType, expr(O).T, ResultType);
-    Emitting = true;
-  }
+  frontend::Type ResultType = typeOf(Node).T;
   BasicBlock *Done = BasicBlock::Create(Ctx, IsAnd ? "and.done" : "or.done", F);
   std::vector<std::pair<Value *, BasicBlock *>> Incoming;
   for (size_t I = 0; I < Operands.size(); ++I) {
@@ -454,10 +447,7 @@ TypedValue FunctionCompiler::visitIfExp(PyObject *Node) {
                             L.T.str() + " and " + R.T.str() + ", which cannot unify");
     return TypedValue(T);
   }
-  frontend::Type ResultType;
-  Emitting = false;
-  unify(expr(Body.get()).T, expr(Else.get()).T, ResultType);
-  Emitting = true;
+  frontend::Type ResultType = typeOf(Node).T;
   Value *C = truth(expr(Test.get()), Test.get());
   BasicBlock *Then = BasicBlock::Create(Ctx, "ifexp.then", F);
   BasicBlock *Otherwise = BasicBlock::Create(Ctx, "ifexp.else", F);

@@ -228,13 +228,10 @@ void FunctionCompiler::visitFor(PyObject *Node) {
   // Only range(...): its callee must resolve to the builtin range.
   bool IsRange = false;
   if (nodeKind(Iter.get()) == "Call") {
-    bool Was = Emitting;
-    Emitting = false;
-    TypedValue Callee = expr(field(Iter.get(), "func").get());
-    Emitting = Was;
-    IsRange = Callee.T.isPyObject() &&
-              static_cast<PyObject *>(Callee.T.Object) ==
-                  reinterpret_cast<PyObject *>(&PyRange_Type);
+    PyRef CalleeNode = field(Iter.get(), "func");
+    frontend::Type Callee = Emitting ? typeOf(CalleeNode.get()).T : expr(CalleeNode.get()).T;
+    IsRange = Callee.isPyObject() &&
+              static_cast<PyObject *>(Callee.Object) == reinterpret_cast<PyObject *>(&PyRange_Type);
   }
   if (!IsRange)
     unsupported(Iter.get(), "for loops in kernels can only iterate over range(...)");
@@ -266,14 +263,14 @@ void FunctionCompiler::visitFor(PyObject *Node) {
       Counter = Scalar::Int64;
   }
   frontend::Type CommonType = frontend::Type::scalar(Counter);
+  std::optional<int64_t> ConstStep = Args.size() == 3 ? Args[2].ConstInt : std::optional<int64_t>(1);
+  if (ConstStep && *ConstStep == 0)
+    typingError(ArgNodes[2], "range() step must not be zero");
   if (!Emitting) {
     storeVariable(Name, TypedValue(CommonType), Target.get());
     body(Body.get());
     return;
   }
-  std::optional<int64_t> ConstStep = Args.size() == 3 ? Args[2].ConstInt : std::optional<int64_t>(1);
-  if (ConstStep && *ConstStep == 0)
-    typingError(ArgNodes[2], "range() step must not be zero");
   Value *Start = Args.size() >= 2 ? convert(Args[0], CommonType, ArgNodes[0]).scalar()
                                   : ConstantInt::get(llvmType(Counter), 0);
   Value *Stop = convert(Args.size() >= 2 ? Args[1] : Args[0], CommonType,
@@ -341,6 +338,10 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
       return;
     if (V.T.isPyObject() || V.T.isArray())
       typingError(Node, "device functions return numbers and tuples, not " + V.T.str());
+    if (V.T.isNone() && !FirstBareReturn)
+      FirstBareReturn = Node;
+    if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())
+      convert(V, *DeclaredReturn, Node); // a value the declared type cannot hold
     frontend::Type Unified;
     if (!HasReturnType) {
       Unified = V.T;
@@ -359,9 +360,6 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
   if (!IsDevice || ReturnType.isNone()) {
     B.CreateRetVoid();
   } else {
-    if (V.T.isNone())
-      typingError(Node, "device function returns " + ReturnType.str() +
-                            " on other paths: a bare 'return' here returns nothing");
     TypedValue R = convert(V, ReturnType, Node);
     if (R.Parts.size() == 1) {
       B.CreateRet(R.Parts[0]);
