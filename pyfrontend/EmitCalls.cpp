@@ -1,4 +1,6 @@
-// Calls: intrinsics (Intrinsics.cpp), methods and device functions.
+// Calls: intrinsics (Intrinsics*.cpp), methods and device functions. Typing
+// resolves the callee and records it in the type map (callObject);
+// emission calls what was recorded (emitCall).
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 #include "IntrinsicTable.h"
@@ -35,7 +37,8 @@ TypedValue FunctionCompiler::visitCall(PyObject *Node) {
                                               B.CreateFNeg(B.CreateExtractValue(V, 1))));
     }
   }
-  TypedValue Callee = expr(FuncNode.get());
+  // Emission calls what typing resolved; the callee is a compile-time object.
+  TypedValue Callee = Emitting ? TypedValue(typeOf(FuncNode.get()).T) : expr(FuncNode.get());
   std::vector<PyObject *> ArgNodes = listItems(field(Node, "args").get());
   std::vector<TypedValue> Args;
   bool Undefined = Callee.T.isUndefined();
@@ -57,11 +60,50 @@ TypedValue FunctionCompiler::visitCall(PyObject *Node) {
     Args.push_back(expr(Value.get()));
     Undefined |= Args.back().T.isUndefined();
   }
+  if (Emitting)
+    return emitCall(Node, Args, ArgNodes);
   if (Undefined)
     return TypedValue();
   if (!Callee.T.isPyObject())
     typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
   return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
+}
+
+TypedValue FunctionCompiler::emitCall(PyObject *Node, std::vector<TypedValue> &Args,
+                                      std::vector<PyObject *> &ArgNodes) {
+  const CallTarget *Target = Typing.findCall(Node);
+  if (!Target)
+    throw CompileError("CompileError",
+                       "internal error: the call '" + sourceText(Node) + "' was not typed",
+                       locate(Node));
+  // The arguments in the order typing bound them to the callee's parameters.
+  std::vector<TypedValue> BoundArgs;
+  std::vector<PyObject *> BoundNodes;
+  for (size_t Index : Target->ArgumentOrder) {
+    BoundArgs.push_back(Args[Index]);
+    BoundNodes.push_back(ArgNodes[Index]);
+  }
+  if (Target->Record) {
+    std::vector<std::string> NoKeywords;
+    IntrinsicCall Call{*this, Node, BoundArgs, BoundNodes, NoKeywords, Target->Record, {}};
+    return Target->Record->Emitter(Call, Target->Result);
+  }
+  // A device function: arguments converted to its parameters' types.
+  std::vector<Value *> CallArgs;
+  for (size_t I = 0; I < BoundArgs.size(); ++I) {
+    TypedValue Argument = convert(BoundArgs[I], Target->DeviceParameters[I], BoundNodes[I]);
+    for (Value *P : Argument.Parts)
+      CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
+  }
+  CallInst *Call = B.CreateCall(Target->Device, CallArgs);
+  TypedValue Result(Target->Result);
+  std::vector<llvm::Type *> Parts = partTypes(Target->Result);
+  if (Parts.size() == 1)
+    Result.Parts.push_back(Call);
+  else
+    for (unsigned I = 0; I < Parts.size(); ++I)
+      Result.Parts.push_back(B.CreateExtractValue(Call, I));
+  return Result;
 }
 
 TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
@@ -109,24 +151,6 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
   if (const IntrinsicRecord *Record = findIntrinsic(Name);
       Record && Record->Kind == IntrinsicKind::Function) {
     IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record, {}};
-    if (Emitting) {
-      // The arguments as the typing rule bound them, then the emitter.
-      const CallTarget *Target = Typing.findCall(Node);
-      if (!Target || Target->Record != Record)
-        throw CompileError("CompileError",
-                           "internal error: the call of '" + Name + "' was not typed",
-                           locate(Node));
-      std::vector<TypedValue> BoundArgs;
-      std::vector<PyObject *> BoundNodes;
-      for (size_t Index : Target->ArgumentOrder) {
-        BoundArgs.push_back(Args[Index]);
-        BoundNodes.push_back(ArgNodes[Index]);
-      }
-      Args = std::move(BoundArgs);
-      ArgNodes = std::move(BoundNodes);
-      Keywords.clear();
-      return Record->Emitter(Call, Target->Result);
-    }
     for (size_t I = 0; I < Args.size(); ++I)
       Call.ArgumentOrder.push_back(I);
     TypedValue Typed = Record->TypeRule(Call);
@@ -148,29 +172,6 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
                                             std::vector<TypedValue> &Args,
                                             std::vector<PyObject *> &ArgNodes,
                                             std::vector<std::string> &Keywords) {
-  if (Emitting) {
-    // Typing bound the arguments and compiled the callee: convert and call.
-    const CallTarget *Target = Typing.findCall(Node);
-    if (!Target || !Target->Device)
-      throw CompileError("CompileError", "internal error: a device function call was not typed",
-                         locate(Node));
-    std::vector<Value *> CallArgs;
-    for (size_t I = 0; I < Target->ArgumentOrder.size(); ++I) {
-      size_t Index = Target->ArgumentOrder[I];
-      TypedValue Argument = convert(Args[Index], Target->DeviceParameters[I], ArgNodes[Index]);
-      for (Value *P : Argument.Parts)
-        CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
-    }
-    CallInst *Call = B.CreateCall(Target->Device, CallArgs);
-    TypedValue Result(Target->Result);
-    std::vector<llvm::Type *> Parts = partTypes(Target->Result);
-    if (Parts.size() == 1)
-      Result.Parts.push_back(Call);
-    else
-      for (unsigned I = 0; I < Parts.size(); ++I)
-        Result.Parts.push_back(B.CreateExtractValue(Call, I));
-    return Result;
-  }
   PyRef PyFunc = PyRef::borrow(Device).attr("py_func");
   std::vector<std::string> Params = parameterNames(PyFunc.get());
   std::string Name = PyRef::borrow(PyFunc.get()).attr("__name__").str();

@@ -1,10 +1,15 @@
 // FunctionCompiler: one Python function → one LLVM function of marker IR.
 //
-// It walks the AST twice with the same code: first in typing mode (no IR),
-// repeated until every local variable's type is stable (types unify across
-// branches and loop iterations), then once in emitting mode. Each AST node
-// kind has one handler in a dispatch table (FunctionCompiler.cpp); CUDA and
-// builtin functions are a second table (Intrinsics.cpp).
+// Two phases over the AST. Typing walks it in rounds, until every local
+// variable's type is stable (types unify across branches and loop
+// iterations), raising every typing error, and records the type of each
+// expression, the target of each call and each variable's type in a
+// TypeMap (TypeMap.h). Emission then walks it once more and reads the map:
+// an intrinsic call runs its record's emitter on the arguments as the
+// record's typing rule bound them (IntrinsicTable.h). Both phases go
+// through one handler per AST node kind (the dispatch tables in
+// FunctionCompiler.cpp, the handlers in Emit*.cpp), which asks `Emitting`
+// which phase it is in.
 #ifndef TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 #define TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 
@@ -75,7 +80,9 @@ public:
   DeviceFunctionCache::Entry compileDevice(const std::vector<Type> &ArgTypes,
                                            const Type *DeclaredReturn);
 
-  // --- the API that intrinsic handlers use (Intrinsics.cpp) -------------
+  // --- the API that intrinsic rules and emitters use (Intrinsics*.cpp) ---
+  // Whether typing has settled and IR is being written: only the value
+  // intrinsics (cuda.laneid, cuda.threadIdx.x), read in both phases, ask.
   bool emitting() const { return Emitting; }
   llvm::IRBuilder<> &builder() { return B; }
   llvm::LLVMContext &context() { return Ctx; }
@@ -248,6 +255,10 @@ private:
   llvm::Function *emitFunction(PyObject *Body, const std::vector<Type> &ArgTypes,
                                const std::string &Symbol, llvm::Type *ResultType,
                                llvm::GlobalValue::LinkageTypes Linkage);
+  // The call Node as typing recorded it: its intrinsic's emitter, or its
+  // device function; Args and ArgNodes as written.
+  TypedValue emitCall(PyObject *Node, std::vector<TypedValue> &Args,
+                      std::vector<PyObject *> &ArgNodes);
   TypedValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<TypedValue> &Args,
                             std::vector<PyObject *> &ArgNodes,
                             std::vector<std::string> &Keywords);
