@@ -40,7 +40,7 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
                                std::to_string(Indices.size()) + " indices: it has " +
                                std::to_string(AT.NDim) + " dimensions");
   for (const TypedValue &I : Indices)
-    if (!I.T.isScalar() || !isInteger(I.T.Elem))
+    if (!I.T.isScalar() || !isInteger(I.T.Dtype))
       typingError(IndexNode, "cannot index " + AT.str() + " with " + I.T.str() +
                                  ": array indices must be integers");
   if (!Emitting)
@@ -55,8 +55,8 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
       Idx.push_back(C < 0 ? B.CreateAdd(Extent, B.getInt64(C)) : B.getInt64(C));
       continue;
     }
-    Value *V = B.CreateIntCast(I.scalar(), B.getInt64Ty(), isSigned(I.T.Elem));
-    if (isSigned(I.T.Elem))
+    Value *V = B.CreateIntCast(I.scalar(), B.getInt64Ty(), isSigned(I.T.Dtype));
+    if (isSigned(I.T.Dtype))
       V = B.CreateSelect(B.CreateICmpSLT(V, B.getInt64(0)), B.CreateAdd(V, Extent), V);
     Idx.push_back(V);
   }
@@ -67,13 +67,13 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
       Value *Original = Indices[D].ConstInt
                             ? static_cast<Value *>(B.getInt64(*Indices[D].ConstInt))
                             : B.CreateIntCast(Indices[D].scalar(), B.getInt64Ty(),
-                                              isSigned(Indices[D].T.Elem));
+                                              isSigned(Indices[D].T.Dtype));
       checkIndexInBounds(IndexNode, ArrayNode, Original, Idx[D], Array.Parts[1 + D], D);
     }
-  llvm::Type *ElemTy = AT.Rec ? static_cast<llvm::Type *>(ArrayType::get(B.getInt8Ty(), AT.Rec->Size))
-                              : llvmMemoryType(AT.Elem);
+  llvm::Type *ElemTy = AT.Record ? static_cast<llvm::Type *>(ArrayType::get(B.getInt8Ty(), AT.Record->Size))
+                              : llvmMemoryType(AT.Dtype);
   Value *Data = Array.Parts[0];
-  if (AT.Lay == Layout::A || N == 0) {
+  if (AT.ArrayLayout == Layout::A || N == 0) {
     Value *Offset = B.getInt64(0);
     for (unsigned D = 0; D < N; ++D)
       Offset = B.CreateAdd(Offset, B.CreateMul(Idx[D], Array.Parts[1 + N + D]));
@@ -81,7 +81,7 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
   }
   Value *Linear = nullptr;
   for (unsigned K = 0; K < N; ++K) {
-    unsigned D = AT.Lay == Layout::C ? K : N - 1 - K; // slowest to fastest
+    unsigned D = AT.ArrayLayout == Layout::C ? K : N - 1 - K; // slowest to fastest
     Linear = Linear ? B.CreateAdd(B.CreateMul(Linear, Array.Parts[1 + D]), Idx[D]) : Idx[D];
   }
   return B.CreateInBoundsGEP(ElemTy, Data, Linear, "elem.addr");
@@ -144,17 +144,17 @@ TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
     typingError(Node, "cannot index a value of type " + Base.T.str());
   Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
   if (Base.T.hasRecordElements()) { // a[i] of a record array: a view of it
-    TypedValue Ref(frontend::Type::record(Base.T.Rec, Base.T.ReadOnly));
+    TypedValue Ref(frontend::Type::record(Base.T.Record, Base.T.ReadOnly));
     if (Emitting)
       Ref.Parts.push_back(Ptr);
     return Ref;
   }
   if (!Emitting)
-    return makeScalar(Base.T.Elem, nullptr);
-  llvm::Type *MemTy = llvmMemoryType(Base.T.Elem);
-  LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Elem)));
-  Value *V = Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
-  return makeScalar(Base.T.Elem, V);
+    return makeScalar(Base.T.Dtype, nullptr);
+  llvm::Type *MemTy = llvmMemoryType(Base.T.Dtype);
+  LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Dtype)));
+  Value *V = Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
+  return makeScalar(Base.T.Dtype, V);
 }
 
 // a[i, 2:n, ::-1]: a view of the same memory. Integer indices drop their
@@ -209,8 +209,8 @@ TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceN
   for (const Dim &X : Dims)
     ViewDims += X.IsSlice;
   // C stays C when nothing after the first slice is cut or strided.
-  Layout Lay = Layout::A;
-  if (Base.T.Lay == Layout::C) {
+  Layout ViewLayout = Layout::A;
+  if (Base.T.ArrayLayout == Layout::C) {
     bool Contiguous = true, SeenSlice = false;
     for (const Dim &X : Dims) {
       if (SeenSlice && (!X.IsSlice || !X.Full))
@@ -220,10 +220,10 @@ TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceN
         Contiguous &= X.Step == 1;
       }
     }
-    Lay = Contiguous ? Layout::C : Layout::A;
+    ViewLayout = Contiguous ? Layout::C : Layout::A;
   }
-  TypedValue View(frontend::Type::array(Base.T.Elem, ViewDims, Lay, Base.T.ReadOnly));
-  View.T.Rec = Base.T.Rec;
+  TypedValue View(frontend::Type::array(Base.T.Dtype, ViewDims, ViewLayout, Base.T.ReadOnly));
+  View.T.Record = Base.T.Record;
   for (const Dim &X : Dims) // type the bounds too
     for (PyObject *Bound : {X.Lower, X.Upper})
       if (Bound && !Emitting) {
@@ -242,9 +242,9 @@ TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceN
     const Dim &X = Dims[D];
     Value *Extent = Base.Parts[1 + D], *Stride = Base.Parts[1 + N + D];
     if (!X.IsSlice) {
-      Value *Original = B.CreateIntCast(X.Index.scalar(), B.getInt64Ty(), isSigned(X.Index.T.Elem));
+      Value *Original = B.CreateIntCast(X.Index.scalar(), B.getInt64Ty(), isSigned(X.Index.T.Dtype));
       Value *I = Original;
-      if (isSigned(X.Index.T.Elem))
+      if (isSigned(X.Index.T.Dtype))
         I = B.CreateSelect(B.CreateICmpSLT(I, Zero), B.CreateAdd(I, Extent), I);
       if (Options.Debug) // an index that selects a sub-array is checked too
         checkIndexInBounds(Items[D], ArrayNode, Original, I, Extent, D);

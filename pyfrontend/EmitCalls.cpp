@@ -1,4 +1,6 @@
-// Calls: intrinsics (Intrinsics.cpp), methods and device functions.
+// Calls: intrinsics (Intrinsics*.cpp), methods and device functions. Typing
+// resolves the callee and records it in the type map (callObject);
+// emission calls what was recorded (emitCall).
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 #include "IntrinsicTable.h"
@@ -28,14 +30,15 @@ TypedValue FunctionCompiler::visitCall(PyObject *Node) {
     if (Z.T.isScalar()) {
       if (PyList_GET_SIZE(field(Node, "args").get()) > 0)
         typingError(Node, "conjugate() takes no arguments");
-      if (!isComplex(Z.T.Elem) || !Emitting)
-        return isComplex(Z.T.Elem) ? TypedValue(Z.T) : Z;
+      if (!isComplex(Z.T.Dtype) || !Emitting)
+        return isComplex(Z.T.Dtype) ? TypedValue(Z.T) : Z;
       Value *V = Z.scalar();
-      return makeScalar(Z.T.Elem, makeComplex(Z.T.Elem, B.CreateExtractValue(V, 0),
+      return makeScalar(Z.T.Dtype, makeComplex(Z.T.Dtype, B.CreateExtractValue(V, 0),
                                               B.CreateFNeg(B.CreateExtractValue(V, 1))));
     }
   }
-  TypedValue Callee = expr(FuncNode.get());
+  // Emission calls what typing resolved; the callee is a compile-time object.
+  TypedValue Callee = Emitting ? TypedValue(typeOf(FuncNode.get()).T) : expr(FuncNode.get());
   std::vector<PyObject *> ArgNodes = listItems(field(Node, "args").get());
   std::vector<TypedValue> Args;
   bool Undefined = Callee.T.isUndefined();
@@ -57,11 +60,50 @@ TypedValue FunctionCompiler::visitCall(PyObject *Node) {
     Args.push_back(expr(Value.get()));
     Undefined |= Args.back().T.isUndefined();
   }
+  if (Emitting)
+    return emitCall(Node, Args, ArgNodes);
   if (Undefined)
     return TypedValue();
   if (!Callee.T.isPyObject())
     typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
   return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
+}
+
+TypedValue FunctionCompiler::emitCall(PyObject *Node, std::vector<TypedValue> &Args,
+                                      std::vector<PyObject *> &ArgNodes) {
+  const CallTarget *Target = Typing.findCall(Node);
+  if (!Target)
+    throw CompileError("CompileError",
+                       "internal error: the call '" + sourceText(Node) + "' was not typed",
+                       locate(Node));
+  // The arguments in the order typing bound them to the callee's parameters.
+  std::vector<TypedValue> BoundArgs;
+  std::vector<PyObject *> BoundNodes;
+  for (size_t Index : Target->ArgumentOrder) {
+    BoundArgs.push_back(Args[Index]);
+    BoundNodes.push_back(ArgNodes[Index]);
+  }
+  if (Target->Record) {
+    std::vector<std::string> NoKeywords;
+    IntrinsicCall Call{*this, Node, BoundArgs, BoundNodes, NoKeywords, Target->Record, {}};
+    return Target->Record->Emitter(Call, Target->Result);
+  }
+  // A device function: arguments converted to its parameters' types.
+  std::vector<Value *> CallArgs;
+  for (size_t I = 0; I < BoundArgs.size(); ++I) {
+    TypedValue Argument = convert(BoundArgs[I], Target->DeviceParameters[I], BoundNodes[I]);
+    for (Value *P : Argument.Parts)
+      CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
+  }
+  CallInst *Call = B.CreateCall(Target->Device, CallArgs);
+  TypedValue Result(Target->Result);
+  std::vector<llvm::Type *> Parts = partTypes(Target->Result);
+  if (Parts.size() == 1)
+    Result.Parts.push_back(Call);
+  else
+    for (unsigned I = 0; I < Parts.size(); ++I)
+      Result.Parts.push_back(B.CreateExtractValue(Call, I));
+  return Result;
 }
 
 TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
@@ -108,8 +150,15 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
                       "with @cuda.jit(device=True)");
   if (const IntrinsicRecord *Record = findIntrinsic(Name);
       Record && Record->Kind == IntrinsicKind::Function) {
-    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record};
-    return Record->Handler(Call);
+    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record, {}};
+    for (size_t I = 0; I < Args.size(); ++I)
+      Call.ArgumentOrder.push_back(I);
+    TypedValue Typed = Record->TypeRule(Call);
+    CallTarget &Target = Typing.Calls[Node];
+    Target.Record = Record;
+    Target.ArgumentOrder = std::move(Call.ArgumentOrder);
+    Target.Result = Typed.T;
+    return Typed;
   }
   std::string Shown = Name;
   if (Shown.empty()) {
@@ -129,6 +178,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   // Bind keywords by the Python function's parameter names.
   std::vector<std::optional<TypedValue>> Bound(Params.size());
   std::vector<PyObject *> BoundNodes(Params.size(), Node);
+  std::vector<size_t> Order(Params.size());
   size_t Positional = Args.size() - Keywords.size();
   if (Positional > Params.size())
     typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
@@ -136,6 +186,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   for (size_t I = 0; I < Positional; ++I) {
     Bound[I] = Args[I];
     BoundNodes[I] = ArgNodes[I];
+    Order[I] = I;
   }
   for (size_t K = 0; K < Keywords.size(); ++K) {
     auto It = std::find(Params.begin(), Params.end(), Keywords[K]);
@@ -145,6 +196,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
                                                 Keywords[K] + "'");
     Bound[It - Params.begin()] = Args[Positional + K];
     BoundNodes[It - Params.begin()] = ArgNodes[Positional + K];
+    Order[It - Params.begin()] = Positional + K;
   }
   std::vector<TypedValue> Actual;
   std::vector<frontend::Type> Types;
@@ -199,22 +251,12 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     Devices.Compiled.push_back(Entry);
     Found = &Devices.Compiled.back();
   }
-  frontend::Type Return = Found->Return;
-  if (!Emitting)
-    return TypedValue(Return);
-  std::vector<Value *> CallArgs;
-  for (TypedValue &A : Actual)
-    for (Value *P : A.Parts)
-      CallArgs.push_back(P->getType()->isIntegerTy(1) ? B.CreateZExt(P, B.getInt8Ty()) : P);
-  CallInst *Call = B.CreateCall(Found->F, CallArgs);
-  TypedValue Result(Return);
-  std::vector<llvm::Type *> Parts = partTypes(Return);
-  if (Parts.size() == 1)
-    Result.Parts.push_back(Call);
-  else
-    for (unsigned I = 0; I < Parts.size(); ++I)
-      Result.Parts.push_back(B.CreateExtractValue(Call, I));
-  return Result;
+  CallTarget &Target = Typing.Calls[Node];
+  Target.Result = Found->Return;
+  Target.ArgumentOrder = std::move(Order);
+  Target.Device = Found->F;
+  Target.DeviceParameters = std::move(Types);
+  return TypedValue(Found->Return);
 }
 
 } // namespace tidal::frontend

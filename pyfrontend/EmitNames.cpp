@@ -158,7 +158,7 @@ TypedValue FunctionCompiler::visitAttribute(PyObject *Node) {
   if (Base.T.isPyObject())
     return attributeOfObject(Base, Attr, Node);
   if (Base.T.isRecord()) {
-    const RecordField *Field = Base.T.Rec->field(Attr);
+    const RecordField *Field = Base.T.Record->field(Attr);
     if (!Field)
       typingError(Node, Base.T.str() + " has no field '" + Attr + "'");
     if (!Emitting)
@@ -170,13 +170,13 @@ TypedValue FunctionCompiler::visitAttribute(PyObject *Node) {
     return makeScalar(Field->Type, V);
   }
   if (Base.T.isScalar() && (Attr == "real" || Attr == "imag")) {
-    if (!isComplex(Base.T.Elem)) {
+    if (!isComplex(Base.T.Dtype)) {
       // A real number's .real is itself and its .imag is zero.
       if (Attr == "real")
         return Base;
       return convert(makeScalar(Scalar::Int64, Emitting ? B.getInt64(0) : nullptr), Base.T, Node);
     }
-    Scalar Component = componentOf(Base.T.Elem);
+    Scalar Component = componentOf(Base.T.Dtype);
     return makeScalar(Component,
                       Emitting ? B.CreateExtractValue(Base.scalar(), Attr == "real" ? 0 : 1) : nullptr);
   }

@@ -31,7 +31,7 @@ TypedValue FunctionCompiler::binaryOp(BinaryOperator Op, const TypedValue &L, co
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
-  Scalar Common = promoteArithmetic(L.T.Elem, R.T.Elem);
+  Scalar Common = promoteArithmetic(L.T.Dtype, R.T.Dtype);
   bool Bitwise = Op == BinaryOperator::BitwiseAnd || Op == BinaryOperator::BitwiseOr ||
                  Op == BinaryOperator::BitwiseXor;
   bool Shift = Op == BinaryOperator::ShiftLeft || Op == BinaryOperator::ShiftRight;
@@ -179,7 +179,7 @@ TypedValue FunctionCompiler::integerDivide(bool Floor, const TypedValue &L, cons
   Value *Zero = ConstantInt::get(T, 0), *One = ConstantInt::get(T, 1);
   Value *DivByZero = B.CreateICmpEQ(Y, Zero);
   Value *Result;
-  if (!isSigned(L.T.Elem)) {
+  if (!isSigned(L.T.Dtype)) {
     Value *SafeY = B.CreateSelect(DivByZero, One, Y);
     Result = Floor ? B.CreateUDiv(X, SafeY) : B.CreateURem(X, SafeY);
   } else {
@@ -200,7 +200,7 @@ TypedValue FunctionCompiler::integerDivide(bool Floor, const TypedValue &L, cons
       Result = B.CreateSelect(ByMinusOne, Zero, Result);
     }
   }
-  return makeScalar(L.T.Elem, B.CreateSelect(DivByZero, Zero, Result));
+  return makeScalar(L.T.Dtype, B.CreateSelect(DivByZero, Zero, Result));
 }
 
 // Integer power by repeated squaring, emitted inline as a loop; a negative
@@ -211,7 +211,7 @@ TypedValue FunctionCompiler::integerPower(const TypedValue &Base, const TypedVal
   BasicBlock *Before = B.GetInsertBlock();
   BasicBlock *Loop = BasicBlock::Create(Ctx, "ipow.loop", F);
   BasicBlock *Done = BasicBlock::Create(Ctx, "ipow.done", F);
-  Value *Negative = isSigned(Exponent.T.Elem) ? B.CreateICmpSLT(N, ConstantInt::get(T, 0))
+  Value *Negative = isSigned(Exponent.T.Dtype) ? B.CreateICmpSLT(N, ConstantInt::get(T, 0))
                                               : B.getFalse();
   Value *AbsN = B.CreateSelect(Negative, B.CreateSub(ConstantInt::get(T, 0), N), N);
   Before = B.GetInsertBlock();
@@ -239,7 +239,7 @@ TypedValue FunctionCompiler::integerPower(const TypedValue &Base, const TypedVal
   Value *NegativeResult =
       B.CreateSelect(IsOne, ConstantInt::get(T, 1),
                      B.CreateSelect(IsMinusOne, Result, ConstantInt::get(T, 0)));
-  return makeScalar(Base.T.Elem, B.CreateSelect(Negative, NegativeResult, Result));
+  return makeScalar(Base.T.Dtype, B.CreateSelect(Negative, NegativeResult, Result));
 }
 
 TypedValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
@@ -254,8 +254,8 @@ TypedValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
   if (!V.T.isScalar())
     typingError(Node, "bad operand type for unary operator: " + V.T.str());
   // Numba widens small integers (and bools) as for binary arithmetic.
-  Scalar S = isFloat(V.T.Elem) || isComplex(V.T.Elem) ? V.T.Elem
-                                                     : promoteArithmetic(V.T.Elem, V.T.Elem);
+  Scalar S = isFloat(V.T.Dtype) || isComplex(V.T.Dtype) ? V.T.Dtype
+                                                     : promoteArithmetic(V.T.Dtype, V.T.Dtype);
   if (isComplex(S)) {
     if (Op == UnaryOperator::Invert)
       typingError(Node, "bad operand type for unary ~: " + V.T.str());
@@ -301,14 +301,14 @@ TypedValue FunctionCompiler::compareOp(ComparisonOperator Op, const TypedValue &
       Op == ComparisonOperator::In || Op == ComparisonOperator::NotIn)
     unsupported(Node, std::string("the '") + operatorSymbol(Op) +
                           "' operator is not supported on numbers");
-  bool ComplexOperands = isComplex(L.T.Elem) || isComplex(R.T.Elem);
+  bool ComplexOperands = isComplex(L.T.Dtype) || isComplex(R.T.Dtype);
   if (ComplexOperands && Op != ComparisonOperator::Equal && Op != ComparisonOperator::NotEqual)
     typingError(Node, std::string("complex numbers have no order: ") + operatorSymbol(Op) +
                           " is not supported on " + L.T.str() + " and " + R.T.str());
   if (!Emitting)
     return makeScalar(Scalar::Bool, nullptr);
   if (ComplexOperands) {
-    frontend::Type CommonType = frontend::Type::scalar(promoteArithmetic(L.T.Elem, R.T.Elem));
+    frontend::Type CommonType = frontend::Type::scalar(promoteArithmetic(L.T.Dtype, R.T.Dtype));
     Value *X = convert(L, CommonType, Node).scalar(), *Y = convert(R, CommonType, Node).scalar();
     Value *Same = B.CreateAnd(B.CreateFCmpOEQ(B.CreateExtractValue(X, 0), B.CreateExtractValue(Y, 0)),
                               B.CreateFCmpOEQ(B.CreateExtractValue(X, 1), B.CreateExtractValue(Y, 1)));
@@ -316,7 +316,7 @@ TypedValue FunctionCompiler::compareOp(ComparisonOperator Op, const TypedValue &
   }
   // Compare in the common type: mixed signed/unsigned compares as Numba does.
   Scalar Common = (L.T.isBool() && R.T.isBool()) ? Scalar::Int64
-                                                 : promoteArithmetic(L.T.Elem, R.T.Elem);
+                                                 : promoteArithmetic(L.T.Dtype, R.T.Dtype);
   frontend::Type CommonType = frontend::Type::scalar(Common);
   Value *X = convert(L, CommonType, Node).scalar(), *Y = convert(R, CommonType, Node).scalar();
   CmpInst::Predicate P = CmpInst::BAD_ICMP_PREDICATE;
@@ -405,14 +405,7 @@ TypedValue FunctionCompiler::visitBoolOp(PyObject *Node) {
     }
     return TypedValue(T);
   }
-  frontend::Type ResultType;
-  {
-    // Types are settled: compute the unified type without emitting.
-    Emitting = false;
-    for (PyObject *O : Operands)
-      unify(ResultType, expr(O).T, ResultType);
-    Emitting = true;
-  }
+  frontend::Type ResultType = typeOf(Node).T;
   BasicBlock *Done = BasicBlock::Create(Ctx, IsAnd ? "and.done" : "or.done", F);
   std::vector<std::pair<Value *, BasicBlock *>> Incoming;
   for (size_t I = 0; I < Operands.size(); ++I) {
@@ -433,10 +426,10 @@ TypedValue FunctionCompiler::visitBoolOp(PyObject *Node) {
     B.SetInsertPoint(Next);
   }
   B.SetInsertPoint(Done);
-  PHINode *Phi = B.CreatePHI(llvmType(ResultType.Elem), Incoming.size());
+  PHINode *Phi = B.CreatePHI(llvmType(ResultType.Dtype), Incoming.size());
   for (auto &[V, BB] : Incoming)
     Phi->addIncoming(V, BB);
-  return makeScalar(ResultType.Elem, Phi);
+  return makeScalar(ResultType.Dtype, Phi);
 }
 
 TypedValue FunctionCompiler::visitIfExp(PyObject *Node) {
@@ -454,10 +447,7 @@ TypedValue FunctionCompiler::visitIfExp(PyObject *Node) {
                             L.T.str() + " and " + R.T.str() + ", which cannot unify");
     return TypedValue(T);
   }
-  frontend::Type ResultType;
-  Emitting = false;
-  unify(expr(Body.get()).T, expr(Else.get()).T, ResultType);
-  Emitting = true;
+  frontend::Type ResultType = typeOf(Node).T;
   Value *C = truth(expr(Test.get()), Test.get());
   BasicBlock *Then = BasicBlock::Create(Ctx, "ifexp.then", F);
   BasicBlock *Otherwise = BasicBlock::Create(Ctx, "ifexp.else", F);

@@ -55,12 +55,12 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
     if (Base.T.ReadOnly)
       typingError(Target, "cannot write to a read-only array (" + Base.T.str() + ")");
     if (Base.T.hasRecordElements()) { // a[i] = record: copy its bytes
-      if (!V.T.isRecord() || !(*V.T.Rec == *Base.T.Rec))
+      if (!V.T.isRecord() || !(*V.T.Record == *Base.T.Record))
         typingError(ValueNode, "cannot store a value of type " + V.T.str() +
                                    " into an element of " + Base.T.str());
       Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
       if (Emitting)
-        B.CreateMemMove(Ptr, Align(1), V.scalar(), Align(1), Base.T.Rec->Size);
+        B.CreateMemMove(Ptr, Align(1), V.scalar(), Align(1), Base.T.Record->Size);
       return;
     }
     if (!V.T.isScalar())
@@ -69,10 +69,10 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
     if (!Emitting)
       return;
-    Value *X = convert(V, frontend::Type::scalar(Base.T.Elem), ValueNode).scalar();
-    if (Base.T.Elem == Scalar::Bool)
+    Value *X = convert(V, frontend::Type::scalar(Base.T.Dtype), ValueNode).scalar();
+    if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
-    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
+    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));
     return;
   }
   if (Kind == "Attribute") {
@@ -84,7 +84,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
     if (!Base.T.isRecord())
       unsupported(Target, "assigning to attributes is only supported on record fields, not on " +
                               Base.T.str());
-    const RecordField *Field = Base.T.Rec->field(Attr);
+    const RecordField *Field = Base.T.Record->field(Attr);
     if (!Field)
       typingError(Target, Base.T.str() + " has no field '" + Attr + "'");
     if (Base.T.ReadOnly)
@@ -133,18 +133,18 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
     if (Base.T.ReadOnly)
       typingError(Target.get(), "cannot write to a read-only array (" + Base.T.str() + ")");
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
-    TypedValue Old = makeScalar(Base.T.Elem, nullptr);
+    TypedValue Old = makeScalar(Base.T.Dtype, nullptr);
     if (Emitting) {
-      Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Elem), Ptr, Align(elementAlign(Base.T.Elem)));
-      Old.Parts.push_back(Base.T.Elem == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
+      Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Dtype), Ptr, Align(elementAlign(Base.T.Dtype)));
+      Old.Parts.push_back(Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
     }
     TypedValue Result = binaryOp(Op, Old, Operand, Node);
     if (!Emitting)
       return;
-    Value *X = convert(Result, frontend::Type::scalar(Base.T.Elem), Node).scalar();
-    if (Base.T.Elem == Scalar::Bool)
+    Value *X = convert(Result, frontend::Type::scalar(Base.T.Dtype), Node).scalar();
+    if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
-    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Elem)));
+    B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));
     return;
   }
   if (Kind == "Attribute") { // r.field op= v: read, compute, write back
@@ -228,13 +228,10 @@ void FunctionCompiler::visitFor(PyObject *Node) {
   // Only range(...): its callee must resolve to the builtin range.
   bool IsRange = false;
   if (nodeKind(Iter.get()) == "Call") {
-    bool Was = Emitting;
-    Emitting = false;
-    TypedValue Callee = expr(field(Iter.get(), "func").get());
-    Emitting = Was;
-    IsRange = Callee.T.isPyObject() &&
-              static_cast<PyObject *>(Callee.T.Object) ==
-                  reinterpret_cast<PyObject *>(&PyRange_Type);
+    PyRef CalleeNode = field(Iter.get(), "func");
+    frontend::Type Callee = Emitting ? typeOf(CalleeNode.get()).T : expr(CalleeNode.get()).T;
+    IsRange = Callee.isPyObject() &&
+              static_cast<PyObject *>(Callee.Object) == reinterpret_cast<PyObject *>(&PyRange_Type);
   }
   if (!IsRange)
     unsupported(Iter.get(), "for loops in kernels can only iterate over range(...)");
@@ -258,7 +255,7 @@ void FunctionCompiler::visitFor(PyObject *Node) {
   for (const TypedValue &A : Args) {
     if (A.T.isUndefined())
       continue;
-    Scalar S = A.T.Elem;
+    Scalar S = A.T.Dtype;
     if (S == Scalar::UInt64)
       Counter = Counter == Scalar::Int64 ? Scalar::Int64 : Scalar::UInt64;
     else if (!(S == Scalar::Bool || S == Scalar::Int8 || S == Scalar::Int16 ||
@@ -266,14 +263,14 @@ void FunctionCompiler::visitFor(PyObject *Node) {
       Counter = Scalar::Int64;
   }
   frontend::Type CommonType = frontend::Type::scalar(Counter);
+  std::optional<int64_t> ConstStep = Args.size() == 3 ? Args[2].ConstInt : std::optional<int64_t>(1);
+  if (ConstStep && *ConstStep == 0)
+    typingError(ArgNodes[2], "range() step must not be zero");
   if (!Emitting) {
     storeVariable(Name, TypedValue(CommonType), Target.get());
     body(Body.get());
     return;
   }
-  std::optional<int64_t> ConstStep = Args.size() == 3 ? Args[2].ConstInt : std::optional<int64_t>(1);
-  if (ConstStep && *ConstStep == 0)
-    typingError(ArgNodes[2], "range() step must not be zero");
   Value *Start = Args.size() >= 2 ? convert(Args[0], CommonType, ArgNodes[0]).scalar()
                                   : ConstantInt::get(llvmType(Counter), 0);
   Value *Stop = convert(Args.size() >= 2 ? Args[1] : Args[0], CommonType,
@@ -332,7 +329,7 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
   if (!ValueNode.isNone())
     V = expr(ValueNode.get());
   if (!IsDevice) {
-    if (!V.T.isUndefined() && V.T.K != frontend::Type::Kind::None)
+    if (!V.T.isUndefined() && !V.T.isNone())
       typingError(Node, "a kernel cannot return a value (it returns " + V.T.str() +
                             "); write results into an array argument");
   } else if (!Emitting) {
@@ -341,6 +338,10 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
       return;
     if (V.T.isPyObject() || V.T.isArray())
       typingError(Node, "device functions return numbers and tuples, not " + V.T.str());
+    if (V.T.isNone() && !FirstBareReturn)
+      FirstBareReturn = Node;
+    if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())
+      convert(V, *DeclaredReturn, Node); // a value the declared type cannot hold
     frontend::Type Unified;
     if (!HasReturnType) {
       Unified = V.T;
@@ -356,12 +357,9 @@ void FunctionCompiler::visitReturn(PyObject *Node) {
   }
   if (!Emitting)
     return;
-  if (!IsDevice || ReturnType.K == frontend::Type::Kind::None) {
+  if (!IsDevice || ReturnType.isNone()) {
     B.CreateRetVoid();
   } else {
-    if (V.T.K == frontend::Type::Kind::None)
-      typingError(Node, "device function returns " + ReturnType.str() +
-                            " on other paths: a bare 'return' here returns nothing");
     TypedValue R = convert(V, ReturnType, Node);
     if (R.Parts.size() == 1) {
       B.CreateRet(R.Parts[0]);

@@ -44,19 +44,19 @@ llvm::Type *FunctionCompiler::llvmMemoryType(Scalar S) const {
 
 std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) const {
   std::vector<llvm::Type *> Parts;
-  switch (T.K) {
-  case frontend::Type::Kind::Scalar:
-    Parts.push_back(llvmType(T.Elem));
+  switch (T.Kind) {
+  case frontend::TypeKind::Scalar:
+    Parts.push_back(llvmType(T.Dtype));
     break;
-  case frontend::Type::Kind::Array:
+  case frontend::TypeKind::Array:
     Parts.push_back(PointerType::get(Ctx, 0));
     for (unsigned I = 0; I < 2u * T.NDim; ++I)
       Parts.push_back(llvm::Type::getInt64Ty(Ctx));
     break;
-  case frontend::Type::Kind::Record: // a pointer to the record's bytes
+  case frontend::TypeKind::Record: // a pointer to the record's bytes
     Parts.push_back(PointerType::get(Ctx, 0));
     break;
-  case frontend::Type::Kind::Tuple:
+  case frontend::TypeKind::Tuple:
     for (const frontend::Type &E : T.Elements) {
       std::vector<llvm::Type *> Sub = partTypes(E);
       Parts.insert(Parts.end(), Sub.begin(), Sub.end());
@@ -70,17 +70,17 @@ std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) c
 
 std::vector<unsigned> flattenedParameterSizes(const frontend::Type &T) {
   std::vector<unsigned> Sizes;
-  switch (T.K) {
-  case frontend::Type::Kind::Scalar:
-    Sizes.push_back(byteSize(T.Elem));
+  switch (T.Kind) {
+  case frontend::TypeKind::Scalar:
+    Sizes.push_back(byteSize(T.Dtype));
     break;
-  case frontend::Type::Kind::Array:
+  case frontend::TypeKind::Array:
     Sizes.assign(1 + 2u * T.NDim, 8);
     break;
-  case frontend::Type::Kind::Record:
+  case frontend::TypeKind::Record:
     Sizes.push_back(8);
     break;
-  case frontend::Type::Kind::Tuple:
+  case frontend::TypeKind::Tuple:
     for (const frontend::Type &E : T.Elements) {
       std::vector<unsigned> Sub = flattenedParameterSizes(E);
       Sizes.insert(Sizes.end(), Sub.begin(), Sub.end());
@@ -212,29 +212,29 @@ void FunctionCompiler::startDeadBlock() {
 TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &To, PyObject *Node) {
   if (V.T == To)
     return V;
-  if (V.T.isScalar() && To.isScalar() && (isComplex(V.T.Elem) || isComplex(To.Elem))) {
-    if (!isComplex(To.Elem) && To.Elem != Scalar::Bool)
+  if (V.T.isScalar() && To.isScalar() && (isComplex(V.T.Dtype) || isComplex(To.Dtype))) {
+    if (!isComplex(To.Dtype) && To.Dtype != Scalar::Bool)
       typingError(Node, "cannot convert " + V.T.str() + " to " + To.str() +
                             ": take .real, .imag or abs() of a complex number");
     TypedValue R(To);
     if (!Emitting)
       return R;
-    if (To.Elem == Scalar::Bool) {
+    if (To.Dtype == Scalar::Bool) {
       R.Parts.push_back(truth(V, Node));
       return R;
     }
-    frontend::Type Component = frontend::Type::scalar(componentOf(To.Elem));
+    frontend::Type Component = frontend::Type::scalar(componentOf(To.Dtype));
     Value *Re, *Im;
-    if (isComplex(V.T.Elem)) {
-      Re = convert(makeScalar(componentOf(V.T.Elem), B.CreateExtractValue(V.scalar(), 0)),
+    if (isComplex(V.T.Dtype)) {
+      Re = convert(makeScalar(componentOf(V.T.Dtype), B.CreateExtractValue(V.scalar(), 0)),
                    Component, Node).scalar();
-      Im = convert(makeScalar(componentOf(V.T.Elem), B.CreateExtractValue(V.scalar(), 1)),
+      Im = convert(makeScalar(componentOf(V.T.Dtype), B.CreateExtractValue(V.scalar(), 1)),
                    Component, Node).scalar();
     } else {
       Re = convert(V, Component, Node).scalar();
       Im = ConstantFP::get(Re->getType(), 0.0);
     }
-    R.Parts.push_back(makeComplex(To.Elem, Re, Im));
+    R.Parts.push_back(makeComplex(To.Dtype, Re, Im));
     return R;
   }
   if (V.T.isScalar() && To.isScalar()) {
@@ -242,7 +242,7 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
     if (!Emitting)
       return R;
     Value *X = V.scalar();
-    Scalar From = V.T.Elem, Target = To.Elem;
+    Scalar From = V.T.Dtype, Target = To.Dtype;
     llvm::Type *T = llvmType(Target);
     if (Target == Scalar::Bool) {
       R.Parts.push_back(truth(V, Node));
@@ -265,8 +265,8 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
       Elements[I] = convert(Elements[I], To.Elements[I], Node);
     return makeTuple(std::move(Elements));
   }
-  if (V.T.isArray() && To.isArray() && V.T.Elem == To.Elem && V.T.NDim == To.NDim &&
-      (To.Lay == Layout::A || To.Lay == V.T.Lay) && (To.ReadOnly || !V.T.ReadOnly)) {
+  if (V.T.isArray() && To.isArray() && V.T.Dtype == To.Dtype && V.T.NDim == To.NDim &&
+      (To.ArrayLayout == Layout::A || To.ArrayLayout == V.T.ArrayLayout) && (To.ReadOnly || !V.T.ReadOnly)) {
     TypedValue R = V;
     R.T = To;
     return R;
@@ -280,12 +280,12 @@ Value *FunctionCompiler::truth(const TypedValue &V, PyObject *Node) {
   if (!Emitting)
     return nullptr;
   Value *X = V.scalar();
-  if (V.T.Elem == Scalar::Bool)
+  if (V.T.Dtype == Scalar::Bool)
     return X;
-  if (isFloat(V.T.Elem)) // NaN is true, as in Python
+  if (isFloat(V.T.Dtype)) // NaN is true, as in Python
     return B.CreateFCmpUNE(X, ConstantFP::get(X->getType(), 0.0));
-  if (isComplex(V.T.Elem)) {
-    Value *Zero = ConstantFP::get(llvmType(componentOf(V.T.Elem)), 0.0);
+  if (isComplex(V.T.Dtype)) {
+    Value *Zero = ConstantFP::get(llvmType(componentOf(V.T.Dtype)), 0.0);
     return B.CreateOr(B.CreateFCmpUNE(B.CreateExtractValue(X, 0), Zero),
                       B.CreateFCmpUNE(B.CreateExtractValue(X, 1), Zero));
   }

@@ -281,6 +281,8 @@ TypedValue FunctionCompiler::expr(PyObject *Node) {
     TypedValue Result = (this->*It->second)(Node);
     if (Emitting)
       B.SetCurrentDebugLocation(Parent);
+    else
+      Typing.Expressions[Node] = {Result.T, Result.ConstInt, Result.TupleConstInts};
     return Result;
   }
   auto Named = unsupportedConstructs().find(Kind);
@@ -378,6 +380,9 @@ FunctionCompiler::compileDevice(const std::vector<frontend::Type> &ArgTypes,
   typeToFixedPoint(Body.get());
   if (Declared)
     ReturnType = *Declared;
+  if (FirstBareReturn && !ReturnType.isNone())
+    typingError(FirstBareReturn, "device function returns " + ReturnType.str() +
+                                     " on other paths: a bare 'return' here returns nothing");
   std::string Symbol = Name;
   for (const frontend::Type &T : ArgTypes)
     Symbol += "." + T.mangle();
@@ -396,6 +401,7 @@ void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
   constexpr int MaxTypingRounds = 32;
   for (int Round = 0;; ++Round) {
     TypesChanged = false;
+    FirstUntypedRead = FirstBareReturn = nullptr;
     body(Body);
     if (!TypesChanged)
       break;
@@ -403,6 +409,21 @@ void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
       throw CompileError("TypingError", "the types of the variables do not settle",
                          locate(Tree.get()));
   }
+  // In the settled round, a read without a type is one no assignment reaches.
+  if (FirstUntypedRead)
+    typingError(FirstUntypedRead,
+                "local variable '" + FirstUntypedReadName + "' is used before it is assigned");
+  for (const auto &[Name, Var] : Variables)
+    Typing.Variables[Name] = Var.T;
+}
+
+const ExpressionType &FunctionCompiler::typeOf(PyObject *Node) const {
+  if (const ExpressionType *Found = Typing.find(Node))
+    return *Found;
+  throw CompileError("CompileError",
+                     "internal error: typing left the expression '" + sourceText(Node) +
+                         "' without a type",
+                     locate(Node));
 }
 
 llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector<frontend::Type> &ArgTypes,
@@ -515,9 +536,16 @@ void FunctionCompiler::storeVariable(const std::string &Name, const TypedValue &
 TypedValue FunctionCompiler::loadVariable(const std::string &Name, PyObject *Node) {
   Variable &Var = Variables[Name];
   if (Var.T.isUndefined()) {
-    if (!Emitting)
-      return TypedValue(); // typed in a later round
-    typingError(Node, "local variable '" + Name + "' is used before it is assigned");
+    // Typed in a later round, or never (typeToFixedPoint says so).
+    if (Emitting)
+      throw CompileError("CompileError",
+                         "internal error: variable '" + Name + "' has no type while emitting",
+                         locate(Node));
+    if (!FirstUntypedRead) {
+      FirstUntypedRead = Node;
+      FirstUntypedReadName = Name;
+    }
+    return TypedValue();
   }
   TypedValue V(Var.T);
   if (Var.T.isPyObject())

@@ -1,10 +1,15 @@
 // FunctionCompiler: one Python function → one LLVM function of marker IR.
 //
-// It walks the AST twice with the same code: first in typing mode (no IR),
-// repeated until every local variable's type is stable (types unify across
-// branches and loop iterations), then once in emitting mode. Each AST node
-// kind has one handler in a dispatch table (FunctionCompiler.cpp); CUDA and
-// builtin functions are a second table (Intrinsics.cpp).
+// Two phases over the AST. Typing walks it in rounds, until every local
+// variable's type is stable (types unify across branches and loop
+// iterations), raising every typing error, and records the type of each
+// expression, the target of each call and each variable's type in a
+// TypeMap (TypeMap.h). Emission then walks it once more and reads the map:
+// an intrinsic call runs its record's emitter on the arguments as the
+// record's typing rule bound them (IntrinsicTable.h). Both phases go
+// through one handler per AST node kind (the dispatch tables in
+// FunctionCompiler.cpp, the handlers in Emit*.cpp), which asks `Emitting`
+// which phase it is in.
 #ifndef TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 #define TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 
@@ -13,6 +18,7 @@
 #include "Frontend.h"
 #include "Operators.h"
 #include "PyRef.h"
+#include "TypeMap.h"
 #include "Types.h"
 
 #include "llvm/IR/DIBuilder.h"
@@ -74,7 +80,9 @@ public:
   DeviceFunctionCache::Entry compileDevice(const std::vector<Type> &ArgTypes,
                                            const Type *DeclaredReturn);
 
-  // --- the API that intrinsic handlers use (Intrinsics.cpp) -------------
+  // --- the API that intrinsic rules and emitters use (Intrinsics*.cpp) ---
+  // Whether typing has settled and IR is being written: only the value
+  // intrinsics (cuda.laneid, cuda.threadIdx.x), read in both phases, ask.
   bool emitting() const { return Emitting; }
   llvm::IRBuilder<> &builder() { return B; }
   llvm::LLVMContext &context() { return Ctx; }
@@ -130,6 +138,12 @@ public:
   // A private constant global string (for print formats and debug messages).
   llvm::Value *constantString(const std::string &Text, const std::string &Name);
   const SourceInfo &source() const { return Source; }
+  // What typing recorded: every expression's type, every call's target,
+  // every variable's type (complete once typing has settled).
+  const TypeMap &typeMap() const { return Typing; }
+  // The settled type of an expression node; an internal CompileError when
+  // typing never reached it.
+  const ExpressionType &typeOf(PyObject *Node) const;
   // Local variables and their settled types, in name order.
   std::vector<std::pair<std::string, std::string>> variableTypes() const;
   SourceLocation location(PyObject *Node) const { return locate(Node); }
@@ -221,6 +235,13 @@ private:
   llvm::Function *F = nullptr;
   bool Emitting = false;
   bool TypesChanged = false;
+  TypeMap Typing;
+  // Errors that only the settled types decide, found in each typing round
+  // and raised when the round is the last: the first read of a variable
+  // that has no type, the first bare 'return' of a device function.
+  PyObject *FirstUntypedRead = nullptr;
+  std::string FirstUntypedReadName;
+  PyObject *FirstBareReturn = nullptr;
   DeviceFunctionCache &Devices;
   bool IsDevice = false;
   Type ReturnType = Type::none(); // device functions: unified while typing
@@ -234,6 +255,10 @@ private:
   llvm::Function *emitFunction(PyObject *Body, const std::vector<Type> &ArgTypes,
                                const std::string &Symbol, llvm::Type *ResultType,
                                llvm::GlobalValue::LinkageTypes Linkage);
+  // The call Node as typing recorded it: its intrinsic's emitter, or its
+  // device function; Args and ArgNodes as written.
+  TypedValue emitCall(PyObject *Node, std::vector<TypedValue> &Args,
+                      std::vector<PyObject *> &ArgNodes);
   TypedValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<TypedValue> &Args,
                             std::vector<PyObject *> &ArgNodes,
                             std::vector<std::string> &Keywords);
@@ -252,8 +277,10 @@ private:
   friend struct IntrinsicCall;
 };
 
-// What an intrinsic handler gets: the compiler, the call node, its typed
-// arguments (with parts in emitting mode) and their nodes.
+// What an intrinsic's typing rule and emitter get: the compiler, the call
+// node, its arguments and their nodes. The typing rule sees them as
+// written (keyword arguments last, named by Keywords) and binds them with
+// bindArguments(); the emitter sees them bound, with their LLVM parts.
 struct IntrinsicCall {
   FunctionCompiler &C;
   PyObject *Node;
@@ -263,8 +290,11 @@ struct IntrinsicCall {
   // of Args; bindArguments() puts them in place.
   std::vector<std::string> &Keywords;
   // The table row being called (IntrinsicTable.h): its Python path and
-  // marker, for the handlers that serve many rows.
+  // marker, for the rules and emitters that serve many rows.
   const struct IntrinsicRecord *Record = nullptr;
+  // For each of Args after binding, its index among the arguments as
+  // written (the type map keeps it for the emitter).
+  std::vector<size_t> ArgumentOrder;
 };
 
 // Puts keyword arguments in their positions for a callee with parameters
@@ -272,7 +302,13 @@ struct IntrinsicCall {
 // TypingError naming Name otherwise. Missing optional arguments stay absent.
 void bindArguments(IntrinsicCall &Call, const std::string &Name,
                    std::initializer_list<const char *> Params, size_t Required);
-using IntrinsicHandler = TypedValue (*)(IntrinsicCall &);
+// An intrinsic's typing rule: checks the arguments' types (a TypingError
+// or UnsupportedError at the offending node otherwise) and gives the
+// call's type, with its compile-time value where known; emits nothing.
+using IntrinsicTypeRule = TypedValue (*)(IntrinsicCall &);
+// An intrinsic's emitter: the call's value from its bound, typed
+// arguments; Result is what the typing rule gave. It checks nothing.
+using IntrinsicEmitter = TypedValue (*)(IntrinsicCall &, const Type &Result);
 
 // The value of a value intrinsic (cuda.laneid, cuda.warpsize); false when
 // Name is none. IntrinsicTable.cpp, like the next one.

@@ -112,18 +112,19 @@ const char *suffixOf(Scalar S) {
   }
 }
 
-// A lane mask argument as i32 (Numba takes any integer).
-Value *unsigned32Argument(IntrinsicCall &Call, size_t Index, const std::string &What) {
+void expectIntegerArgument(IntrinsicCall &Call, size_t Index, const std::string &What) {
   const TypedValue &Argument = Call.Args[Index];
   if (!Argument.T.isIntegerScalar())
     Call.C.typingError(Call.ArgNodes[Index], What + " must be an integer, not " + Argument.T.str());
-  if (!Call.C.emitting())
-    return nullptr;
-  return Call.C.builder().CreateIntCast(Argument.scalar(), Call.C.builder().getInt32Ty(), false);
 }
 
-Value *maskValue(IntrinsicCall &Call, size_t Index) {
-  return unsigned32Argument(Call, Index, "a lane mask");
+void expectMask(IntrinsicCall &Call, size_t Index) {
+  expectIntegerArgument(Call, Index, "a lane mask");
+}
+
+Value *unsigned32Value(IntrinsicCall &Call, size_t Index) {
+  return Call.C.builder().CreateIntCast(Call.Args[Index].scalar(), Call.C.builder().getInt32Ty(),
+                                        false);
 }
 
 // --- arguments and lookups ----------------------------------------------------
@@ -137,9 +138,11 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
                                       " arguments, got " + std::to_string(Positional));
   std::vector<std::optional<TypedValue>> Bound(Names.size());
   std::vector<PyObject *> BoundNodes(Names.size(), nullptr);
+  std::vector<size_t> BoundIndex(Names.size(), 0);
   for (size_t I = 0; I < Positional; ++I) {
     Bound[I] = Call.Args[I];
     BoundNodes[I] = Call.ArgNodes[I];
+    BoundIndex[I] = I;
   }
   for (size_t K = 0; K < Call.Keywords.size(); ++K) {
     auto It = std::find(Names.begin(), Names.end(), Call.Keywords[K]);
@@ -152,9 +155,11 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
                          Name + "() got multiple values for argument '" + Call.Keywords[K] + "'");
     Bound[Slot] = Call.Args[Positional + K];
     BoundNodes[Slot] = Call.ArgNodes[Positional + K];
+    BoundIndex[Slot] = Positional + K;
   }
   std::vector<TypedValue> Args;
   std::vector<PyObject *> Nodes;
+  std::vector<size_t> Order;
   for (size_t I = 0; I < Names.size(); ++I) {
     if (!Bound[I]) {
       if (I < Required)
@@ -163,8 +168,10 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
     }
     Args.push_back(*Bound[I]);
     Nodes.push_back(BoundNodes[I]);
+    Order.push_back(Call.ArgumentOrder[BoundIndex[I]]);
   }
   Call.Args = std::move(Args);
+  Call.ArgumentOrder = std::move(Order);
   Call.ArgNodes = std::move(Nodes);
   Call.Keywords.clear();
 }

@@ -1,8 +1,10 @@
 // The intrinsic table: every Python name a kernel can call or read
 // (cuda.grid, cuda.threadIdx, cuda.atomic.add, math.sin, len, ...) is one
-// IntrinsicRecord: its Python path, what kind of object it is, the handler
-// that types and emits a call of it, the marker it emits, and its doc line.
-// The records live beside their handlers, one file per family
+// IntrinsicRecord: its Python path, what kind of object it is, the typing
+// rule of a call of it, its emitter, the marker it emits, and its doc line.
+// Many records share one rule and one emitter (the math functions, the
+// atomics), told apart by their path and marker. The records live beside
+// their rules and emitters, one file per family
 // (Intrinsics<Family>.cpp); the Python objects of tidal.cuda are generated
 // from the same table (tidalc --list-intrinsics).
 #ifndef TIDAL_FRONTEND_INTRINSICTABLE_H
@@ -29,12 +31,14 @@ struct IntrinsicRecord {
   // a cast: "cast.<dtype>".
   const char *PythonPath;
   IntrinsicKind Kind;
-  // Function: types the call and, in emitting mode, emits it.
-  IntrinsicHandler Handler;
+  // Function: types a call (while typing) ...
+  IntrinsicTypeRule TypeRule;
+  // ... and emits it (after typing), from the bound, typed arguments.
+  IntrinsicEmitter Emitter;
   // The marker the record emits, without "tidal." (docs/markers.md), for
-  // the handlers that serve many records (math, atomics, barriers); for
+  // the emitters that serve many records (math, atomics, barriers); for
   // math: the marker's stem, the type suffix is added. "" when the
-  // handler chooses its markers itself.
+  // emitter chooses its markers itself.
   const char *Marker;
   // One line for the docstring of the Python object.
   const char *Doc;
@@ -58,16 +62,19 @@ const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);
 // cuda.* records as (path, kind, doc) tuples.
 void writePythonIntrinsicTable(std::ostream &Out);
 
-// Helpers that handlers of several families share (IntrinsicTable.cpp).
+// Helpers that the rules and emitters of several families share
+// (IntrinsicTable.cpp).
 // Checks a call without keywords has Min..Max arguments.
 void expectArgCount(IntrinsicCall &Call, const std::string &Name, size_t Min, size_t Max);
 // The marker type suffix of an atomic or warp operand: i32, u64, f32, ...;
 // null for the other types.
 const char *suffixOf(Scalar S);
-// An integer argument as an unsigned i32 (What names it in the error).
-llvm::Value *unsigned32Argument(IntrinsicCall &Call, size_t Index, const std::string &What);
-// A lane mask argument as i32 (Numba takes any integer).
-llvm::Value *maskValue(IntrinsicCall &Call, size_t Index);
+// Checks that an argument is an integer (What names it in the error).
+void expectIntegerArgument(IntrinsicCall &Call, size_t Index, const std::string &What);
+// Checks a lane mask argument (Numba takes any integer).
+void expectMask(IntrinsicCall &Call, size_t Index);
+// An integer argument as an unsigned i32 (masks, nanoseconds).
+llvm::Value *unsigned32Value(IntrinsicCall &Call, size_t Index);
 
 } // namespace tidal::frontend
 

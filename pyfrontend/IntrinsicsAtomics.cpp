@@ -17,7 +17,7 @@ namespace {
 
 // cuda.atomic.<op>(ary, idx, val): the old value of ary[idx], through the
 // record's marker (atomic.<op>) with the element type's suffix.
-TypedValue atomicOperation(IntrinsicCall &Call) {
+TypedValue typeAtomicOperation(IntrinsicCall &Call) {
   const std::string Python = Call.Record->PythonPath;
   const std::string Marker = Call.Record->Marker;
   bindArguments(Call, Python, {"ary", "idx", "val"}, 3);
@@ -27,7 +27,7 @@ TypedValue atomicOperation(IntrinsicCall &Call) {
                                              Array.T.str());
   if (Array.T.ReadOnly)
     Call.C.typingError(Call.ArgNodes[0], Python + "() on a read-only array");
-  Scalar ElementType = Array.T.Elem;
+  Scalar ElementType = Array.T.Dtype;
   const char *Suffix = suffixOf(ElementType);
   bool IntegerOnly = Marker == "atomic.and" || Marker == "atomic.or" || Marker == "atomic.xor";
   bool UnsignedOnly = Marker == "atomic.inc" || Marker == "atomic.dec";
@@ -42,75 +42,84 @@ TypedValue atomicOperation(IntrinsicCall &Call) {
   if (!Call.Args[2].T.isScalar())
     Call.C.typingError(Call.ArgNodes[2], "the value of " + Python +
                                              "() must be a number, not " + Call.Args[2].T.str());
-  Value *Ptr = Call.C.elementPointer(Array, Call.ArgNodes[1], Call.Args[1], Call.ArgNodes[0]);
-  if (!Call.C.emitting())
-    return TypedValue(Type::scalar(ElementType));
-  Value *V = Call.C.convert(Call.Args[2], Type::scalar(ElementType), Call.ArgNodes[2]).scalar();
-  return Call.C.makeScalar(ElementType, Call.C.callMarker(Marker + "." + Suffix,
-                                                   Call.C.llvmType(ElementType), {Ptr, V}));
+  Call.C.elementPointer(Array, Call.ArgNodes[1], Call.Args[1], Call.ArgNodes[0]);
+  return TypedValue(Type::scalar(ElementType));
+}
+TypedValue emitAtomicOperation(IntrinsicCall &Call, const Type &Result) {
+  Scalar ElementType = Result.Dtype;
+  Value *Ptr = Call.C.elementPointer(Call.Args[0], Call.ArgNodes[1], Call.Args[1], Call.ArgNodes[0]);
+  Value *V = Call.C.convert(Call.Args[2], Result, Call.ArgNodes[2]).scalar();
+  return Call.C.makeScalar(ElementType,
+                           Call.C.callMarker(std::string(Call.Record->Marker) + "." + suffixOf(ElementType),
+                                             Call.C.llvmType(ElementType), {Ptr, V}));
 }
 
-
 // compare_and_swap(ary, old, val) works on ary[0]; cas(ary, idx, old, val).
-TypedValue atomicCompareAndSwap(IntrinsicCall &Call, bool Indexed) {
-  std::string Python = Indexed ? "cuda.atomic.cas" : "cuda.atomic.compare_and_swap";
+bool isIndexedCas(IntrinsicCall &Call) {
+  return std::string(Call.Record->PythonPath) == "cuda.atomic.cas";
+}
+TypedValue typeAtomicCompareAndSwap(IntrinsicCall &Call) {
+  bool Indexed = isIndexedCas(Call);
+  std::string Python = Call.Record->PythonPath;
   if (Indexed)
-    bindArguments(Call, "cuda.atomic.cas", {"ary", "idx", "old", "val"}, 4);
+    bindArguments(Call, Python, {"ary", "idx", "old", "val"}, 4);
   else
-    bindArguments(Call, "cuda.atomic.compare_and_swap", {"ary", "old", "val"}, 3);
+    bindArguments(Call, Python, {"ary", "old", "val"}, 3);
   const TypedValue &Array = Call.Args[0];
-  if (!Array.T.isArray() || Array.T.ReadOnly || !isInteger(Array.T.Elem) || !suffixOf(Array.T.Elem))
+  if (!Array.T.isArray() || Array.T.ReadOnly || !isInteger(Array.T.Dtype) || !suffixOf(Array.T.Dtype))
     Call.C.typingError(Call.ArgNodes[0], Python +
                                              "() needs a writable array of int32, int64, uint32 "
                                              "or uint64, not " + Array.T.str());
-  size_t First = Indexed ? 2 : 1;
-  TypedValue Zero = Call.C.makeScalar(Scalar::Int64,
-                                  Call.C.emitting() ? Call.C.builder().getInt64(0) : nullptr);
+  TypedValue Zero(Type::scalar(Scalar::Int64));
   Zero.ConstInt = 0;
-  TypedValue Index = Indexed ? Call.Args[1] : Zero;
   if (!Indexed && Array.T.NDim != 1)
     Call.C.typingError(Call.ArgNodes[0], "cuda.atomic.compare_and_swap() needs a 1-D array");
-  Value *Ptr = Call.C.elementPointer(Array, Call.ArgNodes[Indexed ? 1 : 0], Index);
-  Scalar ElementType = Array.T.Elem;
-  if (!Call.C.emitting())
-    return TypedValue(Type::scalar(ElementType));
-  Value *Old = Call.C.convert(Call.Args[First], Type::scalar(ElementType), Call.ArgNodes[First]).scalar();
-  Value *New = Call.C.convert(Call.Args[First + 1], Type::scalar(ElementType), Call.ArgNodes[First + 1]).scalar();
-  return Call.C.makeScalar(ElementType, Call.C.callMarker(std::string("atomic.cas.") + suffixOf(ElementType),
-                                                   Call.C.llvmType(ElementType), {Ptr, Old, New}));
+  Call.C.elementPointer(Array, Call.ArgNodes[Indexed ? 1 : 0], Indexed ? Call.Args[1] : Zero);
+  return TypedValue(Type::scalar(Array.T.Dtype));
 }
-TypedValue atomicCas(IntrinsicCall &Call) { return atomicCompareAndSwap(Call, true); }
-TypedValue atomicCasFirst(IntrinsicCall &Call) { return atomicCompareAndSwap(Call, false); }
+TypedValue emitAtomicCompareAndSwap(IntrinsicCall &Call, const Type &Result) {
+  bool Indexed = isIndexedCas(Call);
+  TypedValue Zero = Call.C.makeScalar(Scalar::Int64, Call.C.builder().getInt64(0));
+  Zero.ConstInt = 0;
+  Value *Ptr = Call.C.elementPointer(Call.Args[0], Call.ArgNodes[Indexed ? 1 : 0],
+                                     Indexed ? Call.Args[1] : Zero);
+  size_t First = Indexed ? 2 : 1;
+  Value *Old = Call.C.convert(Call.Args[First], Result, Call.ArgNodes[First]).scalar();
+  Value *New = Call.C.convert(Call.Args[First + 1], Result, Call.ArgNodes[First + 1]).scalar();
+  return Call.C.makeScalar(Result.Dtype,
+                           Call.C.callMarker(std::string("atomic.cas.") + suffixOf(Result.Dtype),
+                                             Call.C.llvmType(Result.Dtype), {Ptr, Old, New}));
+}
 
 } // namespace
 
 llvm::ArrayRef<IntrinsicRecord> atomicIntrinsics() {
   static const IntrinsicRecord Records[] = {
-      {"cuda.atomic", IntrinsicKind::Namespace, nullptr, "",
+      {"cuda.atomic", IntrinsicKind::Namespace, nullptr, nullptr, "",
        "Atomic operations on array elements."},
-      {"cuda.atomic.add", IntrinsicKind::Function, atomicOperation, "atomic.add",
+      {"cuda.atomic.add", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.add",
        "add(ary, idx, val): ary[idx] += val atomically; returns the old value"},
-      {"cuda.atomic.sub", IntrinsicKind::Function, atomicOperation, "atomic.sub",
+      {"cuda.atomic.sub", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.sub",
        "sub(ary, idx, val): ary[idx] -= val atomically; returns the old value"},
-      {"cuda.atomic.and_", IntrinsicKind::Function, atomicOperation, "atomic.and",
+      {"cuda.atomic.and_", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.and",
        "and_(ary, idx, val): ary[idx] &= val atomically; returns the old value"},
-      {"cuda.atomic.or_", IntrinsicKind::Function, atomicOperation, "atomic.or",
+      {"cuda.atomic.or_", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.or",
        "or_(ary, idx, val): ary[idx] |= val atomically; returns the old value"},
-      {"cuda.atomic.xor", IntrinsicKind::Function, atomicOperation, "atomic.xor",
+      {"cuda.atomic.xor", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.xor",
        "xor(ary, idx, val): ary[idx] ^= val atomically; returns the old value"},
-      {"cuda.atomic.max", IntrinsicKind::Function, atomicOperation, "atomic.max",
+      {"cuda.atomic.max", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.max",
        "max(ary, idx, val): ary[idx] = max(ary[idx], val) atomically; returns the old value"},
-      {"cuda.atomic.min", IntrinsicKind::Function, atomicOperation, "atomic.min",
+      {"cuda.atomic.min", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.min",
        "min(ary, idx, val): ary[idx] = min(ary[idx], val) atomically; returns the old value"},
-      {"cuda.atomic.inc", IntrinsicKind::Function, atomicOperation, "atomic.inc",
+      {"cuda.atomic.inc", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.inc",
        "inc(ary, idx, val): wrapping increment (uint32/uint64); returns the old value"},
-      {"cuda.atomic.dec", IntrinsicKind::Function, atomicOperation, "atomic.dec",
+      {"cuda.atomic.dec", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.dec",
        "dec(ary, idx, val): wrapping decrement (uint32/uint64); returns the old value"},
-      {"cuda.atomic.exch", IntrinsicKind::Function, atomicOperation, "atomic.exch",
+      {"cuda.atomic.exch", IntrinsicKind::Function, typeAtomicOperation, emitAtomicOperation, "atomic.exch",
        "exch(ary, idx, val): stores val; returns the old value"},
-      {"cuda.atomic.cas", IntrinsicKind::Function, atomicCas, "atomic.cas",
+      {"cuda.atomic.cas", IntrinsicKind::Function, typeAtomicCompareAndSwap, emitAtomicCompareAndSwap, "atomic.cas",
        "cas(ary, idx, old, val): stores val if ary[idx] == old; returns the old value"},
-      {"cuda.atomic.compare_and_swap", IntrinsicKind::Function, atomicCasFirst, "atomic.cas",
+      {"cuda.atomic.compare_and_swap", IntrinsicKind::Function, typeAtomicCompareAndSwap, emitAtomicCompareAndSwap, "atomic.cas",
        "compare_and_swap(ary, old, val): cas on ary[0]"},
   };
   return Records;

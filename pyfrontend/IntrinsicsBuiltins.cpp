@@ -15,19 +15,27 @@ using frontend::Type;
 
 namespace {
 
-TypedValue builtinLen(IntrinsicCall &Call) {
+// len(a): a tuple's length (a constant) or an array's first extent.
+TypedValue typeLen(IntrinsicCall &Call) {
   expectArgCount(Call, "len", 1, 1);
   const TypedValue &A = Call.Args[0];
+  TypedValue R(Type::scalar(Scalar::Int64));
   if (A.T.isTuple()) {
-    TypedValue R = Call.C.makeScalar(Scalar::Int64, Call.C.emitting()
-                                                     ? Call.C.builder().getInt64(A.T.Elements.size())
-                                                     : nullptr);
     R.ConstInt = static_cast<int64_t>(A.T.Elements.size());
     return R;
   }
   if (!A.T.isArray())
     Call.C.typingError(Call.ArgNodes[0], "len() of a value of type " + A.T.str());
-  return Call.C.makeScalar(Scalar::Int64, Call.C.emitting() ? A.Parts[1] : nullptr);
+  return R;
+}
+TypedValue emitLen(IntrinsicCall &Call, const Type &) {
+  const TypedValue &A = Call.Args[0];
+  if (A.T.isTuple()) {
+    TypedValue R = Call.C.makeScalar(Scalar::Int64, Call.C.builder().getInt64(A.T.Elements.size()));
+    R.ConstInt = static_cast<int64_t>(A.T.Elements.size());
+    return R;
+  }
+  return Call.C.makeScalar(Scalar::Int64, A.Parts[1]);
 }
 
 // The magnitude of a complex number: hypot of its parts (math marker).
@@ -38,20 +46,24 @@ Value *complexMagnitude(FunctionCompiler &C, Scalar S, Value *Z) {
                       C.llvmType(F), {B.CreateExtractValue(Z, 0), B.CreateExtractValue(Z, 1)});
 }
 
-TypedValue builtinAbs(IntrinsicCall &Call) {
+// abs(x): a complex number's magnitude; bools as int64; else the type of x.
+TypedValue typeAbs(IntrinsicCall &Call) {
   expectArgCount(Call, "abs", 1, 1);
   const TypedValue &A = Call.Args[0];
   if (!A.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "abs() of a value of type " + A.T.str());
-  if (isComplex(A.T.Elem)) {
-    Scalar F = componentOf(A.T.Elem);
-    if (!Call.C.emitting())
-      return TypedValue(Type::scalar(F));
-    return Call.C.makeScalar(F, complexMagnitude(Call.C, A.T.Elem, A.scalar()));
-  }
-  Scalar S = A.T.Elem == Scalar::Bool ? Scalar::Int64 : A.T.Elem;
-  TypedValue X = Call.C.convert(A, Type::scalar(S), Call.Node);
-  if (!Call.C.emitting() || !isSigned(S) && !isFloat(S))
+  if (isComplex(A.T.Dtype))
+    return TypedValue(Type::scalar(componentOf(A.T.Dtype)));
+  Scalar S = A.T.Dtype == Scalar::Bool ? Scalar::Int64 : A.T.Dtype;
+  return Call.C.convert(A, Type::scalar(S), Call.Node);
+}
+TypedValue emitAbs(IntrinsicCall &Call, const Type &Result) {
+  const TypedValue &A = Call.Args[0];
+  if (isComplex(A.T.Dtype))
+    return Call.C.makeScalar(Result.Dtype, complexMagnitude(Call.C, A.T.Dtype, A.scalar()));
+  Scalar S = Result.Dtype;
+  TypedValue X = Call.C.convert(A, Result, Call.Node);
+  if (!isSigned(S) && !isFloat(S))
     return X;
   IRBuilder<> &B = Call.C.builder();
   Value *V = X.scalar();
@@ -60,29 +72,33 @@ TypedValue builtinAbs(IntrinsicCall &Call) {
   return Call.C.makeScalar(S, B.CreateBinaryIntrinsic(Intrinsic::abs, V, B.getFalse()));
 }
 
-TypedValue minOrMax(IntrinsicCall &Call, bool IsMax) {
-  const char *Name = IsMax ? "max" : "min";
+// min(a, b, ...) and max(a, b, ...) of numbers, in their promoted type.
+bool isMax(IntrinsicCall &Call) { return std::string(Call.Record->PythonPath) == "builtins.max"; }
+TypedValue typeMinOrMax(IntrinsicCall &Call) {
+  const char *Name = isMax(Call) ? "max" : "min";
   if (Call.Args.size() < 2)
     Call.C.typingError(Call.Node, std::string(Name) +
                                       "() in kernels takes two or more numbers");
-  Scalar Common = Call.Args[0].T.isScalar() ? Call.Args[0].T.Elem : Scalar::Int64;
+  Scalar Common = Call.Args[0].T.isScalar() ? Call.Args[0].T.Dtype : Scalar::Int64;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
     if (!Call.Args[I].T.isScalar())
       Call.C.typingError(Call.ArgNodes[I], std::string(Name) + "() of a value of type " +
                                                Call.Args[I].T.str());
     if (I)
-      Common = promoteArithmetic(Common, Call.Args[I].T.Elem);
+      Common = promoteArithmetic(Common, Call.Args[I].T.Dtype);
   }
   if (isComplex(Common))
     Call.C.typingError(Call.Node, std::string(Name) + "() of complex numbers: they have no order");
   // min/max of bools and small ints keep Numba's promotion.
-  Type CommonType = Type::scalar(Common);
-  if (!Call.C.emitting())
-    return TypedValue(CommonType);
+  return TypedValue(Type::scalar(Common));
+}
+TypedValue emitMinOrMax(IntrinsicCall &Call, const Type &Result) {
+  bool IsMax = isMax(Call);
+  Scalar Common = Result.Dtype;
   IRBuilder<> &B = Call.C.builder();
-  Value *Best = Call.C.convert(Call.Args[0], CommonType, Call.ArgNodes[0]).scalar();
+  Value *Best = Call.C.convert(Call.Args[0], Result, Call.ArgNodes[0]).scalar();
   for (size_t I = 1; I < Call.Args.size(); ++I) {
-    Value *X = Call.C.convert(Call.Args[I], CommonType, Call.ArgNodes[I]).scalar();
+    Value *X = Call.C.convert(Call.Args[I], Result, Call.ArgNodes[I]).scalar();
     Value *Better;
     if (isFloat(Common))
       Better = IsMax ? B.CreateFCmpOGT(X, Best) : B.CreateFCmpOLT(X, Best);
@@ -95,16 +111,12 @@ TypedValue minOrMax(IntrinsicCall &Call, bool IsMax) {
   return Call.C.makeScalar(Common, Best);
 }
 
-TypedValue builtinMin(IntrinsicCall &Call) { return minOrMax(Call, false); }
-TypedValue builtinMax(IntrinsicCall &Call) { return minOrMax(Call, true); }
-
-TypedValue builtinRange(IntrinsicCall &Call) {
+TypedValue typeRange(IntrinsicCall &Call) {
   Call.C.unsupported(Call.Node, "range() can only be used as the iterable of a for loop");
 }
 
 // Casts: tidal.float32(x), numpy.float32(x), int(x), float(x), bool(x).
-
-template <Scalar S> TypedValue castTo(IntrinsicCall &Call) {
+template <Scalar S> TypedValue typeCast(IntrinsicCall &Call) {
   std::string Name = scalarName(S);
   expectArgCount(Call, Name, 1, 1);
   if (!Call.Args[0].T.isScalar())
@@ -112,18 +124,37 @@ template <Scalar S> TypedValue castTo(IntrinsicCall &Call) {
                                              " to " + Name);
   return Call.C.convert(Call.Args[0], Type::scalar(S), Call.Node);
 }
-
-// int(x), float(x), bool(x) as Numba types them: int64, float64, bool.
-TypedValue builtinInt(IntrinsicCall &Call) { return castTo<Scalar::Int64>(Call); }
-TypedValue builtinFloat(IntrinsicCall &Call) { return castTo<Scalar::Float64>(Call); }
-TypedValue builtinBool(IntrinsicCall &Call) { return castTo<Scalar::Bool>(Call); }
-
+TypedValue emitCast(IntrinsicCall &Call, const Type &Result) {
+  return Call.C.convert(Call.Args[0], Result, Call.Node);
+}
 
 // print(a, b, "text"): one printf with the format Numba's CUDA print uses:
 // integers %lld/%llu, floats %f, bools True/False, separated by spaces.
-TypedValue builtinPrint(IntrinsicCall &Call) {
+// The string literal of a print argument; null for the other arguments.
+PyObject *printedText(PyObject *ArgNode) {
+  if (typeName(ArgNode) != "Constant")
+    return nullptr;
+  PyObject *Value = PyObject_GetAttrString(ArgNode, "value");
+  Py_XDECREF(Value); // the node keeps it alive
+  return Value && PyUnicode_Check(Value) ? Value : nullptr;
+}
+TypedValue typePrint(IntrinsicCall &Call) {
   for (const std::string &K : Call.Keywords)
     Call.C.unsupported(Call.Node, "print() in kernels takes no keyword arguments ('" + K + "')");
+  for (size_t I = 0; I < Call.Args.size(); ++I) {
+    PyObject *ArgNode = Call.ArgNodes[I];
+    if (printedText(ArgNode))
+      continue;
+    const TypedValue &V = Call.Args[I];
+    if (!V.T.isScalar())
+      Call.C.typingError(ArgNode, "print() in kernels prints numbers and string literals, not " +
+                                      V.T.str());
+    if (isComplex(V.T.Dtype))
+      Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
+  }
+  return TypedValue(Type::none());
+}
+TypedValue emitPrint(IntrinsicCall &Call, const Type &) {
   std::string Format;
   std::vector<Value *> Values;
   IRBuilder<> &B = Call.C.builder();
@@ -131,42 +162,29 @@ TypedValue builtinPrint(IntrinsicCall &Call) {
     if (I)
       Format += " ";
     PyObject *ArgNode = Call.ArgNodes[I];
-    if (typeName(ArgNode) == "Constant") {
-      PyRef Value = PyRef::borrow(ArgNode).attr("value");
-      if (PyUnicode_Check(Value.get())) {
-        for (char Ch : Value.str())
-          Format += Ch == '%' ? std::string("%%") : std::string(1, Ch);
-        continue;
-      }
+    if (PyObject *Text = printedText(ArgNode)) {
+      for (char Ch : PyRef::borrow(Text).str())
+        Format += Ch == '%' ? std::string("%%") : std::string(1, Ch);
+      continue;
     }
     const TypedValue &V = Call.Args[I];
-    if (!V.T.isScalar())
-      Call.C.typingError(ArgNode, "print() in kernels prints numbers and string literals, not " +
-                                      V.T.str());
-    Scalar S = V.T.Elem;
-    if (isComplex(S))
-      Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
+    Scalar S = V.T.Dtype;
     if (S == Scalar::Bool) {
       Format += "%s";
-      if (Call.C.emitting())
-        Values.push_back(B.CreateSelect(V.scalar(), Call.C.constantString("True", "print.true"),
-                                        Call.C.constantString("False", "print.false")));
+      Values.push_back(B.CreateSelect(V.scalar(), Call.C.constantString("True", "print.true"),
+                                      Call.C.constantString("False", "print.false")));
     } else if (isFloat(S)) {
       Format += "%f";
-      if (Call.C.emitting())
-        Values.push_back(Call.C.convert(V, Type::scalar(Scalar::Float64), ArgNode).scalar());
+      Values.push_back(Call.C.convert(V, Type::scalar(Scalar::Float64), ArgNode).scalar());
     } else {
       Format += isSigned(S) ? "%lld" : "%llu";
-      if (Call.C.emitting())
-        Values.push_back(Call.C.convert(V, Type::scalar(isSigned(S) ? Scalar::Int64 : Scalar::UInt64),
-                                        ArgNode).scalar());
+      Values.push_back(Call.C.convert(V, Type::scalar(isSigned(S) ? Scalar::Int64 : Scalar::UInt64),
+                                      ArgNode).scalar());
     }
   }
   Format += "\n";
-  if (Call.C.emitting()) {
-    Values.insert(Values.begin(), Call.C.constantString(Format, "print.format"));
-    Call.C.callMarker("print", B.getVoidTy(), Values, /*VarArg=*/true);
-  }
+  Values.insert(Values.begin(), Call.C.constantString(Format, "print.format"));
+  Call.C.callMarker("print", B.getVoidTy(), Values, /*VarArg=*/true);
   return TypedValue(Type::none());
 }
 
@@ -174,47 +192,47 @@ TypedValue builtinPrint(IntrinsicCall &Call) {
 
 llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
   static const IntrinsicRecord Records[] = {
-      {"builtins.len", IntrinsicKind::Function, builtinLen, "",
+      {"builtins.len", IntrinsicKind::Function, typeLen, emitLen, "",
        "len(a): the length of a tuple or of an array's first axis."},
-      {"builtins.abs", IntrinsicKind::Function, builtinAbs, "",
+      {"builtins.abs", IntrinsicKind::Function, typeAbs, emitAbs, "",
        "abs(x): the absolute value (the magnitude of a complex number)."},
-      {"builtins.min", IntrinsicKind::Function, builtinMin, "",
+      {"builtins.min", IntrinsicKind::Function, typeMinOrMax, emitMinOrMax, "",
        "min(a, b, ...): the smallest argument."},
-      {"builtins.max", IntrinsicKind::Function, builtinMax, "",
+      {"builtins.max", IntrinsicKind::Function, typeMinOrMax, emitMinOrMax, "",
        "max(a, b, ...): the largest argument."},
-      {"builtins.range", IntrinsicKind::Function, builtinRange, "",
+      {"builtins.range", IntrinsicKind::Function, typeRange, nullptr, "",
        "range(stop), range(start, stop[, step]): the counter of a for loop."},
-      {"builtins.int", IntrinsicKind::Function, builtinInt, "",
+      {"builtins.int", IntrinsicKind::Function, typeCast<Scalar::Int64>, emitCast, "",
        "int(x): x as int64, truncated toward zero."},
-      {"builtins.float", IntrinsicKind::Function, builtinFloat, "",
+      {"builtins.float", IntrinsicKind::Function, typeCast<Scalar::Float64>, emitCast, "",
        "float(x): x as float64."},
-      {"builtins.bool", IntrinsicKind::Function, builtinBool, "",
+      {"builtins.bool", IntrinsicKind::Function, typeCast<Scalar::Bool>, emitCast, "",
        "bool(x): the truth of x."},
-      {"builtins.print", IntrinsicKind::Function, builtinPrint, "print",
+      {"builtins.print", IntrinsicKind::Function, typePrint, emitPrint, "print",
        "print(*values): numbers and string literals, one line, through printf."},
-      {"cast.bool", IntrinsicKind::Function, castTo<Scalar::Bool>, "",
+      {"cast.bool", IntrinsicKind::Function, typeCast<Scalar::Bool>, emitCast, "",
        "bool(x): x converted to bool."},
-      {"cast.int8", IntrinsicKind::Function, castTo<Scalar::Int8>, "",
+      {"cast.int8", IntrinsicKind::Function, typeCast<Scalar::Int8>, emitCast, "",
        "int8(x): x converted to int8."},
-      {"cast.int16", IntrinsicKind::Function, castTo<Scalar::Int16>, "",
+      {"cast.int16", IntrinsicKind::Function, typeCast<Scalar::Int16>, emitCast, "",
        "int16(x): x converted to int16."},
-      {"cast.int32", IntrinsicKind::Function, castTo<Scalar::Int32>, "",
+      {"cast.int32", IntrinsicKind::Function, typeCast<Scalar::Int32>, emitCast, "",
        "int32(x): x converted to int32."},
-      {"cast.int64", IntrinsicKind::Function, castTo<Scalar::Int64>, "",
+      {"cast.int64", IntrinsicKind::Function, typeCast<Scalar::Int64>, emitCast, "",
        "int64(x): x converted to int64."},
-      {"cast.uint8", IntrinsicKind::Function, castTo<Scalar::UInt8>, "",
+      {"cast.uint8", IntrinsicKind::Function, typeCast<Scalar::UInt8>, emitCast, "",
        "uint8(x): x converted to uint8."},
-      {"cast.uint16", IntrinsicKind::Function, castTo<Scalar::UInt16>, "",
+      {"cast.uint16", IntrinsicKind::Function, typeCast<Scalar::UInt16>, emitCast, "",
        "uint16(x): x converted to uint16."},
-      {"cast.uint32", IntrinsicKind::Function, castTo<Scalar::UInt32>, "",
+      {"cast.uint32", IntrinsicKind::Function, typeCast<Scalar::UInt32>, emitCast, "",
        "uint32(x): x converted to uint32."},
-      {"cast.uint64", IntrinsicKind::Function, castTo<Scalar::UInt64>, "",
+      {"cast.uint64", IntrinsicKind::Function, typeCast<Scalar::UInt64>, emitCast, "",
        "uint64(x): x converted to uint64."},
-      {"cast.float16", IntrinsicKind::Function, castTo<Scalar::Float16>, "",
+      {"cast.float16", IntrinsicKind::Function, typeCast<Scalar::Float16>, emitCast, "",
        "float16(x): x converted to float16."},
-      {"cast.float32", IntrinsicKind::Function, castTo<Scalar::Float32>, "",
+      {"cast.float32", IntrinsicKind::Function, typeCast<Scalar::Float32>, emitCast, "",
        "float32(x): x converted to float32."},
-      {"cast.float64", IntrinsicKind::Function, castTo<Scalar::Float64>, "",
+      {"cast.float64", IntrinsicKind::Function, typeCast<Scalar::Float64>, emitCast, "",
        "float64(x): x converted to float64."},
   };
   return Records;

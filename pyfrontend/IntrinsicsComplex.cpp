@@ -15,17 +15,19 @@ using frontend::Type;
 namespace {
 
 // complex(real=0, imag=0): complex64 from float32 parts, else complex128.
-TypedValue builtinComplex(IntrinsicCall &Call) {
+TypedValue typeComplex(IntrinsicCall &Call) {
   bindArguments(Call, "complex", {"real", "imag"}, 0);
   Scalar Part = Scalar::Bool;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
-    if (!Call.Args[I].T.isScalar() || isComplex(Call.Args[I].T.Elem))
+    if (!Call.Args[I].T.isScalar() || isComplex(Call.Args[I].T.Dtype))
       Call.C.typingError(Call.ArgNodes[I], "complex() takes real numbers, not " + Call.Args[I].T.str());
-    Part = I ? promoteArithmetic(Part, Call.Args[I].T.Elem) : Call.Args[I].T.Elem;
+    Part = I ? promoteArithmetic(Part, Call.Args[I].T.Dtype) : Call.Args[I].T.Dtype;
   }
   Scalar S = Call.Args.empty() ? Scalar::Complex128 : complexOf(isFloat(Part) ? Part : Scalar::Float64);
-  if (!Call.C.emitting())
-    return TypedValue(Type::scalar(S));
+  return TypedValue(Type::scalar(S));
+}
+TypedValue emitComplex(IntrinsicCall &Call, const Type &Result) {
+  Scalar S = Result.Dtype;
   Type Component = Type::scalar(componentOf(S));
   llvm::Type *T = Call.C.llvmType(componentOf(S));
   Value *Re = Call.Args.size() > 0 ? Call.C.convert(Call.Args[0], Component, Call.ArgNodes[0]).scalar()
@@ -35,23 +37,28 @@ TypedValue builtinComplex(IntrinsicCall &Call) {
   return Call.C.makeScalar(S, Call.C.makeComplex(S, Re, Im));
 }
 
-// The complex argument of a cmath function (a real one becomes complex128,
-// or complex64 from float32, as Numba types it).
-Scalar cmathArgument(IntrinsicCall &Call, const std::string &Name) {
-  bindArguments(Call, "cmath." + Name, {"z"}, 1);
-  const TypedValue &Z = Call.Args[0];
-  if (!Z.T.isScalar())
-    Call.C.typingError(Call.ArgNodes[0], "cmath." + Name + "() takes a number, not " + Z.T.str());
-  if (isComplex(Z.T.Elem))
-    return Z.T.Elem;
-  return Z.T.Elem == Scalar::Float32 ? Scalar::Complex64 : Scalar::Complex128;
+// The complex type of a cmath function's argument (a real one becomes
+// complex128, or complex64 from float32, as Numba types it).
+Scalar cmathArgumentType(const Type &Z) {
+  if (isComplex(Z.Dtype))
+    return Z.Dtype;
+  return Z.Dtype == Scalar::Float32 ? Scalar::Complex64 : Scalar::Complex128;
 }
 
-TypedValue cmathFunction(IntrinsicCall &Call, const std::string &Name) {
-  Scalar S = cmathArgument(Call, Name);
+// cmath.<fn>(z): a complex number; phase: a real one.
+TypedValue typeCmathFunction(IntrinsicCall &Call) {
+  std::string Python = Call.Record->PythonPath;
+  bindArguments(Call, Python, {"z"}, 1);
+  const TypedValue &Z = Call.Args[0];
+  if (!Z.T.isScalar())
+    Call.C.typingError(Call.ArgNodes[0], Python + "() takes a number, not " + Z.T.str());
+  Scalar S = cmathArgumentType(Z.T);
+  return TypedValue(Type::scalar(Python == "cmath.phase" ? componentOf(S) : S));
+}
+TypedValue emitCmathFunction(IntrinsicCall &Call, const Type &) {
+  std::string Name = std::string(Call.Record->PythonPath).substr(6); // after "cmath."
+  Scalar S = cmathArgumentType(Call.Args[0].T);
   Scalar F = componentOf(S);
-  if (!Call.C.emitting())
-    return TypedValue(Type::scalar(Name == "phase" ? F : S));
   IRBuilder<> &B = Call.C.builder();
   Value *Z = Call.C.convert(Call.Args[0], Type::scalar(S), Call.ArgNodes[0]).scalar();
   Value *Re = B.CreateExtractValue(Z, 0), *Im = B.CreateExtractValue(Z, 1);
@@ -85,24 +92,19 @@ TypedValue cmathFunction(IntrinsicCall &Call, const std::string &Name) {
   ResultIm = B.CreateSelect(IsZero, Im, ResultIm);
   return Call.C.makeScalar(S, Call.C.makeComplex(S, ResultRe, ResultIm));
 }
-TypedValue cmathSqrt(IntrinsicCall &Call) { return cmathFunction(Call, "sqrt"); }
-TypedValue cmathExp(IntrinsicCall &Call) { return cmathFunction(Call, "exp"); }
-TypedValue cmathLog(IntrinsicCall &Call) { return cmathFunction(Call, "log"); }
-TypedValue cmathPhase(IntrinsicCall &Call) { return cmathFunction(Call, "phase"); }
-
 } // namespace
 
 llvm::ArrayRef<IntrinsicRecord> complexIntrinsics() {
   static const IntrinsicRecord Records[] = {
-      {"builtins.complex", IntrinsicKind::Function, builtinComplex, "",
+      {"builtins.complex", IntrinsicKind::Function, typeComplex, emitComplex, "",
        "complex(re[, im])."},
-      {"cmath.sqrt", IntrinsicKind::Function, cmathSqrt, "",
+      {"cmath.sqrt", IntrinsicKind::Function, typeCmathFunction, emitCmathFunction, "",
        "cmath.sqrt(z): the principal square root."},
-      {"cmath.exp", IntrinsicKind::Function, cmathExp, "",
+      {"cmath.exp", IntrinsicKind::Function, typeCmathFunction, emitCmathFunction, "",
        "cmath.exp(z)."},
-      {"cmath.log", IntrinsicKind::Function, cmathLog, "",
+      {"cmath.log", IntrinsicKind::Function, typeCmathFunction, emitCmathFunction, "",
        "cmath.log(z): the principal logarithm."},
-      {"cmath.phase", IntrinsicKind::Function, cmathPhase, "",
+      {"cmath.phase", IntrinsicKind::Function, typeCmathFunction, emitCmathFunction, "",
        "cmath.phase(z): the argument of z."},
   };
   return Records;

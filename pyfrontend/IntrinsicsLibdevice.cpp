@@ -111,7 +111,8 @@ struct LibdeviceTable {
   std::vector<IntrinsicRecord> Records;
 };
 
-TypedValue libdeviceCall(IntrinsicCall &Call);
+TypedValue typeLibdeviceCall(IntrinsicCall &Call);
+TypedValue emitLibdeviceCall(IntrinsicCall &Call, const Type &Result);
 
 const LibdeviceTable &table() {
   static const LibdeviceTable Table = [] {
@@ -125,35 +126,40 @@ const LibdeviceTable &table() {
       T.Signatures.push_back(std::move(S));
     }
     for (size_t I = 0; I < T.Signatures.size(); ++I)
-      T.Records.push_back({T.Paths[I].c_str(), IntrinsicKind::Function, libdeviceCall, "",
+      T.Records.push_back({T.Paths[I].c_str(), IntrinsicKind::Function, typeLibdeviceCall,
+                           emitLibdeviceCall, "",
                            T.Docs[I].c_str()});
     return T;
   }();
   return Table;
 }
 
-// libdevice.<name>(args): the arguments convert to the parameter types (as
-// Numba's typing converts them); the outputs live in stack slots of the
-// entry block and are read back into the result tuple.
-TypedValue libdeviceCall(IntrinsicCall &Call) {
+const LibdeviceSignature &signatureOf(const IntrinsicCall &Call) {
   const LibdeviceTable &Table = table();
-  const LibdeviceSignature &S = Table.Signatures[Call.Record - Table.Records.data()];
-  const std::string Python = Call.Record->PythonPath;
+  return Table.Signatures[Call.Record - Table.Records.data()];
+}
 
-  // Typing.
+// libdevice.<name>(args): real numbers, which convert to the parameter types
+// (as Numba's typing converts them); the result is the return value, then
+// the outputs.
+TypedValue typeLibdeviceCall(IntrinsicCall &Call) {
+  const LibdeviceSignature &S = signatureOf(Call);
+  const std::string Python = Call.Record->PythonPath;
   expectArgCount(Call, Python, S.Inputs.size(), S.Inputs.size());
   for (size_t I = 0; I < Call.Args.size(); ++I) {
     const Type &T = Call.Args[I].T;
-    if (!T.isScalar() || isComplex(T.Elem))
+    if (!T.isScalar() || isComplex(T.Dtype))
       Call.C.typingError(Call.ArgNodes[I], Python + "() argument " + std::to_string(I + 1) +
                                                " must be a real number (it is converted to " +
                                                scalarName(S.Inputs[I]) + "), not " + T.str());
   }
-  Type Result = resultType(S);
-  if (!Call.C.emitting())
-    return TypedValue(Result);
+  return TypedValue(resultType(S));
+}
 
-  // Emission.
+// The call of __nv_<name>: the outputs live in stack slots of the entry
+// block and are read back into the result tuple.
+TypedValue emitLibdeviceCall(IntrinsicCall &Call, const Type &) {
+  const LibdeviceSignature &S = signatureOf(Call);
   FunctionCompiler &C = Call.C;
   IRBuilder<> &B = C.builder();
   std::vector<llvm::Type *> ParameterTypes;

@@ -39,15 +39,21 @@ std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std:
 constexpr uint64_t MaxStaticSharedBytes = 48 * 1024;
 constexpr uint64_t MaxLocalBytes = 512 * 1024;
 
-TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std::string &Marker,
-                   bool DynamicWhenEmpty) {
+// cuda.shared.array and cuda.local.array: the record's marker, or for a
+// shared array of no elements, dynamic shared memory.
+bool isSharedArray(IntrinsicCall &Call) {
+  return std::string(Call.Record->PythonPath) == "cuda.shared.array";
+}
+
+TypedValue typeArrayMarker(IntrinsicCall &Call) {
+  std::string Python = Call.Record->PythonPath;
   bindArguments(Call, Python, {"shape", "dtype"}, 2);
   std::vector<int64_t> Shape = constantShape(Call, 0, "the shape of " + Python + "()");
   Scalar ElementType = Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
   // The size in bytes, multiplied with overflow checks, against CUDA's
   // limits: 48 KiB of static shared memory per block, 512 KiB of local
   // memory per thread.
-  bool IsShared = DynamicWhenEmpty;
+  bool IsShared = isSharedArray(Call);
   uint64_t Limit = IsShared ? MaxStaticSharedBytes : MaxLocalBytes;
   uint64_t Count = 1;
   bool TooLarge = false;
@@ -61,10 +67,20 @@ TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std
                            " bytes is larger than CUDA allows (" + std::to_string(Limit / 1024) +
                            " KiB of " + (IsShared ? "static shared memory per block" : "local memory per thread") +
                            ")" + (IsShared ? "; use a dynamic shared array (shape 0) sized by the launch" : ""));
-  if (!Call.C.emitting())
-    return Call.C.makeArray(ElementType, Shape, nullptr);
+  return Call.C.makeArray(ElementType, Shape, nullptr);
+}
+
+TypedValue emitArrayMarker(IntrinsicCall &Call, const Type &Result) {
+  // The shape is the constant the typing rule checked, as typing recorded it.
+  const ExpressionType &ShapeArgument = Call.C.typeOf(Call.ArgNodes[0]);
+  std::vector<int64_t> Shape = ShapeArgument.T.isTuple() ? ShapeArgument.TupleConstInts
+                                                         : std::vector<int64_t>{*ShapeArgument.ConstInt};
+  Scalar ElementType = Result.Dtype;
+  uint64_t Count = 1;
+  for (int64_t E : Shape)
+    Count *= static_cast<uint64_t>(E);
   IRBuilder<> &B = Call.C.builder();
-  if (DynamicWhenEmpty && Count == 0) {
+  if (isSharedArray(Call) && Count == 0) {
     // Dynamic shared memory: every such array starts at the same base (as in
     // Numba), and a 1-D one is as long as the launch's dynamic bytes allow,
     // so that its slices are where the user asked (Numba's issue #5073).
@@ -75,21 +91,15 @@ TypedValue arrayMarker(IntrinsicCall &Call, const std::string &Python, const std
                                     B.getInt64(byteSize(ElementType)), "dynamic.length");
     return Array;
   }
-  Value *Data = Call.C.callMarker(Marker, B.getPtrTy(),
+  uint64_t Bytes = Count * byteSize(ElementType);
+  Value *Data = Call.C.callMarker(Call.Record->Marker, B.getPtrTy(),
                                   {B.getInt64(Bytes), B.getInt64(byteSize(ElementType))});
   return Call.C.makeArray(ElementType, Shape, Data);
 }
 
-TypedValue cudaSharedArray(IntrinsicCall &Call) {
-  return arrayMarker(Call, "cuda.shared.array", "shared.array", true);
-}
-TypedValue cudaLocalArray(IntrinsicCall &Call) {
-  return arrayMarker(Call, "cuda.local.array", "local.array", false);
-}
-
 // cuda.const.array_like(ary): ary is a global NumPy array, already frozen
 // into a constant array by the compiler.
-TypedValue cudaConstArrayLike(IntrinsicCall &Call) {
+TypedValue typeConstArrayLike(IntrinsicCall &Call) {
   bindArguments(Call, "cuda.const.array_like", {"ary"}, 1);
   const TypedValue &A = Call.Args[0];
   if (!A.T.isArray() || !A.T.ReadOnly)
@@ -97,22 +107,23 @@ TypedValue cudaConstArrayLike(IntrinsicCall &Call) {
                        "cuda.const.array_like() takes a global NumPy array, not " + A.T.str());
   return A;
 }
+TypedValue emitConstArrayLike(IntrinsicCall &Call, const Type &) { return Call.Args[0]; }
 
 } // namespace
 
 llvm::ArrayRef<IntrinsicRecord> memoryIntrinsics() {
   static const IntrinsicRecord Records[] = {
-      {"cuda.shared", IntrinsicKind::Namespace, nullptr, "",
+      {"cuda.shared", IntrinsicKind::Namespace, nullptr, nullptr, "",
        "Shared memory of the block."},
-      {"cuda.shared.array", IntrinsicKind::Function, cudaSharedArray, "shared.array",
+      {"cuda.shared.array", IntrinsicKind::Function, typeArrayMarker, emitArrayMarker, "shared.array",
        "array(shape, dtype): a shared array of the block, static (shape a constant int or tuple) or dynamic (shape 0: sized by the launch's sharedmem)"},
-      {"cuda.local", IntrinsicKind::Namespace, nullptr, "",
+      {"cuda.local", IntrinsicKind::Namespace, nullptr, nullptr, "",
        "Memory private to the thread."},
-      {"cuda.local.array", IntrinsicKind::Function, cudaLocalArray, "local.array",
+      {"cuda.local.array", IntrinsicKind::Function, typeArrayMarker, emitArrayMarker, "local.array",
        "array(shape, dtype): an array private to the thread"},
-      {"cuda.const", IntrinsicKind::Namespace, nullptr, "",
+      {"cuda.const", IntrinsicKind::Namespace, nullptr, nullptr, "",
        "Constant memory."},
-      {"cuda.const.array_like", IntrinsicKind::Function, cudaConstArrayLike, "const.array",
+      {"cuda.const.array_like", IntrinsicKind::Function, typeConstArrayLike, emitConstArrayLike, "const.array",
        "array_like(ary): a global NumPy array as constant memory"},
   };
   return Records;

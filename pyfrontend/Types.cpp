@@ -67,26 +67,26 @@ bool scalarFromName(const std::string &Name, Scalar &Out) {
 
 Type Type::array(Scalar S, unsigned NDim, Layout L, bool ReadOnly) {
   Type T;
-  T.K = Kind::Array;
-  T.Elem = S;
+  T.Kind = TypeKind::Array;
+  T.Dtype = S;
   T.NDim = static_cast<uint8_t>(NDim);
   // A 1-D array that is contiguous is C-contiguous, as Numba names it.
-  T.Lay = (NDim <= 1 && L == Layout::F) ? Layout::C : L;
+  T.ArrayLayout = (NDim <= 1 && L == Layout::F) ? Layout::C : L;
   T.ReadOnly = ReadOnly;
   return T;
 }
 
 Type Type::tuple(std::vector<Type> Elements) {
   Type T;
-  T.K = Kind::Tuple;
+  T.Kind = TypeKind::Tuple;
   T.Elements = std::move(Elements);
   return T;
 }
 
 Type Type::record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly) {
   Type T;
-  T.K = Kind::Record;
-  T.Rec = std::move(Layout);
+  T.Kind = TypeKind::Record;
+  T.Record = std::move(Layout);
   T.ReadOnly = ReadOnly;
   return T;
 }
@@ -94,11 +94,11 @@ Type Type::record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly) {
 Type Type::recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim,
                        frontend::Layout L, bool ReadOnly) {
   Type T = array(Scalar::UInt8, NDim, L, ReadOnly);
-  T.Rec = std::move(Fields);
+  T.Record = std::move(Fields);
   return T;
 }
 
-unsigned Type::elementSize() const { return Rec ? Rec->Size : byteSize(Elem); }
+unsigned Type::elementSize() const { return Record ? Record->Size : byteSize(Dtype); }
 
 static std::string recordName(const RecordLayout &R) {
   std::string S = "Record(";
@@ -109,7 +109,7 @@ static std::string recordName(const RecordLayout &R) {
 
 Type Type::pyObject(void *Object) {
   Type T;
-  T.K = Kind::PyObject;
+  T.Kind = TypeKind::PyObject;
   T.Object = Object;
   return T;
 }
@@ -119,20 +119,20 @@ static const char *layoutName(Layout L) {
 }
 
 std::string Type::str() const {
-  switch (K) {
-  case Kind::Undefined:
+  switch (Kind) {
+  case TypeKind::Undefined:
     return "undefined";
-  case Kind::None:
+  case TypeKind::None:
     return "none";
-  case Kind::Scalar:
-    return scalarName(Elem);
-  case Kind::Array:
+  case TypeKind::Scalar:
+    return scalarName(Dtype);
+  case TypeKind::Array:
     return std::string(ReadOnly ? "readonly array(" : "array(") +
-           (Rec ? recordName(*Rec) : scalarName(Elem)) + ", " + std::to_string(NDim) + "d, " +
-           layoutName(Lay) + ")";
-  case Kind::Record:
-    return recordName(*Rec);
-  case Kind::Tuple: {
+           (Record ? recordName(*Record) : scalarName(Dtype)) + ", " + std::to_string(NDim) + "d, " +
+           layoutName(ArrayLayout) + ")";
+  case TypeKind::Record:
+    return recordName(*Record);
+  case TypeKind::Tuple: {
     bool Uniform = !Elements.empty() &&
                    std::all_of(Elements.begin(), Elements.end(),
                                [&](const Type &E) { return E == Elements[0]; });
@@ -143,26 +143,26 @@ std::string Type::str() const {
       S += (I ? ", " : "") + Elements[I].str();
     return S + ")";
   }
-  case Kind::PyObject:
+  case TypeKind::PyObject:
     return "Python object";
   }
   return "?";
 }
 
 std::string Type::mangle() const {
-  switch (K) {
-  case Kind::Scalar:
-    return info(Elem).Short;
-  case Kind::Array:
-    return std::string("a") + std::to_string(NDim) + layoutName(Lay) +
-           (ReadOnly ? "r" : "") + (Rec ? "rec" + std::to_string(Rec->Size) : info(Elem).Short);
-  case Kind::Record: {
+  switch (Kind) {
+  case TypeKind::Scalar:
+    return info(Dtype).Short;
+  case TypeKind::Array:
+    return std::string("a") + std::to_string(NDim) + layoutName(ArrayLayout) +
+           (ReadOnly ? "r" : "") + (Record ? "rec" + std::to_string(Record->Size) : info(Dtype).Short);
+  case TypeKind::Record: {
     std::string S = "rec";
-    for (const RecordField &F : Rec->Fields)
+    for (const RecordField &F : Record->Fields)
       S += "_" + F.Name + info(F.Type).Short;
     return S;
   }
-  case Kind::Tuple: {
+  case TypeKind::Tuple: {
     std::string S = "t" + std::to_string(Elements.size());
     for (const Type &E : Elements)
       S += E.mangle();
@@ -174,19 +174,19 @@ std::string Type::mangle() const {
 }
 
 bool Type::operator==(const Type &O) const {
-  if (K != O.K)
+  if (Kind != O.Kind)
     return false;
-  switch (K) {
-  case Kind::Scalar:
-    return Elem == O.Elem;
-  case Kind::Array:
-    return Elem == O.Elem && NDim == O.NDim && Lay == O.Lay && ReadOnly == O.ReadOnly &&
-           (Rec == O.Rec || (Rec && O.Rec && *Rec == *O.Rec));
-  case Kind::Record:
-    return ReadOnly == O.ReadOnly && (Rec == O.Rec || (Rec && O.Rec && *Rec == *O.Rec));
-  case Kind::Tuple:
+  switch (Kind) {
+  case TypeKind::Scalar:
+    return Dtype == O.Dtype;
+  case TypeKind::Array:
+    return Dtype == O.Dtype && NDim == O.NDim && ArrayLayout == O.ArrayLayout && ReadOnly == O.ReadOnly &&
+           (Record == O.Record || (Record && O.Record && *Record == *O.Record));
+  case TypeKind::Record:
+    return ReadOnly == O.ReadOnly && (Record == O.Record || (Record && O.Record && *Record == *O.Record));
+  case TypeKind::Tuple:
     return Elements == O.Elements;
-  case Kind::PyObject:
+  case TypeKind::PyObject:
     return Object == O.Object;
   default:
     return true;
@@ -265,16 +265,16 @@ bool unify(const Type &A, const Type &B, Type &Out) {
   }
   if (A.isScalar() && B.isScalar()) {
     Scalar S;
-    if (!unifyScalar(A.Elem, B.Elem, S))
+    if (!unifyScalar(A.Dtype, B.Dtype, S))
       return false;
     Out = Type::scalar(S);
     return true;
   }
-  if (A.isArray() && B.isArray() && A.Elem == B.Elem && A.NDim == B.NDim &&
-      (A.Rec == B.Rec || (A.Rec && B.Rec && *A.Rec == *B.Rec))) {
-    Out = Type::array(A.Elem, A.NDim, A.Lay == B.Lay ? A.Lay : Layout::A,
+  if (A.isArray() && B.isArray() && A.Dtype == B.Dtype && A.NDim == B.NDim &&
+      (A.Record == B.Record || (A.Record && B.Record && *A.Record == *B.Record))) {
+    Out = Type::array(A.Dtype, A.NDim, A.ArrayLayout == B.ArrayLayout ? A.ArrayLayout : Layout::A,
                       A.ReadOnly || B.ReadOnly);
-    Out.Rec = A.Rec;
+    Out.Record = A.Record;
     return true;
   }
   if (A.isTuple() && B.isTuple() && A.Elements.size() == B.Elements.size()) {

@@ -56,49 +56,53 @@ struct RecordLayout {
   }
 };
 
-struct Type {
-  enum class Kind : uint8_t {
-    Undefined, // not yet known while typing
-    None,      // the value of a statement, `void`
-    Scalar,
-    Array,
-    Tuple,
-    PyObject,  // a compile-time Python object: module, intrinsic, dtype, ...
-    Record,    // a reference to a record (a pointer to its bytes)
-  };
+// What a Type is; the fields of Type that apply to each are marked.
+enum class TypeKind : uint8_t {
+  Undefined, // not yet known while typing
+  None,      // the value of a statement, `void`
+  Scalar,
+  Array,
+  Tuple,
+  PyObject,  // a compile-time Python object: module, intrinsic, dtype, ...
+  Record,    // a reference to a record (a pointer to its bytes)
+};
 
-  Kind K = Kind::Undefined;
-  Scalar Elem = Scalar::Int64; // Scalar, Array dtype
-  std::shared_ptr<const RecordLayout> Rec; // Record, and arrays of records
-  uint8_t NDim = 0;            // Array
-  Layout Lay = Layout::A;      // Array
-  bool ReadOnly = false;       // Array
-  std::vector<Type> Elements;  // Tuple
-  void *Object = nullptr;      // PyObject (borrowed; the function keeps it alive)
+struct Type {
+  TypeKind Kind = TypeKind::Undefined;
+  // Scalar: the scalar itself; Array: its element (dtype).
+  Scalar Dtype = Scalar::Int64;
+  // Record, and arrays of records: the fields.
+  std::shared_ptr<const RecordLayout> Record;
+  uint8_t NDim = 0;                // Array
+  Layout ArrayLayout = Layout::A;  // Array
+  bool ReadOnly = false;           // Array, Record
+  std::vector<Type> Elements;      // Tuple
+  void *Object = nullptr;          // PyObject (borrowed; the function keeps it alive)
 
   static Type undefined() { return Type(); }
-  static Type none() { Type T; T.K = Kind::None; return T; }
-  static Type scalar(Scalar S) { Type T; T.K = Kind::Scalar; T.Elem = S; return T; }
+  static Type none() { Type T; T.Kind = TypeKind::None; return T; }
+  static Type scalar(Scalar S) { Type T; T.Kind = TypeKind::Scalar; T.Dtype = S; return T; }
   static Type array(Scalar S, unsigned NDim, Layout L, bool ReadOnly = false);
   static Type tuple(std::vector<Type> Elements);
   static Type pyObject(void *Object);
   static Type record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly = false);
   static Type recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim, Layout L,
                           bool ReadOnly = false);
-  bool isRecord() const { return K == Kind::Record; }
-  bool hasRecordElements() const { return K == Kind::Array && Rec != nullptr; }
+  bool isRecord() const { return Kind == TypeKind::Record; }
+  bool hasRecordElements() const { return Kind == TypeKind::Array && Record != nullptr; }
   // Bytes of one array element (records: their itemsize).
   unsigned elementSize() const;
 
-  bool isUndefined() const { return K == Kind::Undefined; }
-  bool isScalar() const { return K == Kind::Scalar; }
-  bool isArray() const { return K == Kind::Array; }
-  bool isTuple() const { return K == Kind::Tuple; }
-  bool isPyObject() const { return K == Kind::PyObject; }
-  bool isIntegerScalar() const { return isScalar() && isInteger(Elem); }
-  bool isFloatScalar() const { return isScalar() && isFloat(Elem); }
-  bool isComplexScalar() const { return isScalar() && isComplex(Elem); }
-  bool isBool() const { return isScalar() && Elem == Scalar::Bool; }
+  bool isUndefined() const { return Kind == TypeKind::Undefined; }
+  bool isScalar() const { return Kind == TypeKind::Scalar; }
+  bool isArray() const { return Kind == TypeKind::Array; }
+  bool isTuple() const { return Kind == TypeKind::Tuple; }
+  bool isPyObject() const { return Kind == TypeKind::PyObject; }
+  bool isNone() const { return Kind == TypeKind::None; }
+  bool isIntegerScalar() const { return isScalar() && isInteger(Dtype); }
+  bool isFloatScalar() const { return isScalar() && isFloat(Dtype); }
+  bool isComplexScalar() const { return isScalar() && isComplex(Dtype); }
+  bool isBool() const { return isScalar() && Dtype == Scalar::Bool; }
 
   // Numba's spelling: float32, array(float32, 1d, C), UniTuple(int64 x 2),
   // Tuple(int64, float32).

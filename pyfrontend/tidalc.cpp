@@ -172,7 +172,7 @@ PyRef loadKernel(const Options &O, FrontendOptions &JitOptions) {
 
 std::string compile(const Options &O) {
   Signature Sig = parseSignature(O.Signature);
-  if (Sig.HasReturn && Sig.Return.K != Type::Kind::None)
+  if (Sig.HasReturn && !Sig.Return.isNone())
     throw std::invalid_argument("a kernel's signature must return void, not " + Sig.Return.str());
   FrontendOptions JitOptions;
   PyRef Function = loadKernel(O, JitOptions);

@@ -296,7 +296,7 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
     ArrayView V;
     if (!interfaceView(O, V))
       return false; // the error says what is wrong with the description
-    Out = Type::array(V.Elem, static_cast<unsigned>(V.NDim),
+    Out = Type::array(V.Dtype, static_cast<unsigned>(V.NDim),
                       layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize), V.ReadOnly);
     return true;
   }
@@ -305,7 +305,7 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
     ArrayView V;
     if (!dlpackView(O, V, nullptr, 0, nullptr))
       return false;
-    Out = Type::array(V.Elem, static_cast<unsigned>(V.NDim),
+    Out = Type::array(V.Dtype, static_cast<unsigned>(V.NDim),
                       layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize), V.ReadOnly);
     return true;
   }

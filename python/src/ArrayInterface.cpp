@@ -85,7 +85,7 @@ bool interfaceView(PyObject *O, ArrayView &V) {
     PyErr_SetString(PyExc_NotImplementedError, "Masked arrays are not supported");
     return false;
   }
-  if (!scalarOfTypestr(Typestr, V.Elem, V.ItemSize)) {
+  if (!scalarOfTypestr(Typestr, V.Dtype, V.ItemSize)) {
     PyErr_Format(PyExc_TypeError,
                  "__cuda_array_interface__ typestr %R: kernels take arrays of bool, ints, "
                  "floats and complex numbers in native byte order",

@@ -24,7 +24,7 @@ struct ArrayView {
   // to wait for). Shape and strides read from a dict or a DLPack tensor.
   uint64_t ProducerStream = 0;
   npy_intp OwnShape[NPY_MAXDIMS], OwnStrides[NPY_MAXDIMS];
-  frontend::Scalar Elem = frontend::Scalar::Float64; // when Array is null
+  frontend::Scalar Dtype = frontend::Scalar::Float64; // when Array is null
 
   void fromArray(PyArrayObject *A) {
     Array = A;

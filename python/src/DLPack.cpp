@@ -320,7 +320,7 @@ bool dlpackView(PyObject *O, ArrayView &V, const TargetKind *Target, uint64_t St
     return false;
   }
   const dlpack::Tensor &T = Managed->DLTensor;
-  if (!scalarOfDLPack(T.Type, V.Elem) || T.NDim < 0 || T.NDim > NPY_MAXDIMS) {
+  if (!scalarOfDLPack(T.Type, V.Dtype) || T.NDim < 0 || T.NDim > NPY_MAXDIMS) {
     PyErr_Format(PyExc_TypeError,
                  "a DLPack tensor of type code %d, %d bits, %d lanes and %d dimensions: "
                  "kernels take bool, ints, floats and complex numbers",

@@ -135,14 +135,14 @@ int conversionCost(const Type &From, const Type &To) {
     return 0;
   // A complex number never converts to a real type (Numba has no such
   // conversion, safe or unsafe).
-  if (From.isScalar() && To.isScalar() && isComplex(From.Elem) && !isComplex(To.Elem))
+  if (From.isScalar() && To.isScalar() && isComplex(From.Dtype) && !isComplex(To.Dtype))
     return -1;
   if (From.isScalar() && To.isScalar())
-    return keepsEveryValue(From.Elem, To.Elem) ? 1 : 2;
-  if (!From.isArray() || !To.isArray() || From.NDim != To.NDim || From.Elem != To.Elem ||
-      (From.Rec == nullptr) != (To.Rec == nullptr) || (From.Rec && !(*From.Rec == *To.Rec)))
+    return keepsEveryValue(From.Dtype, To.Dtype) ? 1 : 2;
+  if (!From.isArray() || !To.isArray() || From.NDim != To.NDim || From.Dtype != To.Dtype ||
+      (From.Record == nullptr) != (To.Record == nullptr) || (From.Record && !(*From.Record == *To.Record)))
     return -1;
-  bool LayoutFits = To.Lay == Layout::A || To.Lay == From.Lay;
+  bool LayoutFits = To.ArrayLayout == Layout::A || To.ArrayLayout == From.ArrayLayout;
   bool WritesFit = To.ReadOnly || !From.ReadOnly;
   return LayoutFits && WritesFit ? 1 : -1;
 }
@@ -311,7 +311,7 @@ runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &
 std::vector<Type> typesFromPython(PyObject *Signature) {
   if (PyUnicode_Check(Signature)) {
     frontend::Signature Sig = parseSignature(PyUnicode_AsUTF8(Signature));
-    if (Sig.HasReturn && Sig.Return.K != Type::Kind::None)
+    if (Sig.HasReturn && !Sig.Return.isNone())
       throw std::invalid_argument("a kernel's signature must return void, not " + Sig.Return.str());
     return Sig.Params;
   }

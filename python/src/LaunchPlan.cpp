@@ -167,7 +167,7 @@ static std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const 
     }
     Plan->RecordDescrs.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Records)));
     Plan->ValueBytes.push_back(
-        Plan->Kinds[I] == ArgKind::NumPyScalar ? static_cast<uint8_t>(byteSize(Types[I].Elem)) : 0);
+        Plan->Kinds[I] == ArgKind::NumPyScalar ? static_cast<uint8_t>(byteSize(Types[I].Dtype)) : 0);
     Plan->Copies.push_back(Plan->Kinds[I] == ArgKind::DirectedArray ? directionOf(Args[I])
                                                                     : CopyIn | CopyOut);
   }
@@ -211,19 +211,19 @@ static bool viewMatches(const ArrayView &V, const Type &T, PyObject *Records) {
   if (V.NDim != T.NDim || V.ReadOnly != T.ReadOnly)
     return false;
   if (!V.Array)
-    return !T.hasRecordElements() && V.Elem == T.Elem &&
-           layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize) == T.Lay;
+    return !T.hasRecordElements() && V.Dtype == T.Dtype &&
+           layoutOf(V.NDim, V.Shape, V.Strides, V.ItemSize) == T.ArrayLayout;
   PyArray_Descr *Descr = PyArray_DESCR(V.Array);
   Layout L = PyArray_IS_C_CONTIGUOUS(V.Array)   ? Layout::C
              : PyArray_IS_F_CONTIGUOUS(V.Array) ? Layout::F
                                                 : Layout::A;
-  if (L != T.Lay)
+  if (L != T.ArrayLayout)
     return false;
   if (T.hasRecordElements())
     return Descr->names && sameRecords(Descr, Records);
-  Scalar Elem;
-  return !Descr->names && PyArray_ISNOTSWAPPED(V.Array) && scalarOfDescr(Descr, Elem) &&
-         Elem == T.Elem;
+  Scalar Dtype;
+  return !Descr->names && PyArray_ISNOTSWAPPED(V.Array) && scalarOfDescr(Descr, Dtype) &&
+         Dtype == T.Dtype;
 }
 
 // On a __cuda_array_interface__ pointer on the cpu target: a kernel reads it
@@ -395,7 +395,7 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
     ParamSlot &Slot = Out.Slots[K];
     Slot = ParamSlot{};
     if (Types[I] != Plan.ArgumentTypes[I]) { // to a declared signature's scalar type
-      if (!convertScalar(O, Plan.ArgumentTypes[I].Elem, Types[I].Elem, Slot))
+      if (!convertScalar(O, Plan.ArgumentTypes[I].Dtype, Types[I].Dtype, Slot))
         return failArgument(D, I);
       Out.Params[K] = &Slot;
       ++K;

@@ -208,6 +208,54 @@ def test_variable_types_that_cannot_unify():
     assert "variable 'v' has type array(float64, 1d, C)" in str(err)
 
 
+# Typing finds these before any IR of the kernel exists (the type map
+# settles first), at the node that causes them.
+def test_zero_range_step_is_a_typing_error():
+    @cuda.jit
+    def k(out):
+        for i in range(0, 4, 0):
+            out[0] = i
+
+    err = compile_error(k, np.zeros(1))
+    assert isinstance(err, TypingError)
+    assert "range() step must not be zero" in str(err)
+    line, col = position_of(k.py_func, "range(0, 4, 0)")
+    assert (err.line, err.column) == (line, col + len("range(0, 4, "))
+
+
+def test_bare_return_in_a_device_function_declared_to_return_a_value():
+    @cuda.jit("float32(float32)", device=True)
+    def clamp(x):
+        if x < 0:
+            x = 0
+        return
+
+    @cuda.jit
+    def k(out):
+        out[0] = clamp(out[0])
+
+    err = compile_error(k, np.zeros(1, dtype=np.float32))
+    assert isinstance(err, TypingError)
+    assert ("device function returns float32 on other paths: "
+            "a bare 'return' here returns nothing") in str(err)
+    assert err.line == position_of(clamp.py_func, "return")[0]
+
+
+def test_returned_value_that_the_declared_return_type_cannot_hold():
+    @cuda.jit("float32(float32)", device=True)
+    def pair(x):
+        return (x, x)
+
+    @cuda.jit
+    def k(out):
+        out[0] = pair(out[0])
+
+    err = compile_error(k, np.zeros(1, dtype=np.float32))
+    assert isinstance(err, TypingError)
+    assert "cannot convert UniTuple(float32 x 2) to float32" in str(err)
+    assert err.line == position_of(pair.py_func, "return (x, x)")[0]
+
+
 @pytest.mark.parametrize("source, message", [
     ("out[0] = {1: 2}[1]", "dicts are not supported in kernels"),
     ('out[0] = len("abc")', "len() of a value of type Python object"),
