@@ -136,11 +136,9 @@ TypedValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const s
   }
   if (typeName(O) == "ndarray")
     return constantArray(O, Node, What);
-  if (PyObject_HasAttrString(O, "__tidal_intrinsic__")) {
-    TypedValue Value;
-    if (valueIntrinsic(*this, intrinsicName(O), Value))
-      return Value;
-  }
+  if (PyObject_HasAttrString(O, "__tidal_intrinsic__"))
+    if (const char *Marker = valueIntrinsicMarker(intrinsicName(O)))
+      return makeScalar(Scalar::Int32, Emitting ? markerI32(Marker) : nullptr);
   if (PyModule_Check(O) || PyCallable_Check(O) || PyObject_HasAttrString(O, "__tidal_intrinsic__"))
     return TypedValue(frontend::Type::pyObject(O));
   unsupported(Node, "cannot use " + What + " of type '" + typeName(O) +
@@ -213,9 +211,11 @@ TypedValue FunctionCompiler::attributeOfObject(const TypedValue &Base, const std
                                            PyObject *Node) {
   PyObject *O = static_cast<PyObject *>(Base.T.Object);
   std::string Intrinsic = intrinsicName(O);
-  TypedValue Out;
-  if (!Intrinsic.empty() && attributeIntrinsic(*this, Intrinsic, Attr, Node, Out))
-    return Out;
+  if (!Intrinsic.empty()) {
+    std::string Marker = attributeIntrinsicMarker(*this, Intrinsic, Attr, Node);
+    if (!Marker.empty())
+      return makeScalar(Scalar::Int32, Emitting ? markerI32(Marker) : nullptr);
+  }
   PyRef Value = PyRef::borrow(O).attrOrNull(Attr.c_str());
   if (!Value) {
     std::string Owner = PyModule_Check(O) ? "module '" + std::string(PyModule_GetName(O)) + "'"

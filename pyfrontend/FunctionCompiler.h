@@ -81,9 +81,6 @@ public:
                                            const Type *DeclaredReturn);
 
   // --- the API that intrinsic rules and emitters use (Intrinsics*.cpp) ---
-  // Whether typing has settled and IR is being written: only the value
-  // intrinsics (cuda.laneid, cuda.threadIdx.x), read in both phases, ask.
-  bool emitting() const { return Emitting; }
   llvm::IRBuilder<> &builder() { return B; }
   llvm::LLVMContext &context() { return Ctx; }
   llvm::Module &module() { return M; }
@@ -310,13 +307,15 @@ using IntrinsicTypeRule = TypedValue (*)(IntrinsicCall &);
 // arguments; Result is what the typing rule gave. It checks nothing.
 using IntrinsicEmitter = TypedValue (*)(IntrinsicCall &, const Type &Result);
 
-// The value of a value intrinsic (cuda.laneid, cuda.warpsize); false when
-// Name is none. IntrinsicTable.cpp, like the next one.
-bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, TypedValue &Out);
-// The value of an attribute intrinsic (cuda.threadIdx.x, ...): handled
-// when Object.Attr names one; returns false otherwise.
-bool attributeIntrinsic(FunctionCompiler &C, const std::string &Object,
-                        const std::string &Attr, PyObject *Node, TypedValue &Out);
+// The i32 marker a value intrinsic (cuda.laneid, cuda.warpsize: int32, as
+// in Numba) reads; null when Name is none. IntrinsicTable.cpp, like the
+// next one.
+const char *valueIntrinsicMarker(const std::string &Name);
+// The i32 marker of an attribute intrinsic (cuda.threadIdx.x, ...: int32);
+// "" when Object names none; a TypingError at Node for an attribute other
+// than x, y, z.
+std::string attributeIntrinsicMarker(FunctionCompiler &C, const std::string &Object,
+                                     const std::string &Attr, PyObject *Node);
 
 } // namespace tidal::frontend
 

@@ -176,26 +176,19 @@ void bindArguments(IntrinsicCall &Call, const std::string &Name,
   Call.Keywords.clear();
 }
 
-bool valueIntrinsic(FunctionCompiler &C, const std::string &Name, TypedValue &Out) {
-  // cuda.laneid and cuda.warpsize: int32, as in Numba.
+const char *valueIntrinsicMarker(const std::string &Name) {
   const IntrinsicRecord *Record = findIntrinsic(Name);
-  if (!Record || Record->Kind != IntrinsicKind::Value)
-    return false;
-  Out = C.makeScalar(Scalar::Int32, C.emitting() ? C.markerI32(Record->Marker) : nullptr);
-  return true;
+  return Record && Record->Kind == IntrinsicKind::Value ? Record->Marker : nullptr;
 }
 
-bool attributeIntrinsic(FunctionCompiler &C, const std::string &Object,
-                        const std::string &Attr, PyObject *Node, TypedValue &Out) {
-  // cuda.threadIdx.x and friends: int32, as in Numba.
+std::string attributeIntrinsicMarker(FunctionCompiler &C, const std::string &Object,
+                                     const std::string &Attr, PyObject *Node) {
   const IntrinsicRecord *Record = findIntrinsic(Object);
   if (!Record || Record->Kind != IntrinsicKind::Dim3)
-    return false;
+    return "";
   if (Attr != "x" && Attr != "y" && Attr != "z")
     C.typingError(Node, Object + " has no attribute '" + Attr + "': use .x, .y or .z");
-  Out = C.makeScalar(Scalar::Int32,
-                     C.emitting() ? C.markerI32(std::string(Record->Marker) + "." + Attr) : nullptr);
-  return true;
+  return std::string(Record->Marker) + "." + Attr;
 }
 
 } // namespace tidal::frontend
