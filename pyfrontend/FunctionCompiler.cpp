@@ -158,6 +158,26 @@ static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
     throw CompileError("CompileError", "no function definition found in the source",
                        {Source.File, Source.FirstLine, 1, 0, ""});
   Tree = PyRef::borrow(PyList_GET_ITEM(Body.get(), 0));
+  // A lambda: its source lines are the statement that holds it; the
+  // frontend compiles it as a def returning its body (tidal._sources).
+  if (PyRef::borrow(Function).attr("__name__").str() == "<lambda>") {
+    PyRef Sources = importModule("tidal._sources");
+    PyRef Definition = PyRef::steal(PyObject_CallMethod(
+        Sources.get(), "lambda_definition", "OOii", Function, Module.get(), Source.FirstLine,
+        Source.Indent));
+    if (!Definition) {
+      if (!PyErr_ExceptionMatches(PyExc_OSError))
+        throw PythonErrorSet();
+      PyObject *Type, *Value, *Traceback;
+      PyErr_Fetch(&Type, &Value, &Traceback);
+      std::string Why = Value ? PyRef::borrow(Value).str() : "";
+      Py_XDECREF(Type);
+      Py_XDECREF(Value);
+      Py_XDECREF(Traceback);
+      throw CompileError("CompileError", Why, {Source.File, Source.FirstLine, 0, 0, ""});
+    }
+    Tree = Definition;
+  }
 }
 
 std::vector<std::string> parameterNames(PyObject *Function) {

@@ -29,7 +29,7 @@ import threading
 import types
 import weakref
 
-__all__ = ["getsourcelines", "install", "installed"]
+__all__ = ["getsourcelines", "install", "installed", "lambda_definition"]
 
 # Sources compiled from strings, not yet exec'd: (file name, lines), newest last.
 _pending = collections.deque(maxlen=32)
@@ -170,3 +170,40 @@ def getsourcelines(function):
         raise OSError(_missing(function, code))
     first = code.co_firstlineno
     return inspect.getblock(lines[first - 1:]), first
+
+
+def lambda_definition(function, module, first_line, indent):
+    """A lambda as the frontend compiles it: the ``ast.Lambda`` of
+    ``function`` among those of ``module`` (its parsed source lines, the
+    first of them line ``first_line`` of the file, dedented by ``indent``
+    columns) made a ``def`` that returns its body, with the lambda's own
+    positions, so that errors point into the line that holds it. Several
+    lambdas on one line are told apart by their parameters and by where
+    the code object's first instruction after the entry sits."""
+    import ast
+    code = function.__code__
+    names = list(code.co_varnames[:code.co_argcount])
+    line = code.co_firstlineno - first_line + 1
+    positions = [(start, column) for start, _, column, _ in list(code.co_positions())[1:]
+                 if start is not None and column is not None]
+    candidates = []
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Lambda) or node.lineno != line:
+            continue
+        if [a.arg for a in node.args.args] != names:
+            continue
+        body = node.body
+        start = (body.lineno + first_line - 1, body.col_offset + indent)
+        end = (body.end_lineno + first_line - 1, body.end_col_offset + indent)
+        inside = sum(1 for p in positions if start <= p < end)
+        candidates.append((inside, node.col_offset, node))
+    if not candidates:
+        raise OSError(f"cannot find the lambda of {function.__qualname__!r} in its source "
+                      f"line {code.co_firstlineno}")
+    # The lambda whose body holds most of the code's instructions; of equals,
+    # the innermost.
+    lam = max(candidates, key=lambda c: c[:2])[2]
+    returned = ast.copy_location(ast.Return(value=lam.body), lam.body)
+    definition = ast.FunctionDef(name="<lambda>", args=lam.args, body=[returned],
+                                 decorator_list=[], returns=None, type_comment=None)
+    return ast.fix_missing_locations(ast.copy_location(definition, lam))

@@ -236,3 +236,37 @@ def test_inspect_types_shows_each_variables_type(capsys):
     assert "#   s = float64" in text          # int then float32: float64
     assert "#   i = int64" in text and "#   j = int64" in text  # range of an int64 literal
     assert "s += x[i] * j" in text and "# --- LINE " in text
+
+
+# Lambdas: compiled as a def that returns the lambda's body, from the line
+# that holds it; two lambdas on one line are told apart.
+scale_and_shift = cuda.jit(device=True)(lambda x, a: a * x + 1.0)
+pick_first, pick_second = cuda.jit(device=True)(lambda p, q: p), cuda.jit(device=True)(lambda p, q: q)
+
+
+def test_lambdas_are_device_functions(target):
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = scale_and_shift(x[i], 3.0) + pick_second(0.0, x[i]) - pick_first(x[i], 5.0)
+
+    x = np.linspace(-1.0, 1.0, 40)
+    out = np.zeros_like(x)
+    k[1, 64](x, out)
+    target.assert_result("k", out, 3.0 * x + 1.0 + x - x, rtol=1e-12)
+
+
+def test_an_error_in_a_lambda_points_into_its_line():
+    bad = cuda.jit(device=True)(lambda v: v.no_such_attribute)
+
+    @cuda.jit
+    def k(out):
+        out[0] = bad(1.0)
+
+    with pytest.raises(TypingError) as info:
+        k[1, 1](np.zeros(1))
+    message = str(info.value)
+    assert "test_device_functions.py:" in message and "no_such_attribute" in message
+    line = bad.py_func.__code__.co_firstlineno if hasattr(bad, "py_func") else None
+    assert line is None or f"test_device_functions.py:{line}:" in message
