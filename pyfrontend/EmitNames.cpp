@@ -18,7 +18,7 @@ namespace tidal::frontend {
 // --- expressions -------------------------------------------------------------------
 
 // A Python bool, int or float as a constant of Numba's type for it (bool,
-// int64, float64); nullopt for any other object. What names the value in
+// int64 (uint64 from 2**63 to 2**64-1), float64); nullopt for any other object. What names the value in
 // the error for an int beyond int64.
 std::optional<TypedValue> FunctionCompiler::pythonNumberConstant(PyObject *O, PyObject *Node,
                                                                   const std::string &What) {
@@ -30,6 +30,15 @@ std::optional<TypedValue> FunctionCompiler::pythonNumberConstant(PyObject *O, Py
   if (PyLong_Check(O)) {
     int Overflow = 0;
     long long V = PyLong_AsLongLongAndOverflow(O, &Overflow);
+    if (Overflow > 0) {
+      // 2**63 .. 2**64-1: uint64, as Numba types it.
+      unsigned long long U = PyLong_AsUnsignedLongLong(O);
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        typingError(Node, What + " does not fit in int64 or uint64");
+      }
+      return makeScalar(Scalar::UInt64, Emitting ? B.getInt64(U) : nullptr);
+    }
     if (Overflow)
       typingError(Node, What + " does not fit in int64");
     TypedValue R = makeScalar(Scalar::Int64, Emitting ? B.getInt64(V) : nullptr);

@@ -2,6 +2,7 @@
 the same function body for each thread index, on every target."""
 
 import numpy as np
+import pytest
 
 from tidal import cuda
 
@@ -275,3 +276,32 @@ def test_slices_are_views_with_python_bounds(target):
                                     a[1:-1, 2:4][1, 0] + a[1:, 3][0] + a[2, -1], a[1:3][1][0]])
     markers = k.inspect_markers(k.signatures[0])
     assert "getelementptr i8, ptr %a" in markers
+
+
+BIG_UNSIGNED = np.uint64(0x9E3779B97F4A7C15)
+
+
+def test_integer_literals_from_2_63_are_uint64(target):
+    # Numba types 2**63 .. 2**64-1 as uint64 (a literal or a NumPy global alike).
+    @cuda.jit
+    def k(out):
+        out[0] = 0xFFFFFFFFFFFFFFFF
+        out[1] = 2**63 + 5
+        out[2] = BIG_UNSIGNED ^ 0xF0F0F0F0F0F0F0F0
+        out[3] = (0x8000000000000001 >> 1) & 0xFFFFFFFF
+
+    out = np.zeros(4, np.uint64)
+    k[1, 1](out)
+    target.assert_result("k", out, np.array(
+        [2**64 - 1, 2**63 + 5, 0x9E3779B97F4A7C15 ^ 0xF0F0F0F0F0F0F0F0, 0], np.uint64))
+
+
+def test_an_integer_literal_beyond_uint64_is_a_located_error():
+    from tidal.errors import TypingError
+
+    @cuda.jit
+    def k(out):
+        out[0] = 18446744073709551617  # 2**64 + 1
+
+    with pytest.raises(TypingError, match="does not fit in int64 or uint64"):
+        k[1, 1](np.zeros(1, np.uint64))
