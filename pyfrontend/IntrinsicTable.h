@@ -53,6 +53,7 @@ llvm::ArrayRef<IntrinsicRecord> atomicIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> warpIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> mathIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> complexIntrinsics();
+llvm::ArrayRef<IntrinsicRecord> halfIntrinsics();
 
 // The record of a Python path; null when there is none.
 const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);
