@@ -31,6 +31,12 @@ std::optional<AtomicRule> getAtomicRule(MarkerName Marker) {
     return RMW(Float ? BinOp::FMax : Signed ? BinOp::Max : BinOp::UMax, Float);
   case MarkerKind::AtomicMin:
     return RMW(Float ? BinOp::FMin : Signed ? BinOp::Min : BinOp::UMin, Float);
+  // NaN as missing: atomicrmw fmax/fmin are maxnum/minnum, whose result is
+  // the operand that is not NaN (NaN only when both are)
+  case MarkerKind::AtomicNanMax:
+    return RMW(Float ? BinOp::FMax : Signed ? BinOp::Max : BinOp::UMax, Float);
+  case MarkerKind::AtomicNanMin:
+    return RMW(Float ? BinOp::FMin : Signed ? BinOp::Min : BinOp::UMin, Float);
   // bitwise
   case MarkerKind::AtomicAnd:
     return RMW(BinOp::And);

@@ -20,7 +20,7 @@ const std::unordered_map<std::string, const IntrinsicRecord *> &recordsByPath() 
     for (ArrayRef<IntrinsicRecord> Family :
          {indexingIntrinsics(), builtinIntrinsics(), synchronizationIntrinsics(),
           memoryIntrinsics(), atomicIntrinsics(), warpIntrinsics(), mathIntrinsics(),
-          complexIntrinsics(), libdeviceIntrinsics()})
+          complexIntrinsics(), libdeviceIntrinsics(), halfIntrinsics()})
       for (const IntrinsicRecord &Record : Family)
         Out.emplace(Record.PythonPath, &Record);
     return Out;

@@ -54,6 +54,7 @@ llvm::ArrayRef<IntrinsicRecord> warpIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> mathIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> complexIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> libdeviceIntrinsics(); // libdevice.<name>
+llvm::ArrayRef<IntrinsicRecord> halfIntrinsics();      // cuda.fp16.<name>
 
 // The record of a Python path; null when there is none.
 const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);

@@ -36,6 +36,10 @@ declare i32 @tidal.atomic.min.i32(ptr, i32)
 declare i64 @tidal.atomic.min.u64(ptr, i64)
 declare float @tidal.atomic.min.f32(ptr, float)
 declare double @tidal.atomic.min.f64(ptr, double)
+declare float @tidal.atomic.nanmax.f32(ptr, float)
+declare double @tidal.atomic.nanmin.f64(ptr, double)
+declare i32 @tidal.atomic.nanmax.u32(ptr, i32)
+declare i64 @tidal.atomic.nanmin.i64(ptr, i64)
 declare i32 @tidal.atomic.and.i32(ptr, i32)
 declare i64 @tidal.atomic.or.u64(ptr, i64)
 declare i64 @tidal.atomic.xor.i64(ptr, i64)
@@ -370,7 +374,7 @@ define void @cas_shared_u64(ptr %out, i64 %cmp, i64 %v) {
   ret void
 }
 
-!tidal.kernels = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17, !18, !19, !20, !21, !22, !23, !24, !25, !26, !27, !28}
+!tidal.kernels = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17, !18, !19, !20, !21, !22, !23, !24, !25, !26, !27, !28, !29, !30, !31, !32}
 !0 = !{ptr @add_i32}
 !1 = !{ptr @add_u64}
 !2 = !{ptr @add_f32}
@@ -400,3 +404,50 @@ define void @cas_shared_u64(ptr %out, i64 %cmp, i64 %v) {
 !26 = !{ptr @dec_u64}
 !27 = !{ptr @cas_i32}
 !28 = !{ptr @cas_shared_u64}
+
+; atomic.nanmax/nanmin: NaN as missing, which is what maxnum/minnum do
+; CHECK-LABEL: define void @nanmax_f32(
+; CHECK-NEXT:    %old = atomicrmw fmax ptr %p, float %v monotonic, align 4
+; PTX-LABEL: .entry nanmax_f32(
+; PTX:         max.f32
+; PTX:         atom.global.cas.b32
+define void @nanmax_f32(ptr %p, float %v) {
+  %old = call float @tidal.atomic.nanmax.f32(ptr %p, float %v)
+  store float %old, ptr %p
+  ret void
+}
+
+; CHECK-LABEL: define void @nanmin_f64(
+; CHECK-NEXT:    %old = atomicrmw fmin ptr %p, double %v monotonic, align 8
+; PTX-LABEL: .entry nanmin_f64(
+; PTX:         min.f64
+; PTX:         atom.global.cas.b64
+define void @nanmin_f64(ptr %p, double %v) {
+  %old = call double @tidal.atomic.nanmin.f64(ptr %p, double %v)
+  store double %old, ptr %p
+  ret void
+}
+
+; CHECK-LABEL: define void @nanmax_u32(
+; CHECK-NEXT:    %old = atomicrmw umax ptr %p, i32 %v monotonic, align 4
+; PTX-LABEL: .entry nanmax_u32(
+; PTX:         atom.global.max.u32
+define void @nanmax_u32(ptr %p, i32 %v) {
+  %old = call i32 @tidal.atomic.nanmax.u32(ptr %p, i32 %v)
+  store i32 %old, ptr %p
+  ret void
+}
+
+; CHECK-LABEL: define void @nanmin_i64(
+; CHECK-NEXT:    %old = atomicrmw min ptr %p, i64 %v monotonic, align 8
+; PTX-LABEL: .entry nanmin_i64(
+; PTX:         atom.global.min.s64
+define void @nanmin_i64(ptr %p, i64 %v) {
+  %old = call i64 @tidal.atomic.nanmin.i64(ptr %p, i64 %v)
+  store i64 %old, ptr %p
+  ret void
+}
+!29 = !{ptr @nanmax_f32}
+!30 = !{ptr @nanmin_f64}
+!31 = !{ptr @nanmax_u32}
+!32 = !{ptr @nanmin_i64}

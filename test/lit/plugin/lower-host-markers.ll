@@ -10,6 +10,7 @@ declare ptr @tidal.shared.array(i64, i64)
 declare i32 @tidal.atomic.add.i32(ptr, i32)
 declare i32 @tidal.atomic.inc.u32(ptr, i32)
 declare float @tidal.atomic.max.f32(ptr, float)
+declare double @tidal.atomic.nanmin.f64(ptr, double)
 declare i64 @tidal.atomic.cas.i64(ptr, i64, i64)
 declare float @tidal.math.sqrt.f32(float)
 declare float @tidal.math.tan.f32(float)
@@ -29,6 +30,7 @@ declare i64 @tidal.shared.dynamic.bytes()
 ; CHECK:         %old = atomicrmw add ptr %g, i32 1 monotonic, align 4
 ; CHECK:         %wrap = atomicrmw uinc_wrap ptr %g, i32 7 monotonic, align 4
 ; CHECK:         %fmax = atomicrmw fmax ptr %f, float 1.000000e+00 monotonic, align 4
+; CHECK:         %nanmin = atomicrmw fmin ptr %l, double 2.000000e+00 monotonic, align 8
 ; CHECK:         %[[PAIR:.+]] = cmpxchg ptr %l, i64 0, i64 1 monotonic monotonic, align 8
 ; CHECK-NEXT:    %cas = extractvalue { i64, i1 } %[[PAIR]], 0
 ; CHECK:         %[[OLD:.+]] = load i32, ptr %sh, align 4
@@ -53,6 +55,7 @@ entry:
   %old = call i32 @tidal.atomic.add.i32(ptr %g, i32 1)
   %wrap = call i32 @tidal.atomic.inc.u32(ptr %g, i32 7)
   %fmax = call float @tidal.atomic.max.f32(ptr %f, float 1.0)
+  %nanmin = call double @tidal.atomic.nanmin.f64(ptr %l, double 2.0)
   %cas = call i64 @tidal.atomic.cas.i64(ptr %l, i64 0, i64 1)
   %sold = call i32 @tidal.atomic.add.i32(ptr %sh, i32 1)
   %root = call float @tidal.math.sqrt.f32(float %x)

@@ -1,0 +1,155 @@
+// Half precision: cuda.fp16.* (Numba 0.56's set: hadd, hsub, hmul, hfma,
+// hneg, habs, the comparisons heq..hlt, hmax, hmin) on float16 scalars, as
+// plain LLVM `half` operations: the NVPTX backend gives add.f16, mul.f16,
+// setp.*.f16 ...; the cpu target computes them in float and rounds once
+// (float holds every half sum, difference and product exactly enough for
+// one rounding, docs/language.md).
+#include "IntrinsicTable.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+using frontend::Type;
+
+namespace {
+
+// The parameter names of each arity.
+void bindHalfArguments(IntrinsicCall &Call, size_t Count) {
+  const std::string Python = Call.Record->PythonPath;
+  if (Count == 1)
+    bindArguments(Call, Python, {"a"}, 1);
+  else if (Count == 2)
+    bindArguments(Call, Python, {"a", "b"}, 2);
+  else
+    bindArguments(Call, Python, {"a", "b", "c"}, 3);
+}
+
+// Every argument converts to float16, as Numba's float16 signatures take
+// any real number (an unsafe conversion); complex numbers, arrays and the
+// rest do not.
+void expectHalfArguments(IntrinsicCall &Call, size_t Count) {
+  bindHalfArguments(Call, Count);
+  for (size_t I = 0; I < Call.Args.size(); ++I) {
+    const Type &T = Call.Args[I].T;
+    if (!T.isScalar() || isComplex(T.Dtype))
+      Call.C.typingError(Call.ArgNodes[I], std::string(Call.Record->PythonPath) +
+                                               "() takes float16 numbers (or real numbers, "
+                                               "converted to float16), not " + T.str());
+  }
+}
+
+// The arguments as LLVM halves.
+std::vector<Value *> halfArguments(IntrinsicCall &Call) {
+  std::vector<Value *> Values;
+  for (size_t I = 0; I < Call.Args.size(); ++I)
+    Values.push_back(
+        Call.C.convert(Call.Args[I], Type::scalar(Scalar::Float16), Call.ArgNodes[I]).scalar());
+  return Values;
+}
+
+// The arity of a record, from its Python path.
+size_t arityOf(const std::string &Python) {
+  if (Python == "cuda.fp16.hneg" || Python == "cuda.fp16.habs")
+    return 1;
+  if (Python == "cuda.fp16.hfma")
+    return 3;
+  return 2;
+}
+
+TypedValue typeHalfArithmetic(IntrinsicCall &Call) {
+  expectHalfArguments(Call, arityOf(Call.Record->PythonPath));
+  return TypedValue(Type::scalar(Scalar::Float16));
+}
+TypedValue emitHalfArithmetic(IntrinsicCall &Call, const Type &Result) {
+  IRBuilder<> &B = Call.C.builder();
+  const std::string Python = Call.Record->PythonPath;
+  std::vector<Value *> V = halfArguments(Call);
+  Value *R;
+  if (Python == "cuda.fp16.hadd")
+    R = B.CreateFAdd(V[0], V[1]);
+  else if (Python == "cuda.fp16.hsub")
+    R = B.CreateFSub(V[0], V[1]);
+  else if (Python == "cuda.fp16.hmul")
+    R = B.CreateFMul(V[0], V[1]);
+  else if (Python == "cuda.fp16.hneg")
+    R = B.CreateFNeg(V[0]);
+  else if (Python == "cuda.fp16.habs")
+    R = B.CreateUnaryIntrinsic(Intrinsic::fabs, V[0]);
+  else if (Python == "cuda.fp16.hmax") // a > b ? a : b, as Numba: b when either is NaN
+    R = B.CreateSelect(B.CreateFCmpOGT(V[0], V[1]), V[0], V[1]);
+  else if (Python == "cuda.fp16.hmin") // a < b ? a : b
+    R = B.CreateSelect(B.CreateFCmpOLT(V[0], V[1]), V[0], V[1]);
+  else { // hfma: one rounding of a*b+c. The exact value is a multiple of
+         // 2^-48 below 2^33; in double it is exact below 2^5, and above,
+         // double's rounding cannot land on a half midpoint the exact value
+         // is not on, so rounding the double fma to half rounds once. (A
+         // float fma would not: 1.5 * 0.66699 + 2^-24.)
+    llvm::Type *Double = B.getDoubleTy();
+    Value *Wide = B.CreateIntrinsic(Intrinsic::fma, {Double},
+                                    {B.CreateFPExt(V[0], Double), B.CreateFPExt(V[1], Double),
+                                     B.CreateFPExt(V[2], Double)});
+    R = B.CreateFPTrunc(Wide, B.getHalfTy());
+  }
+  return Call.C.makeScalar(Result.Dtype, R);
+}
+
+TypedValue typeHalfComparison(IntrinsicCall &Call) {
+  expectHalfArguments(Call, 2);
+  return TypedValue(Type::scalar(Scalar::Bool));
+}
+// PTX's setp.{eq,ne,ge,gt,le,lt}.f16 are ordered: false when either is NaN.
+TypedValue emitHalfComparison(IntrinsicCall &Call, const Type &Result) {
+  IRBuilder<> &B = Call.C.builder();
+  const std::string Python = Call.Record->PythonPath;
+  std::vector<Value *> V = halfArguments(Call);
+  CmpInst::Predicate P = Python == "cuda.fp16.heq"   ? CmpInst::FCMP_OEQ
+                         : Python == "cuda.fp16.hne" ? CmpInst::FCMP_ONE
+                         : Python == "cuda.fp16.hge" ? CmpInst::FCMP_OGE
+                         : Python == "cuda.fp16.hgt" ? CmpInst::FCMP_OGT
+                         : Python == "cuda.fp16.hle" ? CmpInst::FCMP_OLE
+                                                     : CmpInst::FCMP_OLT;
+  return Call.C.makeScalar(Result.Dtype, B.CreateFCmp(P, V[0], V[1]));
+}
+
+} // namespace
+
+llvm::ArrayRef<IntrinsicRecord> halfIntrinsics() {
+  static const IntrinsicRecord Records[] = {
+      {"cuda.fp16", IntrinsicKind::Namespace, nullptr, nullptr, "",
+       "Half-precision (float16) arithmetic and comparisons."},
+      {"cuda.fp16.hadd", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hadd(a, b): a + b in float16, rounded to nearest"},
+      {"cuda.fp16.hsub", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hsub(a, b): a - b in float16, rounded to nearest"},
+      {"cuda.fp16.hmul", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hmul(a, b): a * b in float16, rounded to nearest"},
+      {"cuda.fp16.hfma", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hfma(a, b, c): a * b + c in float16, rounded once"},
+      {"cuda.fp16.hneg", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hneg(a): -a in float16"},
+      {"cuda.fp16.habs", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "habs(a): |a| in float16"},
+      {"cuda.fp16.hmax", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hmax(a, b): a if a > b else b (b when either is NaN)"},
+      {"cuda.fp16.hmin", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hmin(a, b): a if a < b else b (b when either is NaN)"},
+      {"cuda.fp16.heq", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",
+       "heq(a, b): a == b on float16 (False when either is NaN)"},
+      {"cuda.fp16.hne", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",
+       "hne(a, b): a != b on float16 (False when either is NaN)"},
+      {"cuda.fp16.hge", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",
+       "hge(a, b): a >= b on float16"},
+      {"cuda.fp16.hgt", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",
+       "hgt(a, b): a > b on float16"},
+      {"cuda.fp16.hle", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",
+       "hle(a, b): a <= b on float16"},
+      {"cuda.fp16.hlt", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",
+       "hlt(a, b): a < b on float16"},
+  };
+  return Records;
+}
+
+} // namespace tidal::frontend

@@ -1,0 +1,41 @@
+# cuda.fp16.* through NVPTX: LLVM half arithmetic becomes PTX's f16
+# instructions (add.rn.f16, mul.rn.f16, setp.*.f16), hfma one float64 fma
+# rounded once to half, and ptxas accepts the result.
+# REQUIRES: ptxas
+# RUN: %tidalc %s --kernel k --sig 'void(float16[::1], float16[::1], boolean[::1])' --emit=markers | FileCheck %s --check-prefix=IR
+# RUN: %tidalc %s --kernel k --sig 'void(float16[::1], float16[::1], boolean[::1])' --emit=ptx --arch sm_75 -o %t.ptx
+# RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+# RUN: %ptxas -arch=sm_75 %t.ptx -o %t.cubin
+
+from tidal import cuda
+
+
+@cuda.jit
+def k(a, out, flags):
+    i = cuda.grid(1)
+    if i < a.size:
+        x = cuda.fp16.hadd(a[i], out[i])
+        y = cuda.fp16.hmul(x, a[i])
+        z = cuda.fp16.hsub(y, x)
+        w = cuda.fp16.hfma(z, x, y)
+        out[i] = cuda.fp16.hmax(cuda.fp16.habs(cuda.fp16.hneg(w)), cuda.fp16.hmin(x, y))
+        flags[i] = cuda.fp16.hlt(x, y)
+
+# IR: fadd half
+# IR: fmul half
+# IR: fsub half
+# IR: call double @llvm.fma.f64(double
+# IR: fptrunc double %{{.*}} to half
+# IR: fneg half
+# IR: call half @llvm.fabs.f16(half
+# IR: fcmp olt half
+# IR: fcmp ogt half
+# IR: store half
+
+# PTX: add.rn.f16
+# PTX: mul.rn.f16
+# PTX: sub.rn.f16
+# PTX: fma.rn.f64
+# PTX: cvt.rn.f16.f64
+# PTX: setp.lt.f16
+# PTX: setp.gt.f16
