@@ -226,8 +226,9 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
   std::string RaiseError;
   if (!tidal::raiseNVVMModule(M, RaiseError))
     throw CompileError("CompileError",
-                       "CUDA C++ kernel '" + Raw.Name + "' cannot run on tidal: " + RaiseError,
-                       frontend::SourceLocation{Raw.FileName});
+                       "CUDA C++ kernel '" + Raw.Name + "' of " + Raw.FileName +
+                           " cannot run on tidal: " + RaiseError,
+                       frontend::SourceLocation{});
   llvm::Function *Body = M.getFunction(Raw.Symbol);
   if (!Body)
     throw std::runtime_error("internal error: kernel '" + Raw.Symbol + "' is gone after raising");
@@ -281,10 +282,20 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
       ->addOperand(llvm::MDNode::get(Context, {llvm::ValueAsMetadata::get(Adapter)}));
   if (llvm::NamedMDNode *Cxx = M.getNamedMetadata(cxx::KernelParametersMetadata))
     Cxx->eraseFromParent();
-  for (llvm::Function &F : llvm::make_early_inc_range(M))
+  Body->eraseFromParent();
+  // The module's other kernels, and what only they called, go too: the
+  // host lowering takes markers only in kernels and what kernels call.
+  for (llvm::Function &F : M)
     if (&F != Adapter && !F.isDeclaration())
       F.setLinkage(llvm::GlobalValue::InternalLinkage);
-  Body->eraseFromParent();
+  for (bool Erased = true; Erased;) {
+    Erased = false;
+    for (llvm::Function &F : llvm::make_early_inc_range(M))
+      if (&F != Adapter && !F.isDeclaration() && F.use_empty()) {
+        F.eraseFromParent();
+        Erased = true;
+      }
+  }
   KM.KernelName = Raw.Symbol;
   KM.ParamTypes = Types;
   KM.SourceFile = Raw.FileName;
