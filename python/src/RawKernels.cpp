@@ -213,8 +213,9 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
       if (!T.isArray() || T.Rec || T.Elem != Element)
         throw std::invalid_argument(Where + "takes an array of " +
                                     frontend::scalarName(Element) + ", not " + T.str());
-      if (T.Lay == frontend::Layout::A && T.NDim > 1)
-        throw std::invalid_argument(Where + "takes a contiguous array, not " + T.str());
+      if (T.Lay == frontend::Layout::A)
+        throw std::invalid_argument(Where + "takes a contiguous array (C or F order), not " +
+                                    T.str());
       if (T.ReadOnly && Text.rfind("const ", 0) != 0)
         throw std::invalid_argument(Where + "writes through its pointer: a read-only array "
                                             "needs a const parameter");

@@ -149,6 +149,9 @@ def test_wrong_arguments(target):
                                         r"'float \*'\): takes an array of float32, not "
                                         r"array\(float64, 1d, C\)"):
         kernel[1, 1](out.astype(np.float64), 1, 2, 3, 4, 5, 6, 7, 8)
+    with pytest.raises(TypeError, match=r"argument 'out' .*takes a contiguous array \(C or F "
+                                        r"order\), not array\(float32, 1d, A\)"):
+        kernel[1, 1](np.zeros(16, np.float32)[::2], 1, 2, 3, 4, 5, 6, 7, 8)
     with pytest.raises(TypeError, match=r"argument 'f' .*takes a number, not array"):
         kernel[1, 1](out, out, 2, 3, 4, 5, 6, 7, 8)
     with pytest.raises(TypeError, match=r"argument 'd' .*takes a number, not complex128"):
