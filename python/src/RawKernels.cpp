@@ -32,6 +32,14 @@ using frontend::Type;
 
 namespace {
 
+// cxx::compileCuda, given by tidal._cxx (CxxModule.cpp) when it is imported:
+// _tidal itself does not link Clang.
+using CompileCudaFunction = std::unique_ptr<llvm::Module> (*)(llvm::LLVMContext &,
+                                                              llvm::StringRef, llvm::StringRef,
+                                                              llvm::ArrayRef<std::string>,
+                                                              std::string &);
+CompileCudaFunction CompileCuda = nullptr;
+
 // Line `Line` (1-based) of Text, or "".
 std::string lineOf(const std::string &Text, int Line) {
   size_t Start = 0;
@@ -75,8 +83,10 @@ std::string lineOf(const std::string &Text, int Line) {
 std::unique_ptr<llvm::Module> compileOrThrow(llvm::LLVMContext &Context, const std::string &Code,
                                              const std::string &FileName,
                                              const std::vector<std::string> &Options) {
+  if (!CompileCuda)
+    throw std::runtime_error("CUDA C++ needs tidal's Clang module: import tidal._cxx first");
   std::string Error;
-  std::unique_ptr<llvm::Module> M = cxx::compileCuda(Context, Code, FileName, Options, Error);
+  std::unique_ptr<llvm::Module> M = CompileCuda(Context, Code, FileName, Options, Error);
   if (!M)
     throwClangError(Error, Code, FileName);
   return M;
@@ -351,7 +361,17 @@ PyObject *module_raw_kernels(PyObject *, PyObject *Args) {
   });
 }
 
+PyObject *module_set_cxx_compiler(PyObject *, PyObject *Capsule) {
+  void *Function = PyCapsule_GetPointer(Capsule, "tidal.cxx.compileCuda");
+  if (!Function)
+    return nullptr;
+  CompileCuda = reinterpret_cast<CompileCudaFunction>(Function);
+  Py_RETURN_NONE;
+}
+
 PyMethodDef RawKernelMethods[] = {
+    {"_set_cxx_compiler", module_set_cxx_compiler, METH_O,
+     "_set_cxx_compiler(capsule): tidal._cxx gives its compileCuda."},
     {"_raw_kernels", module_raw_kernels, METH_VARARGS,
      "_raw_kernels(code, file_name, options): [(symbol, name, [parameter types], [parameter "
      "names])] of the __global__ functions of CUDA C++ source."},

@@ -17,6 +17,22 @@ from .dispatcher import Dispatcher
 __all__ = ["RawKernel", "RawModule"]
 
 
+def _load_compiler():
+    """Imports tidal._cxx, the module that links Clang and hands its
+    compiler to _tidal; a clear error where it cannot load (a GPU kit
+    without libclang-cpp)."""
+    try:
+        from .. import _cxx  # noqa: F401
+    except ImportError as error:
+        raise RuntimeError(f"CUDA C++ (RawKernel, RawModule) needs tidal's Clang module "
+                           f"tidal._cxx, which cannot load here: {error}") from None
+
+
+def _compile(code, file_name, options):
+    _load_compiler()
+    return native._raw_kernels(code, file_name, list(options))
+
+
 def _options_tuple(options):
     if isinstance(options, str):
         options = (options,)
@@ -53,7 +69,7 @@ class RawModule:
         self.path = path
         self.options = _options_tuple(options)
         self._file_name = file_name
-        self._kernels = native._raw_kernels(code, file_name, list(self.options))
+        self._kernels = _compile(code, file_name, self.options)
 
     @property
     def kernel_names(self):
@@ -76,7 +92,7 @@ class RawKernel(Dispatcher):
         module.code, module.path = code, None
         module.options = _options_tuple(options)
         module._file_name = "rawkernel.cu"
-        module._kernels = native._raw_kernels(code, module._file_name, list(module.options))
+        module._kernels = _compile(code, module._file_name, module.options)
         self._start(module, name)
 
     @classmethod
