@@ -207,6 +207,9 @@ def markdown(results):
     if "reduce" in results:
         import reduce as reduction_bench
         lines += reduction_bench.table(results["reduce"], m["cores"])
+    if "cuda_cpp" in results:
+        import cuda_cpp
+        lines += cuda_cpp.table(results["cuda_cpp"])
     if results.get("plots"):
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in results["plots"]] + [""]
     return "\n".join(lines)

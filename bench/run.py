@@ -58,7 +58,7 @@ def section(name, func, results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, short simulator budget")
-    parser.add_argument("--only", default="compile,launch,cpu,soak,reduce,cache",
+    parser.add_argument("--only", default="compile,launch,cpu,soak,reduce,cache,cxx",
                         help="sections to run")
     parser.add_argument("--out", default=os.path.join(common.ROOT, "bench", "results"))
     options = parser.parse_args()
@@ -101,6 +101,10 @@ def main():
         import disk_cache
         section("disk_cache", lambda: disk_cache.measure(repeats=2 if quick else 5, log=log),
                 results)
+
+    if "cxx" in sections:
+        import cuda_cpp
+        section("cuda_cpp", lambda: cuda_cpp.measure(repeats=3 if quick else 7, log=log), results)
 
     import report
     os.makedirs(options.out, exist_ok=True)

@@ -6,7 +6,12 @@
 
 #include "CudaCompiler.h"
 
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Mangle.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/DiagnosticOptions.h"
+#include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/CodeGen/CodeGenAction.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/CompilerInvocation.h"
@@ -15,6 +20,7 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,6 +31,114 @@
 
 namespace tidal::cxx {
 namespace {
+
+// The text of a kernel parameter's type for KernelParametersMetadata.
+std::string describeParameter(clang::ASTContext &AST, clang::QualType Type) {
+  clang::QualType Canonical = Type.getCanonicalType();
+  auto Scalar = [&](clang::QualType T) -> std::string {
+    const auto *Builtin = T->getAs<clang::BuiltinType>();
+    if (!Builtin)
+      return "";
+    if (Builtin->getKind() == clang::BuiltinType::Bool)
+      return "bool";
+    unsigned Bits = static_cast<unsigned>(AST.getTypeSize(T));
+    if (Builtin->isInteger())
+      return (Builtin->isSignedInteger() ? "int" : "uint") + std::to_string(Bits);
+    if (Builtin->isFloatingPoint() && (Bits == 16 || Bits == 32 || Bits == 64))
+      return "float" + std::to_string(Bits);
+    return "";
+  };
+  if (const auto *Pointer = Canonical->getAs<clang::PointerType>()) {
+    clang::QualType Pointee = Pointer->getPointeeType();
+    std::string Element = Scalar(Pointee.getUnqualifiedType());
+    if (!Element.empty())
+      return (Pointee.isConstQualified() ? "const " : "") + Element + "*";
+  } else {
+    std::string Element = Scalar(Canonical.getUnqualifiedType());
+    if (!Element.empty())
+      return Element;
+  }
+  return "?" + Type.getAsString(AST.getPrintingPolicy());
+}
+
+// Records each __global__ function defined in the translation unit: its
+// symbol, its name as written, and its parameters' types.
+class KernelRecorder : public clang::ASTConsumer,
+                       public clang::RecursiveASTVisitor<KernelRecorder> {
+public:
+  struct Kernel {
+    std::string Symbol, Name;
+    std::vector<std::string> Parameters, ParameterNames;
+  };
+  std::vector<Kernel> Kernels;
+
+  void HandleTranslationUnit(clang::ASTContext &Context) override {
+    AST = &Context;
+    Names = std::make_unique<clang::ASTNameGenerator>(Context);
+    TraverseDecl(Context.getTranslationUnitDecl());
+  }
+
+  bool VisitFunctionDecl(clang::FunctionDecl *F) {
+    if (!F->hasAttr<clang::CUDAGlobalAttr>() || !F->doesThisDeclarationHaveABody() ||
+        F->isDependentContext() || F->getTemplatedKind() == clang::FunctionDecl::TK_FunctionTemplate)
+      return true;
+    Kernel K;
+    K.Symbol = Names->getName(F);
+    K.Name = F->getNameAsString();
+    for (const clang::ParmVarDecl *P : F->parameters()) {
+      K.Parameters.push_back(describeParameter(*AST, P->getType()));
+      K.ParameterNames.push_back(P->getNameAsString());
+    }
+    Kernels.push_back(std::move(K));
+    return true;
+  }
+
+private:
+  clang::ASTContext *AST = nullptr;
+  std::unique_ptr<clang::ASTNameGenerator> Names;
+};
+
+// EmitLLVMOnlyAction with a KernelRecorder beside clang's code generator.
+class RecordingAction : public clang::EmitLLVMOnlyAction {
+public:
+  RecordingAction(llvm::LLVMContext *Context, KernelRecorder *Recorder)
+      : EmitLLVMOnlyAction(Context), Recorder(Recorder) {}
+
+protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &Compiler,
+                                                        llvm::StringRef InFile) override {
+    std::vector<std::unique_ptr<clang::ASTConsumer>> Consumers;
+    Consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(Compiler, InFile));
+    Consumers.push_back(std::make_unique<ForwardingConsumer>(Recorder));
+    return std::make_unique<clang::MultiplexConsumer>(std::move(Consumers));
+  }
+
+private:
+  // The recorder outlives the action: the multiplexer owns this forwarder.
+  struct ForwardingConsumer : clang::ASTConsumer {
+    explicit ForwardingConsumer(KernelRecorder *Target) : Target(Target) {}
+    void HandleTranslationUnit(clang::ASTContext &Context) override {
+      Target->HandleTranslationUnit(Context);
+    }
+    KernelRecorder *Target;
+  };
+  KernelRecorder *Recorder;
+};
+
+// KernelParametersMetadata: one node per kernel.
+void attachKernels(llvm::Module &M, const std::vector<KernelRecorder::Kernel> &Kernels) {
+  llvm::LLVMContext &Context = M.getContext();
+  llvm::NamedMDNode *Node = M.getOrInsertNamedMetadata(KernelParametersMetadata);
+  for (const KernelRecorder::Kernel &K : Kernels) {
+    std::vector<llvm::Metadata *> Fields = {llvm::MDString::get(Context, K.Symbol),
+                                            llvm::MDString::get(Context, K.Name)};
+    for (size_t I = 0; I < K.Parameters.size(); ++I) {
+      Fields.push_back(llvm::MDString::get(Context, K.Parameters[I]));
+      Fields.push_back(llvm::MDString::get(Context, K.ParameterNames[I]));
+    }
+    Node->addOperand(llvm::MDNode::get(Context, Fields));
+  }
+}
 
 std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::StringRef Source,
                                           llvm::StringRef FileName,
@@ -62,7 +176,8 @@ std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::
   }
   Compiler->getInvocation().getPreprocessorOpts().addRemappedFile(
       Name, llvm::MemoryBuffer::getMemBufferCopy(Source, Name).release());
-  clang::EmitLLVMOnlyAction Action(&Context);
+  KernelRecorder Recorder;
+  RecordingAction Action(&Context, &Recorder);
   if (!Compiler->ExecuteAction(Action) || Engine.hasErrorOccurred()) {
     Error = DiagnosticStream.str();
     if (Error.empty())
@@ -72,6 +187,8 @@ std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::
   std::unique_ptr<llvm::Module> M = Action.takeModule();
   if (!M)
     Error = "clang produced no module for " + Name;
+  else
+    attachKernels(*M, Recorder.Kernels);
   return M;
 }
 

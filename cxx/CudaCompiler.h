@@ -25,6 +25,15 @@ namespace tidal::cxx {
 // ("file:line:col: error: ...", the source line, a caret). Warnings alone
 // do not fail; they are dropped. A compile of the same file name, options
 // and source is answered from an in-memory cache (bitcode, for the process).
+//
+// The module's named metadata KernelParametersMetadata has one node per
+// __global__ function defined in the source, read from Clang's AST:
+// !{!"symbol", !"name as written", !"type", !"parameter name", ...} with
+// each parameter's type as tidal's scalar name ("int32", "uint64",
+// "float32", "bool"), a pointer to one ("float32*", "const float64*"), or
+// "?" and the C++ spelling for anything else ("?struct Pair").
+inline constexpr const char *KernelParametersMetadata = "tidal.cxx.kernels";
+
 std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::StringRef Source,
                                           llvm::StringRef FileName,
                                           llvm::ArrayRef<std::string> Options, std::string &Error);

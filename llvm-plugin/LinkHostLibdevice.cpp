@@ -7,6 +7,7 @@
 
 #include "Markers.h"
 #include "PassClasses.h"
+#include "RaiseNVVM.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -14,6 +15,8 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <mutex>
 
 #define DEBUG_TYPE "tidal-link-host-libdevice"
 
@@ -33,7 +36,53 @@ bool callsLibdevice(const Module &M) {
   return false;
 }
 
+// The host libdevice's function declarations, read once from the embedded
+// bitcode (lazily: no bodies are materialized) into a context of their own.
+const Module *getHostLibdeviceDeclarations() {
+  static LLVMContext Context;
+  static std::unique_ptr<Module> Library = [] {
+    MemoryBufferRef Bytes(StringRef(reinterpret_cast<const char *>(HostLibdeviceBitcode),
+                                    sizeof(HostLibdeviceBitcode)),
+                          "host-libdevice.bc");
+    Expected<std::unique_ptr<Module>> Lazy = getLazyBitcodeModule(Bytes, Context);
+    if (!Lazy) {
+      consumeError(Lazy.takeError());
+      return std::unique_ptr<Module>();
+    }
+    return std::move(*Lazy);
+  }();
+  return Library.get();
+}
+
+// Types equal up to their context: the same kind and width.
+bool haveSameShape(Type *A, Type *B) {
+  if (A->getTypeID() != B->getTypeID())
+    return false;
+  if (A->isIntegerTy())
+    return A->getIntegerBitWidth() == B->getIntegerBitWidth();
+  if (A->isPointerTy())
+    return A->getPointerAddressSpace() == B->getPointerAddressSpace();
+  return true;
+}
+
 } // namespace
+
+HostLibdeviceMatch matchHostLibdevice(StringRef Name, FunctionType *Type) {
+  static std::mutex Lock;
+  std::lock_guard<std::mutex> Guard(Lock);
+  const Module *Library = getHostLibdeviceDeclarations();
+  const Function *Defined = Library ? Library->getFunction(Name) : nullptr;
+  if (!Defined)
+    return HostLibdeviceMatch::Missing;
+  FunctionType *Expected = Defined->getFunctionType();
+  if (Expected->getNumParams() != Type->getNumParams() ||
+      !haveSameShape(Expected->getReturnType(), Type->getReturnType()))
+    return HostLibdeviceMatch::WrongType;
+  for (unsigned I = 0; I < Type->getNumParams(); ++I)
+    if (!haveSameShape(Expected->getParamType(I), Type->getParamType(I)))
+      return HostLibdeviceMatch::WrongType;
+  return HostLibdeviceMatch::Found;
+}
 
 bool linkHostLibdevice(Module &M) {
   if (!callsLibdevice(M))

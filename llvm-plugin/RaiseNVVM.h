@@ -8,7 +8,9 @@
 #include <string>
 
 namespace llvm {
+class FunctionType;
 class Instruction;
+class StringRef;
 class Module;
 class Twine;
 } // namespace llvm
@@ -24,6 +26,11 @@ bool raiseNVVMCalls(llvm::Module &M);
 // run on the cpu target: <Why>".
 void reportUnraisable(const llvm::Instruction &I, const llvm::Twine &What,
                       const llvm::Twine &Why);
+
+// Whether tidal's host libdevice (LinkHostLibdevice.cpp) defines the
+// function `Name` with a signature of the shape of `Type`.
+enum class HostLibdeviceMatch { Found, Missing, WrongType };
+HostLibdeviceMatch matchHostLibdevice(llvm::StringRef Name, llvm::FunctionType *Type);
 
 } // namespace tidal
 

@@ -4,7 +4,7 @@
 // "tidal-raise-nvvm"). Special registers, barriers, fences, warp shuffles,
 // votes and matches, atomics (atomicrmw, cmpxchg and the nvvm atomic
 // intrinsics), vprintf, __ldg, and libdevice's __nv_* functions that have a
-// math marker. Anything else named llvm.nvvm.*, __nv_* or __nvvm_*, and
+// math marker (the others that libdevice has stay calls). Anything else named llvm.nvvm.*, __nv_* or __nvvm_*, and
 // inline PTX assembly, is an error naming it.
 
 #include "Markers.h"
@@ -405,19 +405,31 @@ private:
   }
 
   // __nv_<fn>f / __nv_<fn> -> tidal.math.<fn>.f32/f64 where the marker
-  // exists; the other libdevice functions have no host version yet.
+  // exists; any other libdevice function that tidal's host libdevice
+  // defines stays a call, for tidal-link-host-libdevice on the cpu target
+  // and libdevice itself on NVPTX.
   bool raiseLibdevice(CallInst &Call, StringRef Function) {
     Type *T = Call.getType();
     StringRef Math = Function;
     if (T->isFloatTy() && !Math.consume_back("f"))
       Math = "";
-    if (!isMathMarker(Math) || !(T->isFloatTy() || T->isDoubleTy()) ||
-        !all_of(Call.args(), [&](Value *A) { return A->getType() == T; })) {
-      reportUnraisable(Call, "libdevice function '" + Call.getCalledFunction()->getName() + "'",
-                       "tidal has no math marker for it");
+    if (isMathMarker(Math) && (T->isFloatTy() || T->isDoubleTy()) &&
+        all_of(Call.args(), [&](Value *A) { return A->getType() == T; }))
+      return raiseSuffixed(Call, ("math." + Math).str(), T->isFloatTy() ? "f32" : "f64");
+    StringRef Name = Call.getCalledFunction()->getName();
+    switch (matchHostLibdevice(Name, Call.getFunctionType())) {
+    case HostLibdeviceMatch::Found:
+      return true;
+    case HostLibdeviceMatch::WrongType:
+      reportUnraisable(Call, "libdevice function '" + Name + "'",
+                       "its declaration's types differ from libdevice's");
       return false;
+    case HostLibdeviceMatch::Missing:
+      break;
     }
-    return raiseSuffixed(Call, ("math." + Math).str(), T->isFloatTy() ? "f32" : "f64");
+    reportUnraisable(Call, "libdevice function '" + Name + "'",
+                     "libdevice has no function of that name");
+    return false;
   }
 
   // ldg/ldu.global.<kind>.<T>.p1(ptr addrspace(1) p, i32 align): a load

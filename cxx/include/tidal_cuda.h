@@ -23,6 +23,10 @@
 // Barriers (__syncthreads is a clang builtin already).
 TIDAL_DEVICE void __syncwarp(unsigned mask = 0xffffffffu) { __nvvm_bar_warp_sync(mask); }
 TIDAL_DEVICE void __threadfence() { __nvvm_membar_gl(); }
+// Barriers that also count, or and, or or a predicate over the block.
+TIDAL_DEVICE int __syncthreads_count(int predicate) { return __nvvm_bar0_popc(predicate); }
+TIDAL_DEVICE int __syncthreads_and(int predicate) { return __nvvm_bar0_and(predicate); }
+TIDAL_DEVICE int __syncthreads_or(int predicate) { return __nvvm_bar0_or(predicate); }
 
 // Atomics: each returns the old value.
 TIDAL_DEVICE int atomicAdd(int *address, int value) { return __nvvm_atom_add_gen_i(address, value); }
@@ -36,6 +40,33 @@ TIDAL_DEVICE unsigned atomicInc(unsigned *address, unsigned limit) {
 }
 TIDAL_DEVICE int atomicCAS(int *address, int compare, int value) {
   return __nvvm_atom_cas_gen_i(address, compare, value);
+}
+// 64-bit atomics.
+TIDAL_DEVICE unsigned long long atomicAdd(unsigned long long *address, unsigned long long value) {
+  return __nvvm_atom_add_gen_ll(reinterpret_cast<long long *>(address), static_cast<long long>(value));
+}
+#if __CUDA_ARCH__ >= 600 // the double add is sm_60's
+TIDAL_DEVICE double atomicAdd(double *address, double value) { return __nvvm_atom_add_gen_d(address, value); }
+#endif
+TIDAL_DEVICE long long atomicMax(long long *address, long long value) {
+  return __nvvm_atom_max_gen_ll(address, value);
+}
+TIDAL_DEVICE unsigned long long atomicMax(unsigned long long *address, unsigned long long value) {
+  return __nvvm_atom_max_gen_ull(address, value);
+}
+TIDAL_DEVICE long long atomicMin(long long *address, long long value) {
+  return __nvvm_atom_min_gen_ll(address, value);
+}
+TIDAL_DEVICE unsigned long long atomicMin(unsigned long long *address, unsigned long long value) {
+  return __nvvm_atom_min_gen_ull(address, value);
+}
+TIDAL_DEVICE unsigned long long atomicExch(unsigned long long *address, unsigned long long value) {
+  return __nvvm_atom_xchg_gen_ll(reinterpret_cast<long long *>(address), static_cast<long long>(value));
+}
+TIDAL_DEVICE unsigned long long atomicCAS(unsigned long long *address, unsigned long long compare,
+                                          unsigned long long value) {
+  return __nvvm_atom_cas_gen_ll(reinterpret_cast<long long *>(address), static_cast<long long>(compare),
+                                static_cast<long long>(value));
 }
 
 // Whole-warp shuffles (width 32): the clamp operand is 31, or 0 for up.
@@ -66,6 +97,8 @@ TIDAL_DEVICE float __shfl_xor_sync(unsigned mask, float value, int lane_mask) {
 TIDAL_DEVICE unsigned __ballot_sync(unsigned mask, int predicate) {
   return __nvvm_vote_ballot_sync(mask, predicate != 0);
 }
+
+#include "tidal_cuda_math.h"
 
 extern "C" __device__ int printf(const char *format, ...);
 

@@ -76,7 +76,8 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
     Specializations.push_back(std::move(Cached));
     return *Specializations.back();
   }
-  KernelModule KM = emitKernel(Function.get(), Types, Options);
+  KernelModule KM =
+      Raw ? emitRawKernel(*Raw, ParamNames, Types) : emitKernel(Function.get(), Types, Options);
   auto Spec = std::make_unique<Specialization>();
   Spec->ArgTypes = Types;
   Spec->KernelName = KM.KernelName;
@@ -189,24 +190,55 @@ struct DispatcherObject {
 
 // Dispatcher(function): the Python dispatcher (tidal.cuda.dispatcher.Dispatcher)
 // subclasses this type and gives the options through _tidal_options().
+// Dispatcher(function) or Dispatcher(raw=(code, file_name, options, symbol,
+// name, parameter types, parameter names)), a CUDA C++ kernel (RawKernels.h).
 int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
-  static const char *Keywords[] = {"function", nullptr};
-  PyObject *Function;
-  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "O", const_cast<char **>(Keywords), &Function))
+  static const char *Keywords[] = {"function", "raw", nullptr};
+  PyObject *Function = Py_None, *RawSpec = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(Args, Kwargs, "|OO", const_cast<char **>(Keywords), &Function,
+                                   &RawSpec))
     return -1;
-  if (!PyFunction_Check(Function)) {
+  if (!RawSpec && !PyFunction_Check(Function)) {
     PyErr_Format(PyExc_TypeError, "a kernel must be a Python function, not '%s'",
                  Py_TYPE(Function)->tp_name);
     return -1;
   }
   try {
+    std::shared_ptr<RawKernelSource> Raw;
+    std::vector<std::string> RawParamNames;
+    if (RawSpec) {
+      const char *Code, *FileName, *Symbol, *Name;
+      PyObject *Options, *ParamTypes, *ParamNames;
+      if (!PyArg_ParseTuple(RawSpec, "ssOssOO", &Code, &FileName, &Options, &Symbol, &Name,
+                            &ParamTypes, &ParamNames))
+        return -1;
+      Raw = std::make_shared<RawKernelSource>();
+      Raw->Code = Code;
+      Raw->FileName = FileName;
+      Raw->Symbol = Symbol;
+      Raw->Name = Name;
+      auto Strings = [](PyObject *Sequence, std::vector<std::string> &Out) {
+        PyRef Items = PyRef::check(PySequence_Fast(Sequence, "expected a sequence of str"));
+        for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Items.get()); ++I)
+          Out.push_back(PyRef::borrow(PySequence_Fast_GET_ITEM(Items.get(), I)).str());
+      };
+      Strings(Options, Raw->Options);
+      Strings(ParamTypes, Raw->ParameterTypes);
+      Strings(ParamNames, RawParamNames);
+    }
     std::unique_ptr<DispatcherState> States[TargetCount];
     for (int T = 0; T < TargetCount; ++T) {
       States[T] = std::make_unique<DispatcherState>();
+      States[T]->Target = static_cast<TargetKind>(T);
+      if (Raw) {
+        States[T]->Raw = Raw;
+        States[T]->Name = Raw->Name;
+        States[T]->ParamNames = RawParamNames;
+        continue;
+      }
       States[T]->Function = PyRef::borrow(Function);
       States[T]->Name = PyRef::borrow(Function).attr("__name__").str();
       States[T]->ParamNames = parameterNames(Function);
-      States[T]->Target = static_cast<TargetKind>(T);
     }
     auto *D = reinterpret_cast<DispatcherObject *>(Self);
     for (int T = 0; T < TargetCount; ++T) {

@@ -8,6 +8,7 @@
 #include "Frontend.h"
 #include "LaunchPlan.h"
 #include "PyRef.h"
+#include "RawKernels.h"
 #include "Targets.h"
 #include "Types.h"
 
@@ -66,6 +67,9 @@ struct DispatcherState {
   // Grid sizes (blocks) already warned about as too small (PerformanceWarnings.h).
   std::vector<uint64_t> LowOccupancyWarned;
   std::vector<std::unique_ptr<Specialization>> Specializations;
+  // A CUDA C++ kernel (tidal.cuda.RawKernel, RawKernels.h): specialisations
+  // come from its source instead of the frontend; null for Python kernels.
+  std::shared_ptr<const RawKernelSource> Raw;
   // The signatures given to cuda.jit('sig') or cuda.jit(['sig', ...]): when
   // there are any, launches run one of them, converting scalar arguments to
   // its types, and nothing else is compiled for them (as Numba's dispatcher

@@ -9,6 +9,7 @@
 #include "Errors.h"
 #include "LaunchConfig.h"
 #include "ModuleParts.h"
+#include "RawKernels.h"
 #include "NumPy.h"
 #include "Targets.h"
 
@@ -114,7 +115,8 @@ PyMODINIT_FUNC PyInit__tidal() {
                                       addMemoryFunctions,         addHostMemoryFunctions,
                                       addStreamAndEventFunctions, addDeviceFunctions,
                                       addCompilerFunctions,       addCompileToPTXFunctions,
-                                      tidal::dlpack::addFunctions, addCacheFunctions};
+                                      tidal::dlpack::addFunctions, addCacheFunctions,
+                                      addRawKernelFunctions};
   for (auto Add : Parts) {
     if (Add(Module) < 0) {
       Py_DECREF(Module);

@@ -38,6 +38,7 @@ config.substitutions.append(("%pythonpath", os.path.join(build_dir, "python")))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(("%tidalc", os.path.join(build_dir, "bin", "tidalc")))
+config.substitutions.append(("%tidal-bind", os.path.join(build_dir, "bin", "tidal-bind")))
 
 # ptxas from a CUDA toolkit ($CUDA_HOME, then /usr/local/cuda) is optional:
 # tests that say `REQUIRES: ptxas` are UNSUPPORTED without it.

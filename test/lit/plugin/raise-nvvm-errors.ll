@@ -11,6 +11,7 @@
 ; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-raise-nvvm -disable-output %t/scoped-max.ll 2>&1 | FileCheck %t/scoped-max.ll --check-prefix=ERR
 ; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-raise-nvvm -disable-output %t/inline-asm.ll 2>&1 | FileCheck %t/inline-asm.ll --check-prefix=ERR
 ; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-raise-nvvm -disable-output %t/libdevice.ll 2>&1 | FileCheck %t/libdevice.ll --check-prefix=ERR
+; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-raise-nvvm -disable-output %t/libdevice-type.ll 2>&1 | FileCheck %t/libdevice-type.ll --check-prefix=ERR
 ; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-raise-nvvm -disable-output %t/intrinsic.ll 2>&1 | FileCheck %t/intrinsic.ll --check-prefix=ERR
 ; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-raise-nvvm -disable-output %t/recursive-shared.ll 2>&1 | FileCheck %t/recursive-shared.ll --check-prefix=ERR
 ; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-raise-nvvm -disable-output %t/printf-arguments.ll 2>&1 | FileCheck %t/printf-arguments.ll --check-prefix=ERR
@@ -147,21 +148,21 @@ attributes #1 = { convergent nounwind }
 !9 = !{!"Simple C++ TBAA"}
 
 ;--- libdevice.ll
-; A libdevice function without a math marker (linked libdevice is not raised: compile with -nocudalib).
-; | extern "C" __device__ float __nv_saturatef(float); extern "C" __global__
-; | void k(float *f) { f[0] = __nv_saturatef(f[0]); }
-; ERR: error: tidal: tidal-raise-nvvm: libdevice function '__nv_saturatef' in function 'k' cannot run on the cpu target: tidal has no math marker for it
+; A __nv_ function libdevice does not have (linked libdevice is not raised: compile with -nocudalib).
+; | extern "C" __device__ float __nv_notlibdevicef(float); extern "C" __global__
+; | void k(float *f) { f[0] = __nv_notlibdevicef(f[0]); }
+; ERR: error: tidal: tidal-raise-nvvm: libdevice function '__nv_notlibdevicef' in function 'k' cannot run on the cpu target: libdevice has no function of that name
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 ; Function Attrs: convergent mustprogress norecurse nounwind
 define dso_local void @k(ptr nocapture noundef %0) local_unnamed_addr #0 {
   %2 = load float, ptr %0, align 4, !tbaa !5
-  %3 = tail call contract float @__nv_saturatef(float noundef %2) #2
+  %3 = tail call contract float @__nv_notlibdevicef(float noundef %2) #2
   store float %3, ptr %0, align 4, !tbaa !5
   ret void
 }
 ; Function Attrs: convergent nounwind
-declare dso_local float @__nv_saturatef(float noundef) local_unnamed_addr #1
+declare dso_local float @__nv_notlibdevicef(float noundef) local_unnamed_addr #1
 attributes #0 = { convergent mustprogress norecurse nounwind "frame-pointer"="all" "no-trapping-math"="true" "stack-protector-buffer-size"="8" "target-cpu"="sm_70" "target-features"="+ptx85,+sm_70" "uniform-work-group-size"="true" }
 attributes #1 = { convergent nounwind "frame-pointer"="all" "no-trapping-math"="true" "stack-protector-buffer-size"="8" "target-cpu"="sm_70" "target-features"="+ptx85,+sm_70" }
 attributes #2 = { convergent nounwind }
@@ -173,6 +174,36 @@ attributes #2 = { convergent nounwind }
 !3 = !{i32 7, !"frame-pointer", i32 2}
 !5 = !{!6, !6, i64 0}
 !6 = !{!"float", !7, i64 0}
+!7 = !{!"omnipotent char", !8, i64 0}
+!8 = !{!"Simple C++ TBAA"}
+
+;--- libdevice-type.ll
+; A libdevice function declared with other types than libdevice's (__nv_saturatef takes a float).
+; | extern "C" __device__ double __nv_saturatef(double); extern "C" __global__
+; | void k(double *f) { f[0] = __nv_saturatef(f[0]); }
+; ERR: error: tidal: tidal-raise-nvvm: libdevice function '__nv_saturatef' in function 'k' cannot run on the cpu target: its declaration's types differ from libdevice's
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+; Function Attrs: convergent mustprogress norecurse nounwind
+define dso_local void @k(ptr nocapture noundef %0) local_unnamed_addr #0 {
+  %2 = load double, ptr %0, align 4, !tbaa !5
+  %3 = tail call contract double @__nv_saturatef(double noundef %2) #2
+  store double %3, ptr %0, align 4, !tbaa !5
+  ret void
+}
+; Function Attrs: convergent nounwind
+declare dso_local double @__nv_saturatef(double noundef) local_unnamed_addr #1
+attributes #0 = { convergent mustprogress norecurse nounwind "frame-pointer"="all" "no-trapping-math"="true" "stack-protector-buffer-size"="8" "target-cpu"="sm_70" "target-features"="+ptx85,+sm_70" "uniform-work-group-size"="true" }
+attributes #1 = { convergent nounwind "frame-pointer"="all" "no-trapping-math"="true" "stack-protector-buffer-size"="8" "target-cpu"="sm_70" "target-features"="+ptx85,+sm_70" }
+attributes #2 = { convergent nounwind }
+!nvvm.annotations = !{!0}
+!llvm.module.flags = !{!1, !2, !3}
+!0 = !{ptr @k, !"kernel", i32 1}
+!1 = !{i32 1, !"wchar_size", i32 4}
+!2 = !{i32 4, !"nvvm-reflect-ftz", i32 0}
+!3 = !{i32 7, !"frame-pointer", i32 2}
+!5 = !{!6, !6, i64 0}
+!6 = !{!"double", !7, i64 0}
 !7 = !{!"omnipotent char", !8, i64 0}
 !8 = !{!"Simple C++ TBAA"}
 

@@ -1,0 +1,36 @@
+// tidal._cxx: the module that links Clang (cxx/, tidal::cxx::compileCuda).
+// Importing it gives compileCuda to tidal._tidal (_set_cxx_compiler), which
+// compiles tidal.cuda.RawKernel's source with it (RawKernels.cpp); _tidal
+// itself does not link libclang-cpp.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "CudaCompiler.h"
+
+namespace {
+
+PyModuleDef ModuleDefinition = {PyModuleDef_HEAD_INIT, "tidal._cxx",
+                                "tidal's in-process CUDA C++ compiler (Clang).", -1, nullptr};
+
+} // namespace
+
+PyMODINIT_FUNC PyInit__cxx() {
+  PyObject *Module = PyModule_Create(&ModuleDefinition);
+  if (!Module)
+    return nullptr;
+  PyObject *Tidal = PyImport_ImportModule("tidal._tidal");
+  PyObject *Capsule =
+      Tidal ? PyCapsule_New(reinterpret_cast<void *>(&tidal::cxx::compileCuda),
+                            "tidal.cxx.compileCuda", nullptr)
+            : nullptr;
+  PyObject *Done =
+      Capsule ? PyObject_CallMethod(Tidal, "_set_cxx_compiler", "O", Capsule) : nullptr;
+  Py_XDECREF(Done);
+  Py_XDECREF(Capsule);
+  Py_XDECREF(Tidal);
+  if (!Done) {
+    Py_DECREF(Module);
+    return nullptr;
+  }
+  return Module;
+}

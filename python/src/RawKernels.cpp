@@ -1,0 +1,386 @@
+// CUDA C++ kernels from Python (RawKernels.h): clang's diagnostics as a
+// CompileError, the kernel list with parameter types, and the adapter kernel
+// between tidal's launch ABI and the C++ kernel's parameters.
+
+#include "RawKernels.h"
+
+#include "CompileError.h"
+#include "Errors.h"
+#include "PyRef.h"
+
+#include "CudaCompiler.h"
+#include "tidal/Contract.h"
+#include "tidal/Passes.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <regex>
+#include <stdexcept>
+
+namespace tidal::binding {
+
+using frontend::CompileError;
+using frontend::KernelModule;
+using frontend::PyRef;
+using frontend::Scalar;
+using frontend::Type;
+
+namespace {
+
+// cxx::compileCuda, given by tidal._cxx (CxxModule.cpp) when it is imported:
+// _tidal itself does not link Clang.
+using CompileCudaFunction = std::unique_ptr<llvm::Module> (*)(llvm::LLVMContext &,
+                                                              llvm::StringRef, llvm::StringRef,
+                                                              llvm::ArrayRef<std::string>,
+                                                              std::string &);
+CompileCudaFunction CompileCuda = nullptr;
+
+// Line `Line` (1-based) of Text, or "".
+std::string lineOf(const std::string &Text, int Line) {
+  size_t Start = 0;
+  for (int I = 1; I < Line; ++I) {
+    Start = Text.find('\n', Start);
+    if (Start == std::string::npos)
+      return "";
+    ++Start;
+  }
+  size_t End = Text.find('\n', Start);
+  return Text.substr(Start, End == std::string::npos ? std::string::npos : End - Start);
+}
+
+// Clang's diagnostics as a CompileError at the first error's place, with
+// the rest of what clang printed after its message.
+[[noreturn]] void throwClangError(const std::string &Diagnostics, const std::string &Code,
+                                  const std::string &FileName) {
+  static const std::regex First(R"(^(.*):(\d+):(\d+): (?:fatal )?error: (.*)$)");
+  std::smatch Match;
+  size_t Start = 0;
+  while (Start < Diagnostics.size()) {
+    size_t End = Diagnostics.find('\n', Start);
+    std::string Line = Diagnostics.substr(Start, End == std::string::npos ? std::string::npos
+                                                                          : End - Start);
+    if (std::regex_match(Line, Match, First)) {
+      frontend::SourceLocation Where;
+      Where.File = Match[1];
+      Where.Line = std::stoi(Match[2]);
+      Where.Column = std::stoi(Match[3]);
+      Where.SourceLine = Where.File == FileName ? lineOf(Code, Where.Line) : "";
+      std::string Message = Match[4];
+      throw CompileError("CompileError", "CUDA C++: " + Message, Where);
+    }
+    if (End == std::string::npos)
+      break;
+    Start = End + 1;
+  }
+  throw CompileError("CompileError", "CUDA C++: " + Diagnostics, frontend::SourceLocation{});
+}
+
+std::unique_ptr<llvm::Module> compileOrThrow(llvm::LLVMContext &Context, const std::string &Code,
+                                             const std::string &FileName,
+                                             const std::vector<std::string> &Options) {
+  if (!CompileCuda)
+    throw std::runtime_error("CUDA C++ needs tidal's Clang module: import tidal._cxx first");
+  std::string Error;
+  std::unique_ptr<llvm::Module> M = CompileCuda(Context, Code, FileName, Options, Error);
+  if (!M)
+    throwClangError(Error, Code, FileName);
+  return M;
+}
+
+struct KernelInfo {
+  std::string Symbol, Name;
+  std::vector<std::string> Types, Names;
+};
+
+std::vector<KernelInfo> kernelsOf(const llvm::Module &M) {
+  std::vector<KernelInfo> Kernels;
+  const llvm::NamedMDNode *Node = M.getNamedMetadata(cxx::KernelParametersMetadata);
+  if (!Node)
+    return Kernels;
+  for (const llvm::MDNode *K : Node->operands()) {
+    KernelInfo Info;
+    auto Text = [&](unsigned I) { return llvm::cast<llvm::MDString>(K->getOperand(I))->getString().str(); };
+    Info.Symbol = Text(0);
+    Info.Name = Text(1);
+    for (unsigned I = 2; I + 1 < K->getNumOperands(); I += 2) {
+      Info.Types.push_back(Text(I));
+      Info.Names.push_back(Text(I + 1));
+    }
+    Kernels.push_back(std::move(Info));
+  }
+  return Kernels;
+}
+
+// The C++ parameter text "float32", "const float64*" as (scalar, pointer).
+bool parseParameter(const std::string &Text, Scalar &Element, bool &Pointer) {
+  std::string Name = Text;
+  if (Name.rfind("const ", 0) == 0)
+    Name = Name.substr(6);
+  Pointer = !Name.empty() && Name.back() == '*';
+  if (Pointer)
+    Name.pop_back();
+  return frontend::scalarFromName(Name, Element);
+}
+
+// The C++ spelling of a parameter text, for errors.
+std::string cxxSpelling(const std::string &Text) {
+  static const char *const Names[][2] = {
+      {"bool", "bool"},      {"int8", "signed char"},  {"uint8", "unsigned char"},
+      {"int16", "short"},    {"uint16", "unsigned short"}, {"int32", "int"},
+      {"uint32", "unsigned int"}, {"int64", "long long"}, {"uint64", "unsigned long long"},
+      {"float16", "half"},   {"float32", "float"},     {"float64", "double"}};
+  if (!Text.empty() && Text[0] == '?')
+    return Text.substr(1);
+  Scalar Element;
+  bool Pointer;
+  if (!parseParameter(Text, Element, Pointer))
+    return Text;
+  std::string Base = frontend::scalarName(Element);
+  for (const auto &Pair : Names)
+    if (Base == Pair[0])
+      Base = Pair[1];
+  return (Text.rfind("const ", 0) == 0 ? "const " : "") + Base + (Pointer ? " *" : "");
+}
+
+llvm::Type *llvmScalar(llvm::LLVMContext &Context, Scalar S) {
+  switch (S) {
+  case Scalar::Bool:
+    return llvm::Type::getInt1Ty(Context);
+  case Scalar::Float16:
+    return llvm::Type::getHalfTy(Context);
+  case Scalar::Float32:
+    return llvm::Type::getFloatTy(Context);
+  case Scalar::Float64:
+    return llvm::Type::getDoubleTy(Context);
+  default:
+    return llvm::Type::getIntNTy(Context, frontend::bitWidth(S));
+  }
+}
+
+// Value (of tidal scalar type From) converted to the C++ parameter's type To
+// (of scalar ToScalar), as a C++ conversion does.
+llvm::Value *convertScalar(llvm::IRBuilder<> &B, llvm::Value *Value, Scalar From, llvm::Type *To,
+                           Scalar ToScalar) {
+  llvm::Type *Source = Value->getType();
+  if (Source == To)
+    return Value;
+  bool FromFloat = frontend::isFloat(From), ToFloat = frontend::isFloat(ToScalar);
+  bool FromSigned = From != Scalar::Bool && frontend::isSigned(From);
+  if (ToScalar == Scalar::Bool) {
+    llvm::Value *Zero = llvm::Constant::getNullValue(Source);
+    llvm::Value *Flag = FromFloat ? B.CreateFCmpUNE(Value, Zero) : B.CreateICmpNE(Value, Zero);
+    return B.CreateZExtOrTrunc(Flag, To);
+  }
+  if (FromFloat && ToFloat)
+    return B.CreateFPCast(Value, To);
+  if (FromFloat)
+    return frontend::isSigned(ToScalar) ? B.CreateFPToSI(Value, To) : B.CreateFPToUI(Value, To);
+  if (ToFloat)
+    return FromSigned ? B.CreateSIToFP(Value, To) : B.CreateUIToFP(Value, To);
+  return B.CreateIntCast(Value, To, FromSigned);
+}
+
+const KernelInfo &findKernel(const std::vector<KernelInfo> &Kernels, const std::string &Symbol) {
+  for (const KernelInfo &K : Kernels)
+    if (K.Symbol == Symbol)
+      return K;
+  throw std::runtime_error("internal error: kernel '" + Symbol + "' is gone from its module");
+}
+
+} // namespace
+
+KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::string> &ParamNames,
+                           const std::vector<Type> &Types) {
+  KernelModule KM;
+  KM.Context = std::make_unique<llvm::LLVMContext>();
+  llvm::LLVMContext &Context = *KM.Context;
+  KM.Module = compileOrThrow(Context, Raw.Code, Raw.FileName, Raw.Options);
+  llvm::Module &M = *KM.Module;
+  const std::vector<KernelInfo> AllKernels = kernelsOf(M);
+  const KernelInfo &Info = findKernel(AllKernels, Raw.Symbol);
+  if (Types.size() != Info.Types.size())
+    throw std::invalid_argument("kernel '" + Raw.Name + "' takes " +
+                                std::to_string(Info.Types.size()) + " arguments, got " +
+                                std::to_string(Types.size()));
+
+  // Each argument against its C++ parameter.
+  for (size_t I = 0; I < Types.size(); ++I) {
+    const std::string &Text = Info.Types[I];
+    std::string Where = "argument '" + ParamNames[I] + "' of kernel '" + Raw.Name + "' (C++ type '" +
+                        cxxSpelling(Text) + "'): ";
+    Scalar Element;
+    bool Pointer;
+    if (!parseParameter(Text, Element, Pointer))
+      throw std::invalid_argument(Where + "tidal passes only scalars and pointers to scalars "
+                                          "to CUDA C++ kernels");
+    const Type &T = Types[I];
+    if (Pointer) {
+      if (!T.isArray() || T.Rec || T.Elem != Element)
+        throw std::invalid_argument(Where + "takes an array of " +
+                                    frontend::scalarName(Element) + ", not " + T.str());
+      if (T.Lay == frontend::Layout::A)
+        throw std::invalid_argument(Where + "takes a contiguous array (C or F order), not " +
+                                    T.str());
+      if (T.ReadOnly && Text.rfind("const ", 0) != 0)
+        throw std::invalid_argument(Where + "writes through its pointer: a read-only array "
+                                            "needs a const parameter");
+    } else if (!T.isScalar() || frontend::isComplex(T.Elem)) {
+      throw std::invalid_argument(Where + "takes a number, not " + T.str());
+    }
+  }
+
+  std::string RaiseError;
+  if (!tidal::raiseNVVMModule(M, RaiseError))
+    throw CompileError("CompileError",
+                       "CUDA C++ kernel '" + Raw.Name + "' of " + Raw.FileName +
+                           " cannot run on tidal: " + RaiseError,
+                       frontend::SourceLocation{});
+  llvm::Function *Body = M.getFunction(Raw.Symbol);
+  if (!Body)
+    throw std::runtime_error("internal error: kernel '" + Raw.Symbol + "' is gone after raising");
+
+  // The adapter kernel: tidal's flattened parameters in, the C++ kernel's out.
+  std::vector<llvm::Type *> Parameters;
+  llvm::Type *Pointer = llvm::PointerType::get(Context, 0);
+  llvm::Type *Int64 = llvm::Type::getInt64Ty(Context);
+  for (const Type &T : Types) {
+    if (T.isArray()) {
+      Parameters.push_back(Pointer);
+      Parameters.insert(Parameters.end(), 2u * T.NDim, Int64);
+    } else {
+      Parameters.push_back(llvmScalar(Context, T.Elem));
+    }
+  }
+  Body->setName(Raw.Symbol + ".cxx");
+  auto *Adapter = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(Context), Parameters, false),
+      llvm::GlobalValue::ExternalLinkage, Raw.Symbol, M);
+  for (const char *Attribute :
+       {MaxThreadsAttribute, MinBlocksAttribute, MaxRegistersAttribute})
+    if (Body->hasFnAttribute(Attribute))
+      Adapter->addFnAttr(Body->getFnAttribute(Attribute));
+  llvm::IRBuilder<> B(llvm::BasicBlock::Create(Context, "entry", Adapter));
+  std::vector<llvm::Value *> Arguments;
+  unsigned Next = 0;
+  for (size_t I = 0; I < Types.size(); ++I) {
+    const Type &T = Types[I];
+    llvm::Type *Expected = Body->getFunctionType()->getParamType(I);
+    if (T.isArray()) {
+      Arguments.push_back(Adapter->getArg(Next));
+      Next += 1 + 2 * T.NDim;
+    } else {
+      Scalar To;
+      bool IsPointer;
+      parseParameter(Info.Types[I], To, IsPointer);
+      Arguments.push_back(convertScalar(B, Adapter->getArg(Next++), T.Elem, Expected, To));
+    }
+  }
+  llvm::CallInst *Call = B.CreateCall(Body, Arguments);
+  B.CreateRetVoid();
+  llvm::InlineFunctionInfo Inlining;
+  if (!llvm::InlineFunction(*Call, Inlining).isSuccess())
+    throw std::runtime_error("internal error: cannot inline CUDA C++ kernel '" + Raw.Name + "'");
+
+  // The adapter is the module's one kernel; the C++ kernels go.
+  if (llvm::NamedMDNode *Kernels = M.getNamedMetadata(KernelsMetadataName))
+    Kernels->eraseFromParent();
+  M.getOrInsertNamedMetadata(KernelsMetadataName)
+      ->addOperand(llvm::MDNode::get(Context, {llvm::ValueAsMetadata::get(Adapter)}));
+  if (llvm::NamedMDNode *Cxx = M.getNamedMetadata(cxx::KernelParametersMetadata))
+    Cxx->eraseFromParent();
+  Body->eraseFromParent();
+  // The module's other kernels, and what only they called, go too: the
+  // host lowering takes markers only in kernels and what kernels call.
+  for (llvm::Function &F : M)
+    if (&F != Adapter && !F.isDeclaration())
+      F.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (bool Erased = true; Erased;) {
+    Erased = false;
+    for (llvm::Function &F : llvm::make_early_inc_range(M))
+      if (&F != Adapter && !F.isDeclaration() && F.use_empty()) {
+        F.eraseFromParent();
+        Erased = true;
+      }
+  }
+  KM.KernelName = Raw.Symbol;
+  KM.ParamTypes = Types;
+  KM.SourceFile = Raw.FileName;
+  return KM;
+}
+
+namespace {
+
+std::vector<std::string> stringsOf(PyObject *Sequence) {
+  PyRef Items = PyRef::check(PySequence_Fast(Sequence, "clang options must be a sequence of str"));
+  std::vector<std::string> Out;
+  for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Items.get()); ++I) {
+    PyObject *Item = PySequence_Fast_GET_ITEM(Items.get(), I);
+    const char *Text = PyUnicode_Check(Item) ? PyUnicode_AsUTF8(Item) : nullptr;
+    if (!Text)
+      throw std::invalid_argument("clang options must be str, not '" +
+                                  std::string(Py_TYPE(Item)->tp_name) + "'");
+    Out.push_back(Text);
+  }
+  return Out;
+}
+
+PyObject *stringList(const std::vector<std::string> &Strings) {
+  PyRef List = PyRef::check(PyList_New(static_cast<Py_ssize_t>(Strings.size())));
+  for (size_t I = 0; I < Strings.size(); ++I)
+    PyList_SET_ITEM(List.get(), I, PyRef::check(PyUnicode_FromString(Strings[I].c_str())).release());
+  return List.release();
+}
+
+PyObject *module_raw_kernels(PyObject *, PyObject *Args) {
+  const char *Code, *FileName;
+  PyObject *Options;
+  if (!PyArg_ParseTuple(Args, "ssO", &Code, &FileName, &Options))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    std::vector<std::string> ClangOptions = stringsOf(Options);
+    llvm::LLVMContext Context;
+    std::unique_ptr<llvm::Module> M;
+    std::string Source = Code, File = FileName;
+    M = compileOrThrow(Context, Source, File, ClangOptions);
+    std::vector<KernelInfo> Kernels = kernelsOf(*M);
+    PyRef List = PyRef::check(PyList_New(0));
+    for (const KernelInfo &K : Kernels) {
+      PyRef Types = PyRef::steal(stringList(K.Types));
+      PyRef Names = PyRef::steal(stringList(K.Names));
+      PyRef Entry = PyRef::check(
+          Py_BuildValue("(ssOO)", K.Symbol.c_str(), K.Name.c_str(), Types.get(), Names.get()));
+      if (PyList_Append(List.get(), Entry.get()) < 0)
+        return nullptr;
+    }
+    return List.release();
+  });
+}
+
+PyObject *module_set_cxx_compiler(PyObject *, PyObject *Capsule) {
+  void *Function = PyCapsule_GetPointer(Capsule, "tidal.cxx.compileCuda");
+  if (!Function)
+    return nullptr;
+  CompileCuda = reinterpret_cast<CompileCudaFunction>(Function);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef RawKernelMethods[] = {
+    {"_set_cxx_compiler", module_set_cxx_compiler, METH_O,
+     "_set_cxx_compiler(capsule): tidal._cxx gives its compileCuda."},
+    {"_raw_kernels", module_raw_kernels, METH_VARARGS,
+     "_raw_kernels(code, file_name, options): [(symbol, name, [parameter types], [parameter "
+     "names])] of the __global__ functions of CUDA C++ source."},
+    {nullptr, nullptr, 0, nullptr}};
+
+} // namespace
+
+int addRawKernelFunctions(PyObject *Module) {
+  return PyModule_AddFunctions(Module, RawKernelMethods);
+}
+
+} // namespace tidal::binding

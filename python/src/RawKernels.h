@@ -1,0 +1,47 @@
+// CUDA C++ kernels launched from Python (tidal.cuda.RawKernel / RawModule,
+// python/tidal/cuda/raw.py): the source compiled in process (cxx/,
+// tidal::cxx::compileCuda), its kernels listed with their C++ parameter
+// types, and, per list of launch-argument types, a marker-IR module whose
+// kernel takes the arguments as tidal's Python kernels do (arrays
+// flattened) and calls the C++ kernel with data pointers and converted
+// scalars. The dispatcher (Dispatcher.cpp) compiles and launches it like a
+// Python kernel's specialisation.
+#ifndef TIDAL_BINDING_RAWKERNELS_H
+#define TIDAL_BINDING_RAWKERNELS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "Frontend.h"
+#include "Types.h"
+
+#include <string>
+#include <vector>
+
+namespace tidal::binding {
+
+// One kernel of a CUDA C++ source.
+struct RawKernelSource {
+  std::string Code, FileName;
+  std::vector<std::string> Options; // clang options
+  std::string Symbol;               // the kernel's symbol in the module
+  std::string Name;                 // as written in the source
+  std::vector<std::string> ParameterTypes; // KernelParametersMetadata's text
+};
+
+// The marker-IR module of Raw's kernel for launch arguments of types Types
+// (one per C++ parameter, checked: ParamNames name them in errors). Throws
+// std::invalid_argument (TypeError) for an argument the parameter cannot
+// take, CompileError for what clang or tidal-raise-nvvm refuse.
+frontend::KernelModule emitRawKernel(const RawKernelSource &Raw,
+                                     const std::vector<std::string> &ParamNames,
+                                     const std::vector<frontend::Type> &Types);
+
+// _raw_kernels(code, file_name, options): [(symbol, name, [parameter types],
+// [parameter names]), ...] of each __global__ function, or CompileError with
+// clang's first error at its file:line:col. 0, or -1 with a Python error set.
+int addRawKernelFunctions(PyObject *Module);
+
+} // namespace tidal::binding
+
+#endif

@@ -1,0 +1,138 @@
+"""CUDA C++ kernels launched from Python, with CuPy's names:
+RawKernel(code, name, options=()) and RawModule(code=None, path=None,
+options=()).get_function(name). Each is launched as tidal's Python kernels
+are, kernel[griddim, blockdim, stream, sharedmem](*args), with the same
+argument kinds (device arrays, NumPy arrays copied in and back, CAI/DLPack
+objects, scalars); a pointer parameter takes an array of its element type,
+a scalar parameter any real number, converted to the C++ type.
+
+The source is compiled in process by Clang's libraries (tidal's prelude
+stands in for cuda_runtime.h), raised to marker IR, and lowered for the
+target like a Python kernel (docs/cpp.md, "From Python"). The C++ half is
+python/src/RawKernels.cpp."""
+
+from ._native import native
+from .dispatcher import Dispatcher
+
+__all__ = ["RawKernel", "RawModule"]
+
+
+def _load_compiler():
+    """Imports tidal._cxx, the module that links Clang and hands its
+    compiler to _tidal; a clear error where it cannot load (a GPU kit
+    without libclang-cpp)."""
+    try:
+        from .. import _cxx  # noqa: F401
+    except ImportError as error:
+        raise RuntimeError(f"CUDA C++ (RawKernel, RawModule) needs tidal's Clang module "
+                           f"tidal._cxx, which cannot load here: {error}") from None
+
+
+def _compile(code, file_name, options):
+    _load_compiler()
+    return native._raw_kernels(code, file_name, list(options))
+
+
+def _options_tuple(options):
+    if isinstance(options, str):
+        options = (options,)
+    options = tuple(options)
+    for option in options:
+        if not isinstance(option, str):
+            raise TypeError(f"CUDA C++ options are str, not {type(option).__name__}: {option!r}")
+    return options
+
+
+def _describe(kernel):
+    symbol, name, types, names = kernel
+    shown = name if symbol == name else f"{name} ({symbol})"
+    return f"{shown}({', '.join(types)})"
+
+
+class RawModule:
+    """The kernels of one CUDA C++ source: `code` (a str) or the file at
+    `path`, compiled with clang `options` (-DNAME=VALUE, -I DIR, -std=c++20).
+    Clang's errors raise tidal.errors.CompileError at the C++ file:line:col."""
+
+    def __init__(self, code=None, path=None, options=()):
+        if (code is None) == (path is None):
+            raise TypeError("RawModule takes code (a str) or path (a file), exactly one of them")
+        if path is not None:
+            with open(path, encoding="utf-8") as source:
+                code = source.read()
+            file_name = str(path)
+        else:
+            if not isinstance(code, str):
+                raise TypeError(f"RawModule's code is a str of CUDA C++, not {type(code).__name__}")
+            file_name = "rawmodule.cu"
+        self.code = code
+        self.path = path
+        self.options = _options_tuple(options)
+        self._file_name = file_name
+        self._kernels = _compile(code, file_name, self.options)
+
+    @property
+    def kernel_names(self):
+        """The names of the module's __global__ functions, as written."""
+        return [kernel[1] for kernel in self._kernels]
+
+    def get_function(self, name):
+        """The kernel `name` (its name as written, or its symbol) as a
+        RawKernel."""
+        return RawKernel._from_module(self, name)
+
+
+class RawKernel(Dispatcher):
+    """The __global__ function `name` of the CUDA C++ source `code`."""
+
+    def __init__(self, code, name, options=()):
+        if not isinstance(code, str):
+            raise TypeError(f"RawKernel's code is a str of CUDA C++, not {type(code).__name__}")
+        module = RawModule.__new__(RawModule)
+        module.code, module.path = code, None
+        module.options = _options_tuple(options)
+        module._file_name = "rawkernel.cu"
+        module._kernels = _compile(code, module._file_name, module.options)
+        self._start(module, name)
+
+    @classmethod
+    def _from_module(cls, module, name):
+        kernel = cls.__new__(cls)
+        kernel._start(module, name)
+        return kernel
+
+    def _start(self, module, name):
+        if not isinstance(name, str):
+            raise TypeError(f"a kernel's name is a str, not {type(name).__name__}")
+        found = [k for k in module._kernels if name in (k[0], k[1])]
+        if not found:
+            listed = ", ".join(_describe(k) for k in module._kernels) or "none"
+            raise ValueError(f"CUDA C++ source {module._file_name} has no kernel '{name}'; "
+                             f"its __global__ functions: {listed}")
+        if len(found) > 1:
+            listed = ", ".join(_describe(k) for k in found)
+            raise ValueError(f"'{name}' names {len(found)} kernels of {module._file_name} "
+                             f"(overloads): {listed}; give one's symbol")
+        symbol, written, types, names = found[0]
+        names = [n or f"#{i}" for i, n in enumerate(names)]
+        for parameter, text in zip(names, types):
+            if text.startswith("?"):
+                raise TypeError(
+                    f"parameter '{parameter}' of CUDA C++ kernel '{written}' has type "
+                    f"'{text[1:]}': tidal passes only scalars and pointers to scalars")
+        native.Dispatcher.__init__(
+            self, raw=(module.code, module._file_name, list(module.options), symbol, written,
+                       list(types), names))
+        self.module = module
+        self.name = name
+        self.code = module.code
+        self.options = {}
+        self.py_func = None
+        self._cache = None
+        self.declared_signatures = ()
+        self.__name__ = written
+        self.__qualname__ = written
+        self.parameter_types = tuple(types)
+
+    def __repr__(self):
+        return f"<tidal RawKernel {self.__name__}({', '.join(self.parameter_types)})>"

@@ -1,0 +1,182 @@
+"""CUDA C++ kernels from Python (tidal.cuda.RawKernel / RawModule,
+python/tidal/cuda/raw.py, python/src/RawKernels.cpp), on every target: the
+examples of examples/cuda_cpp against NumPy, scalar conversions, libdevice
+calls, and the errors (clang's, an unknown kernel, wrong arguments, a
+construct tidal-raise-nvvm refuses)."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+from tidal.errors import CompileError
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "cuda_cpp")
+
+
+def example(name):
+    return cuda.RawModule(path=os.path.join(EXAMPLES, name + ".cu"))
+
+
+def test_reduction(target, rng):
+    kernel = example("reduction").get_function("sum_reduce")
+    values = rng.random(10_000, dtype=np.float32)
+    total = np.zeros(1, dtype=np.float32)
+    kernel[8, 256](values, len(values), total)
+    target.assert_result("sum_reduce", total[0], values.sum(dtype=np.float64), rtol=1e-4)
+
+
+def test_histogram(target, rng):
+    kernel = example("histogram").get_function("histogram")
+    data = rng.integers(0, 64, 5000, dtype=np.uint8)
+    bins = np.zeros(64, dtype=np.uint32)
+    kernel[4, 128](data, len(data), bins)
+    target.assert_result("histogram", bins, np.bincount(data, minlength=64))
+
+
+def test_scan(target, rng):
+    kernel = example("scan").get_function("block_scan")
+    block, blocks = 256, 3
+    values = rng.integers(-100, 100, block * blocks, dtype=np.int32)
+    out = np.zeros_like(values)
+    totals = np.zeros(blocks, dtype=np.int32)
+    kernel[blocks, block](values, out, totals, len(values))
+    slices = values.reshape(blocks, block)
+    target.assert_result("block_scan", out, np.cumsum(slices, axis=1).ravel())
+    target.assert_result("block_scan", totals, slices.sum(axis=1))
+
+
+def test_transpose_of_a_two_dimensional_array(target, rng):
+    kernel = example("transpose").get_function("transpose")
+    rows, columns = 70, 45
+    matrix = rng.random((rows, columns), dtype=np.float32)
+    out = np.zeros((columns, rows), dtype=np.float32)
+    kernel[((columns + 31) // 32, (rows + 31) // 32), (32, 8)](matrix, out, rows, columns)
+    target.assert_result("transpose", out, matrix.T)
+
+
+def test_device_arrays_and_a_stream(target):
+    kernel = cuda.RawKernel(r'''
+        extern "C" __global__ void scale(double *x, double by, unsigned long long n) {
+          unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) x[i] *= by;
+        }''', "scale")
+    host = np.arange(100, dtype=np.float64)
+    device = cuda.to_device(host)
+    stream = cuda.stream()
+    kernel[4, 32, stream, 0](device, 2.5, 100)
+    stream.synchronize()
+    target.assert_result("scale", device.copy_to_host(), host * 2.5)
+
+
+SCALARS = r'''
+extern "C" __global__ void scalars(float *out, float f, double d, int i, unsigned u,
+                                   long long l, bool b, short s, unsigned char c) {
+  out[0] = f; out[1] = d; out[2] = i; out[3] = u; out[4] = l; out[5] = b; out[6] = s;
+  out[7] = c;
+}'''
+
+
+def test_scalars_convert_to_the_cxx_parameter_types(target):
+    kernel = cuda.RawKernel(SCALARS, "scalars")
+    assert kernel.parameter_types == ("float32*", "float32", "float64", "int32", "uint32",
+                                      "int64", "bool", "int16", "uint8")
+    out = np.zeros(8, dtype=np.float32)
+    # Python ints and floats, and NumPy scalars: each becomes the C++ type
+    # (a float to an int parameter truncates, as a C++ conversion).
+    kernel[1, 1](out, 1.5, np.float32(2.25), 7.9, 2**32 - 1, -(2**40), 3, np.int64(-2), 300)
+    target.assert_result("scalars", out,
+                         np.array([1.5, 2.25, 7, 2**32 - 1, -(2**40), 1, -2, 44], np.float32))
+
+
+def test_libdevice_functions_and_math(target):
+    kernel = cuda.RawKernel(r'''
+        extern "C" __global__ void math(const float *x, float *out, float *inverse, double *dout) {
+          int i = threadIdx.x;
+          out[i] = sinf(x[i]) + __saturatef(x[i]);
+          inverse[i] = erfinvf(x[i] / 2.0f);
+          dout[i] = normcdf((double)x[i]) + cospi((double)x[i]);
+        }''', "math")
+    x = np.linspace(-0.9, 0.9, 32, dtype=np.float32)
+    out = np.zeros(32, dtype=np.float32)
+    inverse = np.zeros(32, dtype=np.float32)
+    dout = np.zeros(32, dtype=np.float64)
+    kernel[1, 32](x, out, inverse, dout)
+    if not target.ran("math"):
+        return
+    xd = x.astype(np.float64)
+    np.testing.assert_allclose(out, np.sin(xd) + np.clip(xd, 0, 1), rtol=1e-6, atol=1e-7)
+    # erfinv through erf, normcdf through erfc (the standard library's).
+    np.testing.assert_allclose([math.erf(v) for v in inverse.astype(np.float64)], xd / 2,
+                               rtol=1e-5, atol=1e-7)
+    expected = [0.5 * math.erfc(-v / math.sqrt(2)) + math.cos(math.pi * v) for v in xd]
+    np.testing.assert_allclose(dout, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_module_with_several_kernels_and_options(target):
+    module = cuda.RawModule(code=r'''
+        extern "C" __global__ void fill(int *x) { x[threadIdx.x] = VALUE; }
+        extern "C" __global__ void twice(int *x) { x[threadIdx.x] *= 2; }''',
+                            options=("-DVALUE=21",))
+    assert sorted(module.kernel_names) == ["fill", "twice"]
+    x = np.zeros(8, dtype=np.int32)
+    d = cuda.to_device(x)
+    module.get_function("fill")[1, 8](d)
+    module.get_function("twice")[1, 8](d)
+    target.assert_result("twice", d.copy_to_host(), np.full(8, 42, np.int32))
+
+
+def test_syntax_error_is_a_compile_error_at_the_cxx_line():
+    with pytest.raises(CompileError) as error:
+        cuda.RawKernel('extern "C" __global__ void k(float *x) {\n  x[0] = 1\n}\n', "k")
+    text = str(error.value)
+    assert text.startswith("rawkernel.cu:2:11: CUDA C++: expected ';' after expression")
+    assert "  x[0] = 1\n" in text and text.rstrip().endswith("^")
+
+
+def test_unknown_kernel_lists_the_kernels():
+    module = cuda.RawModule(code='extern "C" __global__ void a(int *x) {}\n'
+                                 '__global__ void b(float *y, int n) {}')
+    with pytest.raises(ValueError, match=r"has no kernel 'c'; its __global__ functions: "
+                                         r"a\(int32\*\), b \(_Z1bPfi\)\(float32\*, int32\)"):
+        module.get_function("c")
+    assert module.get_function("b").__name__ == "b"
+
+
+def test_wrong_arguments(target):
+    kernel = cuda.RawKernel(SCALARS, "scalars")
+    out = np.zeros(8, dtype=np.float32)
+    with pytest.raises(TypeError, match=r"takes 9 arguments but 2 were given"):
+        kernel[1, 1](out, 1.0)
+    with pytest.raises(TypeError, match=r"argument 'out' of kernel 'scalars' \(C\+\+ type "
+                                        r"'float \*'\): takes an array of float32, not "
+                                        r"array\(float64, 1d, C\)"):
+        kernel[1, 1](out.astype(np.float64), 1, 2, 3, 4, 5, 6, 7, 8)
+    with pytest.raises(TypeError, match=r"argument 'out' .*takes a contiguous array \(C or F "
+                                        r"order\), not array\(float32, 1d, A\)"):
+        kernel[1, 1](np.zeros(16, np.float32)[::2], 1, 2, 3, 4, 5, 6, 7, 8)
+    with pytest.raises(TypeError, match=r"argument 'f' .*takes a number, not array"):
+        kernel[1, 1](out, out, 2, 3, 4, 5, 6, 7, 8)
+    with pytest.raises(TypeError, match=r"argument 'd' .*takes a number, not complex128"):
+        kernel[1, 1](out, 1, 2j, 3, 4, 5, 6, 7, 8)
+
+
+def test_unsupported_parameter_type():
+    with pytest.raises(TypeError, match=r"parameter 'p' of CUDA C\+\+ kernel 'k' has type "
+                                        r"'Pair': tidal passes only scalars and pointers"):
+        cuda.RawKernel('struct Pair { int a, b; };\n'
+                       'extern "C" __global__ void k(Pair p, int *out) { out[0] = p.a; }', "k")
+
+
+def test_construct_raise_nvvm_refuses(target):
+    kernel = cuda.RawKernel(r'''
+        extern "C" __global__ void k(long long *out) {
+          out[0] = __nvvm_read_ptx_sreg_clock64();
+        }''', "k")
+    # (clock64 has no marker: the cpu target has no clock.)
+    with pytest.raises(CompileError, match=r"^CUDA C\+\+ kernel 'k' of rawkernel.cu cannot run on "
+                                           r"tidal: .*special register "
+                                           r"'llvm.nvvm.read.ptx.sreg.clock64' in function 'k'"):
+        kernel[1, 1](np.zeros(1, np.int64))
