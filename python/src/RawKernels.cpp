@@ -220,16 +220,16 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
                                           "to CUDA C++ kernels");
     const Type &T = Types[I];
     if (Pointer) {
-      if (!T.isArray() || T.Rec || T.Elem != Element)
+      if (!T.isArray() || T.Record || T.Dtype != Element)
         throw std::invalid_argument(Where + "takes an array of " +
                                     frontend::scalarName(Element) + ", not " + T.str());
-      if (T.Lay == frontend::Layout::A)
+      if (T.ArrayLayout == frontend::Layout::A)
         throw std::invalid_argument(Where + "takes a contiguous array (C or F order), not " +
                                     T.str());
       if (T.ReadOnly && Text.rfind("const ", 0) != 0)
         throw std::invalid_argument(Where + "writes through its pointer: a read-only array "
                                             "needs a const parameter");
-    } else if (!T.isScalar() || frontend::isComplex(T.Elem)) {
+    } else if (!T.isScalar() || frontend::isComplex(T.Dtype)) {
       throw std::invalid_argument(Where + "takes a number, not " + T.str());
     }
   }
@@ -253,7 +253,7 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
       Parameters.push_back(Pointer);
       Parameters.insert(Parameters.end(), 2u * T.NDim, Int64);
     } else {
-      Parameters.push_back(llvmScalar(Context, T.Elem));
+      Parameters.push_back(llvmScalar(Context, T.Dtype));
     }
   }
   Body->setName(Raw.Symbol + ".cxx");
@@ -277,7 +277,7 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
       Scalar To;
       bool IsPointer;
       parseParameter(Info.Types[I], To, IsPointer);
-      Arguments.push_back(convertScalar(B, Adapter->getArg(Next++), T.Elem, Expected, To));
+      Arguments.push_back(convertScalar(B, Adapter->getArg(Next++), T.Dtype, Expected, To));
     }
   }
   llvm::CallInst *Call = B.CreateCall(Body, Arguments);
