@@ -84,3 +84,54 @@ def test_record_errors():
 
     with pytest.raises(TypeError, match="field 'pos' is not a number"):
         takes[1, 1](np.zeros(2, nested))
+
+
+def test_fields_by_string_constant(target, rng):
+    """r['x'] reads and writes the same field as r.x, also augmented, also on
+    a[i]['x'] directly (Numba's spelling in its record tests)."""
+    @cuda.jit
+    def k(particles, out):
+        i = cuda.grid(1)
+        if i < particles.size:
+            p = particles[i]
+            p['x'] += p['mass']
+            particles[i]['y'] = p.x * 2
+            out[i] = particles[i]['id'] + p['alive']
+
+    n = 50
+    particles = np.zeros(n, PARTICLE)
+    particles["x"] = rng.random(n)
+    particles["mass"] = rng.random(n)
+    particles["id"] = np.arange(n)
+    particles["alive"] = True
+    before = particles.copy()
+    out = np.zeros(n, np.int64)
+    k[1, 64](particles, out)
+    x = (before["x"] + before["mass"]).astype(np.float32)
+    target.assert_result("k", particles["x"], x, rtol=1e-6)
+    target.assert_result("k", particles["y"], x * 2, rtol=1e-6)
+    target.assert_result("k", out, np.arange(n) + 1)
+
+
+def test_field_by_string_errors():
+    @cuda.jit
+    def missing(particles):
+        particles[0]['velocity'] = 1
+
+    with pytest.raises(TypingError, match=r"test_records\.py:\d+:\d+: .*has no field 'velocity'"):
+        missing[1, 1](np.zeros(2, PARTICLE))
+
+    @cuda.jit
+    def by_number(particles, out):
+        out[0] = particles[0][1]
+
+    with pytest.raises(TypingError, match=r"test_records\.py:\d+:\d+: a record's field is named by "
+                                          r"a string constant, not by int64"):
+        by_number[1, 1](np.zeros(2, PARTICLE), np.zeros(1))
+
+    @cuda.jit
+    def write_scalar(record):
+        record['mass'] = 2.0
+
+    with pytest.raises(TypingError, match="cannot write to field 'mass' of a read-only record"):
+        write_scalar[1, 1](np.zeros(1, PARTICLE)[0])
