@@ -158,6 +158,23 @@ const RecordField &FunctionCompiler::recordField(const TypedValue &Record, const
 TypedValue FunctionCompiler::loadRecordField(const TypedValue &Record, const std::string &Name,
                                              PyObject *Node) {
   const RecordField &Field = recordField(Record, Name, Node);
+  if (!Field.Shape.empty()) { // r.h of a sub-array field: a C-ordered view of its bytes
+    unsigned N = static_cast<unsigned>(Field.Shape.size());
+    TypedValue View(frontend::Type::array(Field.Type, N, Layout::C, Record.T.ReadOnly));
+    if (!Emitting)
+      return View;
+    View.Parts.push_back(
+        B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Record.scalar(), Field.Offset, Name + ".addr"));
+    for (unsigned Extent : Field.Shape)
+      View.Parts.push_back(B.getInt64(Extent));
+    for (unsigned D = 0; D < N; ++D) {
+      uint64_t Stride = byteSize(Field.Type);
+      for (unsigned Inner = D + 1; Inner < N; ++Inner)
+        Stride *= Field.Shape[Inner];
+      View.Parts.push_back(B.getInt64(Stride));
+    }
+    return View;
+  }
   if (!Emitting)
     return TypedValue(frontend::Type::scalar(Field.Type));
   Value *Ptr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Record.scalar(), Field.Offset, Name + ".addr");
@@ -172,6 +189,9 @@ void FunctionCompiler::storeRecordField(const TypedValue &Record, const std::str
   const RecordField &Field = recordField(Record, Name, Node);
   if (Record.T.ReadOnly)
     typingError(Node, "cannot write to field '" + Name + "' of a read-only record");
+  if (!Field.Shape.empty())
+    unsupported(Node, "assigning to the whole array field '" + Name + "' of " + Record.T.str() +
+                          " is not supported: assign its elements (r." + Name + "[i] = v)");
   if (!V.T.isScalar())
     typingError(ValueNode, "cannot store a value of type " + V.T.str() + " into field '" + Name +
                                "' of " + Record.T.str());
