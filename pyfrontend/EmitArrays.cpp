@@ -140,6 +140,13 @@ TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
                                        " out of range for " + Base.T.str());
     return tupleElements(Base)[I < 0 ? I + Size : I];
   }
+  if (Base.T.isRecord()) { // r['x']: the field named by a string constant
+    std::optional<std::string> Name = recordFieldName(Index);
+    if (!Name)
+      typingError(SliceNode.get(), "a record's field is named by a string constant, not by " +
+                                       Index.T.str());
+    return loadRecordField(Base, *Name, Node);
+  }
   if (!Base.T.isArray())
     typingError(Node, "cannot index a value of type " + Base.T.str());
   Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());

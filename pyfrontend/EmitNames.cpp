@@ -156,6 +156,74 @@ TypedValue FunctionCompiler::freezePyObject(PyObject *O, PyObject *Node, const s
 }
 
 
+const RecordField &FunctionCompiler::recordField(const TypedValue &Record, const std::string &Name,
+                                                 PyObject *Node) {
+  const RecordField *Field = Record.T.Record->field(Name);
+  if (!Field)
+    typingError(Node, Record.T.str() + " has no field '" + Name + "'");
+  return *Field;
+}
+
+TypedValue FunctionCompiler::loadRecordField(const TypedValue &Record, const std::string &Name,
+                                             PyObject *Node) {
+  const RecordField &Field = recordField(Record, Name, Node);
+  if (!Field.Shape.empty()) { // r.h of a sub-array field: a C-ordered view of its bytes
+    unsigned N = static_cast<unsigned>(Field.Shape.size());
+    TypedValue View(frontend::Type::array(Field.Type, N, Layout::C, Record.T.ReadOnly));
+    if (!Emitting)
+      return View;
+    View.Parts.push_back(
+        B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Record.scalar(), Field.Offset, Name + ".addr"));
+    for (unsigned Extent : Field.Shape)
+      View.Parts.push_back(B.getInt64(Extent));
+    for (unsigned D = 0; D < N; ++D) {
+      uint64_t Stride = byteSize(Field.Type);
+      for (unsigned Inner = D + 1; Inner < N; ++Inner)
+        Stride *= Field.Shape[Inner];
+      View.Parts.push_back(B.getInt64(Stride));
+    }
+    return View;
+  }
+  if (!Emitting)
+    return TypedValue(frontend::Type::scalar(Field.Type));
+  Value *Ptr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Record.scalar(), Field.Offset, Name + ".addr");
+  Value *V = B.CreateAlignedLoad(llvmMemoryType(Field.Type), Ptr, Align(1), Name);
+  if (Field.Type == Scalar::Bool)
+    V = B.CreateICmpNE(V, B.getInt8(0));
+  return makeScalar(Field.Type, V);
+}
+
+void FunctionCompiler::storeRecordField(const TypedValue &Record, const std::string &Name,
+                                        const TypedValue &V, PyObject *Node, PyObject *ValueNode) {
+  const RecordField &Field = recordField(Record, Name, Node);
+  if (Record.T.ReadOnly)
+    typingError(Node, "cannot write to field '" + Name + "' of a read-only record");
+  if (!Field.Shape.empty())
+    unsupported(Node, "assigning to the whole array field '" + Name + "' of " + Record.T.str() +
+                          " is not supported: assign its elements (r." + Name + "[i] = v)");
+  if (!V.T.isScalar())
+    typingError(ValueNode, "cannot store a value of type " + V.T.str() + " into field '" + Name +
+                               "' of " + Record.T.str());
+  if (!Emitting)
+    return;
+  Value *X = convert(V, frontend::Type::scalar(Field.Type), ValueNode).scalar();
+  if (Field.Type == Scalar::Bool)
+    X = B.CreateZExt(X, B.getInt8Ty());
+  B.CreateAlignedStore(X, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Record.scalar(), Field.Offset),
+                       Align(1));
+}
+
+std::optional<std::string> FunctionCompiler::recordFieldName(const TypedValue &Index) {
+  if (!Index.T.isPyObject() || !PyUnicode_Check(static_cast<PyObject *>(Index.T.Object)))
+    return std::nullopt;
+  const char *Text = PyUnicode_AsUTF8(static_cast<PyObject *>(Index.T.Object));
+  if (!Text) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return std::string(Text);
+}
+
 TypedValue FunctionCompiler::visitAttribute(PyObject *Node) {
   std::string Attr = identifierField(Node, "attr");
   PyRef ValueNode = field(Node, "value");
@@ -164,18 +232,8 @@ TypedValue FunctionCompiler::visitAttribute(PyObject *Node) {
     return TypedValue();
   if (Base.T.isPyObject())
     return attributeOfObject(Base, Attr, Node);
-  if (Base.T.isRecord()) {
-    const RecordField *Field = Base.T.Record->field(Attr);
-    if (!Field)
-      typingError(Node, Base.T.str() + " has no field '" + Attr + "'");
-    if (!Emitting)
-      return TypedValue(frontend::Type::scalar(Field->Type));
-    Value *Ptr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base.scalar(), Field->Offset, Attr + ".addr");
-    Value *V = B.CreateAlignedLoad(llvmMemoryType(Field->Type), Ptr, Align(1), Attr);
-    if (Field->Type == Scalar::Bool)
-      V = B.CreateICmpNE(V, B.getInt8(0));
-    return makeScalar(Field->Type, V);
-  }
+  if (Base.T.isRecord())
+    return loadRecordField(Base, Attr, Node);
   if (Base.T.isScalar() && (Attr == "real" || Attr == "imag")) {
     if (!isComplex(Base.T.Dtype)) {
       // A real number's .real is itself and its .imag is zero.

@@ -50,6 +50,13 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
       return;
     if (Base.T.isTuple())
       typingError(Target, "tuples are immutable: cannot assign to an element");
+    if (Base.T.isRecord()) { // r['x'] = v: the field named by a string constant
+      std::optional<std::string> Name = recordFieldName(Index);
+      if (!Name)
+        typingError(SliceNode.get(), "a record's field is named by a string constant, not by " +
+                                         Index.T.str());
+      return storeRecordField(Base, *Name, V, Target, ValueNode);
+    }
     if (!Base.T.isArray())
       typingError(Target, "cannot assign to an element of a value of type " + Base.T.str());
     if (Base.T.ReadOnly)
@@ -84,19 +91,7 @@ void FunctionCompiler::assignTo(PyObject *Target, const TypedValue &V, PyObject 
     if (!Base.T.isRecord())
       unsupported(Target, "assigning to attributes is only supported on record fields, not on " +
                               Base.T.str());
-    const RecordField *Field = Base.T.Record->field(Attr);
-    if (!Field)
-      typingError(Target, Base.T.str() + " has no field '" + Attr + "'");
-    if (Base.T.ReadOnly)
-      typingError(Target, "cannot write to field '" + Attr + "' of a read-only record");
-    if (!Emitting)
-      return;
-    Value *X = convert(V, frontend::Type::scalar(Field->Type), ValueNode).scalar();
-    if (Field->Type == Scalar::Bool)
-      X = B.CreateZExt(X, B.getInt8Ty());
-    B.CreateAlignedStore(X, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base.scalar(), Field->Offset),
-                         Align(1));
-    return;
+    return storeRecordField(Base, Attr, V, Target, ValueNode);
   }
   unsupported(Target, "cannot assign to this target in a kernel");
 }
@@ -128,6 +123,14 @@ void FunctionCompiler::visitAugAssign(PyObject *Node) {
     TypedValue Operand = expr(ValueNode.get());
     if (Base.T.isUndefined() || Index.T.isUndefined() || Operand.T.isUndefined())
       return;
+    if (Base.T.isRecord()) { // r['x'] op= v
+      std::optional<std::string> Name = recordFieldName(Index);
+      if (!Name)
+        typingError(SliceNode.get(), "a record's field is named by a string constant, not by " +
+                                         Index.T.str());
+      TypedValue Result = binaryOp(Op, loadRecordField(Base, *Name, Target.get()), Operand, Node);
+      return storeRecordField(Base, *Name, Result, Target.get(), ValueNode.get());
+    }
     if (!Base.T.isArray())
       typingError(Target.get(), "cannot assign to an element of a value of type " + Base.T.str());
     if (Base.T.ReadOnly)

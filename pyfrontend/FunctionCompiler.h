@@ -197,6 +197,13 @@ private:
   TypedValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
   TypedValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
   TypedValue sliceArray(const TypedValue &Base, PyObject *SliceNode, PyObject *ArrayNode);
+  // Records: r.x and r['x'] read and write the same field. recordFieldName
+  // gives the field a subscript names when it is a string constant.
+  const RecordField &recordField(const TypedValue &Record, const std::string &Name, PyObject *Node);
+  TypedValue loadRecordField(const TypedValue &Record, const std::string &Name, PyObject *Node);
+  void storeRecordField(const TypedValue &Record, const std::string &Name, const TypedValue &V,
+                        PyObject *Node, PyObject *ValueNode);
+  std::optional<std::string> recordFieldName(const TypedValue &Index);
   // Debug mode: branch to tidal.bounds.error when Index (already wrapped
   // once if negative) is outside [0, Extent) of dimension Dimension of the
   // array; Original is the index as written, for the message.

@@ -103,7 +103,11 @@ unsigned Type::elementSize() const { return Record ? Record->Size : byteSize(Dty
 static std::string recordName(const RecordLayout &R) {
   std::string S = "Record(";
   for (size_t I = 0; I < R.Fields.size(); ++I)
+  {
     S += (I ? ", " : "") + R.Fields[I].Name + ":" + scalarName(R.Fields[I].Type);
+    for (unsigned Extent : R.Fields[I].Shape)
+      S += "[" + std::to_string(Extent) + "]";
+  }
   return S + ")";
 }
 
@@ -158,8 +162,11 @@ std::string Type::mangle() const {
            (ReadOnly ? "r" : "") + (Record ? "rec" + std::to_string(Record->Size) : info(Dtype).Short);
   case TypeKind::Record: {
     std::string S = "rec";
-    for (const RecordField &F : Record->Fields)
+    for (const RecordField &F : Record->Fields) {
       S += "_" + F.Name + info(F.Type).Short;
+      for (unsigned Extent : F.Shape)
+        S += "x" + std::to_string(Extent);
+    }
     return S;
   }
   case TypeKind::Tuple: {

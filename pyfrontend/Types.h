@@ -32,13 +32,15 @@ bool scalarFromName(const std::string &Name, Scalar &Out);
 
 enum class Layout : uint8_t { C, F, A };
 
-// A NumPy structured dtype: named scalar fields at byte offsets.
+// A NumPy structured dtype: named fields at byte offsets, each a number or
+// a C-ordered sub-array of numbers (('h', np.float32, (2, 3)): Shape {2, 3}).
 struct RecordField {
   std::string Name;
   Scalar Type;
   unsigned Offset;
+  std::vector<unsigned> Shape = {}; // empty: a single number
   bool operator==(const RecordField &O) const {
-    return Name == O.Name && Type == O.Type && Offset == O.Offset;
+    return Name == O.Name && Type == O.Type && Offset == O.Offset && Shape == O.Shape;
   }
 };
 struct RecordLayout {

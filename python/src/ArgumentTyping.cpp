@@ -122,8 +122,8 @@ runtime::CudaAllocation *deviceAllocationOf(PyObject *O) {
       PyCapsule_GetPointer(Capsule.get(), AllocationCapsule));
 }
 
-// The fields of a structured dtype; null (and Why) when one is not a
-// supported scalar (nested records and sub-arrays are not).
+// The fields of a structured dtype; null (and Why) when one is neither a
+// number nor a sub-array of numbers (nested records are not supported).
 static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string &Why) {
   auto Layout = std::make_shared<RecordLayout>();
   Layout->Size = static_cast<unsigned>(D->elsize);
@@ -137,14 +137,33 @@ static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std:
     if (!Info || !PyTuple_Check(Info) || PyTuple_GET_SIZE(Info) < 2)
       return nullptr;
     auto *FieldType = reinterpret_cast<PyArray_Descr *>(PyTuple_GET_ITEM(Info, 0));
+    std::vector<unsigned> Shape;
+    PyArray_Descr *ElementType = FieldType;
+    if (FieldType->subarray) { // ('h', np.float32, (2, 3)): a C-ordered block of numbers
+      ElementType = FieldType->subarray->base;
+      PyObject *Extents = FieldType->subarray->shape;
+      if (PyLong_Check(Extents))
+        Shape.push_back(static_cast<unsigned>(PyLong_AsLong(Extents)));
+      else
+        for (Py_ssize_t D = 0; PyTuple_Check(Extents) && D < PyTuple_GET_SIZE(Extents); ++D)
+          Shape.push_back(static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Extents, D))));
+    }
     Scalar S;
-    if (FieldType->names || FieldType->subarray || !scalarOfDescr(FieldType, S)) {
+    if (ElementType->names || ElementType->subarray || !scalarOfDescr(ElementType, S)) {
       Why = "a record whose field '" + PyRef::borrow(Name).str() +
-            "' is not a number (nested records and sub-arrays are not supported)";
+            "' is neither a number nor an array of numbers (nested records are not supported)";
       return nullptr;
     }
-    Layout->Fields.push_back({PyRef::borrow(Name).str(), S,
-                              static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Info, 1)))});
+    unsigned Offset = static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Info, 1)));
+    // A sub-array's elements are loaded as array elements, at their natural
+    // alignment (a packed dtype can place them anywhere).
+    if (!Shape.empty() && ElementType->alignment > 1 && Offset % ElementType->alignment != 0) {
+      Why = "a record whose array field '" + PyRef::borrow(Name).str() + "' starts at byte " +
+            std::to_string(Offset) + ", not a multiple of its elements' alignment (" +
+            std::to_string(ElementType->alignment) + "): use an aligned dtype (align=True)";
+      return nullptr;
+    }
+    Layout->Fields.push_back({PyRef::borrow(Name).str(), S, Offset, Shape});
     if (AlignedStruct)
       Layout->Align = std::max(Layout->Align, static_cast<unsigned>(FieldType->alignment));
   }
