@@ -215,10 +215,11 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
                                      "'): strings are only usable as print() arguments");
     Actual.push_back(*Bound[I]);
     Types.push_back(Bound[I]->T);
-    // Integer literals (and tuples of them) specialise the callee on their
-    // value, so that it can use them where a constant is needed.
+    // Integer and bool literals (and tuples of integers) specialise the
+    // callee on their value, so that it can use them where a constant is
+    // needed and prune `if flag:` on them.
     ParameterConstant Constant;
-    if (Bound[I]->T.isScalar() && isInteger(Bound[I]->T.Dtype))
+    if (Bound[I]->T.isScalar() && (isInteger(Bound[I]->T.Dtype) || Bound[I]->T.isBool()))
       Constant.Int = Bound[I]->ConstInt;
     else if (Bound[I]->T.isTuple())
       Constant.Tuple = Bound[I]->TupleConstInts;

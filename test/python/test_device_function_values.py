@@ -6,7 +6,7 @@ is that value: callable, usable as a dtype, a constant where one is needed."""
 import numpy as np
 import pytest
 
-from tidal import cuda, float32, int32, uint32
+from tidal import cuda, float32, int32, uint32, uint64
 from tidal.errors import TypingError
 
 
@@ -181,3 +181,34 @@ def test_a_parameter_the_callee_reassigns_is_not_a_constant():
     with pytest.raises(TypingError) as info:
         k[1, 1](np.zeros(1, np.int32))
     assert "cuda.local.array(n, int32)" in str(info.value)
+
+
+@cuda.jit(device=True)
+def shifted(array, index, wrap):
+    if wrap:
+        # Only valid for wrap=True calls: index is a uint64 here, and
+        # uint64 - int64 is float64, not an index.
+        index = index - array.shape[0]
+    return array[index]
+
+
+def test_if_on_a_literal_flag_types_only_the_branch_taken(target):
+    @cuda.jit
+    def k(values, out):
+        out[0] = shifted(values, 1, True)
+        out[1] = shifted(values, uint64(2), False)
+
+    values = np.arange(5, dtype=np.int64) * 10
+    out = np.zeros(2, np.int64)
+    k[1, 1](values, out)
+    target.assert_result("k", out, [values[-4], values[2]])
+
+
+def test_a_run_time_flag_types_both_branches():
+    @cuda.jit
+    def k(values, out, wrap):
+        out[0] = shifted(values, uint64(2), wrap)
+
+    with pytest.raises(TypingError, match="with float64") as info:
+        k[1, 1](np.zeros(4, np.int64), np.zeros(1, np.int64), False)
+    assert "in device function 'shifted' called at" in str(info.value)

@@ -138,8 +138,10 @@ def test_return_type_unifies_over_returns(target):
 
     @cuda.jit
     def k(out):
-        out[0] = pick(True)
-        out[1] = pick(False)
+        # Run-time flags: both branches are typed (a literal flag would
+        # prune the other, see test_device_function_values.py).
+        out[0] = pick(out.size > 0)
+        out[1] = pick(out.size < 0)
 
     out = np.zeros(2)
     k[1, 1](out)
