@@ -200,15 +200,30 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   }
   std::vector<TypedValue> Actual;
   std::vector<frontend::Type> Types;
+  std::vector<ParameterConstant> Constants;
   for (size_t I = 0; I < Params.size(); ++I) {
     if (!Bound[I])
       typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
                             " arguments but " + std::to_string(Args.size()) +
                             " were given (missing '" + Params[I] + "')");
-    if (Bound[I]->T.isPyObject())
-      typingError(BoundNodes[I], "cannot pass a Python object to device function '" + Name + "'");
+    // Compile-time objects (intrinsics, device functions, dtypes, modules)
+    // pass as themselves: the specialisation is keyed on their identity.
+    // Strings only print() reads, from its own argument's node.
+    if (Bound[I]->T.isPyObject() && PyUnicode_Check(static_cast<PyObject *>(Bound[I]->T.Object)))
+      typingError(BoundNodes[I], "cannot pass a string to device function '" + Name +
+                                     "' (parameter '" + Params[I] +
+                                     "'): strings are only usable as print() arguments");
     Actual.push_back(*Bound[I]);
     Types.push_back(Bound[I]->T);
+    // Integer and bool literals (and tuples of integers) specialise the
+    // callee on their value, so that it can use them where a constant is
+    // needed and prune `if flag:` on them.
+    ParameterConstant Constant;
+    if (Bound[I]->T.isScalar() && (isInteger(Bound[I]->T.Dtype) || Bound[I]->T.isBool()))
+      Constant.Int = Bound[I]->ConstInt;
+    else if (Bound[I]->T.isTuple())
+      Constant.Tuple = Bound[I]->TupleConstInts;
+    Constants.push_back(std::move(Constant));
   }
   // A declared signature (@cuda.jit("float32(float32)", device=True))
   // fixes the parameter and return types; arguments convert to them.
@@ -225,9 +240,11 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
       typingError(Node, "device function '" + Name + "' is declared with " +
                             std::to_string(Sig.Params.size()) + " parameters but called with " +
                             std::to_string(Types.size()));
+    // A declared signature fixes the types: no literal specialisation.
     for (size_t I = 0; I < Types.size(); ++I) {
       Actual[I] = convert(Actual[I], Sig.Params[I], BoundNodes[I]);
       Types[I] = Sig.Params[I];
+      Constants[I] = ParameterConstant();
     }
     if (Sig.HasReturn)
       Declared = Sig.Return;
@@ -235,7 +252,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   // Compile (or reuse) the specialisation; recursion is rejected.
   DeviceFunctionCache::Entry *Found = nullptr;
   for (auto &E : Devices.Compiled)
-    if (E.Function == PyFunc.get() && E.ArgTypes == Types)
+    if (E.Function == PyFunc.get() && E.ArgTypes == Types && E.Constants == Constants)
       Found = &E;
   if (!Found) {
     if (std::find(Devices.InProgress.begin(), Devices.InProgress.end(), PyFunc.get()) !=
@@ -243,9 +260,18 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
       unsupported(Node, "recursive device functions are not supported ('" + Name + "')");
     Devices.InProgress.push_back(PyFunc.get());
     DeviceFunctionCache::Entry Entry;
-    {
+    try {
       FunctionCompiler Callee(PyFunc.get(), M, Options, Devices);
-      Entry = Callee.compileDevice(Types, Declared ? &*Declared : nullptr);
+      Entry = Callee.compileDevice(Types, Declared ? &*Declared : nullptr, Constants);
+    } catch (const CompileError &E) {
+      // The error is located inside the callee; say which call led there.
+      Devices.InProgress.pop_back();
+      SourceLocation Call = locate(Node);
+      throw CompileError(E.Kind,
+                         E.Message + " (in device function '" + Name + "' called at " +
+                             Call.File + ":" + std::to_string(Call.Line) + ":" +
+                             std::to_string(Call.Column) + ")",
+                         E.Where);
     }
     Devices.InProgress.pop_back();
     Devices.Compiled.push_back(Entry);

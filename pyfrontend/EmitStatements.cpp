@@ -171,6 +171,14 @@ void FunctionCompiler::visitPass(PyObject *) {}
 void FunctionCompiler::visitIf(PyObject *Node) {
   PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
   TypedValue C = expr(Test.get());
+  // `if flag:` on a device-function parameter specialised on a literal
+  // (neg_idx=False): only the branch taken is typed and emitted, as Numba
+  // prunes it, so the other may hold code only valid for other values.
+  if (C.ConstInt && nodeKind(Test.get()) == "Name" &&
+      ConstantParameters.count(identifierField(Test.get(), "id"))) {
+    body(*C.ConstInt ? Body.get() : Else.get());
+    return;
+  }
   if (!Emitting) {
     if (!C.T.isUndefined())
       truth(C, Test.get());

@@ -17,6 +17,7 @@
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
 
 #include <algorithm>
+#include <cctype>
 
 using namespace llvm;
 
@@ -68,6 +69,53 @@ static const std::map<std::string, std::string> &unsupportedConstructs() {
 // of `while True:`). A block left behind by statements that all return (the
 // merge block of an if/elif/else whose branches return) is not reachable
 // even though the unreachable end of a nested if branches to it.
+// The names a function body binds: assignment and loop targets, augmented
+// assignments, anywhere in Body (a list of statements).
+static std::set<std::string> assignedNames(PyObject *Body) {
+  std::set<std::string> Names;
+  PyRef Ast = importModule("ast");
+  PyRef StoreType = Ast.attr("Store");
+  for (PyObject *Statement : listItems(Body)) {
+    PyRef Walk = PyRef::check(PyObject_CallMethod(Ast.get(), "walk", "O", Statement));
+    PyRef Iterator = PyRef::check(PyObject_GetIter(Walk.get()));
+    while (PyObject *Raw = PyIter_Next(Iterator.get())) {
+      PyRef Node = PyRef::steal(Raw);
+      if (nodeKind(Node.get()) != "Name")
+        continue;
+      PyRef Context = field(Node.get(), "ctx");
+      if (PyObject_IsInstance(Context.get(), StoreType.get()) == 1)
+        Names.insert(identifierField(Node.get(), "id"));
+    }
+    if (PyErr_Occurred())
+      throw PythonErrorSet();
+  }
+  return Names;
+}
+
+// A short name of a compile-time object for symbol names: an intrinsic's
+// path (cuda.atomic.add), a function's __name__, else its str() (int32),
+// letters, digits, '.' and '_' only.
+static std::string compileTimeObjectName(PyObject *Object) {
+  std::string Name = intrinsicName(Object);
+  if (Name.empty()) {
+    PyRef Named = PyRef::borrow(Object).attrOrNull("__name__");
+    if (Named && PyUnicode_Check(Named.get()))
+      Name = Named.str();
+  }
+  if (Name.empty()) {
+    PyRef Text = PyRef::steal(PyObject_Str(Object));
+    if (Text)
+      Name = Text.str();
+    else
+      PyErr_Clear();
+  }
+  std::string Out;
+  for (char Character : Name)
+    if (std::isalnum(static_cast<unsigned char>(Character)) || Character == '.' || Character == '_')
+      Out += Character;
+  return Out.substr(0, 40);
+}
+
 static bool reachableFromEntry(BasicBlock *Target) {
   BasicBlock *Entry = &Target->getParent()->getEntryBlock();
   std::vector<BasicBlock *> Work{Entry};
@@ -390,25 +438,40 @@ llvm::Type *FunctionCompiler::returnLLVMType(const frontend::Type &T) const {
 
 DeviceFunctionCache::Entry
 FunctionCompiler::compileDevice(const std::vector<frontend::Type> &ArgTypes,
-                                const frontend::Type *Declared) {
+                                const frontend::Type *Declared,
+                                const std::vector<ParameterConstant> &Constants) {
   std::string Name = identifierField(Tree.get(), "name");
   IsDevice = true;
   DeclaredReturn = Declared;
   PyRef Body = field(Tree.get(), "body");
   for (size_t I = 0; I < ParamNames.size(); ++I)
     Variables[ParamNames[I]].T = ArgTypes[I];
+  // Literal arguments are constants inside, unless the body rebinds them.
+  std::set<std::string> Assigned = assignedNames(Body.get());
+  for (size_t I = 0; I < Constants.size() && I < ParamNames.size(); ++I)
+    if (Constants[I].known() && !Assigned.count(ParamNames[I]))
+      ConstantParameters[ParamNames[I]] = Constants[I];
   typeToFixedPoint(Body.get());
   if (Declared)
     ReturnType = *Declared;
   if (FirstBareReturn && !ReturnType.isNone())
     typingError(FirstBareReturn, "device function returns " + ReturnType.str() +
                                      " on other paths: a bare 'return' here returns nothing");
+  // The symbol spells the specialisation: argument types, the names of
+  // compile-time objects, literal values (LLVM numbers any repeat).
   std::string Symbol = Name;
-  for (const frontend::Type &T : ArgTypes)
-    Symbol += "." + T.mangle();
+  for (size_t I = 0; I < ArgTypes.size(); ++I) {
+    Symbol += "." + ArgTypes[I].mangle();
+    if (ArgTypes[I].isPyObject())
+      Symbol += compileTimeObjectName(static_cast<PyObject *>(ArgTypes[I].Object));
+    if (I < Constants.size() && Constants[I].Int)
+      Symbol += "c" + std::to_string(*Constants[I].Int);
+    for (int64_t V : I < Constants.size() ? Constants[I].Tuple : std::vector<int64_t>())
+      Symbol += "c" + std::to_string(V);
+  }
   llvm::Function *F = emitFunction(Body.get(), ArgTypes, Symbol, returnLLVMType(ReturnType),
                              GlobalValue::InternalLinkage);
-  return {Function.get(), ArgTypes, F, ReturnType};
+  return {Function.get(), ArgTypes, Constants, F, ReturnType};
 }
 
 void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
@@ -570,6 +633,10 @@ TypedValue FunctionCompiler::loadVariable(const std::string &Name, PyObject *Nod
   TypedValue V(Var.T);
   if (Var.T.isPyObject())
     return V;
+  if (auto Constant = ConstantParameters.find(Name); Constant != ConstantParameters.end()) {
+    V.ConstInt = Constant->second.Int;
+    V.TupleConstInts = Constant->second.Tuple;
+  }
   if (Emitting) {
     std::vector<llvm::Type *> Parts = partTypes(Var.T);
     for (size_t I = 0; I < Parts.size(); ++I)

@@ -54,13 +54,27 @@ struct SourceInfo {
   std::vector<std::string> Lines; // the function's lines as in File
 };
 
+// The compile-time value a device function's parameter is specialised on:
+// an integer literal's value, or a tuple of integer literals' values (both
+// empty for a parameter that is a run-time value). Compile-time objects
+// (intrinsics, functions, dtypes, modules) need none: their type is their
+// identity.
+struct ParameterConstant {
+  std::optional<int64_t> Int;
+  std::vector<int64_t> Tuple;
+  bool known() const { return Int || !Tuple.empty(); }
+  bool operator==(const ParameterConstant &O) const { return Int == O.Int && Tuple == O.Tuple; }
+};
+
 // Device functions compiled into one module, shared by every
 // FunctionCompiler working on it: one LLVM function per (Python function,
-// argument types), and the ones being compiled (to reject recursion).
+// argument types, literal argument values), and the ones being compiled
+// (to reject recursion).
 struct DeviceFunctionCache {
   struct Entry {
     PyObject *Function;
     std::vector<Type> ArgTypes;
+    std::vector<ParameterConstant> Constants;
     llvm::Function *F;
     Type Return;
   };
@@ -77,8 +91,11 @@ public:
   llvm::Function *compileKernel(const std::vector<Type> &ArgTypes);
   // Types and emits a device function for these argument types; its
   // return type is what its return statements unify to (none without).
+  // A parameter with a known Constants[I] (empty: none) reads as that
+  // constant wherever the body does not assign it.
   DeviceFunctionCache::Entry compileDevice(const std::vector<Type> &ArgTypes,
-                                           const Type *DeclaredReturn);
+                                           const Type *DeclaredReturn,
+                                           const std::vector<ParameterConstant> &Constants = {});
 
   // --- the API that intrinsic rules and emitters use (Intrinsics*.cpp) ---
   llvm::IRBuilder<> &builder() { return B; }
@@ -273,6 +290,9 @@ private:
     std::vector<llvm::AllocaInst *> Slots; // one per part, emitting mode
   };
   std::map<std::string, Variable> Variables;
+  // Device functions: the parameters specialised on a literal value that
+  // the body never assigns; reading one gives its constant.
+  std::map<std::string, ParameterConstant> ConstantParameters;
   Bindings NameBindings; // from the binding analysis, before typing
   struct Loop {
     llvm::BasicBlock *Continue, *Break;
