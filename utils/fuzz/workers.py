@@ -64,6 +64,10 @@ class Worker:
 
 def _serve_forever(serve, request_read, result_write):
     """The worker's loop (never returns)."""
+    # A crash is told by the signal and kept as a reproducer; the Python stack
+    # dump that faulthandler (pytest enables it) would print is noise there.
+    import faulthandler
+    faulthandler.disable()
     status = 0
     try:
         requests = os.fdopen(request_read, "r")
