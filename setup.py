@@ -21,7 +21,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-# tidal_intrinsic_table: tidal/cuda/_intrinsic_table.py, generated from the
+# tidal_intrinsic_table: tidal/_intrinsic_table.py, generated from the
 # frontend's table of the names kernels use.
 TARGETS = ["_tidal", "TidalPasses", "tidalc", "tidal_intrinsic_table"]
 DEBIAN_PACKAGES = ("cmake ninja-build g++ llvm-19-dev llvm-19-tools clang-19 libclang-19-dev libclang-cpp19-dev "
@@ -84,8 +84,7 @@ class CMakeBuild(build_ext):
         target = self.get_ext_fullpath(extension.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(built_extension, target)
-        copies = [(os.path.join(build_dir, "python", "tidal", "cuda", "_intrinsic_table.py"),
-                   "cuda"),
+        copies = [(os.path.join(build_dir, "python", "tidal", "_intrinsic_table.py"), ""),
                   (os.path.join(build_dir, "lib", "TidalPasses.so"), "lib"),
                   (os.path.join(build_dir, "bin", "tidalc"), "bin"),
                   (os.path.join(ROOT, "include", "tidal", "HostABI.h"), "include/tidal"),
@@ -105,7 +104,7 @@ class CMakeBuild(build_ext):
 os.makedirs(os.path.join(ROOT, "build-pip"), exist_ok=True)
 setup(
     package_dir={"": "python"},
-    packages=["tidal", "tidal.cuda", "tidal.ufuncs"],
+    packages=["tidal", "tidal.cuda", "tidal.cuda.kernels", "tidal.ufuncs"],
     ext_modules=[Extension("tidal._tidal", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build-pip"},

@@ -5,6 +5,7 @@
 // bitcode, by file name, source and options, for the process.
 
 #include "CudaCompiler.h"
+#include "DeviceBinding.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -71,11 +72,15 @@ public:
     std::vector<std::string> Parameters, ParameterNames;
   };
   std::vector<Kernel> Kernels;
+  // The __device__ functions and how they bind (DeviceBinding.h).
+  std::vector<DeviceFunctionBinding> DeviceFunctions;
 
   void HandleTranslationUnit(clang::ASTContext &Context) override {
     AST = &Context;
     Names = std::make_unique<clang::ASTNameGenerator>(Context);
     TraverseDecl(Context.getTranslationUnitDecl());
+    if (!Context.getDiagnostics().hasErrorOccurred())
+      DeviceFunctions = bindTranslationUnit(Context);
   }
 
   bool VisitFunctionDecl(clang::FunctionDecl *F) {
@@ -187,8 +192,10 @@ std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::
   std::unique_ptr<llvm::Module> M = Action.takeModule();
   if (!M)
     Error = "clang produced no module for " + Name;
-  else
+  else {
     attachKernels(*M, Recorder.Kernels);
+    attachBindings(*M, Recorder.DeviceFunctions);
+  }
   return M;
 }
 

@@ -1,150 +1,121 @@
-// tidal-bind FILE.cu [clang options]: for each __device__ function FILE.cu
-// defines or declares, the line that binds it from Python with Numba's
-// declare_device ABI (`extern "C" __device__ int f(T *ret, args...)`: an
-// int status, the result through the first parameter):
-//   cuda.declare_device('f', 'float32(float32, CPointer(int32))')
-// or, for a function that cannot be bound, a comment with the reason (a
-// struct by value, a template, a reference, a C++-mangled name, ...).
-// Clang libTooling parses the file as CUDA device code with tidal's prelude
-// (cxx/include/tidal_cuda.h). docs/cpp.md, "tidal-bind".
+// tidal-bind FILE.cu [clang options]: how Python kernels call the
+// __device__ functions of FILE.cu, both ways (docs/cpp.md, "tidal-bind"):
+//   - tidal's, with no signatures: `lib = cuda.include('FILE.cu')`, then
+//     `lib.name(...)` in a kernel; one comment line per function with the
+//     types tidal passes and gets back;
+//   - Numba's: a `cuda.declare_device(...)` line per function, with Numba's
+//     ABI (`extern "C" __device__ int f(T *ret, args...)`: an int status,
+//     the result through the first parameter) where the function has it,
+//     else abi='c';
+// and, for each function that cannot be bound, the reason. It compiles the
+// file with tidal's in-process compiler (CudaCompiler.h), whose binding
+// (DeviceBinding.h) is the very one cuda.include reads. Exit status 1 when
+// clang rejects the file (its diagnostics on stderr), 2 for bad usage.
 
-#include "clang/AST/ASTConsumer.h"
-#include "clang/AST/ASTContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
-#include "clang/Basic/SourceManager.h"
-#include "clang/Frontend/CompilerInstance.h"
-#include "clang/Frontend/FrontendAction.h"
-#include "clang/Tooling/Tooling.h"
+#include "CudaCompiler.h"
+#include "DeviceBinding.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <optional>
 #include <string>
 #include <vector>
 
-using namespace clang;
+using tidal::cxx::DeviceFunctionBinding;
 
 namespace {
 
-// Numba's name of a scalar type, or nothing.
-std::optional<std::string> scalarName(ASTContext &AST, QualType Type) {
-  const auto *Builtin = Type.getCanonicalType()->getAs<BuiltinType>();
-  if (!Builtin)
-    return std::nullopt;
-  if (Builtin->getKind() == BuiltinType::Bool)
-    return std::string("boolean");
-  unsigned Bits = static_cast<unsigned>(AST.getTypeSize(Type));
-  if (Builtin->isInteger())
-    return (Builtin->isSignedInteger() ? "int" : "uint") + std::to_string(Bits);
-  if (Builtin->isFloatingPoint() && (Bits == 16 || Bits == 32 || Bits == 64))
-    return "float" + std::to_string(Bits);
-  return std::nullopt;
+// A type text of DeviceBinding.h ("const float32*") in Numba's signature
+// spelling ("CPointer(float32)"); Numba says "boolean" for bool.
+std::string numbaType(std::string Text) {
+  if (Text.rfind("const ", 0) == 0)
+    Text = Text.substr(6);
+  bool Pointer = !Text.empty() && Text.back() == '*';
+  if (Pointer)
+    Text.pop_back();
+  if (Text == "bool")
+    Text = "boolean";
+  return Pointer ? "CPointer(" + Text + ")" : Text;
 }
 
-// Why a parameter of this type cannot be bound ("" when it can), and its
-// Numba text in Text.
-std::string describe(ASTContext &AST, QualType Type, std::string &Text) {
-  QualType Canonical = Type.getCanonicalType();
-  std::string Spelled = Type.getAsString(AST.getPrintingPolicy());
-  if (Canonical->isReferenceType())
-    return "'" + Spelled + "' is a reference";
-  if (Canonical->isRecordType())
-    return "'" + Spelled + "' is a struct or class passed by value";
-  if (const auto *Pointer = Canonical->getAs<PointerType>()) {
-    if (std::optional<std::string> Element = scalarName(AST, Pointer->getPointeeType())) {
-      Text = "CPointer(" + *Element + ")";
-      return "";
-    }
-    return "'" + Spelled + "' points to something other than a scalar";
-  }
-  if (std::optional<std::string> Scalar = scalarName(AST, Type)) {
-    Text = *Scalar;
-    return "";
-  }
-  return "'" + Spelled + "' has no Numba type";
+// A type text as shown: a struct pointer by its struct's name
+// ("struct Pair*"), without the layout.
+std::string shown(const std::string &Text) {
+  size_t Brace = Text.find('{');
+  return Brace == std::string::npos ? Text : Text.substr(0, Brace) + "*";
 }
 
-class Binder : public ASTConsumer, public RecursiveASTVisitor<Binder> {
-public:
-  explicit Binder(llvm::raw_ostream &Out) : Out(Out) {}
-
-  void HandleTranslationUnit(ASTContext &Context) override {
-    if (Context.getDiagnostics().hasErrorOccurred())
-      return; // clang has printed the errors; bind nothing of a broken file
-    AST = &Context;
-    TraverseDecl(Context.getTranslationUnitDecl());
-  }
-
-  bool VisitFunctionTemplateDecl(FunctionTemplateDecl *Template) {
-    FunctionDecl *F = Template->getTemplatedDecl();
-    if (isOurs(F) && F->hasAttr<CUDADeviceAttr>() && !F->hasAttr<CUDAGlobalAttr>())
-      refuse(F->getNameAsString(), "a template (declare_device binds one function)");
-    return true;
-  }
-
-  bool VisitFunctionDecl(FunctionDecl *F) {
-    if (!isOurs(F) || !F->hasAttr<CUDADeviceAttr>() || F->hasAttr<CUDAGlobalAttr>() ||
-        F->isTemplated() || F->isTemplateInstantiation() || isa<CXXMethodDecl>(F) ||
-        F->getPreviousDecl())
+bool hasStructPointer(const DeviceFunctionBinding &B) {
+  for (const std::string &P : B.ParameterTypes)
+    if (P.find("struct ") != std::string::npos)
       return true;
-    std::string Name = F->getNameAsString();
-    if (!F->isExternC())
-      return refuse(Name, "not extern \"C\" (its symbol is C++-mangled; Numba links by name)");
-    if (F->isVariadic())
-      return refuse(Name, "variadic");
-    if (F->getStorageClass() == SC_Static)
-      return refuse(Name, "static (not visible to a linker)");
-    QualType Return = F->getReturnType().getCanonicalType();
-    const auto *Status = Return->getAs<BuiltinType>();
-    if (!Status || Status->getKind() != BuiltinType::Int)
-      return refuse(Name, "returns '" + F->getReturnType().getAsString() +
-                              "': Numba's ABI returns an int status and the result through "
-                              "the first parameter");
-    if (F->getNumParams() == 0)
-      return refuse(Name, "no parameters: Numba's ABI passes the result's address first");
-    const ParmVarDecl *Result = F->getParamDecl(0);
-    const auto *ResultPointer = Result->getType().getCanonicalType()->getAs<PointerType>();
-    std::optional<std::string> ResultType =
-        ResultPointer ? scalarName(*AST, ResultPointer->getPointeeType()) : std::nullopt;
-    if (!ResultType)
-      return refuse(Name, "its first parameter '" + Result->getType().getAsString() +
-                              "' is not a pointer to a scalar (Numba's ABI: the result's "
-                              "address)");
-    std::vector<std::string> Arguments;
-    for (unsigned I = 1; I < F->getNumParams(); ++I) {
-      const ParmVarDecl *P = F->getParamDecl(I);
-      std::string Text;
-      std::string Why = describe(*AST, P->getType(), Text);
-      if (!Why.empty())
-        return refuse(Name, "parameter '" + P->getNameAsString() + "': " + Why);
-      Arguments.push_back(Text);
+  return false;
+}
+
+// The Python name cuda.include gives a function: its qualified name with
+// dots ("geometry.dot").
+std::string pythonPath(const std::string &Qualified) {
+  std::string Out;
+  for (size_t I = 0; I < Qualified.size(); ++I) {
+    if (Qualified.compare(I, 2, "::") == 0) {
+      Out += '.';
+      ++I;
+    } else {
+      Out += Qualified[I];
     }
-    Out << "cuda.declare_device('" << Name << "', '" << *ResultType << "(";
-    for (size_t I = 0; I < Arguments.size(); ++I)
-      Out << (I ? ", " : "") << Arguments[I];
-    Out << ")')\n";
-    return true;
   }
+  return Out;
+}
 
-private:
-  bool isOurs(const Decl *D) const {
-    return AST->getSourceManager().isInMainFile(D->getLocation());
-  }
-  bool refuse(const std::string &Name, const std::string &Why) {
-    Out << "# " << Name << ": cannot bind: " << Why << "\n";
-    return true;
-  }
+// Numba's ABI: extern "C", returns int, the first parameter points to the
+// result (a number).
+bool hasNumbaABI(const DeviceFunctionBinding &B) {
+  return B.ExternC && B.ReturnType == "int32" && !B.ParameterTypes.empty() &&
+         B.ParameterTypes[0].back() == '*' && B.ParameterTypes[0].rfind("const ", 0) != 0;
+}
 
-  llvm::raw_ostream &Out;
-  ASTContext *AST = nullptr;
-};
-
-class BindAction : public ASTFrontendAction {
-protected:
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
-    return std::make_unique<Binder>(llvm::outs());
+void printBindings(const std::vector<DeviceFunctionBinding> &Bindings, const std::string &File,
+                   llvm::raw_ostream &Out) {
+  std::string Base = llvm::sys::path::filename(File).str();
+  std::vector<const DeviceFunctionBinding *> Bound, Refused;
+  for (const DeviceFunctionBinding &B : Bindings)
+    (B.Reason.empty() ? Bound : Refused).push_back(&B);
+  Out << "# tidal, no signatures: lib = cuda.include('" << Base << "'), then in a kernel\n";
+  for (const DeviceFunctionBinding *B : Bound) {
+    Out << "#   lib." << pythonPath(B->QualifiedName) << "(";
+    for (size_t I = 0; I < B->ParameterTypes.size(); ++I)
+      Out << (I ? ", " : "") << shown(B->ParameterTypes[I]);
+    Out << ") -> " << (B->ReturnType == "void" ? "None" : B->ReturnType);
+    if (!B->Defined)
+      Out << "  (declared only: defined in another file)";
+    Out << "\n";
   }
-};
+  Out << "# Numba: cuda.declare_device, and @cuda.jit(link=['" << Base << "'])\n";
+  for (const DeviceFunctionBinding *B : Bound) {
+    if (hasStructPointer(*B)) {
+      Out << "# " << B->QualifiedName << ": Numba's signatures have no struct pointers: call it "
+          << "as lib." << pythonPath(B->QualifiedName) << " (cuda.include)\n";
+      continue;
+    }
+    bool Numba = hasNumbaABI(*B);
+    std::string Result = Numba ? B->ParameterTypes[0] : B->ReturnType;
+    if (Numba)
+      Result.pop_back();
+    Out << "cuda.declare_device('" << B->Symbol << "', '"
+        << (Result == "void" ? "void" : numbaType(Result)) << "(";
+    for (size_t I = Numba ? 1 : 0; I < B->ParameterTypes.size(); ++I)
+      Out << (I > (Numba ? 1u : 0u) ? ", " : "") << numbaType(B->ParameterTypes[I]);
+    Out << ")'" << (Numba ? "" : ", abi='c'") << ")";
+    if (B->Symbol != B->QualifiedName)
+      Out << "  # " << B->QualifiedName;
+    Out << "\n";
+  }
+  for (const DeviceFunctionBinding *B : Refused)
+    Out << "# " << B->QualifiedName << ": cannot bind: " << B->Reason << "\n";
+}
 
 } // namespace
 
@@ -160,14 +131,15 @@ int main(int Argc, char **Argv) {
                  << "\n";
     return 1;
   }
-  std::vector<std::string> Arguments = {
-      "-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib",
-      "-Wno-unknown-cuda-version", "-std=c++17", "-resource-dir", TIDAL_CLANG_RESOURCE_DIR,
-      "-I", TIDAL_CXX_PRELUDE_DIR, "-include", "tidal_cuda.h"};
-  for (int I = 2; I < Argc; ++I)
-    Arguments.push_back(Argv[I]);
-  if (!tooling::runToolOnCodeWithArgs(std::make_unique<BindAction>(), (*Source)->getBuffer(),
-                                      Arguments, File, "tidal-bind"))
+  std::vector<std::string> Options(Argv + 2, Argv + Argc);
+  llvm::LLVMContext Context;
+  std::string Error;
+  std::unique_ptr<llvm::Module> M =
+      tidal::cxx::compileCuda(Context, (*Source)->getBuffer(), File, Options, Error);
+  if (!M) {
+    llvm::errs() << Error;
     return 1;
+  }
+  printBindings(tidal::cxx::readBindings(*M), File, llvm::outs());
   return 0;
 }

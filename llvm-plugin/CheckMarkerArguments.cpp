@@ -11,22 +11,21 @@
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-check-marker-arguments in.ll
 
 #include "MarkerArguments.h"
+#include "DebugOutput.h"
 #include "PassClasses.h"
 #include "tidal/Contract.h"
 
-#include "llvm/ADT/Statistic.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
 #define DEBUG_TYPE "tidal-check-marker-arguments"
 
 using namespace llvm;
 
-STATISTIC(NumRefusedCalls, "Marker calls with arguments the contract refuses");
+TIDAL_STATISTIC(NumRefusedCalls, "Marker calls with arguments the contract refuses");
 
 namespace tidal {
 
@@ -108,6 +107,7 @@ bool checkMarkerArguments(Module &M) {
           hasValidMarkerArguments(*Call, &Problem))
         continue;
       ++NumRefusedCalls;
+      printStatisticsAtShutdown();
       LLVM_DEBUG(dbgs() << DEBUG_TYPE ": refused " << *Call << "\n");
       reportError(M.getContext(), describeMarkerCall(*Call) + ": " + Problem);
       Valid = false;

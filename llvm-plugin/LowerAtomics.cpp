@@ -2,16 +2,17 @@
 // (monotonic, i.e. CUDA's relaxed atomics; the rules shared with the host
 // lowering: OperationRules.h), returning the old value. The
 // instructions are target-neutral: NVPTX selects atom.{global,shared}.* and
-// expands what has no instruction (float min/max) into a CAS loop; 32-bit
-// inc/dec, which LLVM 19 would also expand, are PTX's atom.inc/dec.u32.
+// expands what has no instruction (float nanmin/nanmax) into a CAS loop;
+// float min/max are CAS loops of tidal's own (Numba's NaN rule, a helper per
+// type: OperationRules.cpp); 32-bit inc/dec, which LLVM 19 would also
+// expand, are PTX's atom.inc/dec.u32.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-atomics in.ll
 
+#include "DebugOutput.h"
 #include "Markers.h"
 #include "OperationRules.h"
 #include "PassClasses.h"
 
-#include "llvm/ADT/Statistic.h"
-#include "llvm/Support/Debug.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Module.h"
@@ -20,8 +21,8 @@
 
 using namespace llvm;
 
-STATISTIC(NumAtomics, "Atomic markers lowered");
-STATISTIC(NumCompareExchangeLoops,
+TIDAL_STATISTIC(NumAtomics, "Atomic markers lowered");
+TIDAL_STATISTIC(NumCompareExchangeLoops,
           "Atomics that NVPTX will expand into a compare-exchange loop");
 
 namespace tidal {
@@ -53,6 +54,10 @@ bool lowerAtomics(Module &M) {
       Old = emitAtomic(Builder, *Rule, Pointer, Arguments, Alignment);
     }
     ++NumAtomics;
+    printStatisticsAtShutdown();
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << Call.getCalledFunction()->getName()
+                      << " in '" << Call.getFunction()->getName() << "' becomes "
+                      << *Old << "\n");
     if (Rule->IsCompareExchangeLoopOnNVPTX) {
       ++NumCompareExchangeLoops;
       LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << Call.getCalledFunction()->getName()

@@ -189,6 +189,12 @@ bool lowerHost(Module &M) {
   removeFromKernelList(M, Lowered);
   for (Function *Kernel : Lowered)
     Kernel->eraseFromParent();
+  // Inlining prunes the branches that constant arguments decide, so a
+  // function called only from such a branch is never inlined: it goes too
+  // when nothing calls it any more.
+  for (Function *F : Inlinable)
+    if (F->hasLocalLinkage())
+      Inlined.insert(F);
   for (bool Erased = true; Erased;) {
     SmallVector<Function *, 8> Dead;
     for (Function *F : Inlined)

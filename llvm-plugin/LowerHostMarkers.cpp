@@ -139,6 +139,8 @@ Value *MarkerLowerer::lowerAtomic(IRBuilder<> &B, CallInst &Call,
   Value *New;
   if (Rule.Shape == AtomicRule::CompareExchange)
     New = B.CreateSelect(B.CreateICmpEQ(Old, Arguments[0]), Arguments[1], Old);
+  else if (Rule.Shape == AtomicRule::OrderedFloatLoop)
+    New = emitOrderedMinMaxValue(B, Rule, Old, Arguments[0]);
   else
     New = buildAtomicRMWValue(Rule.Operation, B, Old,
                               formAtomicOperand(B, Rule, Arguments[0]));
@@ -263,6 +265,10 @@ bool MarkerLowerer::lowerMarkerCall(CallInst &Call,
     // sleep: CUDA allows any duration from 0 to twice the request, and the
     // threads of a block take turns on one host thread, so it is 0 here
     case MarkerKind::NanoSleep:
+      break;
+    // the kernel uses the grid group: its launches are cooperative (the
+    // dispatcher reads that from the marker IR); nothing to run
+    case MarkerKind::GridGroup:
       break;
     // memory
     case MarkerKind::LocalArray: {

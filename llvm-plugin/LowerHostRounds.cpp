@@ -36,6 +36,8 @@ struct BlockFunctionBuilder {
   void emitBarrierReduction(IRBuilder<> &Builder, Value *Low, Value *FrameMemory,
                             Value *Padded, Value *Count, Value *RoundPhase,
                             BasicBlock *EntryBlock);
+  void emitGridBarrier(IRBuilder<> &Builder, Value *Low, Value *BlockContext,
+                       BasicBlock *Done);
   void emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
                       Value *const BlockDim[3], bool YInnermost,
                       Value *BlockContext, Value *Count, Value *Padded,
@@ -114,6 +116,37 @@ void BlockFunctionBuilder::emitBarrierReduction(IRBuilder<> &Builder, Value *Low
     Builder.CreateBr(Back);
     Builder.SetInsertPoint(Back);
   }
+}
+
+// Everyone at sync point `Low`: at a grid.sync, the block waits for every
+// other block of the (cooperative) launch to reach one before the next
+// round (__tidal_cpu_grid_sync, CpuCooperativeLaunch.cpp); the threads'
+// frames and the block's uniform slots stay as they are meanwhile. The
+// runtime returns non-zero when the launch failed or was interrupted, or
+// the barrier cannot complete (a block finished without reaching it): the
+// block leaves.
+void BlockFunctionBuilder::emitGridBarrier(IRBuilder<> &Builder, Value *Low,
+                                           Value *BlockContext, BasicBlock *Done) {
+  Value *AtGridBarrier = Builder.getFalse();
+  for (unsigned K = 1; K <= SyncPoints.size(); ++K)
+    if (SyncPoints[K - 1].Sync == SyncPointKind::GridBarrier)
+      AtGridBarrier = Builder.CreateOr(AtGridBarrier,
+                                       Builder.CreateICmpEQ(Low, Builder.getInt32(K)));
+  if (isa<Constant>(AtGridBarrier))
+    return;
+  Function *Block = Builder.GetInsertBlock()->getParent();
+  BasicBlock *Wait = BasicBlock::Create(Context, "grid.sync", Block);
+  BasicBlock *Synced = BasicBlock::Create(Context, "grid.synced", Block);
+  BasicBlock *Back = BasicBlock::Create(Context, "round.back", Block);
+  Builder.CreateCondBr(AtGridBarrier, Wait, Back);
+  Builder.SetInsertPoint(Wait);
+  Function *Hook = getHook(M, CpuGridSyncHook, Builder.getInt32Ty(), {Builder.getPtrTy()});
+  Value *Failed = Builder.CreateICmpNE(Builder.CreateCall(Hook, {BlockContext}),
+                                       Builder.getInt32(0));
+  Builder.CreateCondBr(Failed, Done, Synced);
+  Builder.SetInsertPoint(Synced);
+  Builder.CreateBr(Back);
+  Builder.SetInsertPoint(Back);
 }
 
 // Rounds of a kernel with a warp sync point under a divergent branch
@@ -407,6 +440,7 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
   Builder.SetInsertPoint(Continue);
   emitBarrierReduction(Builder, Low, FrameMemory, Padded, Count, RoundPhase,
                        EntryBlock);
+  emitGridBarrier(Builder, Low, BlockContext, Done);
   ResumeAt->addIncoming(Low, Builder.GetInsertBlock());
   RoundPhase->addIncoming(Builder.CreateXor(RoundPhase, Builder.getInt32(1)),
                           Builder.GetInsertBlock());
@@ -557,6 +591,9 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
   //    its next sync point, whose number it returns (stored in next[t]); the
   //    round's lowest and highest return values say whether all agree.
   unsigned SyncCount = SyncPoints.size();
+  const bool HasGridBarrier = any_of(SyncPoints, [](const SyncPoint &P) {
+    return P.Sync == SyncPointKind::GridBarrier;
+  });
   Value *Next = Builder.CreateInBoundsGEP(
       Builder.getInt8Ty(), FrameMemory,
       Builder.CreateNUWAdd(Builder.getInt64(FrameHeaderBytes),
@@ -585,16 +622,39 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
     emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
       SmallVector<Value *, 16> ThreadArguments(Arguments);
       ThreadArguments.append({X, Y, Z, Builder.getInt32(K), RoundPhase});
-      CallInst *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
-      if (ThreadAccesses)
-        Reached->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
       Value *Linear = Builder.CreateNUWAdd(
           Builder.CreateNUWMul(
               Builder.CreateNUWAdd(Builder.CreateNUWMul(Z, BlockDim[1]), Y),
               BlockDim[0]),
           X, "thread");
-      StoreInst *Record = Builder.CreateStore(
-          Reached, Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Linear, I64)));
+      Value *NextSlot = Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Linear, I64));
+      // After a grid barrier that some threads of the block never reached
+      // (they returned before it), those threads stay finished.
+      BasicBlock *Skip = nullptr, *Run = nullptr, *Join = nullptr;
+      if (HasGridBarrier && K > 0) {
+        Skip = BasicBlock::Create(Context, "finished.skip", Block);
+        Run = BasicBlock::Create(Context, "thread.run", Block);
+        Join = BasicBlock::Create(Context, "thread.ran", Block);
+        Value *Finished = Builder.CreateICmpEQ(Builder.CreateLoad(I32, NextSlot),
+                                               Builder.getInt32(ThreadFinished));
+        Builder.CreateCondBr(Finished, Skip, Run);
+        Builder.SetInsertPoint(Skip);
+        Builder.CreateBr(Join);
+        Builder.SetInsertPoint(Run);
+      }
+      Value *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
+      if (ThreadAccesses)
+        cast<CallInst>(Reached)->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+      if (Join) {
+        BasicBlock *Ran = Builder.GetInsertBlock();
+        Builder.CreateBr(Join);
+        Builder.SetInsertPoint(Join);
+        PHINode *State = Builder.CreatePHI(I32, 2, "state");
+        State->addIncoming(Reached, Ran);
+        State->addIncoming(Builder.getInt32(ThreadFinished), Skip);
+        Reached = State;
+      }
+      StoreInst *Record = Builder.CreateStore(Reached, NextSlot);
       if (ThreadAccesses)
         Record->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
       Builder.CreateStore(
@@ -628,12 +688,54 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
                        Done, Continue);
 
   // Threads at different sync points (or some finished): report them all.
+  // With grid barriers: threads that finished and the others all at one
+  // grid barrier (`if i >= n: return` before grid.sync(), as a GPU lets
+  // exited threads through its barrier) go on from there.
   Builder.SetInsertPoint(Diverged);
+  BasicBlock *PartialAt = nullptr;
+  if (HasGridBarrier) {
+    Value *AtGridBarrier = Builder.getFalse();
+    for (unsigned K = 1; K <= SyncCount; ++K)
+      if (SyncPoints[K - 1].Sync == SyncPointKind::GridBarrier)
+        AtGridBarrier = Builder.CreateOr(AtGridBarrier,
+                                         Builder.CreateICmpEQ(High, Builder.getInt32(K)));
+    Value *SomeFinished = Builder.CreateICmpEQ(Low, Builder.getInt32(ThreadFinished));
+    BasicBlock *Partial = BasicBlock::Create(Context, "round.partial", Block);
+    BasicBlock *Report = BasicBlock::Create(Context, "round.report", Block);
+    Builder.CreateCondBr(Builder.CreateAnd(SomeFinished, AtGridBarrier), Partial, Report);
+    Builder.SetInsertPoint(Partial);
+    AllocaInst *Others = new AllocaInst(I32, DL.getAllocaAddrSpace(), "others",
+                                        EntryBlock->getTerminator()->getIterator());
+    Builder.CreateStore(Builder.getInt32(0), Others);
+    CountedLoop Each = beginLoop(Builder, Count, "partial.thread");
+    Value *State = Builder.CreateLoad(
+        I32, Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Each.Counter, I64)));
+    Value *Elsewhere = Builder.CreateAnd(
+        Builder.CreateICmpNE(State, High),
+        Builder.CreateICmpNE(State, Builder.getInt32(ThreadFinished)));
+    Builder.CreateStore(Builder.CreateOr(Builder.CreateLoad(I32, Others),
+                                         Builder.CreateZExt(Elsewhere, I32)),
+                        Others);
+    endLoop(Builder, Each);
+    PartialAt = Builder.GetInsertBlock();
+    Builder.CreateCondBr(Builder.CreateICmpEQ(Builder.CreateLoad(I32, Others),
+                                              Builder.getInt32(0)),
+                         Continue, Report);
+    Builder.SetInsertPoint(Report);
+  }
   emitBarrierError(Builder, BlockContext, Next, Count);
   Builder.CreateBr(Done);
 
-  // Everyone at sync point `Low`: the next round resumes there.
+  // Everyone at sync point `Low` (or, see above, at the grid barrier
+  // `High`): the next round resumes there.
   Builder.SetInsertPoint(Continue);
+  Value *At = Low;
+  if (PartialAt) {
+    PHINode *Point = Builder.CreatePHI(I32, 2, "resume.at");
+    Point->addIncoming(Low, Agreed);
+    Point->addIncoming(High, PartialAt);
+    At = Point;
+  }
   // What the threads stored of the block-uniform values is what the next
   // round reads.
   for (const FrameLayout::UniformSlot &Slot : Frame.UniformSlots)
@@ -646,9 +748,10 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
         Builder.CreateConstInBoundsGEP1_64(Builder.getInt8Ty(), UniformMemory,
                                            Slot.Offset),
         Align(16));
-  emitBarrierReduction(Builder, Low, FrameMemory, Padded, Count, RoundPhase,
+  emitBarrierReduction(Builder, At, FrameMemory, Padded, Count, RoundPhase,
                        EntryBlock);
-  ResumeAt->addIncoming(Low, Builder.GetInsertBlock());
+  emitGridBarrier(Builder, At, BlockContext, Done);
+  ResumeAt->addIncoming(At, Builder.GetInsertBlock());
   RoundPhase->addIncoming(Builder.CreateXor(RoundPhase, Builder.getInt32(1)),
                           Builder.GetInsertBlock());
   Builder.CreateBr(Round);

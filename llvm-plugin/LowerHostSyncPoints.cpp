@@ -78,6 +78,7 @@ Value *SyncPointLowerer::resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &P
   Type *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
   // barriers
   if (Point.Sync == SyncPointKind::BlockBarrier ||
+      Point.Sync == SyncPointKind::GridBarrier ||
       Point.Sync == SyncPointKind::WarpBarrier)
     return nullptr;
   if (Point.Sync == SyncPointKind::BlockReduction) {

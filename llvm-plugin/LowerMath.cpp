@@ -138,12 +138,22 @@ void useApproximateDivSqrt(Module &M, bool Div, bool Sqrt, bool FTZ) {
   }
 }
 
+// Whether libdevice has a fast (approximate) float variant of the C function
+// `Name`, __nv_fast_<name>f, which fastmath=True uses as Numba does.
+bool hasFastVariant(StringRef Name) {
+  return StringSwitch<bool>(Name)
+      .Cases("cos", "sin", "tan", "exp", "exp10", true)
+      .Cases("log", "log2", "log10", "pow", true)
+      .Default(false);
+}
+
 } // namespace
 
 bool lowerMath(Module &M, const NVPTXOptions &Options) {
   bool FTZ = Options.FTZ || getModuleFlag(M, FlushDenormalsFlag, 0) != 0;
   bool PreciseDiv = getModuleFlag(M, PreciseDivisionFlag, 1) != 0;
   bool PreciseSqrt = getModuleFlag(M, PreciseSqrtFlag, 1) != 0;
+  bool FastFunctions = getModuleFlag(M, FastFunctionsFlag, 0) != 0;
 
   // 1. Markers with a native lowering become intrinsics; the others are
   //    collected for libdevice.
@@ -204,7 +214,9 @@ bool lowerMath(Module &M, const NVPTXOptions &Options) {
   for (CallInst *Call : NeedLibdevice) {
     Function *Marker = Call->getCalledFunction();
     std::optional<MarkerName> Parsed = parseMarkerName(Marker->getName());
-    std::string Name = ("__nv_" + getMathRule(Parsed->Kind)->LibraryName).str();
+    StringRef Library = getMathRule(Parsed->Kind)->LibraryName;
+    bool Fast = FastFunctions && Call->getType()->isFloatTy() && hasFastVariant(Library);
+    std::string Name = ((Fast ? "__nv_fast_" : "__nv_") + Library).str();
     if (Call->getType()->isFloatTy())
       Name += "f";
     FunctionCallee Libdevice =

@@ -228,6 +228,8 @@ StringRef getSyncPointKindName(SyncPointKind Kind) {
     return "block barrier";
   case SyncPointKind::BlockReduction:
     return "block barrier with a count";
+  case SyncPointKind::GridBarrier:
+    return "grid barrier";
   case SyncPointKind::WarpBarrier:
     return "warp barrier";
   case SyncPointKind::WarpActiveMask:

@@ -61,6 +61,7 @@ enum class SyncPointKind : uint8_t {
   NoSync,         // not a sync point
   BlockBarrier,   // syncthreads
   BlockReduction, // syncthreads.count/and/or: a block barrier that counts
+  GridBarrier,    // grid.sync: a barrier of every block of the launch
   WarpBarrier,    // syncwarp
   WarpActiveMask, // activemask: the lanes that arrive together
   WarpExchange,   // shfl, vote, match: the lanes exchange argument 1

@@ -3,6 +3,7 @@
 #include "OperationRules.h"
 
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
 
 using namespace llvm;
 
@@ -18,6 +19,9 @@ std::optional<AtomicRule> getAtomicRule(MarkerName Marker) {
   auto RMW = [](BinOp Operation, bool Loop = false, bool Negate = false) {
     return AtomicRule{AtomicRule::ReadModifyWrite, Operation, Negate, Loop};
   };
+  auto OrderedLoop = [](BinOp Operation) {
+    return AtomicRule{AtomicRule::OrderedFloatLoop, Operation, false, true};
+  };
   switch (Marker.Kind) {
   // arithmetic: sub on floats is an add of the negation
   case MarkerKind::AtomicAdd:
@@ -26,11 +30,13 @@ std::optional<AtomicRule> getAtomicRule(MarkerName Marker) {
     return Float ? RMW(BinOp::FAdd, false, /*Negate=*/true) : RMW(BinOp::Sub);
   case MarkerKind::AtomicExchange:
     return RMW(BinOp::Xchg);
-  // order: signedness from the suffix (i32 vs u32)
+  // order: signedness from the suffix (i32 vs u32); floats as Numba's, where
+  // a NaN element stays and a NaN operand changes nothing (as Python's
+  // max(a, b), which returns a when either is NaN)
   case MarkerKind::AtomicMax:
-    return RMW(Float ? BinOp::FMax : Signed ? BinOp::Max : BinOp::UMax, Float);
+    return Float ? OrderedLoop(BinOp::FMax) : RMW(Signed ? BinOp::Max : BinOp::UMax);
   case MarkerKind::AtomicMin:
-    return RMW(Float ? BinOp::FMin : Signed ? BinOp::Min : BinOp::UMin, Float);
+    return Float ? OrderedLoop(BinOp::FMin) : RMW(Signed ? BinOp::Min : BinOp::UMin);
   // NaN as missing: atomicrmw fmax/fmin are maxnum/minnum, whose result is
   // the operand that is not NaN (NaN only when both are)
   case MarkerKind::AtomicNanMax:
@@ -62,8 +68,77 @@ Value *formAtomicOperand(IRBuilderBase &Builder, const AtomicRule &Rule,
   return Rule.NegateOperand ? Builder.CreateFNeg(V) : V;
 }
 
+Value *emitOrderedMinMaxValue(IRBuilderBase &Builder, const AtomicRule &Rule,
+                              Value *Old, Value *V) {
+  Value *Replace = Rule.Operation == AtomicRMWInst::FMax
+                       ? Builder.CreateFCmpOGT(V, Old)
+                       : Builder.CreateFCmpOLT(V, Old);
+  return Builder.CreateSelect(Replace, V, Old);
+}
+
+namespace {
+
+// The helper of an OrderedFloatLoop rule for values of type T behind
+// pointers of type PointerType, made once per module:
+//   T @tidal_atomic_ordered_{max,min}_{f32,f64}_p<addrspace>(ptr %p, T %v)
+// loads the element, and while %v is ordered-greater (less) than it, tries
+// to exchange it for %v; returns the element it replaced (or last saw).
+// Internal and always inlined: the caller's blocks stay as they are, which
+// the host lowering, counting its sync points, relies on.
+Function *getOrderedMinMaxHelper(Module &M, const AtomicRule &Rule, Type *T,
+                                 Type *PointerType, Align Alignment) {
+  bool Max = Rule.Operation == AtomicRMWInst::FMax;
+  std::string Name = (Twine("tidal_atomic_ordered_") + (Max ? "max" : "min") +
+                      (T->isFloatTy() ? "_f32" : "_f64") + "_p" +
+                      Twine(PointerType->getPointerAddressSpace()))
+                         .str();
+  if (Function *Existing = M.getFunction(Name))
+    return Existing;
+  LLVMContext &Context = M.getContext();
+  auto *HelperType = FunctionType::get(T, {PointerType, T}, false);
+  Function *Helper = Function::Create(HelperType, GlobalValue::InternalLinkage, Name, M);
+  Helper->addFnAttr(Attribute::AlwaysInline);
+  Helper->addFnAttr(Attribute::NoUnwind);
+  Argument *Pointer = Helper->getArg(0), *V = Helper->getArg(1);
+  Pointer->setName("p");
+  V->setName("v");
+  IntegerType *Bits = IntegerType::get(Context, T->getPrimitiveSizeInBits());
+  BasicBlock *Entry = BasicBlock::Create(Context, "entry", Helper);
+  BasicBlock *Compare = BasicBlock::Create(Context, "compare", Helper);
+  BasicBlock *Exchange = BasicBlock::Create(Context, "exchange", Helper);
+  BasicBlock *Done = BasicBlock::Create(Context, "done", Helper);
+  IRBuilder<> B(Entry);
+  LoadInst *First = B.CreateAlignedLoad(Bits, Pointer, Alignment, "first");
+  First->setAtomic(AtomicMarkerOrdering);
+  Value *NewBits = B.CreateBitCast(V, Bits, "v.bits");
+  B.CreateBr(Compare);
+  B.SetInsertPoint(Compare);
+  PHINode *SeenBits = B.CreatePHI(Bits, 2, "seen.bits");
+  SeenBits->addIncoming(First, Entry);
+  Value *Seen = B.CreateBitCast(SeenBits, T, "seen");
+  Value *Replace = Max ? B.CreateFCmpOGT(V, Seen) : B.CreateFCmpOLT(V, Seen);
+  B.CreateCondBr(Replace, Exchange, Done);
+  B.SetInsertPoint(Exchange);
+  Value *Pair = B.CreateAtomicCmpXchg(Pointer, SeenBits, NewBits, Alignment,
+                                      AtomicMarkerOrdering, AtomicMarkerOrdering);
+  Value *Found = B.CreateExtractValue(Pair, 0, "found.bits");
+  SeenBits->addIncoming(Found, Exchange);
+  B.CreateCondBr(B.CreateExtractValue(Pair, 1, "exchanged"), Done, Compare);
+  B.SetInsertPoint(Done);
+  B.CreateRet(Seen); // the element as it was before the exchange, or left
+  return Helper;
+}
+
+} // namespace
+
 Value *emitAtomic(IRBuilderBase &Builder, const AtomicRule &Rule,
                   Value *Pointer, ArrayRef<Value *> Arguments, Align Alignment) {
+  if (Rule.Shape == AtomicRule::OrderedFloatLoop) {
+    Module &M = *Builder.GetInsertBlock()->getModule();
+    Function *Helper = getOrderedMinMaxHelper(M, Rule, Arguments[0]->getType(),
+                                              Pointer->getType(), Alignment);
+    return Builder.CreateCall(Helper, {Pointer, Arguments[0]});
+  }
   if (Rule.Shape == AtomicRule::CompareExchange) {
     Value *Pair = Builder.CreateAtomicCmpXchg(
         Pointer, Arguments[0], Arguments[1], Alignment, AtomicMarkerOrdering,

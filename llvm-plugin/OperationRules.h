@@ -23,6 +23,11 @@ struct AtomicRule {
   enum Form {
     ReadModifyWrite, // atomicrmw Operation (BAD_BINOP for no other form)
     CompareExchange, // cmpxchg, field 0 of the result
+    // Numba's float max/min: a cmpxchg loop (in a helper function of the
+    // module) that stores the operand only where it is ordered-greater (FMax)
+    // or ordered-less (FMin) than the element, so that a NaN on either side
+    // leaves the element as it is. Operation is FMax or FMin.
+    OrderedFloatLoop,
   } Shape;
   llvm::AtomicRMWInst::BinOp Operation;
   // Float sub: an fadd of the negated operand on both targets (NVPTX has
@@ -45,8 +50,15 @@ llvm::Value *formAtomicOperand(llvm::IRBuilderBase &Builder,
 inline constexpr llvm::AtomicOrdering AtomicMarkerOrdering =
     llvm::AtomicOrdering::Monotonic;
 
+// The value an OrderedFloatLoop rule stores over `Old` for the operand `V`:
+// V where V > Old (FMax) or V < Old (FMin), compared ordered, else Old.
+llvm::Value *emitOrderedMinMaxValue(llvm::IRBuilderBase &Builder,
+                                    const AtomicRule &Rule, llvm::Value *Old,
+                                    llvm::Value *V);
+
 // Emits the atomic of `Rule` on `Pointer` (atomicrmw or cmpxchg, monotonic,
-// aligned to the value's size) at `Builder`; returns the old value.
+// aligned to the value's size, or the call of an OrderedFloatLoop's helper)
+// at `Builder`; returns the old value.
 // Arguments are the marker call's arguments after the pointer.
 llvm::Value *emitAtomic(llvm::IRBuilderBase &Builder, const AtomicRule &Rule,
                         llvm::Value *Pointer,

@@ -202,6 +202,13 @@ private:
       State = AssignedSet::unreachable(LocalIndex.size());
       return true;
     }
+    if (Kind == "Raise") { // ends the path, as a return does
+      PyRef Exception = Statement.attr("exc");
+      if (!Exception.isNone() && !reads(Exception.get(), State))
+        return false;
+      State = AssignedSet::unreachable(LocalIndex.size());
+      return true;
+    }
     if (Kind == "Break" || Kind == "Continue") {
       if (Loops.empty())
         typingError(Node, "'" + std::string(Kind == "Break" ? "break" : "continue") +

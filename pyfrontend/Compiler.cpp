@@ -49,7 +49,11 @@ TargetMachine &nvptxMachine(unsigned SM) {
   // instructions on sm_70, which LLVM otherwise cannot select there).
   std::string CPU = "sm_" + std::to_string(SM);
   std::string Features = SM < 75 ? "+ptx63" : "";
-  Slot.reset(T->createTargetMachine(NVPTXTriple, CPU, Features, TargetOptions(), std::nullopt,
+  // a * b + c becomes one fma.rn, as nvcc's default (--fmad=true) and
+  // Numba's NVVM do; fastmath=True adds ftz and the approximate forms.
+  TargetOptions Options;
+  Options.AllowFPOpFusion = FPOpFusion::Fast;
+  Slot.reset(T->createTargetMachine(NVPTXTriple, CPU, Features, Options, std::nullopt,
                                     std::nullopt, CodeGenOptLevel::Aggressive));
   if (!Slot)
     throw std::runtime_error("cannot create an NVPTX target machine for " + CPU);

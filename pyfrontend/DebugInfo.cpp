@@ -54,7 +54,7 @@ DISubprogram *FunctionCompiler::debugSubprogram(llvm::Function *Fn, const std::s
 }
 
 void FunctionCompiler::setDebugLocation(PyObject *Node) {
-  if (!Subprogram || !Emitting)
+  if (!Subprogram) // neither lineinfo nor debug
     return;
   PyObject *Line = PyObject_GetAttrString(Node, "lineno");
   if (!Line) {

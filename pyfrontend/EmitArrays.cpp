@@ -1,5 +1,6 @@
-// Arrays: element addresses (with bounds checks under debug=True),
-// subscripts of arrays, tuples and records, and slices into views.
+// Emission of subscripts: element addresses (with bounds checks under
+// debug=True), elements of arrays, tuples and records, and slices into
+// views, as typing decided them (TypeArrays.cpp).
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 
@@ -36,15 +37,7 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
   std::vector<TypedValue> Indices = Index.T.isTuple() ? tupleElements(Index)
                                                   : std::vector<TypedValue>{Index};
   if (Indices.size() != AT.NDim)
-    typingError(IndexNode, "cannot index " + AT.str() + " with " +
-                               std::to_string(Indices.size()) + " indices: it has " +
-                               std::to_string(AT.NDim) + " dimensions");
-  for (const TypedValue &I : Indices)
-    if (!I.T.isScalar() || !isInteger(I.T.Dtype))
-      typingError(IndexNode, "cannot index " + AT.str() + " with " + I.T.str() +
-                                 ": array indices must be integers");
-  if (!Emitting)
-    return nullptr;
+    internalError(IndexNode, "an index typing did not check");
   unsigned N = AT.NDim;
   std::vector<Value *> Idx;
   for (unsigned D = 0; D < N; ++D) {
@@ -109,74 +102,50 @@ void FunctionCompiler::checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNo
   B.SetInsertPoint(Ok);
 }
 
-TypedValue FunctionCompiler::visitSubscript(PyObject *Node) {
+TypedValue FunctionCompiler::emitSubscript(PyObject *Node) {
   PyRef ValueNode = field(Node, "value"), SliceNode = field(Node, "slice");
-  TypedValue Base = expr(ValueNode.get());
-  bool HasSlice = nodeKind(SliceNode.get()) == "Slice";
-  if (nodeKind(SliceNode.get()) == "Tuple")
-    for (PyObject *E : listItems(field(SliceNode.get(), "elts").get()))
-      HasSlice |= nodeKind(E) == "Slice";
-  // Fewer indices than dimensions (a[i] on a 2-D array) is a view too.
-  size_t IndexCount = nodeKind(SliceNode.get()) == "Tuple"
-                          ? static_cast<size_t>(PyList_GET_SIZE(field(SliceNode.get(), "elts").get()))
-                          : 1;
-  HasSlice |= Base.T.isArray() && IndexCount < Base.T.NDim;
-  if (HasSlice) {
-    if (Base.T.isUndefined())
-      return TypedValue();
-    if (!Base.T.isArray())
-      unsupported(SliceNode.get(), "slicing is supported on arrays, not on " + Base.T.str());
-    return sliceArray(Base, SliceNode.get(), ValueNode.get());
-  }
-  TypedValue Index = expr(SliceNode.get());
-  if (Base.T.isUndefined() || Index.T.isUndefined())
-    return TypedValue();
-  if (Base.T.isTuple()) {
-    if (!Index.ConstInt)
-      typingError(SliceNode.get(), "tuples can only be indexed by constant integers");
+  const ExpressionType &Typed = typeOf(Node);
+  TypedValue Base = emitExpression(ValueNode.get());
+  if (Typed.Subscript == SubscriptKind::ArrayView)
+    return emitSlice(Base, SliceNode.get(), ValueNode.get(), Typed.T);
+  TypedValue Index = emitExpression(SliceNode.get());
+  switch (Typed.Subscript) {
+  case SubscriptKind::TupleElement: {
     int64_t I = *Index.ConstInt, Size = static_cast<int64_t>(Base.T.Elements.size());
-    if (I < -Size || I >= Size)
-      typingError(SliceNode.get(), "tuple index " + std::to_string(I) +
-                                       " out of range for " + Base.T.str());
     return tupleElements(Base)[I < 0 ? I + Size : I];
   }
-  if (Base.T.isRecord()) { // r['x']: the field named by a string constant
-    std::optional<std::string> Name = recordFieldName(Index);
-    if (!Name)
-      typingError(SliceNode.get(), "a record's field is named by a string constant, not by " +
-                                       Index.T.str());
-    return loadRecordField(Base, *Name, Node);
-  }
-  if (!Base.T.isArray())
-    typingError(Node, "cannot index a value of type " + Base.T.str());
-  Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
-  if (Base.T.hasRecordElements()) { // a[i] of a record array: a view of it
-    TypedValue Ref(frontend::Type::record(Base.T.Record, Base.T.ReadOnly));
-    if (Emitting)
-      Ref.Parts.push_back(Ptr);
+  case SubscriptKind::TupleRunTimeIndex:
+    return emitTupleIndex(Base, Index, SliceNode.get(), ValueNode.get());
+  case SubscriptKind::FrozenMember: // Color['red']
+    return emitFrozen(Typed.Frozen, Node);
+  case SubscriptKind::RecordField:
+    return emitRecordFieldLoad(Base, Typed.FieldName, Node);
+  case SubscriptKind::RecordElement: { // a[i] of a record array: a view of it
+    TypedValue Ref(Typed.T);
+    Ref.Parts.push_back(elementPointer(Base, SliceNode.get(), Index, ValueNode.get()));
     return Ref;
   }
-  if (!Emitting)
-    return makeScalar(Base.T.Dtype, nullptr);
-  llvm::Type *MemTy = llvmMemoryType(Base.T.Dtype);
-  LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Dtype)));
-  Value *V = Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
-  return makeScalar(Base.T.Dtype, V);
+  case SubscriptKind::ArrayElement: {
+    Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
+    llvm::Type *MemTy = llvmMemoryType(Base.T.Dtype);
+    LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Dtype)));
+    Value *V = Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
+    return makeScalar(Base.T.Dtype, V);
+  }
+  default:
+    internalError(Node, "the subscript '" + sourceText(Node) + "' was not typed");
+  }
 }
 
-// a[i, 2:n, ::-1]: a view of the same memory. Integer indices drop their
-// dimension; slices keep it, normalised as Python does (negative bounds
-// count from the end, bounds clamp, the step must be a constant).
-TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceNode,
-                                        PyObject *ArrayNode) {
+// a[i, 2:n, ::-1]: a view of the same memory (of the type typing gave it,
+// View). Integer indices drop their dimension; slices keep it, normalised
+// as Python does (negative bounds count from the end, bounds clamp).
+TypedValue FunctionCompiler::emitSlice(const TypedValue &Base, PyObject *SliceNode,
+                                       PyObject *ArrayNode, const frontend::Type &ViewType) {
   std::vector<PyObject *> Items = nodeKind(SliceNode) == "Tuple"
                                       ? listItems(field(SliceNode, "elts").get())
                                       : std::vector<PyObject *>{SliceNode};
   unsigned N = Base.T.NDim;
-  if (Items.size() > N)
-    typingError(SliceNode, "too many indices for " + Base.T.str() + ": " +
-                               std::to_string(Items.size()) + " given");
-  // 1. Type the view: one dimension per slice.
   struct Dim {
     bool IsSlice;
     PyObject *Lower = nullptr, *Upper = nullptr;
@@ -189,59 +158,23 @@ TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceN
     Dim X{true};
     if (D < Items.size() && nodeKind(Items[D]) != "Slice") {
       X.IsSlice = false;
-      X.Index = expr(Items[D]);
-      if (X.Index.T.isUndefined())
-        return TypedValue();
-      if (!X.Index.T.isIntegerScalar())
-        typingError(Items[D], "cannot index " + Base.T.str() + " with " + X.Index.T.str() +
-                                  ": array indices must be integers");
+      X.Index = emitExpression(Items[D]);
     } else if (D < Items.size()) {
       PyRef Lower = field(Items[D], "lower"), Upper = field(Items[D], "upper"),
             Step = field(Items[D], "step");
       X.Lower = Lower.isNone() ? nullptr : Lower.get();
       X.Upper = Upper.isNone() ? nullptr : Upper.get();
-      if (!Step.isNone()) {
-        TypedValue S = expr(Step.get());
-        if (!S.T.isIntegerScalar() || !S.ConstInt || *S.ConstInt == 0)
-          unsupported(Step.get(), "the step of a slice in a kernel must be a constant non-zero integer");
-        X.Step = *S.ConstInt;
-      }
+      if (!Step.isNone())
+        X.Step = *emitExpression(Step.get()).ConstInt;
       X.Full = !X.Lower && !X.Upper && X.Step == 1;
     } else {
       X.Full = true;
     }
     Dims.push_back(X);
   }
-  unsigned ViewDims = 0;
-  for (const Dim &X : Dims)
-    ViewDims += X.IsSlice;
-  // C stays C when nothing after the first slice is cut or strided.
-  Layout ViewLayout = Layout::A;
-  if (Base.T.ArrayLayout == Layout::C) {
-    bool Contiguous = true, SeenSlice = false;
-    for (const Dim &X : Dims) {
-      if (SeenSlice && (!X.IsSlice || !X.Full))
-        Contiguous = false;
-      if (X.IsSlice && !SeenSlice) {
-        SeenSlice = true;
-        Contiguous &= X.Step == 1;
-      }
-    }
-    ViewLayout = Contiguous ? Layout::C : Layout::A;
-  }
-  TypedValue View(frontend::Type::array(Base.T.Dtype, ViewDims, ViewLayout, Base.T.ReadOnly));
-  View.T.Record = Base.T.Record;
-  for (const Dim &X : Dims) // type the bounds too
-    for (PyObject *Bound : {X.Lower, X.Upper})
-      if (Bound && !Emitting) {
-        TypedValue V = expr(Bound);
-        if (!V.T.isUndefined() && !V.T.isIntegerScalar())
-          typingError(Bound, "slice bounds must be integers, not " + V.T.str());
-      }
-  if (!Emitting)
-    return View;
+  TypedValue View(ViewType);
 
-  // 2. Emit: the data pointer moves by start * stride in every dimension.
+  // The data pointer moves by start * stride in every dimension.
   Value *Zero = B.getInt64(0);
   Value *Offset = Zero;
   std::vector<Value *> Shape, Strides;
@@ -269,7 +202,7 @@ TypedValue FunctionCompiler::sliceArray(const TypedValue &Base, PyObject *SliceN
     auto Bound = [&](PyObject *Node, Value *Default) -> Value * {
       if (!Node)
         return Default;
-      TypedValue V = convert(expr(Node), frontend::Type::scalar(Scalar::Int64), Node);
+      TypedValue V = convert(emitExpression(Node), frontend::Type::scalar(Scalar::Int64), Node);
       Value *I = V.scalar();
       Value *Wrapped = B.CreateAdd(I, Extent);
       Value *Low = Forward ? Zero : MinusOne, *High = Forward ? Extent : Last;

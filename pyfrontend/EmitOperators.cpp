@@ -1,5 +1,6 @@
-// Operators: arithmetic, unary, comparisons (chained), and/or, and the
-// conditional expression, with Python's and Numba's semantics.
+// Emission of operators: arithmetic, unary, comparisons (chained), and/or,
+// and the conditional expression, with Python's and Numba's semantics, in
+// the types typing recorded (TypeOperators.cpp).
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 #include "Operators.h"
@@ -18,68 +19,33 @@ namespace tidal::frontend {
 
 // --- arithmetic --------------------------------------------------------------------
 
-TypedValue FunctionCompiler::visitBinOp(PyObject *Node) {
-  TypedValue L = expr(field(Node, "left").get());
-  TypedValue R = expr(field(Node, "right").get());
-  return binaryOp(binaryOperatorOf(field(Node, "op").get()), L, R, Node);
+TypedValue FunctionCompiler::emitBinOp(PyObject *Node) {
+  TypedValue L = emitExpression(field(Node, "left").get());
+  TypedValue R = emitExpression(field(Node, "right").get());
+  return emitBinary(binaryOperatorOf(field(Node, "op").get()), L, R, Node);
 }
 
-TypedValue FunctionCompiler::binaryOp(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
-                                  PyObject *Node) {
-  if (L.T.isUndefined() || R.T.isUndefined())
-    return TypedValue();
-  if (!L.T.isScalar() || !R.T.isScalar())
-    typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
-                          ": " + L.T.str() + " and " + R.T.str());
-  Scalar Common = promoteArithmetic(L.T.Dtype, R.T.Dtype);
-  bool Bitwise = Op == BinaryOperator::BitwiseAnd || Op == BinaryOperator::BitwiseOr ||
-                 Op == BinaryOperator::BitwiseXor;
-  bool Shift = Op == BinaryOperator::ShiftLeft || Op == BinaryOperator::ShiftRight;
-  if (isComplex(Common)) {
-    if (Op != BinaryOperator::Add && Op != BinaryOperator::Subtract &&
-        Op != BinaryOperator::Multiply && Op != BinaryOperator::Divide)
-      typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
-                            ": " + L.T.str() + " and " + R.T.str() +
-                            ": complex numbers take + - * / in kernels");
-    if (!Emitting)
-      return TypedValue(frontend::Type::scalar(Common));
-    frontend::Type CommonType = frontend::Type::scalar(Common);
+// Node: the BinOp, or the augmented assignment, whose operand type typing
+// recorded.
+TypedValue FunctionCompiler::emitBinary(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
+                                        PyObject *Node) {
+  const ExpressionType &Typed = typeOf(Node);
+  if (Typed.Operands.size() != 1)
+    internalError(Node, "the operation '" + sourceText(Node) + "' has no operand type");
+  frontend::Type CommonType = Typed.Operands[0];
+  Scalar Common = CommonType.Dtype, Result = Typed.T.Dtype;
+  if (isComplex(Common) && Op == BinaryOperator::Power)
+    return emitComplexPower(L, R, Common, Node); // ComplexSupport.cpp
+  if (isComplex(Common))
     return makeScalar(Common, complexArithmetic(Op, Common, convert(L, CommonType, Node).scalar(),
                                                 convert(R, CommonType, Node).scalar()));
-  }
-  if ((Bitwise || Shift) && isFloat(Common))
-    typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
-                          ": " + L.T.str() + " and " + R.T.str() +
-                          ": bitwise operators need integers");
-  if (Bitwise && L.T.isBool() && R.T.isBool())
-    Common = Scalar::Bool;
-  Scalar Result = Common;
-  if (Op == BinaryOperator::Divide && !isFloat(Common))
-    Result = Common = Scalar::Float64; // int / int is true division
-  if (Op == BinaryOperator::MatrixMultiply)
-    unsupported(Node, "the '@' operator is not supported on scalars");
-
-  // Constant folding of integer + - * keeps indices like a[-1] constant.
-  std::optional<int64_t> Folded;
-  if (L.ConstInt && R.ConstInt && isInteger(Common)) {
-    int64_t A = *L.ConstInt, C = *R.ConstInt;
-    if (Op == BinaryOperator::Add)
-      Folded = static_cast<int64_t>(static_cast<uint64_t>(A) + static_cast<uint64_t>(C));
-    else if (Op == BinaryOperator::Subtract)
-      Folded = static_cast<int64_t>(static_cast<uint64_t>(A) - static_cast<uint64_t>(C));
-    else if (Op == BinaryOperator::Multiply)
-      Folded = static_cast<int64_t>(static_cast<uint64_t>(A) * static_cast<uint64_t>(C));
-  }
-  if (!Emitting) {
-    TypedValue Out(frontend::Type::scalar(Result));
-    Out.ConstInt = Folded;
-    return Out;
-  }
-  frontend::Type CommonType = frontend::Type::scalar(Common);
   TypedValue A = convert(L, CommonType, Node), C = convert(R, CommonType, Node);
   Value *X = A.scalar(), *Y = C.scalar();
   bool Float = isFloat(Common), Signed = isSigned(Common);
   Value *V = nullptr;
+  if (Op == BinaryOperator::Divide || Op == BinaryOperator::FloorDivide ||
+      Op == BinaryOperator::Modulo)
+    checkDivisor(Y, Node); // debug mode: ZeroDivisionError
   switch (Op) {
   case BinaryOperator::Add:
     V = Float ? B.CreateFAdd(X, Y) : B.CreateAdd(X, Y);
@@ -139,11 +105,11 @@ TypedValue FunctionCompiler::binaryOp(BinaryOperator Op, const TypedValue &L, co
     }
     break;
   }
-  case BinaryOperator::MatrixMultiply:
-    unsupported(Node, std::string("operator ") + operatorSymbol(Op) + " is not supported");
+  case BinaryOperator::MatrixMultiply: // typing rejected it
+    internalError(Node, "the '@' operator while emitting");
   }
   TypedValue Out = makeScalar(Result, V);
-  Out.ConstInt = Folded;
+  Out.ConstInt = Typed.ConstInt;
   return Out;
 }
 
@@ -242,42 +208,18 @@ TypedValue FunctionCompiler::integerPower(const TypedValue &Base, const TypedVal
   return makeScalar(Base.T.Dtype, B.CreateSelect(Negative, NegativeResult, Result));
 }
 
-TypedValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
+TypedValue FunctionCompiler::emitUnaryOp(PyObject *Node) {
   UnaryOperator Op = unaryOperatorOf(field(Node, "op").get());
-  TypedValue V = expr(field(Node, "operand").get());
-  if (V.T.isUndefined())
-    return TypedValue();
-  if (Op == UnaryOperator::Not) {
-    Value *T = truth(V, Node);
-    return makeScalar(Scalar::Bool, Emitting ? B.CreateNot(T) : nullptr);
-  }
-  if (!V.T.isScalar())
-    typingError(Node, "bad operand type for unary operator: " + V.T.str());
-  // Numba widens small integers (and bools) as for binary arithmetic.
-  Scalar S = isFloat(V.T.Dtype) || isComplex(V.T.Dtype) ? V.T.Dtype
-                                                     : promoteArithmetic(V.T.Dtype, V.T.Dtype);
+  TypedValue V = emitExpression(field(Node, "operand").get());
+  if (Op == UnaryOperator::Not)
+    return makeScalar(Scalar::Bool, B.CreateNot(truth(V, Node)));
+  Scalar S = typeOf(Node).Operands.at(0).Dtype;
   if (isComplex(S)) {
-    if (Op == UnaryOperator::Invert)
-      typingError(Node, "bad operand type for unary ~: " + V.T.str());
-    if (!Emitting || Op == UnaryOperator::Plus)
-      return Emitting ? V : TypedValue(V.T);
+    if (Op == UnaryOperator::Plus)
+      return V;
     Value *Z = V.scalar();
     return makeScalar(S, makeComplex(S, B.CreateFNeg(B.CreateExtractValue(Z, 0)),
                                      B.CreateFNeg(B.CreateExtractValue(Z, 1))));
-  }
-  if (Op == UnaryOperator::Invert && isFloat(S))
-    typingError(Node, "bad operand type for unary ~: " + V.T.str());
-  if (Op == UnaryOperator::Invert && V.T.isBool())
-    S = Scalar::Bool;
-  std::optional<int64_t> Folded;
-  if (V.ConstInt && Op == UnaryOperator::Negate)
-    Folded = static_cast<int64_t>(0 - static_cast<uint64_t>(*V.ConstInt));
-  else if (V.ConstInt && Op == UnaryOperator::Plus)
-    Folded = V.ConstInt;
-  if (!Emitting) {
-    TypedValue Out(frontend::Type::scalar(S));
-    Out.ConstInt = Folded;
-    return Out;
   }
   TypedValue X = convert(V, frontend::Type::scalar(S), Node);
   Value *R = X.scalar();
@@ -285,39 +227,22 @@ TypedValue FunctionCompiler::visitUnaryOp(PyObject *Node) {
     R = isFloat(S) ? B.CreateFNeg(R) : B.CreateNeg(R);
   else if (Op == UnaryOperator::Invert)
     R = B.CreateNot(R);
-  TypedValue Out = makeScalar(S, R);
-  Out.ConstInt = Folded;
-  return Out;
+  return makeScalar(S, R);
 }
 
-TypedValue FunctionCompiler::compareOp(ComparisonOperator Op, const TypedValue &L, const TypedValue &R,
-                                   PyObject *Node) {
-  if (L.T.isUndefined() || R.T.isUndefined())
-    return TypedValue();
-  if (!L.T.isScalar() || !R.T.isScalar())
-    typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
-                          ": " + L.T.str() + " and " + R.T.str());
-  if (Op == ComparisonOperator::Is || Op == ComparisonOperator::IsNot ||
-      Op == ComparisonOperator::In || Op == ComparisonOperator::NotIn)
-    unsupported(Node, std::string("the '") + operatorSymbol(Op) +
-                          "' operator is not supported on numbers");
-  bool ComplexOperands = isComplex(L.T.Dtype) || isComplex(R.T.Dtype);
-  if (ComplexOperands && Op != ComparisonOperator::Equal && Op != ComparisonOperator::NotEqual)
-    typingError(Node, std::string("complex numbers have no order: ") + operatorSymbol(Op) +
-                          " is not supported on " + L.T.str() + " and " + R.T.str());
-  if (!Emitting)
-    return makeScalar(Scalar::Bool, nullptr);
-  if (ComplexOperands) {
-    frontend::Type CommonType = frontend::Type::scalar(promoteArithmetic(L.T.Dtype, R.T.Dtype));
+// One comparison, in the type typing recorded for it (Operand).
+TypedValue FunctionCompiler::emitComparison(ComparisonOperator Op, const TypedValue &L,
+                                            const TypedValue &R, const frontend::Type &CommonType,
+                                            PyObject *Node) {
+  if (std::optional<TypedValue> Special = emitTupleOrEnumComparison(Op, L, R, Node))
+    return *Special;
+  if (isComplex(L.T.Dtype) || isComplex(R.T.Dtype)) {
     Value *X = convert(L, CommonType, Node).scalar(), *Y = convert(R, CommonType, Node).scalar();
     Value *Same = B.CreateAnd(B.CreateFCmpOEQ(B.CreateExtractValue(X, 0), B.CreateExtractValue(Y, 0)),
                               B.CreateFCmpOEQ(B.CreateExtractValue(X, 1), B.CreateExtractValue(Y, 1)));
     return makeScalar(Scalar::Bool, Op == ComparisonOperator::Equal ? Same : B.CreateNot(Same));
   }
-  // Compare in the common type: mixed signed/unsigned compares as Numba does.
-  Scalar Common = (L.T.isBool() && R.T.isBool()) ? Scalar::Int64
-                                                 : promoteArithmetic(L.T.Dtype, R.T.Dtype);
-  frontend::Type CommonType = frontend::Type::scalar(Common);
+  Scalar Common = CommonType.Dtype;
   Value *X = convert(L, CommonType, Node).scalar(), *Y = convert(R, CommonType, Node).scalar();
   CmpInst::Predicate P = CmpInst::BAD_ICMP_PREDICATE;
   bool Float = isFloat(Common), Signed = isSigned(Common);
@@ -349,28 +274,22 @@ TypedValue FunctionCompiler::compareOp(ComparisonOperator Op, const TypedValue &
   return makeScalar(Scalar::Bool, Float ? B.CreateFCmp(P, X, Y) : B.CreateICmp(P, X, Y));
 }
 
-TypedValue FunctionCompiler::visitCompare(PyObject *Node) {
+TypedValue FunctionCompiler::emitCompare(PyObject *Node) {
   // a < b < c is (a < b) and (b < c), with b evaluated once.
-  TypedValue Left = expr(field(Node, "left").get());
+  TypedValue Left = emitExpression(field(Node, "left").get());
   std::vector<PyObject *> Ops = listItems(field(Node, "ops").get());
   std::vector<PyObject *> Rights = listItems(field(Node, "comparators").get());
+  const std::vector<frontend::Type> &Operands = typeOf(Node).Operands;
+  if (Operands.size() != Ops.size())
+    internalError(Node, "the comparison '" + sourceText(Node) + "' has no operand types");
   if (Ops.size() == 1)
-    return compareOp(comparisonOperatorOf(Ops[0]), Left, expr(Rights[0]), Node);
-  if (!Emitting) {
-    TypedValue Out = makeScalar(Scalar::Bool, nullptr);
-    for (size_t I = 0; I < Ops.size(); ++I) {
-      TypedValue Right = expr(Rights[I]);
-      if (compareOp(comparisonOperatorOf(Ops[I]), Left, Right, Node).T.isUndefined())
-        Out = TypedValue();
-      Left = Right;
-    }
-    return Out;
-  }
+    return emitComparison(comparisonOperatorOf(Ops[0]), Left, emitExpression(Rights[0]),
+                          Operands[0], Node);
   BasicBlock *Done = BasicBlock::Create(Ctx, "cmp.done", F);
   std::vector<std::pair<Value *, BasicBlock *>> Incoming;
   for (size_t I = 0; I < Ops.size(); ++I) {
-    TypedValue Right = expr(Rights[I]);
-    Value *C = compareOp(comparisonOperatorOf(Ops[I]), Left, Right, Node).scalar();
+    TypedValue Right = emitExpression(Rights[I]);
+    Value *C = emitComparison(comparisonOperatorOf(Ops[I]), Left, Right, Operands[I], Node).scalar();
     Incoming.push_back({C, B.GetInsertBlock()});
     if (I + 1 < Ops.size()) {
       BasicBlock *Next = BasicBlock::Create(Ctx, "cmp.next", F);
@@ -388,28 +307,15 @@ TypedValue FunctionCompiler::visitCompare(PyObject *Node) {
   return makeScalar(Scalar::Bool, Phi);
 }
 
-TypedValue FunctionCompiler::visitBoolOp(PyObject *Node) {
+TypedValue FunctionCompiler::emitBoolOp(PyObject *Node) {
   bool IsAnd = booleanOperatorOf(field(Node, "op").get()) == BooleanOperator::And;
   std::vector<PyObject *> Operands = listItems(field(Node, "values").get());
-  // The result is one of the operands (Python semantics): their unified type.
-  if (!Emitting) {
-    frontend::Type T;
-    for (PyObject *O : Operands) {
-      TypedValue V = expr(O);
-      if (V.T.isUndefined())
-        return TypedValue();
-      truth(V, O);
-      if (!unify(T, V.T, T))
-        typingError(Node, "the operands of '" + std::string(IsAnd ? "and" : "or") +
-                              "' have types that cannot unify");
-    }
-    return TypedValue(T);
-  }
+  // The result is one of the operands (Python semantics), in their unified type.
   frontend::Type ResultType = typeOf(Node).T;
   BasicBlock *Done = BasicBlock::Create(Ctx, IsAnd ? "and.done" : "or.done", F);
   std::vector<std::pair<Value *, BasicBlock *>> Incoming;
   for (size_t I = 0; I < Operands.size(); ++I) {
-    TypedValue V = expr(Operands[I]);
+    TypedValue V = emitExpression(Operands[I]);
     Value *Converted = convert(V, ResultType, Operands[I]).scalar();
     if (I + 1 == Operands.size()) {
       Incoming.push_back({Converted, B.GetInsertBlock()});
@@ -432,33 +338,20 @@ TypedValue FunctionCompiler::visitBoolOp(PyObject *Node) {
   return makeScalar(ResultType.Dtype, Phi);
 }
 
-TypedValue FunctionCompiler::visitIfExp(PyObject *Node) {
+TypedValue FunctionCompiler::emitIfExp(PyObject *Node) {
   PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
-  if (!Emitting) {
-    TypedValue C = expr(Test.get());
-    if (!C.T.isUndefined())
-      truth(C, Test.get());
-    TypedValue L = expr(Body.get()), R = expr(Else.get());
-    if (L.T.isUndefined() || R.T.isUndefined())
-      return TypedValue();
-    frontend::Type T;
-    if (!unify(L.T, R.T, T))
-      typingError(Node, "the two branches of the conditional expression have types " +
-                            L.T.str() + " and " + R.T.str() + ", which cannot unify");
-    return TypedValue(T);
-  }
   frontend::Type ResultType = typeOf(Node).T;
-  Value *C = truth(expr(Test.get()), Test.get());
+  Value *C = truth(emitExpression(Test.get()), Test.get());
   BasicBlock *Then = BasicBlock::Create(Ctx, "ifexp.then", F);
   BasicBlock *Otherwise = BasicBlock::Create(Ctx, "ifexp.else", F);
   BasicBlock *Done = BasicBlock::Create(Ctx, "ifexp.done", F);
   B.CreateCondBr(C, Then, Otherwise);
   B.SetInsertPoint(Then);
-  TypedValue L = convert(expr(Body.get()), ResultType, Body.get());
+  TypedValue L = convert(emitExpression(Body.get()), ResultType, Body.get());
   BasicBlock *ThenEnd = B.GetInsertBlock();
   B.CreateBr(Done);
   B.SetInsertPoint(Otherwise);
-  TypedValue R = convert(expr(Else.get()), ResultType, Else.get());
+  TypedValue R = convert(emitExpression(Else.get()), ResultType, Else.get());
   BasicBlock *ElseEnd = B.GetInsertBlock();
   B.CreateBr(Done);
   B.SetInsertPoint(Done);

@@ -1,5 +1,6 @@
-// Values in IR: the LLVM types of kernel types, complex numbers, tuples,
-// conversions between types, truth values, marker calls and constants.
+// Values: the LLVM types of kernel types, complex numbers, tuples,
+// conversions between types (convertedType checks one while typing,
+// convert emits it), truth values, marker calls and constants.
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 #include "Markers.h"
@@ -158,7 +159,7 @@ std::vector<TypedValue> FunctionCompiler::tupleElements(const TypedValue &V) con
   for (const frontend::Type &E : V.T.Elements) {
     TypedValue Element(E);
     size_t Count = partTypes(E).size();
-    if (Emitting)
+    if (V.Parts.size() >= Offset + Count) // an emitted value (typing's have no parts)
       Element.Parts.assign(V.Parts.begin() + Offset, V.Parts.begin() + Offset + Count);
     Offset += Count;
     if (V.TupleConstInts.size() == V.T.Elements.size())
@@ -214,11 +215,8 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
     return V;
   if (V.T.isScalar() && To.isScalar() && (isComplex(V.T.Dtype) || isComplex(To.Dtype))) {
     if (!isComplex(To.Dtype) && To.Dtype != Scalar::Bool)
-      typingError(Node, "cannot convert " + V.T.str() + " to " + To.str() +
-                            ": take .real, .imag or abs() of a complex number");
+      internalError(Node, "converting " + V.T.str() + " to " + To.str() + " while emitting");
     TypedValue R(To);
-    if (!Emitting)
-      return R;
     if (To.Dtype == Scalar::Bool) {
       R.Parts.push_back(truth(V, Node));
       return R;
@@ -239,8 +237,6 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
   }
   if (V.T.isScalar() && To.isScalar()) {
     TypedValue R(To);
-    if (!Emitting)
-      return R;
     Value *X = V.scalar();
     Scalar From = V.T.Dtype, Target = To.Dtype;
     llvm::Type *T = llvmType(Target);
@@ -271,14 +267,44 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
     R.T = To;
     return R;
   }
+  internalError(Node, "converting " + V.T.str() + " to " + To.str() + " while emitting");
+}
+
+// The rules of convert(), for typing: the same cases, the same errors.
+TypedValue FunctionCompiler::convertedType(const TypedValue &V, const frontend::Type &To,
+                                           PyObject *Node) {
+  if (V.T == To)
+    return V;
+  if (V.T.isScalar() && To.isScalar()) {
+    if ((isComplex(V.T.Dtype) || isComplex(To.Dtype)) && !isComplex(To.Dtype) &&
+        To.Dtype != Scalar::Bool)
+      typingError(Node, "cannot convert " + V.T.str() + " to " + To.str() +
+                            ": take .real, .imag or abs() of a complex number");
+    return TypedValue(To);
+  }
+  if (V.T.isTuple() && To.isTuple() && V.T.Elements.size() == To.Elements.size()) {
+    std::vector<TypedValue> Elements = tupleElements(V);
+    for (size_t I = 0; I < Elements.size(); ++I)
+      Elements[I] = convertedType(Elements[I], To.Elements[I], Node);
+    return makeTuple(std::move(Elements));
+  }
+  if (V.T.isArray() && To.isArray() && V.T.Dtype == To.Dtype && V.T.NDim == To.NDim &&
+      (To.ArrayLayout == Layout::A || To.ArrayLayout == V.T.ArrayLayout) && (To.ReadOnly || !V.T.ReadOnly)) {
+    TypedValue R = V;
+    R.T = To;
+    return R;
+  }
   typingError(Node, "cannot convert " + V.T.str() + " to " + To.str());
+}
+
+void FunctionCompiler::checkCondition(const frontend::Type &T, PyObject *Node) {
+  if (!T.isScalar())
+    typingError(Node, "cannot use a value of type " + T.str() + " as a condition");
 }
 
 Value *FunctionCompiler::truth(const TypedValue &V, PyObject *Node) {
   if (!V.T.isScalar())
-    typingError(Node, "cannot use a value of type " + V.T.str() + " as a condition");
-  if (!Emitting)
-    return nullptr;
+    internalError(Node, "a condition of type " + V.T.str() + " while emitting");
   Value *X = V.scalar();
   if (V.T.Dtype == Scalar::Bool)
     return X;
@@ -363,8 +389,6 @@ Scalar FunctionCompiler::dtypeOf(const TypedValue &DType, PyObject *Node) {
 
 TypedValue FunctionCompiler::makeArray(Scalar ElementType, const std::vector<int64_t> &Shape, Value *Data) {
   TypedValue A(frontend::Type::array(ElementType, static_cast<unsigned>(Shape.size()), Layout::C));
-  if (!Emitting)
-    return A;
   A.Parts.push_back(Data);
   for (int64_t E : Shape)
     A.Parts.push_back(B.getInt64(E));

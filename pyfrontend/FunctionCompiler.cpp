@@ -1,6 +1,8 @@
-// FunctionCompiler: reading the function, the typing rounds, the dispatch
-// over AST nodes, the kernel and device-function entry points and local
-// variables. The handlers of the node kinds are in the Emit*.cpp files.
+// FunctionCompiler: reading the function, the kernel and device-function
+// entry points (typing, then emission), the emission's dispatch over AST
+// nodes, the emitted function's frame and its local variables. Typing is
+// in TypeFunction.cpp and the Type*.cpp files; the emitters of the node
+// kinds are in the Emit*.cpp files.
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 #include "BindingAnalysis.h"
@@ -23,56 +25,13 @@ using namespace llvm;
 
 namespace tidal::frontend {
 
-// Friendly names of the constructs kernels reject, by AST node kind.
-static const std::map<std::string, std::string> &unsupportedConstructs() {
-  static const std::map<std::string, std::string> Names = {
-      {"With", "'with' statements"},
-      {"AsyncWith", "'async with' statements"},
-      {"Try", "'try' statements"},
-      {"TryStar", "'try' statements"},
-      {"Raise", "'raise' statements"},
-      {"FunctionDef", "nested function definitions"},
-      {"AsyncFunctionDef", "nested function definitions"},
-      {"ClassDef", "class definitions"},
-      {"Lambda", "lambda expressions"},
-      {"Yield", "generators ('yield')"},
-      {"YieldFrom", "generators ('yield from')"},
-      {"Await", "'await' expressions"},
-      {"GeneratorExp", "generator expressions"},
-      {"ListComp", "list comprehensions"},
-      {"SetComp", "set comprehensions"},
-      {"DictComp", "dict comprehensions"},
-      {"List", "lists"},
-      {"Dict", "dicts"},
-      {"Set", "sets"},
-      {"JoinedStr", "f-strings"},
-      {"Starred", "starred expressions"},
-      {"Global", "'global' statements"},
-      {"Nonlocal", "'nonlocal' statements"},
-      {"Delete", "'del' statements"},
-      {"Import", "imports"},
-      {"ImportFrom", "imports"},
-      {"Match", "'match' statements"},
-      {"NamedExpr", "assignment expressions (':=')"},
-      {"AnnAssign", "annotated assignments"},
-      {"AsyncFor", "'async for' loops"},
-      {"Slice", "slices"},
-  };
-  return Names;
-}
-
 // --- construction ------------------------------------------------------------
 
-// Reads the function's source lines and parses them (dedented) with `ast`.
-// True when control can reach Target from the function's entry: along the
-// branches emitted, except those a constant condition never takes (the exit
-// of `while True:`). A block left behind by statements that all return (the
-// merge block of an if/elif/else whose branches return) is not reachable
-// even though the unreachable end of a nested if branches to it.
-// The names a function body binds: assignment and loop targets, augmented
-// assignments, anywhere in Body (a list of statements).
-static std::set<std::string> assignedNames(PyObject *Body) {
-  std::set<std::string> Names;
+// How many times each name is bound (an ast.Name in a Store context:
+// assignment and loop targets, augmented assignments) anywhere in Body, a
+// list of statements.
+std::map<std::string, int> nameStoreCounts(PyObject *Body) {
+  std::map<std::string, int> Stores;
   PyRef Ast = importModule("ast");
   PyRef StoreType = Ast.attr("Store");
   for (PyObject *Statement : listItems(Body)) {
@@ -84,11 +43,19 @@ static std::set<std::string> assignedNames(PyObject *Body) {
         continue;
       PyRef Context = field(Node.get(), "ctx");
       if (PyObject_IsInstance(Context.get(), StoreType.get()) == 1)
-        Names.insert(identifierField(Node.get(), "id"));
+        ++Stores[identifierField(Node.get(), "id")];
     }
     if (PyErr_Occurred())
       throw PythonErrorSet();
   }
+  return Stores;
+}
+
+// The names a function body binds.
+static std::set<std::string> assignedNames(PyObject *Body) {
+  std::set<std::string> Names;
+  for (const auto &[Name, Count] : nameStoreCounts(Body))
+    Names.insert(Name);
   return Names;
 }
 
@@ -116,6 +83,9 @@ static std::string compileTimeObjectName(PyObject *Object) {
   return Out.substr(0, 40);
 }
 
+// True when control can reach Target from the function's entry: along the
+// branches emitted, except those a constant condition never takes (the exit
+// of `while True:`). Emission checks typing's reachability verdict with it.
 static bool reachableFromEntry(BasicBlock *Target) {
   BasicBlock *Entry = &Target->getParent()->getEntryBlock();
   std::vector<BasicBlock *> Work{Entry};
@@ -303,81 +273,76 @@ void FunctionCompiler::fail(const std::string &Kind, PyObject *Node,
 // --- dispatch ---------------------------------------------------------------------
 
 const std::unordered_map<std::string, FunctionCompiler::ExprHandler> &
-FunctionCompiler::exprTable() {
+FunctionCompiler::emitExpressionTable() {
   static const std::unordered_map<std::string, ExprHandler> Table = {
-      {"Constant", &FunctionCompiler::visitConstant},
-      {"Name", &FunctionCompiler::visitName},
-      {"BinOp", &FunctionCompiler::visitBinOp},
-      {"UnaryOp", &FunctionCompiler::visitUnaryOp},
-      {"Compare", &FunctionCompiler::visitCompare},
-      {"BoolOp", &FunctionCompiler::visitBoolOp},
-      {"IfExp", &FunctionCompiler::visitIfExp},
-      {"Attribute", &FunctionCompiler::visitAttribute},
-      {"Subscript", &FunctionCompiler::visitSubscript},
-      {"Call", &FunctionCompiler::visitCall},
-      {"Tuple", &FunctionCompiler::visitTuple},
+      {"Constant", &FunctionCompiler::emitConstant},
+      {"Name", &FunctionCompiler::emitName},
+      {"BinOp", &FunctionCompiler::emitBinOp},
+      {"UnaryOp", &FunctionCompiler::emitUnaryOp},
+      {"Compare", &FunctionCompiler::emitCompare},
+      {"BoolOp", &FunctionCompiler::emitBoolOp},
+      {"IfExp", &FunctionCompiler::emitIfExp},
+      {"Attribute", &FunctionCompiler::emitAttribute},
+      {"Subscript", &FunctionCompiler::emitSubscript},
+      {"Call", &FunctionCompiler::emitCallExpression},
+      {"Tuple", &FunctionCompiler::emitTuple},
   };
   return Table;
 }
 
 const std::unordered_map<std::string, FunctionCompiler::StmtHandler> &
-FunctionCompiler::stmtTable() {
+FunctionCompiler::emitStatementTable() {
   static const std::unordered_map<std::string, StmtHandler> Table = {
-      {"Assign", &FunctionCompiler::visitAssign},
-      {"AugAssign", &FunctionCompiler::visitAugAssign},
-      {"Expr", &FunctionCompiler::visitExpr},
-      {"If", &FunctionCompiler::visitIf},
-      {"While", &FunctionCompiler::visitWhile},
-      {"For", &FunctionCompiler::visitFor},
-      {"Break", &FunctionCompiler::visitBreak},
-      {"Continue", &FunctionCompiler::visitContinue},
-      {"Pass", &FunctionCompiler::visitPass},
-      {"Return", &FunctionCompiler::visitReturn},
-      {"Assert", &FunctionCompiler::visitAssert},
+      {"Assign", &FunctionCompiler::emitAssign},
+      {"AugAssign", &FunctionCompiler::emitAugAssign},
+      {"Expr", &FunctionCompiler::emitExpressionStatement},
+      {"If", &FunctionCompiler::emitIf},
+      {"While", &FunctionCompiler::emitWhile},
+      {"For", &FunctionCompiler::emitFor},
+      {"Break", &FunctionCompiler::emitBreak},
+      {"Continue", &FunctionCompiler::emitContinue},
+      {"Pass", &FunctionCompiler::emitPass},
+      {"Return", &FunctionCompiler::emitReturn},
+      {"Assert", &FunctionCompiler::emitAssert},
+      {"Raise", &FunctionCompiler::emitRaiseStatement},
   };
   return Table;
 }
 
-TypedValue FunctionCompiler::expr(PyObject *Node) {
+void FunctionCompiler::internalError(PyObject *Node, const std::string &Message) {
+  throw CompileError("CompileError", "internal error: " + Message, locate(Node));
+}
+
+TypedValue FunctionCompiler::emitExpression(PyObject *Node) {
   // Instructions get the position of the node that makes them: children
   // set their own and the parent's comes back after each.
   DebugLoc Parent = B.getCurrentDebugLocation();
   setDebugLocation(Node);
-  std::string Kind = nodeKind(Node);
-  auto It = exprTable().find(Kind);
-  if (It != exprTable().end()) {
-    TypedValue Result = (this->*It->second)(Node);
-    if (Emitting)
-      B.SetCurrentDebugLocation(Parent);
-    else
-      Typing.Expressions[Node] = {Result.T, Result.ConstInt, Result.TupleConstInts};
-    return Result;
-  }
-  auto Named = unsupportedConstructs().find(Kind);
-  unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
-                                                            : "'" + Kind + "' expressions") +
-                        " are not supported in kernels");
+  auto It = emitExpressionTable().find(nodeKind(Node));
+  if (It == emitExpressionTable().end())
+    internalError(Node, "no emitter for the expression '" + sourceText(Node) + "'");
+  TypedValue Result = (this->*It->second)(Node);
+  // The compile-time values are typing's.
+  const ExpressionType &Typed = typeOf(Node);
+  Result.ConstInt = Typed.ConstInt;
+  Result.TupleConstInts = Typed.TupleConstInts;
+  B.SetCurrentDebugLocation(Parent);
+  return Result;
 }
 
-void FunctionCompiler::stmt(PyObject *Node) {
+void FunctionCompiler::emitStatement(PyObject *Node) {
   setDebugLocation(Node);
-  std::string Kind = nodeKind(Node);
-  auto It = stmtTable().find(Kind);
-  if (It != stmtTable().end()) {
-    (this->*It->second)(Node);
-    // A statement's trailing code (loop latches, joins) is the statement's.
-    setDebugLocation(Node);
-    return;
-  }
-  auto Named = unsupportedConstructs().find(Kind);
-  unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
-                                                            : "'" + Kind + "' statements") +
-                        " are not supported in kernels");
+  auto It = emitStatementTable().find(nodeKind(Node));
+  if (It == emitStatementTable().end())
+    internalError(Node, "no emitter for the statement '" + sourceText(Node) + "'");
+  (this->*It->second)(Node);
+  // A statement's trailing code (loop latches, joins) is the statement's.
+  setDebugLocation(Node);
 }
 
-void FunctionCompiler::body(PyObject *List) {
+void FunctionCompiler::emitBody(PyObject *List) {
   for (PyObject *S : listItems(List))
-    stmt(S);
+    emitStatement(S);
 }
 
 // --- the kernel ---------------------------------------------------------------------
@@ -400,6 +365,8 @@ llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type
   for (size_t I = 0; I < ParamNames.size(); ++I)
     Variables[ParamNames[I]].T = ArgTypes[I];
   typeToFixedPoint(Body.get());
+  // The whole call tree is typed: emit the device functions, then the kernel.
+  emitDevices();
   llvm::Function *K = emitFunction(Body.get(), ArgTypes, Name, llvm::Type::getVoidTy(Ctx),
                              GlobalValue::ExternalLinkage);
   // Mark it a kernel for the plugin (docs/markers.md).
@@ -422,6 +389,7 @@ void FunctionCompiler::applyKernelOptions(llvm::Function *Kernel) {
     M.addModuleFlag(Module::Override, FlushDenormalsFlag, uint32_t(1));
     M.addModuleFlag(Module::Override, PreciseDivisionFlag, uint32_t(0));
     M.addModuleFlag(Module::Override, PreciseSqrtFlag, uint32_t(0));
+    M.addModuleFlag(Module::Override, FastFunctionsFlag, uint32_t(1));
   }
   if (Options.Debug)
     M.addModuleFlag(Module::Override, DebugFlag, uint32_t(1));
@@ -436,13 +404,31 @@ llvm::Type *FunctionCompiler::returnLLVMType(const frontend::Type &T) const {
   return StructType::get(Ctx, Parts);
 }
 
+void FunctionCompiler::emitDevices() {
+  for (size_t Index = 0; Index < Devices.Compiled.size(); ++Index)
+    emitDeviceFunction(Index);
+}
+
+llvm::Function *FunctionCompiler::emitDeviceFunction(size_t Index) {
+  if (Index >= Devices.Compiled.size())
+    return nullptr;
+  if (!Devices.Compiled[Index].F && Devices.Compiled[Index].Compiler) {
+    // Held here while it emits: emitting it may emit others.
+    std::shared_ptr<FunctionCompiler> Compiler = std::move(Devices.Compiled[Index].Compiler);
+    llvm::Function *Emitted = Compiler->emitDevice();
+    Devices.Compiled[Index].F = Emitted;
+  }
+  return Devices.Compiled[Index].F;
+}
+
 DeviceFunctionCache::Entry
-FunctionCompiler::compileDevice(const std::vector<frontend::Type> &ArgTypes,
+FunctionCompiler::typeDevice(const std::vector<frontend::Type> &ArgTypes,
                                 const frontend::Type *Declared,
                                 const std::vector<ParameterConstant> &Constants) {
   std::string Name = identifierField(Tree.get(), "name");
   IsDevice = true;
-  DeclaredReturn = Declared;
+  if (Declared)
+    DeclaredReturn = *Declared;
   PyRef Body = field(Tree.get(), "body");
   for (size_t I = 0; I < ParamNames.size(); ++I)
     Variables[ParamNames[I]].T = ArgTypes[I];
@@ -457,6 +443,12 @@ FunctionCompiler::compileDevice(const std::vector<frontend::Type> &ArgTypes,
   if (FirstBareReturn && !ReturnType.isNone())
     typingError(FirstBareReturn, "device function returns " + ReturnType.str() +
                                      " on other paths: a bare 'return' here returns nothing");
+  bool Breaks = false;
+  if (!partTypes(ReturnType).empty() && fallsThrough(Body.get(), Breaks))
+    throw CompileError("TypingError",
+                       "device function '" + Name + "' returns " + ReturnType.str() +
+                           " on some paths but can reach its end without a return",
+                       locate(Tree.get()));
   // The symbol spells the specialisation: argument types, the names of
   // compile-time objects, literal values (LLVM numbers any repeat).
   std::string Symbol = Name;
@@ -469,35 +461,15 @@ FunctionCompiler::compileDevice(const std::vector<frontend::Type> &ArgTypes,
     for (int64_t V : I < Constants.size() ? Constants[I].Tuple : std::vector<int64_t>())
       Symbol += "c" + std::to_string(V);
   }
-  llvm::Function *F = emitFunction(Body.get(), ArgTypes, Symbol, returnLLVMType(ReturnType),
-                             GlobalValue::InternalLinkage);
-  return {Function.get(), ArgTypes, Constants, F, ReturnType};
+  DeviceArgTypes = ArgTypes;
+  DeviceSymbol = Symbol;
+  return {Function.get(), ArgTypes, Constants, nullptr, ReturnType, nullptr};
 }
 
-void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
-  // Before any typing: local names, assignment before use, loop-only
-  // statements.
-  NameBindings = analyseBindings(Body, ParamNames,
-                                 [this](PyObject *Node) { return locate(Node); });
-  // Variables' types only widen, so this ends.
-  Emitting = false;
-  constexpr int MaxTypingRounds = 32;
-  for (int Round = 0;; ++Round) {
-    TypesChanged = false;
-    FirstUntypedRead = FirstBareReturn = nullptr;
-    body(Body);
-    if (!TypesChanged)
-      break;
-    if (Round == MaxTypingRounds)
-      throw CompileError("TypingError", "the types of the variables do not settle",
-                         locate(Tree.get()));
-  }
-  // In the settled round, a read without a type is one no assignment reaches.
-  if (FirstUntypedRead)
-    typingError(FirstUntypedRead,
-                "local variable '" + FirstUntypedReadName + "' is used before it is assigned");
-  for (const auto &[Name, Var] : Variables)
-    Typing.Variables[Name] = Var.T;
+llvm::Function *FunctionCompiler::emitDevice() {
+  PyRef Body = field(Tree.get(), "body");
+  return emitFunction(Body.get(), DeviceArgTypes, DeviceSymbol, returnLLVMType(ReturnType),
+                      GlobalValue::InternalLinkage);
 }
 
 const ExpressionType &FunctionCompiler::typeOf(PyObject *Node) const {
@@ -522,7 +494,6 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
   if (Options.FastMath)
     B.setFastMathFlags(FastMathFlags::getFast());
   Subprogram = debugSubprogram(F, identifierField(Tree.get(), "name"));
-  Emitting = true;
   for (auto &[VarName, Var] : Variables) {
     if (Var.T.isUndefined() || Var.T.isPyObject())
       continue;
@@ -551,22 +522,19 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
       A->setName(PartName);
       V.Parts.push_back(Parts[P]->isIntegerTy(1) ? B.CreateTrunc(A, Parts[P]) : A);
     }
-    storeVariable(ParamNames[I], V, Tree.get());
+    emitStore(ParamNames[I], V, Tree.get());
   }
-  body(Body);
+  emitBody(Body);
   BasicBlock *Last = B.GetInsertBlock();
   if (!Last->getTerminator()) {
-    bool Reachable = reachableFromEntry(Last);
+    // Typing rejected a device function with a result whose end is reachable.
     if (ResultType->isVoidTy())
       B.CreateRetVoid();
-    else if (!Reachable)
+    else if (!reachableFromEntry(Last))
       B.CreateUnreachable();
     else
-      throw CompileError("TypingError",
-                         "device function '" + identifierField(Tree.get(), "name") +
-                             "' returns " + ReturnType.str() +
-                             " on some paths but can reach its end without a return",
-                         locate(Tree.get()));
+      internalError(Tree.get(), "typing found no path to the end of '" + Symbol +
+                                    "' but its IR has one");
   }
 
   // Variables live in allocas while emitting; promote them to SSA values so
@@ -591,24 +559,8 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
 
 // --- variables ---------------------------------------------------------------------
 
-void FunctionCompiler::storeVariable(const std::string &Name, const TypedValue &V, PyObject *Node) {
+void FunctionCompiler::emitStore(const std::string &Name, const TypedValue &V, PyObject *Node) {
   Variable &Var = Variables[Name];
-  if (!Emitting) {
-    if (V.T.isUndefined())
-      return;
-    if (V.T.isPyObject() && !Var.T.isUndefined() && Var.T != V.T)
-      typingError(Node, "variable '" + Name + "' is bound to different compile-time objects");
-    frontend::Type Unified;
-    if (!unify(Var.T, V.T, Unified))
-      typingError(Node, "variable '" + Name + "' has type " + Var.T.str() +
-                            " and cannot also hold a value of type " + V.T.str() +
-                            ": a variable keeps one type in a kernel");
-    if (Unified != Var.T) {
-      Var.T = Unified;
-      TypesChanged = true;
-    }
-    return;
-  }
   if (Var.T.isPyObject())
     return;
   TypedValue Converted = convert(V, Var.T, Node);
@@ -616,20 +568,10 @@ void FunctionCompiler::storeVariable(const std::string &Name, const TypedValue &
     B.CreateStore(Converted.Parts[I], Var.Slots[I]);
 }
 
-TypedValue FunctionCompiler::loadVariable(const std::string &Name, PyObject *Node) {
+TypedValue FunctionCompiler::emitLoad(const std::string &Name, PyObject *Node) {
   Variable &Var = Variables[Name];
-  if (Var.T.isUndefined()) {
-    // Typed in a later round, or never (typeToFixedPoint says so).
-    if (Emitting)
-      throw CompileError("CompileError",
-                         "internal error: variable '" + Name + "' has no type while emitting",
-                         locate(Node));
-    if (!FirstUntypedRead) {
-      FirstUntypedRead = Node;
-      FirstUntypedReadName = Name;
-    }
-    return TypedValue();
-  }
+  if (Var.T.isUndefined())
+    internalError(Node, "variable '" + Name + "' has no type while emitting");
   TypedValue V(Var.T);
   if (Var.T.isPyObject())
     return V;
@@ -637,11 +579,9 @@ TypedValue FunctionCompiler::loadVariable(const std::string &Name, PyObject *Nod
     V.ConstInt = Constant->second.Int;
     V.TupleConstInts = Constant->second.Tuple;
   }
-  if (Emitting) {
-    std::vector<llvm::Type *> Parts = partTypes(Var.T);
-    for (size_t I = 0; I < Parts.size(); ++I)
-      V.Parts.push_back(B.CreateLoad(Parts[I], Var.Slots[I], Name));
-  }
+  std::vector<llvm::Type *> Parts = partTypes(Var.T);
+  for (size_t I = 0; I < Parts.size(); ++I)
+    V.Parts.push_back(B.CreateLoad(Parts[I], Var.Slots[I], Name));
   return V;
 }
 

@@ -1,15 +1,23 @@
 // FunctionCompiler: one Python function → one LLVM function of marker IR.
 //
-// Two phases over the AST. Typing walks it in rounds, until every local
-// variable's type is stable (types unify across branches and loop
-// iterations), raising every typing error, and records the type of each
-// expression, the target of each call and each variable's type in a
-// TypeMap (TypeMap.h). Emission then walks it once more and reads the map:
-// an intrinsic call runs its record's emitter on the arguments as the
-// record's typing rule bound them (IntrinsicTable.h). Both phases go
-// through one handler per AST node kind (the dispatch tables in
-// FunctionCompiler.cpp, the handlers in Emit*.cpp), which asks `Emitting`
-// which phase it is in.
+// Two passes over the AST. Typing (the Type*.cpp files: TypeFunction.cpp
+// the rounds and the dispatch, TypeNames, TypeOperators, TypeStatements,
+// TypeArrays, TypeCalls) walks it in rounds until every local variable's
+// type is stable (types unify across branches and loop iterations), raises
+// every typing error (also "a device function can reach its end without
+// a return", from an AST reachability check), and records in a TypeMap
+// (TypeMap.h) the type of each expression, the decisions emission needs
+// (the type an operator computes in, what a subscript reads, the Python
+// object a global names), the target of each call and each variable's
+// type. Typing a call of a device function types the callee (its own
+// FunctionCompiler and type map, kept in the module's DeviceFunctionCache),
+// so a whole call tree is typed before any IR exists; the kernel's
+// emission first emits the device functions. Emission
+// (FunctionCompiler.cpp: the dispatch and the function's frame; the
+// Emit*.cpp files: one emitter per node kind) then walks it once and only
+// reads the map: it writes IR and raises nothing but
+// internal errors. An intrinsic call runs its record's typing rule while
+// typing and its emitter while emitting (IntrinsicTable.h).
 #ifndef TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 #define TIDAL_FRONTEND_FUNCTIONCOMPILER_H
 
@@ -25,13 +33,14 @@
 #include "llvm/IR/IRBuilder.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
 namespace tidal::frontend {
 
-// A value during compilation: its type, and in emitting mode its LLVM parts
+// A value during compilation: its type, and once emitted its LLVM parts
 // (a scalar is one part; an array is data, shape..., strides...; a tuple is
 // the parts of its elements in order). Compile-time Python objects have no
 // parts.
@@ -66,17 +75,26 @@ struct ParameterConstant {
   bool operator==(const ParameterConstant &O) const { return Int == O.Int && Tuple == O.Tuple; }
 };
 
+class FunctionCompiler;
+
 // Device functions compiled into one module, shared by every
-// FunctionCompiler working on it: one LLVM function per (Python function,
-// argument types, literal argument values), and the ones being compiled
-// (to reject recursion).
+// FunctionCompiler working on it: one specialisation per (Python function,
+// argument types, literal argument values), and the ones being typed (to
+// reject recursion). Typing a call types its callee (the whole call tree is
+// typed before any IR exists); the kernel's emission then emits them all,
+// in the order their typing finished (emitDevices).
 struct DeviceFunctionCache {
   struct Entry {
     PyObject *Function;
     std::vector<Type> ArgTypes;
     std::vector<ParameterConstant> Constants;
-    llvm::Function *F;
+    llvm::Function *F = nullptr; // null until emitted
     Type Return;
+    // The callee's compiler, typed, until it is emitted.
+    std::shared_ptr<FunctionCompiler> Compiler;
+    // Set while its body is being typed: a call that reaches it is
+    // recursion (TypeCalls.cpp).
+    bool Typing = false;
   };
   std::vector<Entry> Compiled;
   std::vector<PyObject *> InProgress;
@@ -84,18 +102,33 @@ struct DeviceFunctionCache {
 
 class FunctionCompiler {
 public:
+  // What a for loop iterates over, as typed (TypeIteration.cpp) and, while
+  // emitting, evaluated once before the loop (EmitIteration.cpp).
+  struct IterationSource {
+    enum Kinds { Range, Array, Tuple, Enumerate, Zip } Kind = Tuple;
+    PyObject *Node = nullptr;
+    TypedValue Value;             // Array, Tuple
+    TypedValue Start, Stop, Step; // Range (int64); Enumerate: Start
+    std::vector<IterationSource> Children; // Enumerate: one; Zip: each argument
+    bool Undefined = false;       // typing has not reached a type yet
+  };
+  // Its length when a tuple in it fixes one (the loop is then unrolled).
+  static std::optional<int64_t> staticIterationLength(const IterationSource &Source);
   FunctionCompiler(PyObject *Function, llvm::Module &M, const FrontendOptions &Options,
                    DeviceFunctionCache &Devices);
 
   // Types and emits the kernel; returns the LLVM function.
   llvm::Function *compileKernel(const std::vector<Type> &ArgTypes);
-  // Types and emits a device function for these argument types; its
-  // return type is what its return statements unify to (none without).
-  // A parameter with a known Constants[I] (empty: none) reads as that
-  // constant wherever the body does not assign it.
-  DeviceFunctionCache::Entry compileDevice(const std::vector<Type> &ArgTypes,
-                                           const Type *DeclaredReturn,
-                                           const std::vector<ParameterConstant> &Constants = {});
+  // Types a device function for these argument types (and the device
+  // functions it calls); its return type is what its return statements
+  // unify to (none without). A parameter with a known Constants[I] (empty:
+  // none) reads as that constant wherever the body does not assign it.
+  // The entry's F stays null until emitDevice().
+  DeviceFunctionCache::Entry typeDevice(const std::vector<Type> &ArgTypes,
+                                        const Type *DeclaredReturn,
+                                        const std::vector<ParameterConstant> &Constants = {});
+  // Emits the device function typeDevice() typed.
+  llvm::Function *emitDevice();
 
   // --- the API that intrinsic rules and emitters use (Intrinsics*.cpp) ---
   llvm::IRBuilder<> &builder() { return B; }
@@ -107,7 +140,11 @@ public:
   // table; a CompileError (internal error) when the table lacks it or
   // gives it another type than Expected.
   llvm::FunctionCallee declareMarker(const std::string &Name, llvm::FunctionType *Expected);
+  // Emission: V converted to To (typing checked that it converts).
   TypedValue convert(const TypedValue &V, const Type &To, PyObject *Node);
+  // Typing: the value V converts to (its type, the constants it keeps); a
+  // TypingError at Node when V cannot convert to To.
+  TypedValue convertedType(const TypedValue &V, const Type &To, PyObject *Node);
   TypedValue makeScalar(Scalar S, llvm::Value *V) const;
   // A complex value from its parts; + - * / of two complex values of type S.
   llvm::Value *makeComplex(Scalar S, llvm::Value *Re, llvm::Value *Im);
@@ -117,7 +154,30 @@ public:
     return isComplex(S) ? byteSize(S) / 2 : byteSize(S);
   }
   TypedValue makeTuple(std::vector<TypedValue> Elements) const;
+  // Emission: V as an i1 condition. Typing: checkCondition says whether V
+  // can be one (a TypingError at Node otherwise).
   llvm::Value *truth(const TypedValue &V, PyObject *Node);
+  void checkCondition(const Type &T, PyObject *Node);
+  // An operator as written in the source (a + b, a < b), for the operator
+  // module's functions (IntrinsicsOperator.cpp): its type while typing,
+  // its value while emitting.
+  TypedValue typeBinaryOperator(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
+                                PyObject *Node) {
+    return typeBinary(Op, L, R, Node);
+  }
+  TypedValue emitBinaryOperator(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
+                                PyObject *Node) {
+    return emitBinary(Op, L, R, Node);
+  }
+  frontend::Type typeComparisonOperator(ComparisonOperator Op, const TypedValue &L,
+                                        const TypedValue &R, PyObject *Node) {
+    return typeComparison(Op, L, R, Node);
+  }
+  TypedValue emitComparisonOperator(ComparisonOperator Op, const TypedValue &L,
+                                    const TypedValue &R, const frontend::Type &Operand,
+                                    PyObject *Node) {
+    return emitComparison(Op, L, R, Operand, Node);
+  }
   // A compile-time integer argument (cuda.grid(ndim)); throws a TypingError
   // at Node saying what was expected.
   int64_t constantInt(const TypedValue &V, PyObject *Node, const std::string &What);
@@ -137,6 +197,9 @@ public:
   // first use; docs/markers.md has the contract).
   llvm::Value *callMarker(const std::string &Name, llvm::Type *Result,
                           llvm::ArrayRef<llvm::Value *> Args, bool VarArg = false);
+  // Typing: a TypingError at IndexNode unless Index (an integer or a tuple
+  // of them) indexes one element of an array of type Array.
+  void checkIndex(const Type &Array, const Type &Index, PyObject *IndexNode);
   // The address of Array[Index] (Index: an integer or a tuple of them).
   // In debug mode, an index out of range calls tidal.bounds.error, naming
   // ArrayNode's source text.
@@ -149,6 +212,14 @@ public:
   Scalar dtypeOf(const TypedValue &DType, PyObject *Node);
   // A C-contiguous array value over Data with a constant shape.
   TypedValue makeArray(Scalar ElementType, const std::vector<int64_t> &Shape, llvm::Value *Data);
+  // The same for an array of records (EmitRecords.cpp); Data null: the
+  // type alone (typing).
+  TypedValue makeRecordArray(std::shared_ptr<const RecordLayout> Layout,
+                             const std::vector<int64_t> &Shape, llvm::Value *Data);
+  // The fields of a structured dtype object (numpy.dtype, Numba's Record
+  // type); null when Object names no structured dtype, an UnsupportedError
+  // at Node when kernels can't take one of its fields.
+  std::shared_ptr<const RecordLayout> recordLayoutOfObject(PyObject *Object, PyObject *Node);
   // A private constant global string (for print formats and debug messages).
   llvm::Value *constantString(const std::string &Text, const std::string &Name);
   const SourceInfo &source() const { return Source; }
@@ -161,66 +232,206 @@ public:
   // Local variables and their settled types, in name order.
   std::vector<std::pair<std::string, std::string>> variableTypes() const;
   SourceLocation location(PyObject *Node) const { return locate(Node); }
+  // The arithmetic operator Op on two values, for the rules and emitters
+  // of builtins such as pow(): its type (typing) and its value (emission).
+  TypedValue arithmeticType(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
+                            PyObject *Node) {
+    return typeBinary(Op, L, R, Node);
+  }
+  TypedValue arithmetic(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
+                        PyObject *Node) {
+    return emitBinary(Op, L, R, Node);
+  }
+  // Device functions written in Python that intrinsics call
+  // (LibraryFunctions.cpp): the function Name of the module Module
+  // (tidal.cuda._cmath), compiled once per module and parameter types;
+  // an internal error at Node if it does not compile.
+  DeviceFunctionCache::Entry libraryFunction(const std::string &Module, const std::string &Name,
+                                             const std::vector<Type> &Params, PyObject *Node);
+  // Emits a call of a compiled device function on arguments already of its
+  // parameter types.
+  TypedValue callCompiled(const DeviceFunctionCache::Entry &Callee,
+                          llvm::ArrayRef<TypedValue> Args);
   std::string functionName() const;
   const FrontendOptions &options() const { return Options; }
 
 private:
-  // One handler per AST node kind.
+  // One typing handler and one emitter per AST node kind.
   using ExprHandler = TypedValue (FunctionCompiler::*)(PyObject *);
   using StmtHandler = void (FunctionCompiler::*)(PyObject *);
-  static const std::unordered_map<std::string, ExprHandler> &exprTable();
-  static const std::unordered_map<std::string, StmtHandler> &stmtTable();
+  static const std::unordered_map<std::string, ExprHandler> &typeExpressionTable();
+  static const std::unordered_map<std::string, StmtHandler> &typeStatementTable();
+  static const std::unordered_map<std::string, ExprHandler> &emitExpressionTable();
+  static const std::unordered_map<std::string, StmtHandler> &emitStatementTable();
 
-  TypedValue expr(PyObject *Node);
-  void stmt(PyObject *Node);
-  void body(PyObject *List);
-
+  // --- typing (Type*.cpp): decide types, raise typing errors, record them ---
+  TypedValue typeExpression(PyObject *Node);
+  void typeStatement(PyObject *Node);
+  void typeBody(PyObject *List);
   // expressions
-  TypedValue visitConstant(PyObject *Node);
-  TypedValue visitName(PyObject *Node);
-  TypedValue visitBinOp(PyObject *Node);
-  TypedValue visitUnaryOp(PyObject *Node);
-  TypedValue visitCompare(PyObject *Node);
-  TypedValue visitBoolOp(PyObject *Node);
-  TypedValue visitIfExp(PyObject *Node);
-  TypedValue visitAttribute(PyObject *Node);
-  TypedValue visitSubscript(PyObject *Node);
-  TypedValue visitCall(PyObject *Node);
-  TypedValue visitTuple(PyObject *Node);
+  TypedValue typeConstant(PyObject *Node);
+  TypedValue typeNameNode(PyObject *Node);
+  TypedValue typeBinOp(PyObject *Node);
+  TypedValue typeUnaryOp(PyObject *Node);
+  TypedValue typeCompare(PyObject *Node);
+  TypedValue typeBoolOp(PyObject *Node);
+  TypedValue typeIfExp(PyObject *Node);
+  TypedValue typeAttribute(PyObject *Node);
+  TypedValue typeSubscript(PyObject *Node);
+  TypedValue typeCall(PyObject *Node);
+  TypedValue typeTuple(PyObject *Node);
   // statements
-  void visitAssign(PyObject *Node);
-  void visitAugAssign(PyObject *Node);
-  void visitExpr(PyObject *Node);
-  void visitIf(PyObject *Node);
-  void visitWhile(PyObject *Node);
-  void visitFor(PyObject *Node);
-  void visitBreak(PyObject *Node);
-  void visitContinue(PyObject *Node);
-  void visitPass(PyObject *Node);
-  void visitReturn(PyObject *Node);
-  void visitAssert(PyObject *Node);
-
+  void typeAssign(PyObject *Node);
+  void typeAugAssign(PyObject *Node);
+  void typeExpressionStatement(PyObject *Node);
+  void typeIf(PyObject *Node);
+  void typeWhile(PyObject *Node);
+  void typeFor(PyObject *Node);
+  void typeNothing(PyObject *Node); // break, continue, pass
+  void typeReturn(PyObject *Node);
+  void typeAssert(PyObject *Node);
+  void typeRaise(PyObject *Node); // KernelExceptions.cpp
   // pieces
-  TypedValue binaryOp(BinaryOperator Op, const TypedValue &L, const TypedValue &R, PyObject *Node);
-  TypedValue compareOp(ComparisonOperator Op, const TypedValue &L, const TypedValue &R, PyObject *Node);
+  TypedValue typeBinary(BinaryOperator Op, const TypedValue &L, const TypedValue &R, PyObject *Node);
+  frontend::Type typeComparison(ComparisonOperator Op, const TypedValue &L, const TypedValue &R,
+                                PyObject *Node);
+  void typeAssignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode);
+  void typeStore(const std::string &Name, const TypedValue &V, PyObject *Node);
+  TypedValue typeLoad(const std::string &Name, PyObject *Node);
+  std::optional<TypedValue> typeNumber(PyObject *O, PyObject *Node, const std::string &What);
+  TypedValue typeFrozen(PyObject *Object, PyObject *Node, const std::string &What);
+  TypedValue typeConstantArray(PyObject *Array, PyObject *Node, const std::string &What);
+  TypedValue typeSlice(const TypedValue &Base, PyObject *SliceNode);
+  TypedValue typeGlobal(const std::string &Name, PyObject *Node);
+  TypedValue typeAttributeOfObject(const TypedValue &Base, const std::string &Attr, PyObject *Node);
+  // Tuples, namedtuples and enums (TypeTuples.cpp): each answers for the
+  // values it knows and leaves the rest (nullopt) to the caller.
+  std::optional<TypedValue> typeEnumOrNamedTuple(PyObject *O, PyObject *Node,
+                                                 const std::string &What);
+  // t[i]: a constant index on any tuple, a run-time one on a homogeneous tuple.
+  TypedValue typeTupleIndex(const TypedValue &Tuple, const TypedValue &Index, PyObject *IndexNode,
+                            PyObject *SubscriptNode);
+  // p.x of a namedtuple, m.value of an Enum member.
+  std::optional<TypedValue> typeAttributeOfTupleOrEnum(const TypedValue &Base,
+                                                       const std::string &Attr, PyObject *Node);
+  // Color['red'] on an Enum class.
+  std::optional<TypedValue> typeSubscriptOfObject(const TypedValue &Object, const TypedValue &Index,
+                                                  PyObject *Node);
+  // x in t, t == u, and ==, !=, is, is not where an operand is an Enum
+  // member: the comparison's operand type (none: decided by the types alone).
+  std::optional<frontend::Type> typeTupleOrEnumComparison(ComparisonOperator Op, const TypedValue &L,
+                                                          const TypedValue &R, PyObject *Node);
+  // An IntEnum operand of arithmetic is its int; an Enum one is an error.
+  TypedValue typeEnumOperand(const TypedValue &V, PyObject *Node);
+  // for over enumerate, zip, arrays and tuples (TypeIteration.cpp);
+  // typeFor keeps range().
+  IterationSource typeIterationSource(PyObject *IterNode);
+  TypedValue typeIterationElement(const IterationSource &Source, std::optional<int64_t> StaticIndex);
+  void typeForOverIterable(PyObject *Node);
+  TypedValue callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
+                        std::vector<PyObject *> &ArgNodes, std::vector<std::string> &Keywords);
+  TypedValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<TypedValue> &Args,
+                                std::vector<PyObject *> &ArgNodes,
+                                std::vector<std::string> &Keywords);
+  // After the rounds: true when control can reach the end of the statement
+  // list Body (TypeStatements.cpp); Breaks is set when a reachable 'break'
+  // leaves the innermost loop around it.
+  bool fallsThrough(PyObject *Body, bool &Breaks);
+  bool constantCondition(PyObject *Test, bool &Value);
+
+  // --- emission (Emit*.cpp): read the type map, write IR ---
+  TypedValue emitExpression(PyObject *Node);
+  void emitStatement(PyObject *Node);
+  void emitBody(PyObject *List);
+  // expressions
+  TypedValue emitConstant(PyObject *Node);
+  TypedValue emitName(PyObject *Node);
+  TypedValue emitBinOp(PyObject *Node);
+  TypedValue emitUnaryOp(PyObject *Node);
+  TypedValue emitCompare(PyObject *Node);
+  TypedValue emitBoolOp(PyObject *Node);
+  TypedValue emitIfExp(PyObject *Node);
+  TypedValue emitAttribute(PyObject *Node);
+  TypedValue emitSubscript(PyObject *Node);
+  TypedValue emitCallExpression(PyObject *Node);
+  TypedValue emitTuple(PyObject *Node);
+  // statements
+  void emitAssign(PyObject *Node);
+  void emitAugAssign(PyObject *Node);
+  void emitExpressionStatement(PyObject *Node);
+  void emitIf(PyObject *Node);
+  void emitWhile(PyObject *Node);
+  void emitFor(PyObject *Node);
+  void emitBreak(PyObject *Node);
+  void emitContinue(PyObject *Node);
+  void emitPass(PyObject *Node);
+  void emitReturn(PyObject *Node);
+  void emitAssert(PyObject *Node);
+  void emitRaiseStatement(PyObject *Node); // KernelExceptions.cpp
+  // pieces
+  TypedValue emitBinary(BinaryOperator Op, const TypedValue &L, const TypedValue &R, PyObject *Node);
+  TypedValue emitComparison(ComparisonOperator Op, const TypedValue &L, const TypedValue &R,
+                            const frontend::Type &Operand, PyObject *Node);
   TypedValue integerDivide(bool Floor, const TypedValue &L, const TypedValue &R);
   std::pair<llvm::Value *, llvm::Value *> floatDivMod(llvm::Value *X, llvm::Value *Y);
   TypedValue integerPower(const TypedValue &Base, const TypedValue &Exponent);
-  void assignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode);
-  void storeVariable(const std::string &Name, const TypedValue &V, PyObject *Node);
-  TypedValue loadVariable(const std::string &Name, PyObject *Node);
-  std::optional<TypedValue> pythonNumberConstant(PyObject *O, PyObject *Node,
-                                                  const std::string &What);
-  TypedValue freezePyObject(PyObject *Object, PyObject *Node, const std::string &What);
-  TypedValue constantArray(PyObject *Array, PyObject *Node, const std::string &What);
-  TypedValue sliceArray(const TypedValue &Base, PyObject *SliceNode, PyObject *ArrayNode);
-  // Records: r.x and r['x'] read and write the same field. recordFieldName
-  // gives the field a subscript names when it is a string constant.
+  // Complex numbers (ComplexSupport.cpp), typing then emitting: a ** b and
+  // pow() where either is complex (tidal.cuda._cmath.power); a.real and
+  // a.imag of an array (views of the components); a starred call argument
+  // (f(*t)), whose tuple's elements become arguments.
+  void typeComplexPower(PyObject *Node);
+  TypedValue emitComplexPower(const TypedValue &L, const TypedValue &R, Scalar Common,
+                              PyObject *Node);
+  TypedValue typeArrayComponent(const TypedValue &Array, const std::string &Attr, PyObject *Node);
+  TypedValue emitArrayComponent(const TypedValue &Array, const std::string &Attr, PyObject *Node);
+  bool typeStarredArgument(PyObject *Starred, std::vector<TypedValue> &Args,
+                           std::vector<PyObject *> &ArgNodes);
+  void emitStarredArgument(PyObject *Starred, std::vector<TypedValue> &Args,
+                           std::vector<PyObject *> &ArgNodes);
+  void emitAssignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode);
+  void emitStore(const std::string &Name, const TypedValue &V, PyObject *Node);
+  TypedValue emitLoad(const std::string &Name, PyObject *Node);
+  TypedValue emitNumber(PyObject *O);
+  TypedValue emitFrozen(PyObject *Object, PyObject *Node);
+  TypedValue emitConstantArray(PyObject *Array, PyObject *Node);
+  TypedValue emitSlice(const TypedValue &Base, PyObject *SliceNode, PyObject *ArrayNode,
+                       const frontend::Type &View);
+  [[noreturn]] void internalError(PyObject *Node, const std::string &Message);
+  // Records. Typing (TypeRecords.cpp): r.x, r['x'] and r[0] name the same
+  // field (recordFieldName gives the name a subscript means, or throws a
+  // TypingError); what loading it gives and what may be stored into it;
+  // records frozen from globals; a.view(dtype).
   const RecordField &recordField(const TypedValue &Record, const std::string &Name, PyObject *Node);
-  TypedValue loadRecordField(const TypedValue &Record, const std::string &Name, PyObject *Node);
-  void storeRecordField(const TypedValue &Record, const std::string &Name, const TypedValue &V,
-                        PyObject *Node, PyObject *ValueNode);
-  std::optional<std::string> recordFieldName(const TypedValue &Index);
+  TypedValue typeRecordFieldLoad(const TypedValue &Record, const std::string &Name, PyObject *Node);
+  void typeRecordFieldStore(const TypedValue &Record, const std::string &Name, const TypedValue &V,
+                            PyObject *Node, PyObject *ValueNode);
+  std::string recordFieldName(const TypedValue &Record, const TypedValue &Index, PyObject *IndexNode);
+  std::optional<TypedValue> typeFrozenRecords(PyObject *O, PyObject *Node);
+  TypedValue typeArrayView(const TypedValue &Base, PyObject *Node);
+  // Emission (EmitRecords.cpp) of what typing decided.
+  TypedValue emitRecordFieldLoad(const TypedValue &Record, const std::string &Name, PyObject *Node);
+  void emitRecordFieldStore(const TypedValue &Record, const std::string &Name, const TypedValue &V,
+                            PyObject *Node, PyObject *ValueNode);
+  // Tuples, namedtuples and enums (EmitTuples.cpp), as typing decided.
+  std::optional<TypedValue> emitEnumOrNamedTuple(PyObject *O, PyObject *Node);
+  // With debug=True an index out of range at run time is an IndexError
+  // ("tuple index out of range").
+  TypedValue emitTupleIndex(const TypedValue &Tuple, const TypedValue &Index, PyObject *IndexNode,
+                            PyObject *TupleNode);
+  std::optional<TypedValue> emitTupleOrEnumComparison(ComparisonOperator Op, const TypedValue &L,
+                                                      const TypedValue &R, PyObject *Node);
+  // for over enumerate, zip, arrays and tuples (EmitIteration.cpp).
+  IterationSource emitIterationSource(PyObject *IterNode);
+  TypedValue emitIterationElement(const IterationSource &Source, llvm::Value *Index,
+                                  std::optional<int64_t> StaticIndex);
+  llvm::Value *iterationLength(const IterationSource &Source);
+  void emitForOverIterable(PyObject *Node);
+  TypedValue emitRecordFieldView(const TypedValue &Record, const RecordField &Field);
+  void emitSubArrayStore(const TypedValue &View, const RecordField &Field, const TypedValue &V,
+                         PyObject *ValueNode);
+  std::optional<TypedValue> emitFrozenRecords(PyObject *O, PyObject *Node);
+  TypedValue emitArrayView(const TypedValue &Base, const frontend::Type &Result);
+  llvm::GlobalVariable *constantBytes(PyObject *O, unsigned Alignment);
   // Debug mode: branch to tidal.bounds.error when Index (already wrapped
   // once if negative) is outside [0, Extent) of dimension Dimension of the
   // array; Original is the index as written, for the message.
@@ -229,10 +440,6 @@ private:
   std::map<PyObject *, llvm::GlobalVariable *> ConstantArrays;
   std::unique_ptr<llvm::DIBuilder> DebugBuilder; // with lineinfo or debug
   llvm::DISubprogram *Subprogram = nullptr;
-  TypedValue resolveGlobal(const std::string &Name, PyObject *Node);
-  TypedValue attributeOfObject(const TypedValue &Base, const std::string &Attr, PyObject *Node);
-  TypedValue callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
-                    std::vector<PyObject *> &ArgNodes, std::vector<std::string> &Keywords);
   std::vector<TypedValue> tupleElements(const TypedValue &V) const;
   std::vector<llvm::Type *> partTypes(const Type &T) const;
   llvm::AllocaInst *entryAlloca(llvm::Type *T, const std::string &Name);
@@ -254,7 +461,6 @@ private:
   llvm::IRBuilder<> B;
   FrontendOptions Options;
   llvm::Function *F = nullptr;
-  bool Emitting = false;
   bool TypesChanged = false;
   TypeMap Typing;
   // Errors that only the settled types decide, found in each typing round
@@ -263,11 +469,24 @@ private:
   PyObject *FirstUntypedRead = nullptr;
   std::string FirstUntypedReadName;
   PyObject *FirstBareReturn = nullptr;
+  // A call of this device function from itself that typing could not type
+  // (no return gives its type yet): raised as runaway recursion when it is
+  // the last round's (TypeCalls.cpp).
+  PyObject *FirstUntypedSelfCall = nullptr;
   DeviceFunctionCache &Devices;
   bool IsDevice = false;
   Type ReturnType = Type::none(); // device functions: unified while typing
   bool HasReturnType = false;
-  const Type *DeclaredReturn = nullptr;
+  std::optional<Type> DeclaredReturn;
+  // A device function: its argument types and symbol, for emitDevice().
+  std::vector<Type> DeviceArgTypes;
+  std::string DeviceSymbol;
+  // Emits every typed device function of the module not emitted yet.
+  void emitDevices();
+  // The LLVM function of entry Index of the cache, emitted now if it was not
+  // yet (a callee whose typing finished after its caller's began: recursion
+  // reserves the caller's entry first).
+  llvm::Function *emitDeviceFunction(size_t Index);
 
   void typeToFixedPoint(PyObject *Body);
   void applyKernelOptions(llvm::Function *Kernel);
@@ -280,19 +499,42 @@ private:
   // device function; Args and ArgNodes as written.
   TypedValue emitCall(PyObject *Node, std::vector<TypedValue> &Args,
                       std::vector<PyObject *> &ArgNodes);
-  TypedValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<TypedValue> &Args,
-                            std::vector<PyObject *> &ArgNodes,
-                            std::vector<std::string> &Keywords);
   llvm::Type *returnLLVMType(const Type &T) const;
+  // Foreign functions (ForeignFunctions.cpp): typing picks the overload,
+  // emission calls it with its ABI.
+  TypedValue callForeignFunction(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
+                                 std::vector<PyObject *> &ArgNodes,
+                                 std::vector<std::string> &Keywords);
+  TypedValue emitForeignCall(PyObject *Node, const CallTarget &Target,
+                             std::vector<TypedValue> &Args, std::vector<PyObject *> &ArgNodes);
 
   struct Variable {
     Type T;
-    std::vector<llvm::AllocaInst *> Slots; // one per part, emitting mode
+    std::vector<llvm::AllocaInst *> Slots; // one per part, made by emission
   };
   std::map<std::string, Variable> Variables;
   // Device functions: the parameters specialised on a literal value that
   // the body never assigns; reading one gives its constant.
   std::map<std::string, ParameterConstant> ConstantParameters;
+  // Locals bound exactly once (ConstantLocals.cpp): one bound to a
+  // compile-time integer joins ConstantParameters while typing.
+  std::set<std::string> LocalsBoundOnce;
+  void noteConstantLocal(const std::string &Name, const TypedValue &V);
+  // Exceptions (KernelExceptions.cpp): the exception a raise statement
+  // names, its class and constant arguments (Typing: checked; emission:
+  // read back from the type map).
+  struct RaisedException {
+    PyRef Class;
+    PyRef Arguments; // a tuple
+  };
+  RaisedException raisedException(PyObject *Node, bool Typing);
+  // Emits the raise of Class(*Arguments) at Node: with debug=True it ends
+  // the thread and reaches the host after the launch; without, a raise in
+  // a kernel ends the thread quietly (as in Numba).
+  void emitRaise(PyObject *Class, PyObject *Arguments, PyObject *Node);
+  // Debug mode: a division (/, //, %) by a zero Divisor raises
+  // ZeroDivisionError (not for floats with fastmath).
+  void checkDivisor(llvm::Value *Divisor, PyObject *Node);
   Bindings NameBindings; // from the binding analysis, before typing
   struct Loop {
     llvm::BasicBlock *Continue, *Break;
@@ -333,6 +575,12 @@ using IntrinsicTypeRule = TypedValue (*)(IntrinsicCall &);
 // An intrinsic's emitter: the call's value from its bound, typed
 // arguments; Result is what the typing rule gave. It checks nothing.
 using IntrinsicEmitter = TypedValue (*)(IntrinsicCall &, const Type &Result);
+
+// The names a function body binds exactly once, parameters excluded
+// (ConstantLocals.cpp).
+std::set<std::string> namesBoundOnce(PyObject *Body, const std::vector<std::string> &ParamNames);
+// How many times each name is bound anywhere in Body (FunctionCompiler.cpp).
+std::map<std::string, int> nameStoreCounts(PyObject *Body);
 
 // The i32 marker a value intrinsic (cuda.laneid, cuda.warpsize: int32, as
 // in Numba) reads; null when Name is none. IntrinsicTable.cpp, like the

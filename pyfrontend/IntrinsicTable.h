@@ -55,13 +55,21 @@ llvm::ArrayRef<IntrinsicRecord> mathIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> complexIntrinsics();
 llvm::ArrayRef<IntrinsicRecord> libdeviceIntrinsics(); // libdevice.<name>
 llvm::ArrayRef<IntrinsicRecord> halfIntrinsics();      // cuda.fp16.<name>
+llvm::ArrayRef<IntrinsicRecord> cooperativeIntrinsics(); // cuda.cg.<name>
+llvm::ArrayRef<IntrinsicRecord> operatorIntrinsics();  // _operator.<name>
+llvm::ArrayRef<IntrinsicRecord> floatPartIntrinsics(); // math.frexp, ldexp, modf, remainder
 
 // The record of a Python path; null when there is none.
 const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);
 
-// Writes the Python module python/tidal/cuda/_intrinsic_table.py: the
+// Writes the Python module python/tidal/_intrinsic_table.py: the
 // cuda.* records as (path, kind, doc) tuples.
 void writePythonIntrinsicTable(std::ostream &Out);
+
+// round(x, ndigits), which the round row's rule and emitter hand over to
+// (IntrinsicsFloatParts.cpp).
+TypedValue typeRoundToDigits(IntrinsicCall &Call);
+TypedValue emitRoundToDigits(IntrinsicCall &Call, const Type &Result);
 
 // Helpers that the rules and emitters of several families share
 // (IntrinsicTable.cpp).

@@ -42,7 +42,8 @@ TypedValue typeAtomicOperation(IntrinsicCall &Call) {
   if (!Call.Args[2].T.isScalar())
     Call.C.typingError(Call.ArgNodes[2], "the value of " + Python +
                                              "() must be a number, not " + Call.Args[2].T.str());
-  Call.C.elementPointer(Array, Call.ArgNodes[1], Call.Args[1], Call.ArgNodes[0]);
+  Call.C.checkIndex(Array.T, Call.Args[1].T, Call.ArgNodes[1]);
+  Call.C.convertedType(Call.Args[2], Type::scalar(ElementType), Call.ArgNodes[2]);
   return TypedValue(Type::scalar(ElementType));
 }
 TypedValue emitAtomicOperation(IntrinsicCall &Call, const Type &Result) {
@@ -74,7 +75,7 @@ TypedValue typeAtomicCompareAndSwap(IntrinsicCall &Call) {
   Zero.ConstInt = 0;
   if (!Indexed && Array.T.NDim != 1)
     Call.C.typingError(Call.ArgNodes[0], "cuda.atomic.compare_and_swap() needs a 1-D array");
-  Call.C.elementPointer(Array, Call.ArgNodes[Indexed ? 1 : 0], Indexed ? Call.Args[1] : Zero);
+  Call.C.checkIndex(Array.T, (Indexed ? Call.Args[1] : Zero).T, Call.ArgNodes[Indexed ? 1 : 0]);
   return TypedValue(Type::scalar(Array.T.Dtype));
 }
 TypedValue emitAtomicCompareAndSwap(IntrinsicCall &Call, const Type &Result) {

@@ -55,7 +55,7 @@ TypedValue typeAbs(IntrinsicCall &Call) {
   if (isComplex(A.T.Dtype))
     return TypedValue(Type::scalar(componentOf(A.T.Dtype)));
   Scalar S = A.T.Dtype == Scalar::Bool ? Scalar::Int64 : A.T.Dtype;
-  return Call.C.convert(A, Type::scalar(S), Call.Node);
+  return Call.C.convertedType(A, Type::scalar(S), Call.Node);
 }
 TypedValue emitAbs(IntrinsicCall &Call, const Type &Result) {
   const TypedValue &A = Call.Args[0];
@@ -74,11 +74,42 @@ TypedValue emitAbs(IntrinsicCall &Call, const Type &Result) {
 
 // min(a, b, ...) and max(a, b, ...) of numbers, in their promoted type.
 bool isMax(IntrinsicCall &Call) { return std::string(Call.Record->PythonPath) == "builtins.max"; }
+// min(t) and max(t) of one tuple are over its elements: the arguments
+// become the elements (each a scalar: one part). False for other calls.
+bool spreadTupleArgument(IntrinsicCall &Call) {
+  if (Call.Args.size() != 1 || !Call.Args[0].T.isTuple())
+    return false;
+  TypedValue Tuple = Call.Args[0];
+  PyObject *Node = Call.ArgNodes[0];
+  bool Known = Tuple.TupleConstInts.size() == Tuple.T.Elements.size();
+  Call.Args.clear();
+  Call.ArgNodes.clear();
+  for (size_t I = 0; I < Tuple.T.Elements.size(); ++I) {
+    TypedValue Element(Tuple.T.Elements[I]);
+    if (!Element.T.isScalar())
+      Call.C.typingError(Node, std::string(isMax(Call) ? "max" : "min") +
+                                   "() of a tuple of numbers, not of " + Tuple.T.str());
+    if (I < Tuple.Parts.size())
+      Element.Parts.push_back(Tuple.Parts[I]);
+    if (Known)
+      Element.ConstInt = Tuple.TupleConstInts[I];
+    Call.Args.push_back(std::move(Element));
+    Call.ArgNodes.push_back(Node);
+  }
+  return true;
+}
 TypedValue typeMinOrMax(IntrinsicCall &Call) {
   const char *Name = isMax(Call) ? "max" : "min";
-  if (Call.Args.size() < 2)
+  if (!Call.Keywords.empty())
+    Call.C.typingError(Call.Node, std::string(Name) + "() in kernels takes no keyword arguments");
+  bool FromTuple = spreadTupleArgument(Call);
+  if (Call.Args.size() == 1 && Call.Args[0].T.isArray())
+    Call.C.typingError(Call.Node, std::string(Name) + "() of an array is not supported in "
+                                                      "kernels: loop over its elements");
+  if (Call.Args.empty() || (Call.Args.size() < 2 && !FromTuple))
     Call.C.typingError(Call.Node, std::string(Name) +
-                                      "() in kernels takes two or more numbers");
+                                      "() in kernels takes two or more numbers, or one tuple of "
+                                      "numbers");
   Scalar Common = Call.Args[0].T.isScalar() ? Call.Args[0].T.Dtype : Scalar::Int64;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
     if (!Call.Args[I].T.isScalar())
@@ -92,10 +123,28 @@ TypedValue typeMinOrMax(IntrinsicCall &Call) {
   // min/max of bools and small ints keep Numba's promotion.
   return TypedValue(Type::scalar(Common));
 }
+// Numba's rule for max(a, b)/min(a, b) of two float32/float64 numbers:
+// libdevice's fmax/fmin, whose result is the operand that is not NaN
+// (llvm.maxnum/minnum: PTX's max/min.f32/f64 on the GPU). Other calls
+// (three or more arguments, integers, a float and an int) are Python's
+// algorithm: an argument replaces the best so far when it compares greater.
+bool isTwoFloatMinOrMax(IntrinsicCall &Call) {
+  auto IsFloat32Or64 = [](const TypedValue &V) {
+    return V.T.isScalar() && (V.T.Dtype == Scalar::Float32 || V.T.Dtype == Scalar::Float64);
+  };
+  return Call.Args.size() == 2 && IsFloat32Or64(Call.Args[0]) && IsFloat32Or64(Call.Args[1]);
+}
 TypedValue emitMinOrMax(IntrinsicCall &Call, const Type &Result) {
   bool IsMax = isMax(Call);
+  spreadTupleArgument(Call);
   Scalar Common = Result.Dtype;
   IRBuilder<> &B = Call.C.builder();
+  if (isTwoFloatMinOrMax(Call)) {
+    Value *A = Call.C.convert(Call.Args[0], Result, Call.ArgNodes[0]).scalar();
+    Value *Other = Call.C.convert(Call.Args[1], Result, Call.ArgNodes[1]).scalar();
+    return Call.C.makeScalar(
+        Common, B.CreateBinaryIntrinsic(IsMax ? Intrinsic::maxnum : Intrinsic::minnum, A, Other));
+  }
   Value *Best = Call.C.convert(Call.Args[0], Result, Call.ArgNodes[0]).scalar();
   for (size_t I = 1; I < Call.Args.size(); ++I) {
     Value *X = Call.C.convert(Call.Args[I], Result, Call.ArgNodes[I]).scalar();
@@ -122,10 +171,21 @@ template <Scalar S> TypedValue typeCast(IntrinsicCall &Call) {
   if (!Call.Args[0].T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "cannot convert " + Call.Args[0].T.str() +
                                              " to " + Name);
-  return Call.C.convert(Call.Args[0], Type::scalar(S), Call.Node);
+  return Call.C.convertedType(Call.Args[0], Type::scalar(S), Call.Node);
 }
 TypedValue emitCast(IntrinsicCall &Call, const Type &Result) {
   return Call.C.convert(Call.Args[0], Result, Call.Node);
+}
+
+// pow(base, exp): base ** exp, as the operator types and computes it.
+TypedValue typePow(IntrinsicCall &Call) {
+  bindArguments(Call, "pow", {"base", "exp", "mod"}, 2);
+  if (Call.Args.size() == 3)
+    Call.C.unsupported(Call.ArgNodes[2], "pow() with a modulus is not supported in kernels");
+  return Call.C.arithmeticType(BinaryOperator::Power, Call.Args[0], Call.Args[1], Call.Node);
+}
+TypedValue emitPow(IntrinsicCall &Call, const Type &) {
+  return Call.C.arithmetic(BinaryOperator::Power, Call.Args[0], Call.Args[1], Call.Node);
 }
 
 // print(a, b, "text"): one printf with the format Numba's CUDA print uses:
@@ -197,9 +257,9 @@ llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
       {"builtins.abs", IntrinsicKind::Function, typeAbs, emitAbs, "",
        "abs(x): the absolute value (the magnitude of a complex number)."},
       {"builtins.min", IntrinsicKind::Function, typeMinOrMax, emitMinOrMax, "",
-       "min(a, b, ...): the smallest argument."},
+       "min(a, b, ...) or min(tuple): the smallest argument or element."},
       {"builtins.max", IntrinsicKind::Function, typeMinOrMax, emitMinOrMax, "",
-       "max(a, b, ...): the largest argument."},
+       "max(a, b, ...) or max(tuple): the largest argument or element."},
       {"builtins.range", IntrinsicKind::Function, typeRange, nullptr, "",
        "range(stop), range(start, stop[, step]): the counter of a for loop."},
       {"builtins.int", IntrinsicKind::Function, typeCast<Scalar::Int64>, emitCast, "",
@@ -234,6 +294,12 @@ llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
        "float32(x): x converted to float32."},
       {"cast.float64", IntrinsicKind::Function, typeCast<Scalar::Float64>, emitCast, "",
        "float64(x): x converted to float64."},
+      {"cast.complex64", IntrinsicKind::Function, typeCast<Scalar::Complex64>, emitCast, "",
+       "complex64(x): x converted to complex64."},
+      {"cast.complex128", IntrinsicKind::Function, typeCast<Scalar::Complex128>, emitCast, "",
+       "complex128(x): x converted to complex128."},
+      {"builtins.pow", IntrinsicKind::Function, typePow, emitPow, "",
+       "pow(base, exp): base ** exp."},
   };
   return Records;
 }

@@ -78,7 +78,7 @@ TypedValue emitFma(IntrinsicCall &Call, const Type &Result) {
 
 TypedValue typeSelp(IntrinsicCall &Call) {
   bindArguments(Call, "cuda.selp", {"predicate", "a", "b"}, 3);
-  Call.C.truth(Call.Args[0], Call.ArgNodes[0]);
+  Call.C.checkCondition(Call.Args[0].T, Call.ArgNodes[0]);
   Type T;
   if (!unify(Call.Args[1].T, Call.Args[2].T, T) || !T.isScalar())
     Call.C.typingError(Call.Node, "the values of cuda.selp() have types " + Call.Args[1].T.str() +
@@ -134,15 +134,23 @@ TypedValue emitLog(IntrinsicCall &Call, const Type &Result) {
 TypedValue typeRoundingToInt(IntrinsicCall &Call) {
   bool IsRound = std::string(Call.Record->PythonPath) == "builtins.round";
   std::string Name = IsRound ? "round" : Call.Record->PythonPath;
-  bindArguments(Call, Name, {IsRound ? "number" : "x"}, 1);
+  if (IsRound) {
+    bindArguments(Call, Name, {"number", "ndigits"}, 1);
+    if (Call.Args.size() == 2)
+      return typeRoundToDigits(Call);
+  } else {
+    bindArguments(Call, Name, {"x"}, 1);
+  }
   const TypedValue &X = Call.Args[0];
   if (!X.T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], Name + "() takes a number, not " + X.T.str());
   if (!isFloat(X.T.Dtype))
-    return Call.C.convert(X, Type::scalar(Scalar::Int64), Call.Node);
+    return Call.C.convertedType(X, Type::scalar(Scalar::Int64), Call.Node);
   return TypedValue(Type::scalar(Scalar::Int64));
 }
 TypedValue emitRoundingToInt(IntrinsicCall &Call, const Type &Result) {
+  if (Call.Args.size() == 2)
+    return emitRoundToDigits(Call, Result);
   const TypedValue &X = Call.Args[0];
   if (!isFloat(X.T.Dtype))
     return Call.C.convert(X, Result, Call.Node);
@@ -285,7 +293,7 @@ llvm::ArrayRef<IntrinsicRecord> mathIntrinsics() {
       {"math.degrees", IntrinsicKind::Function, typeMathOfOneArgument, emitAngle, "",
        "math.degrees(x)."},
       {"builtins.round", IntrinsicKind::Function, typeRoundingToInt, emitRoundingToInt, "",
-       "round(x[, ndigits])."},
+       "round(x[, ndigits]): an int64 without ndigits, else x's float type."},
   };
   return Records;
 }

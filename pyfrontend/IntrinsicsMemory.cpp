@@ -49,7 +49,13 @@ TypedValue typeArrayMarker(IntrinsicCall &Call) {
   std::string Python = Call.Record->PythonPath;
   bindArguments(Call, Python, {"shape", "dtype"}, 2);
   std::vector<int64_t> Shape = constantShape(Call, 0, "the shape of " + Python + "()");
-  Scalar ElementType = Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
+  // A structured dtype: an array of records (EmitRecords.cpp).
+  std::shared_ptr<const RecordLayout> Records =
+      Call.Args[1].T.isPyObject()
+          ? Call.C.recordLayoutOfObject(static_cast<PyObject *>(Call.Args[1].T.Object), Call.ArgNodes[1])
+          : nullptr;
+  Scalar ElementType = Records ? Scalar::UInt8 : Call.C.dtypeOf(Call.Args[1], Call.ArgNodes[1]);
+  uint64_t ElementBytes = Records ? Records->Size : byteSize(ElementType);
   // The size in bytes, multiplied with overflow checks, against CUDA's
   // limits: 48 KiB of static shared memory per block, 512 KiB of local
   // memory per thread.
@@ -60,14 +66,15 @@ TypedValue typeArrayMarker(IntrinsicCall &Call) {
   for (int64_t E : Shape)
     TooLarge |= __builtin_mul_overflow(Count, static_cast<uint64_t>(E), &Count);
   uint64_t Bytes = 0;
-  TooLarge |= __builtin_mul_overflow(Count, uint64_t(byteSize(ElementType)), &Bytes);
+  TooLarge |= __builtin_mul_overflow(Count, ElementBytes, &Bytes);
   if (TooLarge || Bytes > Limit)
     Call.C.typingError(Call.ArgNodes[0],
                        Python + "() of " + (TooLarge ? std::string("more than 2**64") : std::to_string(Bytes)) +
                            " bytes is larger than CUDA allows (" + std::to_string(Limit / 1024) +
                            " KiB of " + (IsShared ? "static shared memory per block" : "local memory per thread") +
                            ")" + (IsShared ? "; use a dynamic shared array (shape 0) sized by the launch" : ""));
-  return Call.C.makeArray(ElementType, Shape, nullptr);
+  return Records ? Call.C.makeRecordArray(Records, Shape, nullptr)
+                 : TypedValue(Type::array(ElementType, static_cast<unsigned>(Shape.size()), Layout::C));
 }
 
 TypedValue emitArrayMarker(IntrinsicCall &Call, const Type &Result) {
@@ -76,6 +83,16 @@ TypedValue emitArrayMarker(IntrinsicCall &Call, const Type &Result) {
   std::vector<int64_t> Shape = ShapeArgument.T.isTuple() ? ShapeArgument.TupleConstInts
                                                          : std::vector<int64_t>{*ShapeArgument.ConstInt};
   Scalar ElementType = Result.Dtype;
+  // Records: their itemsize and their dtype's alignment.
+  uint64_t ElementBytes = Result.Record ? Result.Record->Size : byteSize(ElementType);
+  uint64_t ElementAlign = Result.Record ? Result.Record->Align : byteSize(ElementType);
+  if (Result.Record) // fields are loaded at their own alignment, even from a packed dtype
+    for (const RecordField &Field : Result.Record->Fields)
+      ElementAlign = std::max<uint64_t>(ElementAlign, Field.elementAlign());
+  auto Make = [&](Value *Data) {
+    return Result.Record ? Call.C.makeRecordArray(Result.Record, Shape, Data)
+                         : Call.C.makeArray(ElementType, Shape, Data);
+  };
   uint64_t Count = 1;
   for (int64_t E : Shape)
     Count *= static_cast<uint64_t>(E);
@@ -84,17 +101,16 @@ TypedValue emitArrayMarker(IntrinsicCall &Call, const Type &Result) {
     // Dynamic shared memory: every such array starts at the same base (as in
     // Numba), and a 1-D one is as long as the launch's dynamic bytes allow,
     // so that its slices are where the user asked (Numba's issue #5073).
-    TypedValue Array =
-        Call.C.makeArray(ElementType, Shape, Call.C.callMarker("shared.dynamic", B.getPtrTy(), {}));
+    TypedValue Array = Make(Call.C.callMarker("shared.dynamic", B.getPtrTy(), {}));
     if (Shape.size() == 1)
       Array.Parts[1] = B.CreateUDiv(Call.C.callMarker("shared.dynamic.bytes", B.getInt64Ty(), {}),
-                                    B.getInt64(byteSize(ElementType)), "dynamic.length");
+                                    B.getInt64(ElementBytes), "dynamic.length");
     return Array;
   }
-  uint64_t Bytes = Count * byteSize(ElementType);
+  uint64_t Bytes = Count * ElementBytes;
   Value *Data = Call.C.callMarker(Call.Record->Marker, B.getPtrTy(),
-                                  {B.getInt64(Bytes), B.getInt64(byteSize(ElementType))});
-  return Call.C.makeArray(ElementType, Shape, Data);
+                                  {B.getInt64(Bytes), B.getInt64(ElementAlign)});
+  return Make(Data);
 }
 
 // cuda.const.array_like(ary): ary is a global NumPy array, already frozen

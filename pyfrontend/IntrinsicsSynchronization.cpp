@@ -28,7 +28,7 @@ TypedValue emitMarkerWithoutArguments(IntrinsicCall &Call, const Type &) {
 // syncthreads_count/and/or(predicate) -> int32
 TypedValue typePredicateBarrier(IntrinsicCall &Call) {
   bindArguments(Call, Call.Record->PythonPath, {"predicate"}, 1);
-  Call.C.truth(Call.Args[0], Call.ArgNodes[0]);
+  Call.C.checkCondition(Call.Args[0].T, Call.ArgNodes[0]);
   return TypedValue(Type::scalar(Scalar::Int32));
 }
 TypedValue emitPredicateBarrier(IntrinsicCall &Call, const Type &) {

@@ -69,7 +69,7 @@ bool isBallot(IntrinsicCall &Call) {
 TypedValue typeVote(IntrinsicCall &Call) {
   bindArguments(Call, Call.Record->PythonPath, {"mask", "predicate"}, 2);
   expectMask(Call, 0);
-  Call.C.truth(Call.Args[1], Call.ArgNodes[1]);
+  Call.C.checkCondition(Call.Args[1].T, Call.ArgNodes[1]);
   return TypedValue(Type::scalar(isBallot(Call) ? Scalar::UInt32 : Scalar::Bool));
 }
 TypedValue emitVote(IntrinsicCall &Call, const Type &Result) {

@@ -1,6 +1,8 @@
 // TypeMap: what the typing rounds learn about one function, for emission
 // to read: the type of every expression node (with its compile-time
-// integer value, when known), what each call resolved to (an intrinsic
+// integer value, when known), the decisions emission would otherwise
+// recompute (the type operators compute in, what a subscript reads, the
+// Python object a global names), what each call resolved to (an intrinsic
 // record and the order its arguments bind in, or a compiled device
 // function), and each local variable's type. Keyed by the AST node, which
 // the FunctionCompiler keeps alive (it holds the whole tree).
@@ -12,6 +14,7 @@
 #include <Python.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -24,12 +27,39 @@ class Function;
 namespace tidal::frontend {
 
 struct IntrinsicRecord;
+struct ForeignFunction; // ForeignFunctions.h
+
+// What a subscript reads, as typing decided it.
+enum class SubscriptKind : uint8_t {
+  None,
+  TupleElement,  // t[2]: a constant index into a tuple
+  TupleRunTimeIndex, // t[i]: a run-time index into a homogeneous tuple
+  FrozenMember,  // Color['red']: the Enum member (Frozen)
+  RecordField,   // r['x']: the field named by a string constant
+  ArrayElement,  // a[i, j]: one scalar element
+  RecordElement, // a[i] of a record array: a reference to the record
+  ArrayView,     // a[1:n], a[i] of a 2-D array: a view of the same memory
+};
 
 // The type of one expression node, as the last typing round left it.
+// Also keyed by an augmented assignment (x += y), for its operation.
 struct ExpressionType {
   Type T;
   std::optional<int64_t> ConstInt;     // a known integer value (literals, folded)
   std::vector<int64_t> TupleConstInts; // a tuple's elements, when all are known
+  // Operators: the type the operands convert to before operating (one for
+  // a binary or unary operator and an augmented assignment, one per
+  // comparison of a chain).
+  std::vector<Type> Operands;
+  // A global, closure variable or attribute of a compile-time object: the
+  // Python object frozen into the code (emission makes its value from it).
+  PyObject *Frozen = nullptr;
+  // An attribute read through an i32 marker (cuda.threadIdx.x): its name.
+  std::string Marker;
+  SubscriptKind Subscript = SubscriptKind::None;
+  // r['x']: the field's name; p.x of a namedtuple: the field's index.
+  std::string FieldName;
+  std::optional<size_t> TupleField;
 };
 
 // What a call node calls.
@@ -40,10 +70,18 @@ struct CallTarget {
   const IntrinsicRecord *Record = nullptr;
   std::vector<size_t> ArgumentOrder;
   Type Result;
-  // A device function: the LLVM function of its specialisation and the
+  // A device function: its specialisation (an index into the module's
+  // DeviceFunctionCache::Compiled, emitted before the caller) and the
   // parameter types the arguments convert to (a declared signature's).
-  llvm::Function *Device = nullptr;
+  static constexpr size_t NoDevice = static_cast<size_t>(-1);
+  size_t Device = NoDevice;
+  // A device function calling itself (recursion): the call is of the
+  // function being emitted, not of an entry of the cache.
+  bool SelfCall = false;
   std::vector<Type> DeviceParameters;
+  // A foreign function (CUDA C++ through cuda.declare_device or
+  // cuda.include): the overload typing chose (ForeignFunctions.h).
+  std::shared_ptr<const ForeignFunction> Foreign;
 };
 
 struct TypeMap {

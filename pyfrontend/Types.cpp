@@ -98,17 +98,61 @@ Type Type::recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim
   return T;
 }
 
+bool Type::isHomogeneousTuple() const {
+  return Kind == TypeKind::Tuple && !Elements.empty() &&
+         std::all_of(Elements.begin(), Elements.end(),
+                     [&](const Type &E) { return E == Elements[0]; });
+}
+
+Type Type::untagged() const {
+  Type T = *this;
+  T.Enum = nullptr;
+  T.Named = nullptr;
+  return T;
+}
+
 unsigned Type::elementSize() const { return Record ? Record->Size : byteSize(Dtype); }
 
-static std::string recordName(const RecordLayout &R) {
+bool RecordField::operator==(const RecordField &O) const {
+  return Name == O.Name && Type == O.Type && Offset == O.Offset && Shape == O.Shape &&
+         (Nested == O.Nested || (Nested && O.Nested && *Nested == *O.Nested));
+}
+
+unsigned RecordField::elementSize() const { return Nested ? Nested->Size : byteSize(Type); }
+
+unsigned RecordField::elementAlign() const {
+  if (!Nested)
+    return isComplex(Type) ? byteSize(Type) / 2 : byteSize(Type);
+  unsigned Align = 1;
+  for (const RecordField &F : Nested->Fields)
+    Align = std::max(Align, F.elementAlign());
+  return Align;
+}
+
+std::string RecordLayout::str() const {
   std::string S = "Record(";
-  for (size_t I = 0; I < R.Fields.size(); ++I)
-  {
-    S += (I ? ", " : "") + R.Fields[I].Name + ":" + scalarName(R.Fields[I].Type);
-    for (unsigned Extent : R.Fields[I].Shape)
+  for (size_t I = 0; I < Fields.size(); ++I) {
+    S += (I ? ", " : "") + Fields[I].Name + ":" +
+         (Fields[I].Nested ? Fields[I].Nested->str() : std::string(scalarName(Fields[I].Type)));
+    for (unsigned Extent : Fields[I].Shape)
       S += "[" + std::to_string(Extent) + "]";
   }
   return S + ")";
+}
+
+static std::string recordName(const RecordLayout &R) { return R.str(); }
+
+// A mangling of a record's fields, offsets and size (two layouts of the
+// same names differ).
+static std::string recordMangle(const RecordLayout &R) {
+  std::string S = "rec" + std::to_string(R.Size);
+  for (const RecordField &F : R.Fields) {
+    S += "_" + F.Name + "o" + std::to_string(F.Offset) +
+         (F.Nested ? recordMangle(*F.Nested) + "_e" : std::string(info(F.Type).Short));
+    for (unsigned Extent : F.Shape)
+      S += "x" + std::to_string(Extent);
+  }
+  return S;
 }
 
 Type Type::pyObject(void *Object) {
@@ -123,6 +167,9 @@ static const char *layoutName(Layout L) {
 }
 
 std::string Type::str() const {
+  if (Enum) // Numba's spelling: IntEnumMember(<enum 'Shape'>, int64)
+    return std::string(Enum->IsIntEnum ? "IntEnumMember" : "EnumMember") + "(<enum '" +
+           Enum->ClassName + "'>, " + untagged().str() + ")";
   switch (Kind) {
   case TypeKind::Undefined:
     return "undefined";
@@ -137,9 +184,19 @@ std::string Type::str() const {
   case TypeKind::Record:
     return recordName(*Record);
   case TypeKind::Tuple: {
-    bool Uniform = !Elements.empty() &&
-                   std::all_of(Elements.begin(), Elements.end(),
-                               [&](const Type &E) { return E == Elements[0]; });
+    bool Uniform = isHomogeneousTuple();
+    if (Named) { // Numba's: Point(int64 x 2), Point(int64, float64); then the fields
+      std::string S = Named->ClassName + "(";
+      if (Uniform)
+        S += Elements[0].str() + " x " + std::to_string(Elements.size());
+      else
+        for (size_t I = 0; I < Elements.size(); ++I)
+          S += (I ? ", " : "") + Elements[I].str();
+      S += ", fields=(";
+      for (size_t I = 0; I < Named->Fields.size(); ++I)
+        S += (I ? ", " : "") + Named->Fields[I];
+      return S + "))";
+    }
     if (Uniform)
       return "UniTuple(" + Elements[0].str() + " x " + std::to_string(Elements.size()) + ")";
     std::string S = "Tuple(";
@@ -154,23 +211,22 @@ std::string Type::str() const {
 }
 
 std::string Type::mangle() const {
+  if (Enum) {
+    return "en" + Enum->ClassName + untagged().mangle();
+  }
   switch (Kind) {
   case TypeKind::Scalar:
     return info(Dtype).Short;
   case TypeKind::Array:
     return std::string("a") + std::to_string(NDim) + layoutName(ArrayLayout) +
-           (ReadOnly ? "r" : "") + (Record ? "rec" + std::to_string(Record->Size) : info(Dtype).Short);
-  case TypeKind::Record: {
-    std::string S = "rec";
-    for (const RecordField &F : Record->Fields) {
-      S += "_" + F.Name + info(F.Type).Short;
-      for (unsigned Extent : F.Shape)
-        S += "x" + std::to_string(Extent);
-    }
-    return S;
-  }
+           (ReadOnly ? "r" : "") + (Record ? recordMangle(*Record) : std::string(info(Dtype).Short));
+  case TypeKind::Record:
+    return (ReadOnly ? "r" : "") + recordMangle(*Record);
   case TypeKind::Tuple: {
     std::string S = "t" + std::to_string(Elements.size());
+    if (Named)
+      for (const std::string &Field : Named->Fields)
+        S += "_" + Field;
     for (const Type &E : Elements)
       S += E.mangle();
     return S + "e";
@@ -183,6 +239,8 @@ std::string Type::mangle() const {
 bool Type::operator==(const Type &O) const {
   if (Kind != O.Kind)
     return false;
+  if ((Enum ? Enum->Class : nullptr) != (O.Enum ? O.Enum->Class : nullptr))
+    return false;
   switch (Kind) {
   case TypeKind::Scalar:
     return Dtype == O.Dtype;
@@ -192,7 +250,8 @@ bool Type::operator==(const Type &O) const {
   case TypeKind::Record:
     return ReadOnly == O.ReadOnly && (Record == O.Record || (Record && O.Record && *Record == *O.Record));
   case TypeKind::Tuple:
-    return Elements == O.Elements;
+    return Elements == O.Elements &&
+           (Named == O.Named || (Named && O.Named && *Named == *O.Named));
   case TypeKind::PyObject:
     return Object == O.Object;
   default:

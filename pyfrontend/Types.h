@@ -32,16 +32,22 @@ bool scalarFromName(const std::string &Name, Scalar &Out);
 
 enum class Layout : uint8_t { C, F, A };
 
-// A NumPy structured dtype: named fields at byte offsets, each a number or
-// a C-ordered sub-array of numbers (('h', np.float32, (2, 3)): Shape {2, 3}).
+// A NumPy structured dtype: named fields at byte offsets, each a number, a
+// nested record, or a C-ordered sub-array of either (('h', np.float32,
+// (2, 3)): Shape {2, 3}).
+struct RecordLayout;
 struct RecordField {
   std::string Name;
-  Scalar Type;
+  Scalar Type;  // the number (or the sub-array's element); unused for a nested record
   unsigned Offset;
-  std::vector<unsigned> Shape = {}; // empty: a single number
-  bool operator==(const RecordField &O) const {
-    return Name == O.Name && Type == O.Type && Offset == O.Offset && Shape == O.Shape;
-  }
+  std::vector<unsigned> Shape = {}; // empty: a single number (or record)
+  std::shared_ptr<const RecordLayout> Nested = nullptr; // a nested record's fields
+  bool operator==(const RecordField &O) const;
+  // Bytes of one element (a number, or a nested record's itemsize).
+  unsigned elementSize() const;
+  // The alignment CUDA needs for loading one element: a number's own (a
+  // complex number's component's), a nested record's most aligned field's.
+  unsigned elementAlign() const;
 };
 struct RecordLayout {
   std::vector<RecordField> Fields;
@@ -50,12 +56,32 @@ struct RecordLayout {
   bool operator==(const RecordLayout &O) const {
     return Fields == O.Fields && Size == O.Size && Align == O.Align;
   }
+  // Numba's spelling, Record(x:float32, v:float32[3], inner:Record(a:int32)).
+  std::string str() const;
   const RecordField *field(const std::string &Name) const {
     for (const RecordField &F : Fields)
       if (F.Name == Name)
         return &F;
     return nullptr;
   }
+};
+
+// A namedtuple's class: its name and its fields' names, in order.
+struct NamedTupleInfo {
+  std::string ClassName;
+  std::vector<std::string> Fields;
+  bool operator==(const NamedTupleInfo &O) const {
+    return ClassName == O.ClassName && Fields == O.Fields;
+  }
+};
+
+// The class of an Enum member: the class object (a strong reference that
+// is never given back, so that types compare by the class's identity
+// safely), its name, and whether it is an IntEnum (which behaves as an int).
+struct EnumInfo {
+  void *Class = nullptr;
+  std::string ClassName;
+  bool IsIntEnum = false;
 };
 
 // What a Type is; the fields of Type that apply to each are marked.
@@ -80,6 +106,10 @@ struct Type {
   bool ReadOnly = false;           // Array, Record
   std::vector<Type> Elements;      // Tuple
   void *Object = nullptr;          // PyObject (borrowed; the function keeps it alive)
+  std::shared_ptr<const NamedTupleInfo> Named; // Tuple: a namedtuple's names
+  // Scalar or Tuple: the value of an Enum member (Numba's EnumMember and
+  // IntEnumMember); the type is its value's, tagged with its class.
+  std::shared_ptr<const EnumInfo> Enum;
 
   static Type undefined() { return Type(); }
   static Type none() { Type T; T.Kind = TypeKind::None; return T; }
@@ -91,6 +121,12 @@ struct Type {
   static Type recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim, Layout L,
                           bool ReadOnly = false);
   bool isRecord() const { return Kind == TypeKind::Record; }
+  bool isEnum() const { return Enum != nullptr; }
+  bool isNamedTuple() const { return Kind == TypeKind::Tuple && Named != nullptr; }
+  // A tuple whose elements all have one type (Numba's UniTuple).
+  bool isHomogeneousTuple() const;
+  // The type without its Enum or namedtuple tag (a plain value of it).
+  Type untagged() const;
   bool hasRecordElements() const { return Kind == TypeKind::Array && Record != nullptr; }
   // Bytes of one array element (records: their itemsize).
   unsigned elementSize() const;

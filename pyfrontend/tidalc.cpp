@@ -3,7 +3,7 @@
 //
 //   tidalc FILE.py --kernel NAME --sig 'void(float32, float32[::1])'
 //          --emit=markers|llvm|ptx [--arch sm_XX] [--target cuda|cpu] [-o FILE]
-//   tidalc --list-intrinsics   (the generated python/tidal/cuda/_intrinsic_table.py)
+//   tidalc --list-intrinsics   (the generated python/tidal/_intrinsic_table.py)
 #include "CompileError.h"
 #include "Compiler.h"
 #include "Frontend.h"
@@ -193,7 +193,7 @@ std::string compile(const Options &O) {
 
 int main(int Argc, char **Argv) {
   // tidalc --list-intrinsics: the Python module of tidal.cuda's intrinsic
-  // names (python/tidal/cuda/_intrinsic_table.py), from the frontend's table.
+  // names (python/tidal/_intrinsic_table.py), from the frontend's table.
   // tidalc --list-intrinsics OUTPUT writes it to OUTPUT.
   if ((Argc == 2 || Argc == 3) && std::string(Argv[1]) == "--list-intrinsics") {
     if (Argc == 2) {

@@ -9,6 +9,7 @@
 // reads the fields of a launch that has returned. The launching thread can
 // always finish alone, so a worker that is late, or missing, costs nothing.
 #include "CpuThreadPool.h"
+#include "CpuParticipant.h"
 
 #include <algorithm>
 #include <charconv>
@@ -33,7 +34,6 @@ namespace {
 constexpr uint64_t AdmitsWorkers = uint64_t(1) << 31;
 constexpr uint64_t WorkersInsideMask = AdmitsWorkers - 1;
 constexpr uint64_t MaxBlocksPerLaunch = uint64_t(1) << 62;
-constexpr size_t SharedMemoryAlignment = 64;
 // The longest run of consecutive blocks a participant takes at once.
 constexpr uint64_t MaxBlocksPerTake = 64;
 
@@ -68,6 +68,8 @@ std::string describeDims(const Dim3 &D) {
          std::to_string(D[2]) + ")";
 }
 
+} // namespace
+
 uint64_t countBlocks(const Dim3 &Grid, const Dim3 &Block) {
   for (unsigned D = 0; D < 3; ++D)
     if (Grid[D] == 0 || Block[D] == 0)
@@ -92,55 +94,6 @@ uint64_t countBlocks(const Dim3 &Grid, const Dim3 &Block) {
                        describeDims(Grid) + " has too many blocks");
   return Count;
 }
-
-// Dynamic shared memory of one participant: 64-byte aligned, never null,
-// grown on demand, reused across launches, not zeroed.
-class SharedMemoryBuffer {
-public:
-  void *data() const { return Storage.get(); }
-
-  void reserve(size_t Bytes) {
-    if (Storage && Bytes <= Capacity)
-      return;
-    if (Bytes > std::numeric_limits<size_t>::max() - SharedMemoryAlignment)
-      throw RuntimeError("dynamic shared memory of " + std::to_string(Bytes) +
-                         " bytes is too large");
-    const size_t Rounded =
-        (std::max(Bytes, SharedMemoryAlignment) + SharedMemoryAlignment - 1) /
-        SharedMemoryAlignment * SharedMemoryAlignment;
-    void *Memory = std::aligned_alloc(SharedMemoryAlignment, Rounded);
-    if (!Memory)
-      throw RuntimeError("cannot allocate " + std::to_string(Bytes) +
-                         " bytes of dynamic shared memory");
-    Storage.reset(Memory);
-    Capacity = Rounded;
-  }
-
-private:
-  struct Free {
-    void operator()(void *Memory) const { std::free(Memory); }
-  };
-  std::unique_ptr<void, Free> Storage;
-  size_t Capacity = 0;
-};
-
-} // namespace
-
-struct CpuThreadPool::LaunchFailure {
-  std::atomic<bool> Failed{false};
-  std::mutex Mutex;
-  std::unique_ptr<KernelError> Error; // set once Failed, under Mutex
-};
-
-// What the runtime entry points reach through TidalBlockContext::runtime.
-struct alignas(64) CpuThreadPool::Participant {
-  TidalBlockContext Context{};
-  FaultRecovery Recovery;
-  SharedMemoryBuffer DynamicShared; // ctx->dynamic_shared
-  SharedMemoryBuffer Shared;        // __tidal_cpu_shared
-  SharedMemoryBuffer Frame;         // __tidal_cpu_frame
-  CpuThreadPool::LaunchFailure *Failure = nullptr;
-};
 
 CpuThreadPool::CpuThreadPool(unsigned Count)
     : Failure(std::make_unique<LaunchFailure>()),
@@ -421,8 +374,10 @@ void CpuThreadPool::runBlocks(Participant &Self) {
     do {
       if (First >= BlockCount)
         return;
-      Count = std::clamp<uint64_t>((BlockCount - First) / (8 * Participants), 1,
-                                   MaxBlocksPerTake);
+      // A cooperative launch has a thread per block: one block at a time.
+      Count = LaunchCooperative ? 1
+                                : std::clamp<uint64_t>((BlockCount - First) / (8 * Participants),
+                                                       1, MaxBlocksPerTake);
     } while (!NextBlock.compare_exchange_weak(First, First + Count,
                                               std::memory_order_relaxed));
     // 2. Run them in order, the block index stepped without divisions.
@@ -435,6 +390,8 @@ void CpuThreadPool::runBlocks(Participant &Self) {
       Context.block_idx[1] = uint32_t(Y);
       Context.block_idx[2] = uint32_t(Z);
       Function(Params, &Context);
+      if (Self.Grid)
+        Self.Grid->blockFinished(&Context);
       if (++X == GridX) {
         X = 0;
         if (++Y == GridY) {

@@ -39,6 +39,13 @@ public:
   void launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block, void **Params,
               size_t DynamicSharedBytes);
 
+  // A cooperative launch (a kernel with grid.sync(); CpuCooperativeLaunch.cpp):
+  // every block on its own host thread, all at once, so that a grid barrier
+  // can complete. Throws CudaDriverError (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
+  // above maxCooperativeBlocks().
+  void launchCooperative(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block, void **Params,
+                         size_t DynamicSharedBytes);
+
   unsigned participantCount() const { return ParticipantCount; }
 
   // Launches of Fn run every block on the launching thread, which Fn is
@@ -72,6 +79,12 @@ private:
   void runBlocksGuarded(Participant &Self);
   void watchdogMain();
   void reportSlowLaunch(double Seconds);
+
+  // Cooperative launches: a participant per block (kept for the next one)
+  // and their fault recoveries (the SIGINT handler's list meanwhile).
+  std::vector<std::unique_ptr<Participant>> CooperativeParticipants;
+  std::vector<FaultRecovery *> CooperativeRecoveries;
+  bool LaunchCooperative = false;
 
   const unsigned ParticipantCount;
   // Participants[0] belongs to whichever thread is launching.

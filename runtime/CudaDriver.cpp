@@ -48,6 +48,8 @@ constexpr KnownError KnownErrors[] = {
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
      "too many resources requested for launch"},
     {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+     "too many blocks in cooperative launch"},
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {304, "CUDA_ERROR_OPERATING_SYSTEM",
@@ -167,6 +169,8 @@ void CudaDriver::resolveEntryPoints() {
       {"cuMemcpyHtoD", "cuMemcpyHtoD_v2", slot(Api.MemcpyHtoD)},
       {"cuMemcpyDtoH", "cuMemcpyDtoH_v2", slot(Api.MemcpyDtoH)},
       {"cuLaunchKernel", "cuLaunchKernel", slot(Api.LaunchKernel)},
+      {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
+       slot(Api.LaunchCooperativeKernel)},
       {"cuStreamCreate", "cuStreamCreate", slot(Api.StreamCreate)},
       {"cuStreamDestroy", "cuStreamDestroy_v2", slot(Api.StreamDestroy)},
       {"cuStreamSynchronize", "cuStreamSynchronize", slot(Api.StreamSynchronize)},
@@ -192,6 +196,9 @@ void CudaDriver::resolveEntryPoints() {
       {"cuMemAllocManaged", "cuMemAllocManaged", slot(Api.MemAllocManaged)},
       {"cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize",
        slot(Api.OccupancyMaxPotentialBlockSize)},
+      {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       slot(Api.OccupancyMaxActiveBlocksPerMultiprocessor)},
   };
 
   auto GetProcAddress = reinterpret_cast<CuGetProcAddressFunction>(

@@ -388,14 +388,34 @@ void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
   }
 }
 
+int CudaFunction::maxCooperativeBlocks(unsigned Threads, size_t SharedBytes) const {
+  Context.requireUsable();
+  Context.makeCurrent();
+  int PerMultiprocessor = 0;
+  Context.driver().check(Context.driver().api().OccupancyMaxActiveBlocksPerMultiprocessor(
+                             &PerMultiprocessor, Function, static_cast<int>(Threads),
+                             SharedBytes),
+                         "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                         "kernel '" + Name + "' with blocks of " + std::to_string(Threads) +
+                             " threads and " + std::to_string(SharedBytes) +
+                             " bytes of dynamic shared memory");
+  return PerMultiprocessor * Context.device().multiprocessorCount();
+}
+
 void CudaFunction::launch(Dim3 Grid, Dim3 Block, size_t SharedBytes, cu::Stream Stream,
-                          void **Params) {
+                          void **Params, bool Cooperative) {
   Context.requireUsable();
   checkLaunch(Grid, Block, SharedBytes);
-  if (cu::Result Result = Context.driver().api().LaunchKernel(
-          Function, Grid[0], Grid[1], Grid[2], Block[0], Block[1], Block[2],
-          static_cast<unsigned>(SharedBytes), Stream, Params, nullptr))
-    Context.fail(Result, "cuLaunchKernel",
+  const CudaDriverApi &Api = Context.driver().api();
+  cu::Result Result =
+      Cooperative
+          ? Api.LaunchCooperativeKernel(Function, Grid[0], Grid[1], Grid[2], Block[0], Block[1],
+                                        Block[2], static_cast<unsigned>(SharedBytes), Stream,
+                                        Params)
+          : Api.LaunchKernel(Function, Grid[0], Grid[1], Grid[2], Block[0], Block[1], Block[2],
+                             static_cast<unsigned>(SharedBytes), Stream, Params, nullptr);
+  if (Result)
+    Context.fail(Result, Cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
                  "kernel '" + Name + "', griddim " + dimsText(Grid) + ", blockdim " +
                      dimsText(Block));
   Context.noteLaunch(Name, Grid, Block, Stream);

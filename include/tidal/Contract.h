@@ -30,6 +30,9 @@ inline constexpr const char *FlushDenormalsFlag = "tidal.ftz";
 inline constexpr const char *PreciseDivisionFlag = "tidal.prec-div";
 inline constexpr const char *PreciseSqrtFlag = "tidal.prec-sqrt";
 inline constexpr const char *DebugFlag = "tidal.debug";
+// fastmath=True: float32 math functions with a fast libdevice variant
+// (cos sin tan exp exp10 log log2 log10 pow) call it (__nv_fast_cosf, ...).
+inline constexpr const char *FastFunctionsFlag = "tidal.fast-functions";
 
 // Kernel function attributes set by the frontend (launch_bounds,
 // max_registers), read by tidal-annotate-kernels.
@@ -46,6 +49,7 @@ inline constexpr const char *CpuAssertFailHook = "__tidal_cpu_assert_fail";
 inline constexpr const char *CpuBarrierErrorHook = "__tidal_cpu_barrier_error";
 inline constexpr const char *CpuPrintHook = "__tidal_cpu_print";
 inline constexpr const char *CpuWarpStepHook = "__tidal_cpu_warp_step";
+inline constexpr const char *CpuGridSyncHook = "__tidal_cpu_grid_sync";
 
 // K.thread's return codes besides sync points (HostABI.h).
 inline constexpr int ThreadFinished = TIDAL_THREAD_FINISHED;

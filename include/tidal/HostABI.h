@@ -82,6 +82,12 @@ void __tidal_cpu_print(const char *format, ...);
 int32_t __tidal_cpu_warp_step(int32_t *states, uint32_t lanes,
                               const uint32_t *masks, const uint64_t *written,
                               uint64_t *read, const uint8_t *kinds);
+//   grid.sync() (cooperative launches; docs/cpu-target.md): every thread of
+//   the block is at the grid barrier; waits until every block of the launch
+//   is at one. Returns 0 then, non-zero when the block must leave instead
+//   (the launch failed or was interrupted, a block finished without
+//   reaching the barrier, or the launch is not cooperative; recorded).
+int32_t __tidal_cpu_grid_sync(TidalBlockContext *ctx);
 
 // Kinds of sync points for __tidal_cpu_warp_step, and the state bit of a
 // lane that may resume.

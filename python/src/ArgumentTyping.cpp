@@ -5,6 +5,8 @@
 #include "ArrayInterface.h"
 #include "Capsules.h"
 #include "DLPack.h"
+#include "RecordLayouts.h"
+#include "TupleTypes.h"
 
 #include "tidal/runtime/CudaMemory.h"
 
@@ -122,52 +124,16 @@ runtime::CudaAllocation *deviceAllocationOf(PyObject *O) {
       PyCapsule_GetPointer(Capsule.get(), AllocationCapsule));
 }
 
-// The fields of a structured dtype; null (and Why) when one is neither a
-// number nor a sub-array of numbers (nested records are not supported).
+// The fields of a structured dtype (RecordLayouts.h); null (and Why) when
+// kernels can't take one of them.
 static std::shared_ptr<const RecordLayout> recordLayoutOf(PyArray_Descr *D, std::string &Why) {
-  auto Layout = std::make_shared<RecordLayout>();
-  Layout->Size = static_cast<unsigned>(D->elsize);
-  Layout->Align = static_cast<unsigned>(D->alignment);
-  // An aligned struct is as aligned as its most aligned field (np.recarray's
-  // numpy.record dtypes report 1 for the same layout as np.zeros' 8).
-  bool AlignedStruct = (D->flags & NPY_ALIGNED_STRUCT) != 0;
-  for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(D->names); ++I) {
-    PyObject *Name = PyTuple_GET_ITEM(D->names, I);
-    PyObject *Info = PyDict_GetItem(D->fields, Name); // (dtype, offset[, title])
-    if (!Info || !PyTuple_Check(Info) || PyTuple_GET_SIZE(Info) < 2)
-      return nullptr;
-    auto *FieldType = reinterpret_cast<PyArray_Descr *>(PyTuple_GET_ITEM(Info, 0));
-    std::vector<unsigned> Shape;
-    PyArray_Descr *ElementType = FieldType;
-    if (FieldType->subarray) { // ('h', np.float32, (2, 3)): a C-ordered block of numbers
-      ElementType = FieldType->subarray->base;
-      PyObject *Extents = FieldType->subarray->shape;
-      if (PyLong_Check(Extents))
-        Shape.push_back(static_cast<unsigned>(PyLong_AsLong(Extents)));
-      else
-        for (Py_ssize_t D = 0; PyTuple_Check(Extents) && D < PyTuple_GET_SIZE(Extents); ++D)
-          Shape.push_back(static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Extents, D))));
-    }
-    Scalar S;
-    if (ElementType->names || ElementType->subarray || !scalarOfDescr(ElementType, S)) {
-      Why = "a record whose field '" + PyRef::borrow(Name).str() +
-            "' is neither a number nor an array of numbers (nested records are not supported)";
-      return nullptr;
-    }
-    unsigned Offset = static_cast<unsigned>(PyLong_AsLong(PyTuple_GET_ITEM(Info, 1)));
-    // A sub-array's elements are loaded as array elements, at their natural
-    // alignment (a packed dtype can place them anywhere).
-    if (!Shape.empty() && ElementType->alignment > 1 && Offset % ElementType->alignment != 0) {
-      Why = "a record whose array field '" + PyRef::borrow(Name).str() + "' starts at byte " +
-            std::to_string(Offset) + ", not a multiple of its elements' alignment (" +
-            std::to_string(ElementType->alignment) + "): use an aligned dtype (align=True)";
-      return nullptr;
-    }
-    Layout->Fields.push_back({PyRef::borrow(Name).str(), S, Offset, Shape});
-    if (AlignedStruct)
-      Layout->Align = std::max(Layout->Align, static_cast<unsigned>(FieldType->alignment));
+  try {
+    return recordLayoutOfDtype(reinterpret_cast<PyObject *>(D), Why);
+  } catch (const PythonErrorSet &) {
+    PyErr_Clear();
+    Why = "a structured dtype that tidal could not read";
+    return nullptr;
   }
-  return Layout;
 }
 
 // A type that python/tidal/cuda/signatures.py describes (its _native()):
@@ -236,6 +202,41 @@ Type typeFromDescription(PyObject *Description) {
 // can't take it, or false with a Python error set when its
 // __cuda_array_interface__ is not a valid description.
 bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
+  // Tuples and namedtuples: each element typed as an argument of its own
+  // (numbers, arrays, tuples); Enum members: their value, tagged with the
+  // class (IntEnum members are ints too, so before the ints).
+  if (PyTuple_Check(O)) {
+    std::vector<Type> Elements(static_cast<size_t>(PyTuple_GET_SIZE(O)));
+    for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)
+      if (!typeofArgument(PyTuple_GET_ITEM(O, I), Elements[static_cast<size_t>(I)], Why)) {
+        if (!PyErr_Occurred())
+          Why = "a tuple whose element " + std::to_string(I) + " is " + Why;
+        return false;
+      }
+    Out = Type::tuple(std::move(Elements));
+    if (isNamedTupleInstance(O))
+      Out.Named = namedTupleInfoOf(O);
+    return true;
+  }
+  if (!PyLong_CheckExact(O) && !PyFloat_CheckExact(O) && !PyArray_Check(O) && isEnumMember(O)) {
+    PyObject *Value = enumValueOf(O);
+    if (!Value)
+      return false;
+    Type ValueType;
+    bool Numbers = typeofArgument(Value, ValueType, Why) &&
+                   (ValueType.isScalar() || ValueType.isTuple());
+    for (const Type &E : ValueType.Elements)
+      Numbers &= E.isScalar();
+    if (!Numbers) {
+      PyErr_Clear();
+      Why = "the Enum member " + PyRef::borrow(O).str() + " whose value is '" + typeName(Value) +
+            "' (kernels take Enum members whose values are numbers or tuples of numbers)";
+      return false;
+    }
+    Out = ValueType;
+    Out.Enum = enumInfoOf(O);
+    return true;
+  }
   if (PyBool_Check(O)) {
     Out = Type::scalar(Scalar::Bool);
     return true;
@@ -279,7 +280,7 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
     Out = Type::array(S, static_cast<unsigned>(PyArray_NDIM(A)), L, !PyArray_ISWRITEABLE(A));
     return true;
   }
-  if (PyArray_IsScalar(O, Void)) { // a record scalar: read-only, by reference
+  if (PyArray_IsScalar(O, Void)) { // a record scalar: by reference, written back as Numba does
     PyArray_Descr *D = reinterpret_cast<PyVoidScalarObject *>(O)->descr;
     if (!D || !D->names) {
       Why = "a NumPy void scalar without fields";
@@ -288,7 +289,9 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
     auto Record = recordLayoutOf(D, Why);
     if (!Record)
       return false;
-    Out = Type::record(std::move(Record), /*ReadOnly=*/true);
+    // Writable unless it is a view into a read-only array.
+    bool Writable = (reinterpret_cast<PyVoidScalarObject *>(O)->flags & NPY_ARRAY_WRITEABLE) != 0;
+    Out = Type::record(std::move(Record), /*ReadOnly=*/!Writable);
     return true;
   }
   if (PyArray_IsScalar(O, Generic)) {

@@ -8,6 +8,7 @@
 // as it is under its Python name (abi 'c': T name(args...)) or behind
 // Numba's ABI (abi 'numba': i32 name(T *func_retval, args...), 0 on
 // success).
+#include "ForeignLinking.h"
 #include "ArgumentTyping.h"
 #include "Errors.h"
 #include "ModuleParts.h"
@@ -126,8 +127,9 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
     Options.LineInfo = LineInfo;
     Options.FastMath = FastMath;
     KernelModule KM = emitKernel(Function, Types, Options);
+    linkForeignCode(*KM.Module, {}, TargetKind::Cuda);
     if (CalleeName != Py_None) {
-      // The frontend's symbol of the callee for these types (compileDevice).
+      // The frontend's symbol of the callee for these types (FunctionCompiler::typeDevice).
       std::string CalleeSymbol = PyRef::borrow(CalleeName).str();
       for (const Type &T : Types)
         CalleeSymbol += "." + T.mangle();

@@ -7,6 +7,7 @@
 #include "Compiler.h"
 #include "DispatcherCache.h"
 #include "Errors.h"
+#include "ForeignLinking.h"
 #include "LaunchConfig.h"
 #include "LaunchPlan.h"
 
@@ -78,10 +79,13 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
   }
   KernelModule KM =
       Raw ? emitRawKernel(*Raw, ParamNames, Types) : emitKernel(Function.get(), Types, Options);
+  bool Linked = !Raw && linkForeignCode(*KM.Module, Links, Target);
   auto Spec = std::make_unique<Specialization>();
+  Spec->LinksForeignCode = Linked;
   Spec->ArgTypes = Types;
   Spec->KernelName = KM.KernelName;
   Spec->MarkerIR = moduleText(*KM.Module);
+  Spec->Cooperative = usesGridGroup(Spec->MarkerIR);
   Spec->TypesText = typesText(Name, KM);
   for (const Type &T : Types)
     Spec->ParamCount += flattenedParameterSizes(T).size();
@@ -140,6 +144,18 @@ int conversionCost(const Type &From, const Type &To) {
     return -1;
   if (From.isScalar() && To.isScalar())
     return keepsEveryValue(From.Dtype, To.Dtype) ? 1 : 2;
+  if (From.isTuple() && To.isTuple()) { // element by element
+    if (From.Elements.size() != To.Elements.size())
+      return -1;
+    int Cost = 0;
+    for (size_t I = 0; I < From.Elements.size(); ++I) {
+      int One = conversionCost(From.Elements[I], To.Elements[I]);
+      if (One < 0)
+        return -1;
+      Cost += One;
+    }
+    return Cost;
+  }
   if (!From.isArray() || !To.isArray() || From.NDim != To.NDim || From.Dtype != To.Dtype ||
       (From.Record == nullptr) != (To.Record == nullptr) || (From.Record && !(*From.Record == *To.Record)))
     return -1;
@@ -304,6 +320,8 @@ DispatcherState &configuredState(PyObject *Self) {
   // The disk cache (cache=True), when the options have one.
   if (PyObject *Cache = PyDict_GetItemString(Options.get(), "cache"))
     D.Cache = PyRef::borrow(Cache);
+  if (PyObject *Links = PyDict_GetItemString(Options.get(), "link"))
+    D.Links = foreignLinksFromPython(Links);
   if (PyObject *Extensions = PyDict_GetItemString(Options.get(), "extensions"))
     if (PyList_Check(Extensions))
       D.Extensions = PyRef::borrow(Extensions);
@@ -464,6 +482,37 @@ PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
   });
 }
 
+// _cooperative(signature_text, threads=0, shared_bytes=0): whether the
+// specialisation needs a cooperative launch; with threads > 0, (that, the
+// most blocks of that many threads a cooperative launch of it may have on
+// the current target: the cpu target's co-scheduling limit, or the GPU's
+// resident blocks per SM x its SMs).
+PyObject *Dispatcher_cooperative(PyObject *Self, PyObject *Args) {
+  const char *Signature;
+  unsigned long long Threads = 0, SharedBytes = 0;
+  if (!PyArg_ParseTuple(Args, "s|KK", &Signature, &Threads, &SharedBytes))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    DispatcherState &D = configuredState(Self);
+    for (auto &S : D.Specializations) {
+      if (signatureText(S->ArgTypes) != Signature)
+        continue;
+      if (Threads == 0)
+        return PyBool_FromLong(S->Cooperative);
+      long long Blocks;
+      if (D.Target == TargetKind::Cuda)
+        Blocks = cudaFunctionOf(D, *S, runtime::currentDeviceOrdinal())
+                     .maxCooperativeBlocks(static_cast<unsigned>(Threads),
+                                           static_cast<size_t>(SharedBytes));
+      else
+        Blocks = static_cast<long long>(runtime::cpuMaxCooperativeBlocks(Threads));
+      return Py_BuildValue("(OL)", S->Cooperative ? Py_True : Py_False, Blocks);
+    }
+    PyErr_Format(PyExc_KeyError, "kernel '%s' has no specialisation %s", D.Name.c_str(), Signature);
+    return nullptr;
+  });
+}
+
 PyObject *Dispatcher_signatures(PyObject *Self, void *) {
   return translateErrors([&]() -> PyObject * {
     DispatcherState &D = state(Self);
@@ -492,6 +541,9 @@ PyMethodDef DispatcherMethods[] = {
      "_kernel_attribute(signature_text, what, shared_bytes=0): 'regs', 'shared', 'local', "
      "'max_threads' or 'potential_block' of the kernel loaded on the GPU (cuda target "
      "only)."},
+    {"_cooperative", Dispatcher_cooperative, METH_VARARGS,
+     "_cooperative(signature_text, threads=0, shared_bytes=0): whether launches are "
+     "cooperative; with threads, (that, the most blocks of a cooperative launch)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef DispatcherGetSet[] = {

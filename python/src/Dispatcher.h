@@ -5,6 +5,7 @@
 #ifndef TIDAL_BINDING_DISPATCHER_H
 #define TIDAL_BINDING_DISPATCHER_H
 
+#include "ForeignFunctions.h"
 #include "Frontend.h"
 #include "LaunchPlan.h"
 #include "PyRef.h"
@@ -32,10 +33,16 @@ struct Specialization {
   std::vector<frontend::Type> ArgTypes;
   std::string KernelName;
   std::string MarkerIR;  // the frontend's output, kept for inspection
+  // The kernel uses cuda.cg.this_grid(): its launches are cooperative
+  // (cuLaunchCooperativeKernel; on the cpu target launchCooperativeOnCpu).
+  bool Cooperative = false;
   std::string TypesText; // inspect_types(): source and variable types
   std::unique_ptr<runtime::CpuModule> Cpu;
   TidalBlockFunction Block = nullptr;
   unsigned ParamCount = 0; // flattened
+  // It links foreign code (ForeignLinking.h), whose files the disk cache's
+  // key does not cover: never saved to the disk cache.
+  bool LinksForeignCode = false;
   // cuda target: the kernel loaded on each device it has run on, from PTX
   // for that device's sm.
   struct CudaLoaded {
@@ -45,6 +52,14 @@ struct Specialization {
   };
   std::vector<CudaLoaded> Cuda;
 };
+
+// Whether marker IR calls the cooperative groups' markers (tidal.grid.group,
+// tidal.grid.sync): its kernel needs a cooperative launch, as Numba's
+// looks for cudaCGGetIntrinsicHandle in the kernel's code.
+inline bool usesGridGroup(const std::string &MarkerIR) {
+  return MarkerIR.find("@tidal.grid.group(") != std::string::npos ||
+         MarkerIR.find("@tidal.grid.sync(") != std::string::npos;
+}
 
 // One target's half of a dispatcher.
 struct DispatcherState {
@@ -70,6 +85,9 @@ struct DispatcherState {
   // A CUDA C++ kernel (tidal.cuda.RawKernel, RawKernels.h): specialisations
   // come from its source instead of the frontend; null for Python kernels.
   std::shared_ptr<const RawKernelSource> Raw;
+  // @cuda.jit(link=[...]): files linked into every specialisation
+  // (ForeignLinking.h), beside those its foreign functions name.
+  std::vector<frontend::ForeignLink> Links;
   // The signatures given to cuda.jit('sig') or cuda.jit(['sig', ...]): when
   // there are any, launches run one of them, converting scalar arguments to
   // its types, and nothing else is compiled for them (as Numba's dispatcher

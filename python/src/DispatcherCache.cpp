@@ -101,6 +101,7 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
     Spec->ArgTypes = Types;
     Spec->KernelName = field(*E, "kernel_name");
     Spec->MarkerIR = field(*E, "marker_ir");
+    Spec->Cooperative = usesGridGroup(Spec->MarkerIR);
     Spec->TypesText = field(*E, "types_text");
     for (const Type &T : Types)
       Spec->ParamCount += flattenedParameterSizes(T).size();
@@ -122,7 +123,7 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
 
 void saveSpecialization(const DispatcherState &D, const Specialization &S,
                         const runtime::CpuObject *Object) {
-  if (!hasCache(D))
+  if (!hasCache(D) || S.LinksForeignCode)
     return;
   Entry E = {{"kernel_name", S.KernelName},
              {"marker_ir", S.MarkerIR},
@@ -155,7 +156,7 @@ std::optional<std::string> loadCachedPTX(const DispatcherState &D, const Special
 
 void savePTX(const DispatcherState &D, const Specialization &S, unsigned SM,
              const std::string &PTX) {
-  if (hasCache(D))
+  if (hasCache(D) && !S.LinksForeignCode)
     saveEntry(D, "ptx" + std::to_string(SM), signatureText(S.ArgTypes), {{"ptx", PTX}});
 }
 

@@ -3,6 +3,8 @@
 
 #include "CompileError.h"
 
+#include <algorithm>
+
 #include "tidal/runtime/CpuTarget.h"
 #include "tidal/runtime/CudaDriver.h"
 #include "tidal/runtime/CudaTarget.h"
@@ -10,6 +12,27 @@
 namespace tidal::binding {
 
 using namespace tidal::frontend;
+
+// Sets the exception a kernel raised, described by E's detail; false
+// (nothing set) when E is a failed assert, not a raise.
+static bool raiseKernelException(const runtime::KernelError &E) {
+  const std::string &Detail = E.detail();
+  if (std::count(Detail.begin(), Detail.end(), '\x1f') != 5)
+    return false;
+  PyRef Module = PyRef::steal(PyImport_ImportModule("tidal.cuda._kernel_exceptions"));
+  runtime::Dim3 Thread = E.thread(), Block = E.block();
+  PyRef Instance =
+      Module ? PyRef::steal(PyObject_CallMethod(
+                   Module.get(), "exception_from", "s(III)(III)", Detail.c_str(), Thread[0],
+                   Thread[1], Thread[2], Block[0], Block[1], Block[2]))
+             : PyRef();
+  if (!Instance) {
+    PyErr_Clear();
+    return false;
+  }
+  PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(Instance.get())), Instance.get());
+  return true;
+}
 
 PyObject *raisePythonError() {
   try {
@@ -35,6 +58,10 @@ PyObject *raisePythonError() {
     // Ctrl-C during a cpu launch: Python's own SIGINT handler raises
     // KeyboardInterrupt (or whatever the user's handler does).
     if (E.kind() == runtime::KernelError::Kind::Interrupted && PyErr_CheckSignals() < 0)
+      return nullptr;
+    // An exception the kernel raised: its class, with its arguments
+    // (pyfrontend/KernelExceptions.cpp, tidal/cuda/_kernel_exceptions.py).
+    if (E.kind() == runtime::KernelError::Kind::Assert && raiseKernelException(E))
       return nullptr;
     // What a failed check in a kernel raises, as Numba's simulator does.
     PyObject *Type = E.kind() == runtime::KernelError::Kind::Bounds   ? PyExc_IndexError

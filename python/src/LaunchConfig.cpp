@@ -34,7 +34,7 @@ struct DeviceCopy {
 
 // Launches on the GPU as Numba does: device memory (device arrays, mapped and
 // managed arrays, other libraries' arrays) is passed by its device pointer,
-// with no copy; each NumPy array (and record) is copied to fresh device
+// with no copy; each NumPy array (and record scalar) is copied to fresh device
 // memory, and then the context is synchronised and the writable arrays are
 // copied back (cuda.In: copied in only; cuda.Out: copied back only). A
 // launch with no host memory is asynchronous on Stream.
@@ -68,15 +68,15 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
   // Host memory to the device: the data-pointer slots packArguments wrote
   // (host pointers) now point at the device copies.
   unsigned K = 0;
-  for (size_t I = 0; I < S.ArgTypes.size(); ++I) {
-    PyObject *O = Args[I];
+  for (size_t I = 0; I < Plan.ParameterTypes.size(); ++I) {
+    PyObject *O = Args[I]; // the arguments' leaves (LaunchPlan.h)
     ArgKind Kind = Plan.Kinds[I];
     if (isArrayKind(Kind)) {
       // Device memory (packArguments wrote its pointer): tidal's allocations
       // are checked and marked used; host memory is copied.
       if (Kind == ArgKind::DeviceArray) {
         if (runtime::CudaAllocation *Allocation = deviceAllocationOf(O)) {
-          Allocation->requireContext(Context, Kernel.name(), I);
+          Allocation->requireContext(Context, Kernel.name(), Plan.ParameterOf[I]);
           Allocation->usedOn(Stream);
         }
       } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
@@ -93,14 +93,15 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
         Packed.Slots[K].Words[0] =
             Copy.Bytes ? Copy.Device.pointer() + static_cast<uint64_t>(V.Data - Copy.Host) : 0;
       }
-      K += 1 + 2 * static_cast<unsigned>(S.ArgTypes[I].NDim);
+      K += 1 + 2 * static_cast<unsigned>(Plan.ParameterTypes[I].NDim);
       continue;
     }
-    if (Kind == ArgKind::RecordScalar) { // read-only, by reference
+    if (Kind == ArgKind::RecordScalar) { // by reference; copied back unless read-only
       auto *Record = reinterpret_cast<PyVoidScalarObject *>(O);
       DeviceCopy &Copy = Copies[CopyCount++];
       Copy.Host = Record->obval;
       Copy.Bytes = static_cast<size_t>(Record->descr->elsize);
+      Copy.CopyBack = !S.ArgTypes[I].ReadOnly;
       Copy.Device = runtime::CudaDeviceBuffer(Driver, Copy.Bytes);
       Copy.Device.copyFromHost(Copy.Host, Copy.Bytes);
       Packed.Slots[K].Words[0] = Copy.Device.pointer();
@@ -110,7 +111,7 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
   // Launch, wait, copy back: without the GIL (only array memory is touched,
   // and the caller's references keep the arrays alive).
   withoutGIL([&] {
-    Kernel.launch(Grid, Block, SharedBytes, Stream, Packed.Params);
+    Kernel.launch(Grid, Block, SharedBytes, Stream, Packed.Params, S.Cooperative);
     if (CopyCount)
       Kernel.synchronize();
     for (size_t C = 0; C < CopyCount; ++C)
@@ -172,10 +173,13 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
       rejectOtherTargetsStream(D, Config->StreamObject);
     std::optional<PackedArguments> Storage;
     PackedArguments *Packed = nullptr;
-    std::shared_ptr<LaunchPlan> Held = planAndPack(D, Args, N, Packed, Storage, Stream);
+    std::vector<PyObject *> LeafStorage; // the leaves of tuple arguments
+    PyObject *const *Leaves = Args;
+    std::shared_ptr<LaunchPlan> Held =
+        planAndPack(D, Args, N, Packed, Storage, Stream, LeafStorage, Leaves);
     const LaunchPlan &Plan = *Held;
     if (D.Target == TargetKind::Cuda) {
-      launchOnCudaTarget(D, Plan, Config->Grid, Config->Block, Config->SharedBytes, Args, *Packed,
+      launchOnCudaTarget(D, Plan, Config->Grid, Config->Block, Config->SharedBytes, Leaves, *Packed,
                          Stream, Execute);
       Py_RETURN_NONE;
     }
@@ -185,8 +189,10 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
       return nullptr;
     if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
       withoutGIL([&] {
-        runtime::launchOnCpu(Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,
-                             static_cast<size_t>(Config->SharedBytes));
+        // A kernel that uses cuda.cg.this_grid() runs all its blocks at once.
+        (Plan.Spec->Cooperative ? runtime::launchCooperativeOnCpu : runtime::launchOnCpu)(
+            Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,
+            static_cast<size_t>(Config->SharedBytes));
       });
     Py_RETURN_NONE;
   });
@@ -272,7 +278,26 @@ PyObject *LaunchConfig_repr(PyObject *Self) {
                               Config->StreamObject, Config->SharedBytes);
 }
 
+// pickle: kernel[griddim, blockdim, stream, sharedmem] again, through
+// operator.getitem on the kernel (which pickles by value); a stream object
+// pickles only if it can.
+PyObject *LaunchConfig_reduce(PyObject *Self, PyObject *) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  PyRef Operator = PyRef::steal(PyImport_ImportModule("operator"));
+  if (!Operator)
+    return nullptr;
+  PyRef GetItem = PyRef::steal(PyObject_GetAttrString(Operator.get(), "getitem"));
+  PyRef Grid = PyRef::steal(dimsTuple(Config->Grid));
+  PyRef Block = PyRef::steal(dimsTuple(Config->Block));
+  if (!GetItem || !Grid || !Block)
+    return nullptr;
+  return Py_BuildValue("(O(O(OOOK)))", GetItem.get(), Config->Dispatcher, Grid.get(), Block.get(),
+                       Config->StreamObject, Config->SharedBytes);
+}
+
 PyMethodDef LaunchConfigMethods[] = {
+    {"__reduce__", LaunchConfig_reduce, METH_NOARGS,
+     "pickles as kernel[griddim, blockdim, stream, sharedmem]"},
     {"_dispatch",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(LaunchConfig_dispatch)),
      METH_FASTCALL,

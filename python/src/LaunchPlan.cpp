@@ -6,12 +6,14 @@
 #include "ArgumentTyping.h"
 #include "Dispatcher.h"
 #include "Errors.h"
+#include "TupleTypes.h"
 
 #include "tidal/runtime/CudaTarget.h"
 
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace tidal::binding {
@@ -21,8 +23,8 @@ using namespace tidal::frontend;
 // Says that argument I of the kernel can't be taken; returns false.
 static bool rejectArgument(const DispatcherState &D, size_t I, const std::string &Why) {
   PyErr_Format(PyExc_TypeError,
-               "argument '%s' of kernel '%s' is %s: kernels take NumPy arrays, device arrays "
-               "and numbers (int, float, bool, NumPy scalars)",
+               "argument '%s' of kernel '%s' is %s: kernels take NumPy arrays, device arrays, "
+               "numbers (int, float, bool, NumPy scalars), tuples of these and Enum members",
                D.ParamNames[I].c_str(), D.Name.c_str(), Why.c_str());
   return false;
 }
@@ -144,18 +146,124 @@ void rejectOtherTargetsStream(const DispatcherState &D, PyObject *Stream) {
   throw PythonErrorSet();
 }
 
-// A new plan for these arguments (typed, and compiled when new), put first.
-static std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const *Args, size_t N) {
+// Appends O's shape to Plan's structure and its leaves (the numbers and
+// arrays in it, with their types, untagged) to Leaves; O is argument
+// Parameter, of type T.
+static void describeArgument(PyObject *O, const Type &T, LaunchPlan &Plan, uint32_t Parameter,
+                             std::vector<PyObject *> &Leaves, std::vector<Type> &LeafTypes) {
+  ArgumentNode Node;
+  Node.Class = Py_TYPE(O);
+  if (T.isEnum() || T.isTuple()) {
+    Node.Kind = T.isEnum() ? ArgumentNode::Enum : ArgumentNode::Tuple;
+    Node.Length = T.isEnum() ? 1 : static_cast<uint32_t>(T.Elements.size());
+    Plan.Structure.push_back(Node);
+    Plan.Classes.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(O))));
+    if (T.isEnum())
+      return describeArgument(enumValueOf(O), T.untagged(), Plan, Parameter, Leaves, LeafTypes);
+    for (size_t I = 0; I < T.Elements.size(); ++I)
+      describeArgument(PyTuple_GET_ITEM(O, static_cast<Py_ssize_t>(I)), T.Elements[I], Plan,
+                       Parameter, Leaves, LeafTypes);
+    return;
+  }
+  Plan.Structure.push_back(Node);
+  Leaves.push_back(O);
+  LeafTypes.push_back(T);
+  Plan.ParameterOf.push_back(Parameter);
+}
+
+// The types of the leaves of a value of type T, in order (as
+// describeArgument finds them).
+static void appendLeafTypes(const Type &T, std::vector<Type> &Out) {
+  if (T.isTuple()) {
+    for (const Type &E : T.Elements)
+      appendLeafTypes(E, Out);
+    return;
+  }
+  Out.push_back(T.untagged());
+}
+
+// Appends the leaves of O to Leaves as node Next of Plan's structure
+// describes them; false when O is not of that shape (other classes, other
+// tuple lengths): the launch needs another plan.
+static bool flattenArgument(const LaunchPlan &Plan, PyObject *O, size_t &Next,
+                            std::vector<PyObject *> &Leaves) {
+  const ArgumentNode &Node = Plan.Structure[Next++];
+  if (Node.Kind == ArgumentNode::Leaf) { // packArguments checks its class
+    Leaves.push_back(O);
+    return true;
+  }
+  if (Py_TYPE(O) != Node.Class)
+    return false;
+  if (Node.Kind == ArgumentNode::Enum) {
+    PyObject *Value = enumValueOf(O);
+    if (!Value) {
+      PyErr_Clear();
+      return false;
+    }
+    return flattenArgument(Plan, Value, Next, Leaves);
+  }
+  if (PyTuple_GET_SIZE(O) != static_cast<Py_ssize_t>(Node.Length))
+    return false;
+  for (uint32_t I = 0; I < Node.Length; ++I)
+    if (!flattenArgument(Plan, PyTuple_GET_ITEM(O, I), Next, Leaves))
+      return false;
+  return true;
+}
+
+// The leaves of a launch's arguments as Plan reads them; false when the
+// arguments are not of the plan's shape.
+static bool flattenArguments(const LaunchPlan &Plan, PyObject *const *Args, size_t N,
+                             std::vector<PyObject *> &Leaves) {
+  if (N != Plan.ArgumentCount)
+    return false;
+  Leaves.clear();
+  size_t Next = 0;
+  for (size_t I = 0; I < N; ++I)
+    if (!flattenArgument(Plan, Args[I], Next, Leaves))
+      return false;
+  return true;
+}
+
+// A new plan for these arguments (typed, and compiled when new), put first;
+// Leaves: the arguments as it reads them (LeafStorage holds them when
+// tuples or Enum members are among them).
+static std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const *Args, size_t N,
+                                            std::vector<PyObject *> &LeafStorage,
+                                            PyObject *const *&Leaves) {
   std::vector<Type> Types;
   if (!typeArguments(D, Args, N, Types))
     throw PythonErrorSet();
   auto Plan = std::make_shared<LaunchPlan>();
   Plan->Spec = &D.forArguments(Types);
-  Plan->ArgumentTypes = Types;
-  for (size_t I = 0; I < N; ++I) {
+  Plan->ArgumentCount = N;
+  bool Structured = std::any_of(Types.begin(), Types.end(),
+                                [](const Type &T) { return T.isTuple() || T.isEnum(); });
+  if (Structured) {
+    LeafStorage.clear();
+    std::vector<Type> LeafTypes;
+    for (size_t I = 0; I < N; ++I)
+      describeArgument(Args[I], Types[I], *Plan, static_cast<uint32_t>(I), LeafStorage, LeafTypes);
+    for (const Type &T : Plan->Spec->ArgTypes)
+      appendLeafTypes(T, Plan->ParameterTypes);
+    if (Plan->ParameterTypes.size() != LeafStorage.size())
+      throw std::runtime_error("internal error: kernel '" + D.Name +
+                               "': its parameters do not match the tuples of its arguments");
+    Plan->ArgumentTypes = std::move(LeafTypes);
+    Leaves = LeafStorage.data();
+  } else {
+    Plan->ArgumentTypes = Types;
+    Plan->ParameterTypes = Plan->Spec->ArgTypes;
+    for (size_t I = 0; I < N; ++I)
+      Plan->ParameterOf.push_back(static_cast<uint32_t>(I));
+    Leaves = Args;
+  }
+  const std::vector<Type> &LeafTypes = Plan->ArgumentTypes;
+  for (size_t I = 0; I < LeafTypes.size(); ++I) {
+    PyObject *const *Args = Leaves; // the leaves, from here on
+    const std::vector<Type> &Types = LeafTypes;
     Plan->PyTypes.push_back(PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(Args[I]))));
     Plan->Kinds.push_back(argumentKind(Args[I], D.Target));
-    rejectOtherTargetsArray(D, I, Plan->Kinds[I]);
+    rejectOtherTargetsArray(D, Plan->ParameterOf[I], Plan->Kinds[I]);
     // The dtype of records (an array's elements, or a record scalar).
     PyArray_Descr *Records = nullptr;
     if (Plan->Kinds[I] == ArgKind::RecordScalar) {
@@ -170,6 +278,8 @@ static std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const 
         Plan->Kinds[I] == ArgKind::NumPyScalar ? static_cast<uint8_t>(byteSize(Types[I].Dtype)) : 0);
     Plan->Copies.push_back(Plan->Kinds[I] == ArgKind::DirectedArray ? directionOf(Args[I])
                                                                     : CopyIn | CopyOut);
+    Plan->Converts.push_back(Plan->ParameterTypes[I] != Types[I]);
+    Plan->AnyConverts |= Plan->Converts.back() != 0;
   }
   // A few plans per kernel is the common case; a program cycling through
   // many argument classes keeps the most recent ones.
@@ -334,10 +444,13 @@ static PackResult failArgument(const DispatcherState &D, size_t I) {
 // error set) when an argument is not of the plan's class after all, Failed
 // with a Python error set. Waits for the streams of __cuda_array_interface__
 // producers other than Stream, as the specification asks of a consumer.
-static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan,
-                                PyObject *const *Args, PackedArguments &Out,
-                                runtime::cu::Stream Stream) {
-  const std::vector<Type> &Types = Plan.Spec->ArgTypes;
+// MayConvert: the plan has a scalar that converts to a declared type; a
+// plan without one (the common case) packs with no per-scalar test.
+template <bool MayConvert>
+static PackResult packArgumentsOf(const DispatcherState &D, const LaunchPlan &Plan,
+                                  PyObject *const *Args, PackedArguments &Out,
+                                  runtime::cu::Stream Stream) {
+  const std::vector<Type> &Types = Plan.ParameterTypes;
   unsigned K = 0;
   auto Put = [&](uint64_t Word) {
     Out.Slots[K].Words[0] = Word;
@@ -353,12 +466,12 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
       ArrayView V;
       if (Kind == ArgKind::DLPackArray) {
         if (!dlpackView(O, V, &D.Target, reinterpret_cast<uint64_t>(Stream), &Out.Tensors))
-          return failArgument(D, I);
+          return failArgument(D, Plan.ParameterOf[I]);
       } else if (!arrayViewOf(O, Kind, V)) {
         return PackResult::Mismatch;
       }
       if (PyErr_Occurred()) // an invalid __cuda_array_interface__
-        return failArgument(D, I);
+        return failArgument(D, Plan.ParameterOf[I]);
       if (!viewMatches(V, Plan.ArgumentTypes[I], Plan.RecordDescrs[I].get()))
         return PackResult::Mismatch;
       if (Kind == ArgKind::InterfaceArray) {
@@ -370,7 +483,7 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
                        "argument '%s' of kernel '%s': its __cuda_array_interface__ pointer %p "
                        "is not host memory this process can read; on the cpu target device "
                        "arrays are in host memory",
-                       D.ParamNames[I].c_str(), D.Name.c_str(), static_cast<void *>(V.Data));
+                       D.ParamNames[Plan.ParameterOf[I]].c_str(), D.Name.c_str(), static_cast<void *>(V.Data));
           return PackResult::Failed;
         }
         // The launch's stream 0 is the legacy default stream, which the
@@ -394,9 +507,9 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
     }
     ParamSlot &Slot = Out.Slots[K];
     Slot = ParamSlot{};
-    if (Types[I] != Plan.ArgumentTypes[I]) { // to a declared signature's scalar type
+    if (MayConvert && Plan.Converts[I]) { // to a declared signature's scalar type
       if (!convertScalar(O, Plan.ArgumentTypes[I].Dtype, Types[I].Dtype, Slot))
-        return failArgument(D, I);
+        return failArgument(D, Plan.ParameterOf[I]);
       Out.Params[K] = &Slot;
       ++K;
       continue;
@@ -409,7 +522,7 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
       long long V = PyLong_AsLongLong(O);
       if (V == -1 && PyErr_Occurred()) {
         PyErr_Format(PyExc_OverflowError, "argument '%s' of kernel '%s' does not fit in int64",
-                     D.ParamNames[I].c_str(), D.Name.c_str());
+                     D.ParamNames[Plan.ParameterOf[I]].c_str(), D.Name.c_str());
         return PackResult::Failed;
       }
       std::memcpy(&Slot, &V, sizeof V);
@@ -427,7 +540,8 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
     }
     case ArgKind::RecordScalar: { // by reference to the record's bytes
       auto *Record = reinterpret_cast<PyVoidScalarObject *>(O);
-      if (!sameRecords(Record->descr, Plan.RecordDescrs[I].get()))
+      if (!sameRecords(Record->descr, Plan.RecordDescrs[I].get()) ||
+          ((Record->flags & NPY_ARRAY_WRITEABLE) == 0) != Plan.ArgumentTypes[I].ReadOnly)
         return PackResult::Mismatch;
       Slot.Words[0] = reinterpret_cast<uint64_t>(Record->obval);
       break;
@@ -460,24 +574,40 @@ static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan
   return PackResult::Packed;
 }
 
+static PackResult packArguments(const DispatcherState &D, const LaunchPlan &Plan,
+                                PyObject *const *Args, PackedArguments &Out,
+                                runtime::cu::Stream Stream) {
+  return Plan.AnyConverts ? packArgumentsOf<true>(D, Plan, Args, Out, Stream)
+                          : packArgumentsOf<false>(D, Plan, Args, Out, Stream);
+}
+
 // The plan for these arguments, and their values packed into Out: the most
 // recently used plan that fits them, or a new one (typing the arguments and
 // compiling them when needed).
 std::shared_ptr<LaunchPlan> planAndPack(DispatcherState &D, PyObject *const *Args, size_t N,
                                         PackedArguments *&Out,
                                         std::optional<PackedArguments> &Storage,
-                                        runtime::cu::Stream Stream) {
+                                        runtime::cu::Stream Stream,
+                                        std::vector<PyObject *> &LeafStorage,
+                                        PyObject *const *&Leaves) {
   for (size_t P = 0; P < D.Plans.size(); ++P) {
     std::shared_ptr<LaunchPlan> Plan = D.Plans[P];
-    if (Plan->Kinds.size() != N)
+    PyObject *const *PlanArgs = Args;
+    if (!Plan->Structure.empty()) { // tuples or Enum members: their leaves
+      if (!flattenArguments(*Plan, Args, N, LeafStorage))
+        continue;
+      PlanArgs = LeafStorage.data();
+    } else if (Plan->Kinds.size() != N) {
       continue;
+    }
     if (!Storage || Storage->capacity() < Plan->Spec->ParamCount)
       Storage.emplace(Plan->Spec->ParamCount);
-    switch (packArguments(D, *Plan, Args, *Storage, Stream)) {
+    switch (packArguments(D, *Plan, PlanArgs, *Storage, Stream)) {
     case PackResult::Packed:
       if (P != 0 && P < D.Plans.size() && D.Plans[P] == Plan) // most recently used first
         std::swap(D.Plans[0], D.Plans[P]);
       Out = &*Storage;
+      Leaves = PlanArgs;
       return Plan;
     case PackResult::Failed:
       throw PythonErrorSet();
@@ -485,9 +615,9 @@ std::shared_ptr<LaunchPlan> planAndPack(DispatcherState &D, PyObject *const *Arg
       break;
     }
   }
-  std::shared_ptr<LaunchPlan> Plan = makePlan(D, Args, N);
+  std::shared_ptr<LaunchPlan> Plan = makePlan(D, Args, N, LeafStorage, Leaves);
   Storage.emplace(Plan->Spec->ParamCount);
-  PackResult Result = packArguments(D, *Plan, Args, *Storage, Stream);
+  PackResult Result = packArguments(D, *Plan, Leaves, *Storage, Stream);
   if (Result == PackResult::Failed)
     throw PythonErrorSet();
   if (Result == PackResult::Mismatch)

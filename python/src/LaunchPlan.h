@@ -41,6 +41,16 @@ enum class ArgKind : uint8_t {
 
 inline bool isArrayKind(ArgKind Kind) { return Kind >= ArgKind::HostArray; }
 
+// A tuple, namedtuple or Enum member among a launch's arguments, or a leaf
+// (a number or an array) inside one: launches read the leaves as
+// arguments of their own, in order, after checking that each argument has
+// the plan's shape (the same classes, the same tuple lengths).
+struct ArgumentNode {
+  enum Kinds : uint8_t { Leaf, Tuple, Enum } Kind = Leaf;
+  uint32_t Length = 0;   // Tuple: its elements (Enum: its value, one)
+  PyTypeObject *Class = nullptr; // borrowed: PyTypes holds the leaves', Classes the rest
+};
+
 // A dispatcher's launch plan for one combination of argument classes: the
 // specialisation it runs and how each argument is read. A launch whose
 // arguments have these Python types, and whose arrays have the element types,
@@ -56,6 +66,21 @@ struct LaunchPlan {
   // The types of the arguments the plan was made for: those of the
   // specialisation, or, for a declared signature, what converts to them.
   std::vector<frontend::Type> ArgumentTypes;
+  // With tuples or Enum members among the arguments, the vectors above are
+  // per leaf (each tuple's numbers and arrays, in order), and Structure
+  // describes every argument in pre-order (empty: the arguments are the
+  // leaves). ParameterOf: each leaf's argument (for messages);
+  // ParameterTypes: each leaf's type in the specialisation.
+  std::vector<ArgumentNode> Structure;
+  std::vector<frontend::PyRef> Classes; // of the tuples and Enum members (kept alive)
+  size_t ArgumentCount = 0;
+  std::vector<uint32_t> ParameterOf;
+  std::vector<frontend::Type> ParameterTypes;
+  // Per leaf: a scalar that converts to its parameter's type (a declared
+  // signature's), decided once here rather than by comparing types at
+  // each launch.
+  std::vector<uint8_t> Converts;
+  bool AnyConverts = false;
 };
 
 // One flattened parameter value: 16 bytes hold the widest scalar (complex128).
@@ -108,10 +133,14 @@ bool typeArguments(DispatcherState &D, PyObject *const *Args, size_t N,
 // recently used plan that fits them, or a new one (typing the arguments and
 // compiling them when needed). Storage holds the packed values; Out points
 // into it. Throws PythonErrorSet when an argument can't be taken.
+// Leaves: the arguments as the plan reads them (Args itself, or the leaves
+// of its tuples, held in LeafStorage).
 std::shared_ptr<LaunchPlan> planAndPack(DispatcherState &D, PyObject *const *Args, size_t N,
                                         PackedArguments *&Out,
                                         std::optional<PackedArguments> &Storage,
-                                        runtime::cu::Stream Stream);
+                                        runtime::cu::Stream Stream,
+                                        std::vector<PyObject *> &LeafStorage,
+                                        PyObject *const *&Leaves);
 
 // Throws ValueError when Stream (a launch's stream object, not the default
 // stream) was made on another target than D's.

@@ -3,6 +3,7 @@
 // functions and types here; C++ errors become Python exceptions in Errors.cpp
 // and nowhere else.
 #define TIDAL_BINDING_IMPORTS_NUMPY
+#include "ForeignLinking.h"
 #include "ArgumentTyping.h"
 #include "DLPack.h"
 #include "Dispatcher.h"
@@ -116,7 +117,7 @@ PyMODINIT_FUNC PyInit__tidal() {
                                       addStreamAndEventFunctions, addDeviceFunctions,
                                       addCompilerFunctions,       addCompileToPTXFunctions,
                                       tidal::dlpack::addFunctions, addCacheFunctions,
-                                      addRawKernelFunctions};
+                                      addRawKernelFunctions,      addForeignFunctions};
   for (auto Add : Parts) {
     if (Add(Module) < 0) {
       Py_DECREF(Module);

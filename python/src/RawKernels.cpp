@@ -80,6 +80,8 @@ std::string lineOf(const std::string &Text, int Line) {
   throw CompileError("CompileError", "CUDA C++: " + Diagnostics, frontend::SourceLocation{});
 }
 
+} // namespace
+
 std::unique_ptr<llvm::Module> compileOrThrow(llvm::LLVMContext &Context, const std::string &Code,
                                              const std::string &FileName,
                                              const std::vector<std::string> &Options) {
@@ -91,6 +93,8 @@ std::unique_ptr<llvm::Module> compileOrThrow(llvm::LLVMContext &Context, const s
     throwClangError(Error, Code, FileName);
   return M;
 }
+
+namespace {
 
 struct KernelInfo {
   std::string Symbol, Name;

@@ -15,10 +15,23 @@
 #include "Frontend.h"
 #include "Types.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
 namespace tidal::binding {
+
+// CUDA C++ source compiled to clang's NVVM IR in Context by tidal._cxx
+// (which must be imported), or CompileError with clang's first error at
+// its file:line:col.
+std::unique_ptr<llvm::Module> compileOrThrow(llvm::LLVMContext &Context, const std::string &Code,
+                                             const std::string &FileName,
+                                             const std::vector<std::string> &Options);
 
 // One kernel of a CUDA C++ source.
 struct RawKernelSource {

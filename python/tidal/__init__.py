@@ -15,8 +15,9 @@ __version__ = "0.1.0"
 
 from .types import (  # noqa: F401  (Numba's names)
     boolean, bool_, int8, int16, int32, int64, intp, uint8, uint16, uint32,
-    uint64, uintp, float16, float32, float64, void,
+    uint64, uintp, float16, float32, float64, complex64, complex128, void,
 )
+from .types import float_, double  # noqa: F401  (Numba's C-style aliases)
 from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401
 
 # From here on, the source of kernels exec'd from strings is kept

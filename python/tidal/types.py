@@ -1,7 +1,14 @@
 """Numba's type names (float32, int64[:, ::1], void(...)), for signatures and
-for casts inside kernels (float32(x))."""
+for casts inside kernels (float32(x)).
+
+The scalar types are the compiler's casts: one object per ``cast.*`` row of
+the intrinsic table (pyfrontend/IntrinsicsBuiltins.cpp), read from the
+generated ``_intrinsic_table``, so a type Python offers is one kernels can
+convert to."""
 
 import numpy as _np
+
+from ._intrinsic_table import INTRINSICS as _INTRINSICS
 
 __all__ = ["NumberType", "ArrayType", "Signature"]
 
@@ -11,10 +18,12 @@ class NumberType:
     types builds a signature (void(float32[:], int64)) and calling it with a
     number converts like the NumPy scalar type."""
 
-    def __init__(self, name, numpy_name):
+    def __init__(self, name, numpy_name, doc=None):
         self.name = name
         self._numpy_type = getattr(_np, numpy_name) if numpy_name else None
         self.__tidal_intrinsic__ = "cast." + name if numpy_name else None
+        if doc:
+            self.__doc__ = doc
 
     def __repr__(self):
         return self.name
@@ -62,6 +71,12 @@ class ArrayType:
 
     __str__ = __repr__
 
+    def __eq__(self, other):
+        return isinstance(other, ArrayType) and self._text == other._text
+
+    def __hash__(self):
+        return hash(self._text)
+
 
 class Signature:
     def __init__(self, return_type, args):
@@ -74,16 +89,24 @@ class Signature:
     __str__ = __repr__
 
 
-boolean = bool_ = NumberType("bool", "bool_")
-int8 = NumberType("int8", "int8")
-int16 = NumberType("int16", "int16")
-int32 = NumberType("int32", "int32")
-int64 = intp = NumberType("int64", "int64")
-uint8 = NumberType("uint8", "uint8")
-uint16 = NumberType("uint16", "uint16")
-uint32 = NumberType("uint32", "uint32")
-uint64 = uintp = NumberType("uint64", "uint64")
-float16 = NumberType("float16", "float16")
-float32 = NumberType("float32", "float32")
-float64 = NumberType("float64", "float64")
+def _scalar_types():
+    """A NumberType per cast.* row of the compiler's table, by type name."""
+    numpy_names = {"bool": "bool_"}
+    types = {}
+    for path, _, doc in _INTRINSICS:
+        if path.startswith("cast."):
+            name = path[len("cast."):]
+            types[name] = NumberType(name, numpy_names.get(name, name), doc)
+    return types
+
+
+SCALAR_TYPES = _scalar_types()
+# "bool" would hide the builtin in this module: it is boolean and bool_.
+globals().update({name: t for name, t in SCALAR_TYPES.items() if name != "bool"})
+boolean = bool_ = SCALAR_TYPES["bool"]
+intp = SCALAR_TYPES["int64"]
+uintp = SCALAR_TYPES["uint64"]
+# Numba's C-style aliases.
+float_ = SCALAR_TYPES["float32"]
+double = SCALAR_TYPES["float64"]
 void = NumberType("void", None)

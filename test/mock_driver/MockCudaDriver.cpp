@@ -36,6 +36,10 @@
 //                                       its stream, the context or the event is
 //                                       synchronised; otherwise work is done when
 //                                       it is issued and events complete at once
+// cuLaunchCooperativeKernel is logged as cuLaunchKernel is; it fails with
+// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (720) for a grid over the device's
+// SMs (132 + 2 x ordinal) x cuOccupancyMaxActiveBlocksPerMultiprocessor
+// (2048 threads, at most 32 blocks, per SM).
 // Streams and events are numbered from 1 in the log ("stream": 0 is the
 // default stream); copies and launches are done when they are issued.
 // Devices differ (see "devices" below): device i is "tidal mock GPU i", with
@@ -47,309 +51,11 @@
 // Built-in behaviours, by kernel name: "fill_seven" writes int32 7 from its
 // first device-pointer parameter to the end of that allocation.
 // Host memory (page-locked, mapped, managed): see its section at the end.
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <algorithm>
-#include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <vector>
 
-#include <sys/mman.h>
-#include <unistd.h>
 
-namespace {
+#include "MockCudaState.h"
 
-using CUresult = int;
-using CUdeviceptr = unsigned long long;
-
-constexpr CUresult Success = 0;
-constexpr CUresult InvalidValue = 1;
-constexpr CUresult NotInitialized = 3;
-constexpr CUresult NoDevice = 100;
-constexpr CUresult InvalidDevice = 101;
-constexpr CUresult InvalidContext = 201;
-constexpr CUresult InvalidPtx = 218;
-constexpr CUresult InvalidHandle = 400;
-constexpr CUresult NotFound = 500;
-constexpr CUresult NotReady = 600;
-constexpr CUresult IllegalAddress = 700;
-constexpr CUresult LaunchOutOfResources = 701;
-constexpr CUresult NotSupported = 801;
-constexpr CUresult HostMemoryAlreadyRegistered = 712;
-constexpr CUresult HostMemoryNotRegistered = 713;
-
-struct ErrorText {
-  CUresult Result;
-  const char *Name, *Description;
-};
-constexpr ErrorText Errors[] = {
-    {Success, "CUDA_SUCCESS", "no error"},
-    {InvalidValue, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-    {NotInitialized, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-    {NoDevice, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-    {InvalidDevice, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-    {InvalidContext, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {InvalidPtx, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
-    {InvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-    {NotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {NotReady, "CUDA_ERROR_NOT_READY", "device not ready"},
-    {IllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
-    {LaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-     "too many resources requested for launch"},
-    {NotSupported, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
-    {HostMemoryAlreadyRegistered, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
-     "part or all of the requested memory range is already mapped"},
-    {HostMemoryNotRegistered, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
-     "pointer does not correspond to a registered memory region"},
-};
-
-long envNumber(const char *Name, long Default) {
-  const char *Text = std::getenv(Name);
-  return Text && *Text ? std::strtol(Text, nullptr, 0) : Default;
-}
-
-struct MockFunction {
-  std::string Name;
-  int Device = 0; // the context its module was loaded in
-  std::vector<size_t> ParamSizes;
-  int MaxDynamicShared = 48 * 1024;
-};
-
-struct MockModule {
-  std::string PTX;
-  int Device = 0;
-  std::map<std::string, std::unique_ptr<MockFunction>> Functions;
-};
-
-struct Allocation {
-  size_t Bytes;
-  int Id;
-  int Device = 0; // the context it was allocated in
-};
-
-struct Launch {
-  std::string Kernel;
-  unsigned Dims[6];
-  unsigned Shared;
-  std::vector<std::vector<uint8_t>> Params;
-};
-
-struct MockStream {
-  int Id;
-  int Device = 0;
-};
-
-struct MockEvent {
-  int Id;
-  int Device = 0;
-  unsigned Flags;
-  bool Recorded = false;
-  bool Done = true;
-  MockStream *Stream = nullptr;
-  long long Tick = 0;
-};
-
-struct MockState {
-  std::map<MockStream *, std::unique_ptr<MockStream>> Streams;
-  std::map<MockEvent *, std::unique_ptr<MockEvent>> Events;
-  int NextStreamId = 1, NextEventId = 1;
-  long long Ticks = 0; // a clock: one tick per call that does work
-  std::mutex Lock;
-  bool Initialised = false;
-  CUresult Sticky = Success; // after a fault, every call fails with it
-  bool FaultPending = false;
-  int FaultReturns = 0; // calls answered with Sticky
-  std::map<uintptr_t, Allocation> Allocations; // host memory standing in for device memory
-  int NextAllocationId = 1;
-  std::map<MockModule *, std::unique_ptr<MockModule>> Modules;
-  int PrimaryRetains[8] = {};
-  std::map<std::string, int> Calls;
-  std::vector<Launch> Launches;
-};
-
-MockState &state() {
-  static MockState *S = new MockState();
-  return *S;
-}
-
-// One opaque context handle per device.
-char ContextTags[8];
-thread_local void *CurrentContext = nullptr;
-
-std::string jsonString(const std::string &Text) {
-  std::string Out = "\"";
-  for (char C : Text) {
-    if (C == '"' || C == '\\')
-      Out += '\\', Out += C;
-    else if (C == '\n')
-      Out += "\\n";
-    else if (static_cast<unsigned char>(C) < 0x20)
-      Out += ' ';
-    else
-      Out += C;
-  }
-  return Out + "\"";
-}
-
-// Counts the call and appends Json (the fields after "call") to the log.
-void record(MockState &S, const char *Call, const std::string &Json = "") {
-  ++S.Calls[Call];
-  const char *Path = std::getenv("TIDAL_MOCK_CUDA_LOG");
-  if (!Path || !*Path)
-    return;
-  if (FILE *F = std::fopen(Path, "a")) {
-    std::fprintf(F, "{\"call\": \"%s\"%s%s}\n", Call, Json.empty() ? "" : ", ", Json.c_str());
-    std::fclose(F);
-  }
-}
-
-// The allocation holding Pointer, or null.
-const std::pair<const uintptr_t, Allocation> *findAllocation(MockState &S, uintptr_t Pointer,
-                                                             size_t Bytes = 1) {
-  auto It = S.Allocations.upper_bound(Pointer);
-  if (It == S.Allocations.begin())
-    return nullptr;
-  --It;
-  if (Pointer + Bytes > It->first + It->second.Bytes)
-    return nullptr;
-  return &*It;
-}
-
-// The log's number of a stream: 0 for the default stream, -1 for an unknown one.
-int streamId(MockState &S, void *Stream) {
-  if (!Stream || Stream == reinterpret_cast<void *>(1) || Stream == reinterpret_cast<void *>(2))
-    return 0; // CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
-  auto It = S.Streams.find(static_cast<MockStream *>(Stream));
-  return It == S.Streams.end() ? -1 : It->second->Id;
-}
-
-// Synchronising a stream (null: every stream) completes its events.
-void completeEvents(MockState &S, void *Stream) {
-  for (auto &[Handle, E] : S.Events)
-    if (!Stream || E->Stream == Stream)
-      E->Done = true;
-}
-
-int deviceCount() { return static_cast<int>(envNumber("TIDAL_MOCK_CUDA_DEVICES", 1)); }
-
-void computeCapability(int Device, int &Major, int &Minor) {
-  const char *Text = std::getenv("TIDAL_MOCK_CUDA_CC");
-  Major = 9, Minor = 0;
-  if (!Text || !*Text)
-    return;
-  // The Device-th entry of "M.m,M.m,...", or the last one.
-  for (int I = 0; I < Device; ++I) {
-    const char *Comma = std::strchr(Text, ',');
-    if (!Comma)
-      break;
-    Text = Comma + 1;
-  }
-  std::sscanf(Text, "%d.%d", &Major, &Minor);
-}
-
-// --- devices (issue 5): facts that differ by ordinal, the current context ---------
-
-// The device of the context current on this thread, -1 when there is none.
-int currentDevice() {
-  return CurrentContext ? static_cast<int>(static_cast<char *>(CurrentContext) - ContextTags) : -1;
-}
-
-std::string deviceJson(int Device) { return "\"device\": " + std::to_string(Device); }
-
-// The attributes besides the launch limits: some with values that depend on
-// the ordinal, the rest of CUDA 13's (1 to 147) answered with 0.
-bool deviceFact(int Attribute, int Device, int &Value) {
-  switch (Attribute) {
-  case 10: Value = 32; return true;                 // WARP_SIZE
-  case 12: Value = 65536; return true;              // MAX_REGISTERS_PER_BLOCK
-  case 13: Value = 1980000; return true;            // CLOCK_RATE (kHz)
-  case 16: Value = 132 + 2 * Device; return true;   // MULTIPROCESSOR_COUNT
-  case 19: Value = 1; return true;                  // CAN_MAP_HOST_MEMORY
-  case 33: Value = 0x10 + Device; return true;      // PCI_BUS_ID
-  case 34: Value = 0; return true;                  // PCI_DEVICE_ID
-  case 39: Value = 2048; return true;               // MAX_THREADS_PER_MULTIPROCESSOR
-  case 41: Value = 1; return true;                  // UNIFIED_ADDRESSING
-  case 50: Value = 0; return true;                  // PCI_DOMAIN_ID
-  case 83: Value = 1; return true;                  // MANAGED_MEMORY
-  case 87: Value = 2; return true;                  // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-  default:
-    Value = 0;
-    return Attribute >= 1 && Attribute <= 147;
-  }
-}
-
-// The sizes of the parameters of ".entry Name(...)" in PTX; false when the
-// entry is not there.
-bool parseEntryParams(const std::string &PTX, const std::string &Name, std::vector<size_t> &Sizes) {
-  std::string Needle = ".entry " + Name + "(";
-  size_t Start = PTX.find(Needle);
-  if (Start == std::string::npos)
-    return false;
-  Start += Needle.size();
-  size_t End = PTX.find(')', Start);
-  std::string List = PTX.substr(Start, End - Start);
-  size_t Position = 0;
-  while (Position < List.size()) {
-    size_t Comma = List.find(',', Position);
-    std::string Declaration =
-        List.substr(Position, Comma == std::string::npos ? std::string::npos : Comma - Position);
-    Position = Comma == std::string::npos ? List.size() : Comma + 1;
-    if (Declaration.find(".param") == std::string::npos)
-      continue;
-    size_t Size = 0;
-    static const char *Types[] = {"8", "16", "32", "64"};
-    for (const char *Bits : Types)
-      for (const char *Kind : {".u", ".s", ".b", ".f"}) {
-        std::string Token = std::string(Kind) + Bits + " ";
-        if (Declaration.find(Token) != std::string::npos)
-          Size = std::strtoul(Bits, nullptr, 10) / 8;
-      }
-    size_t Bracket = Declaration.find('[');
-    if (Bracket != std::string::npos)
-      Size *= std::strtoul(Declaration.c_str() + Bracket + 1, nullptr, 10);
-    Sizes.push_back(Size);
-  }
-  return true;
-}
-
-std::string hexOf(const uint8_t *Bytes, size_t Count) {
-  static const char Digits[] = "0123456789abcdef";
-  std::string Out;
-  for (size_t I = 0; I < Count; ++I)
-    Out += Digits[Bytes[I] >> 4], Out += Digits[Bytes[I] & 15];
-  return Out;
-}
-
-#define MOCK_ENTER(S)                                                                    \
-  MockState &S = state();                                                                \
-  std::lock_guard<std::mutex> Guard(S.Lock)
-
-// A faulting kernel's error becomes sticky at the first call after its
-// launch that looks (every call but the context and error-name queries):
-// returns the sticky error, Success when there is none.
-CUresult observeFault(MockState &S) {
-  if (S.FaultPending) {
-    S.FaultPending = false;
-    S.Sticky = IllegalAddress;
-  }
-  if (S.Sticky)
-    ++S.FaultReturns;
-  return S.Sticky;
-}
-
-#define MOCK_REQUIRE_INIT(S)                                                             \
-  do {                                                                                   \
-    if (!S.Initialised)                                                                  \
-      return NotInitialized;                                                             \
-    if (CUresult Fault = observeFault(S))                                                \
-      return Fault;                                                                      \
-  } while (0)
-
-} // namespace
+using namespace tidal_mock;
 
 extern "C" {
 
@@ -880,16 +586,14 @@ CUresult cuEventDestroy_v2(void *Event) {
   return observeFault(S);
 }
 
-CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned GridZ,
-                        unsigned BlockX, unsigned BlockY, unsigned BlockZ, unsigned Shared,
-                        void *Stream, void **Params, void **Extra) {
-  MOCK_ENTER(S);
-  MOCK_REQUIRE_INIT(S);
-  if (!CurrentContext)
-    return InvalidContext;
+// cuLaunchKernel and cuLaunchCooperativeKernel (Call): the checks, the log.
+static CUresult launchAs(MockState &S, const char *Call, void *Function, unsigned GridX,
+                         unsigned GridY, unsigned GridZ, unsigned BlockX, unsigned BlockY,
+                         unsigned BlockZ, unsigned Shared, void *Stream, void **Params,
+                         void **Extra) {
   auto *F = static_cast<MockFunction *>(Function);
   if (F->Device != currentDevice()) { // a kernel of another context
-    record(S, "cuLaunchKernel", "\"kernel\": " + jsonString(F->Name) +
+    record(S, Call, "\"kernel\": " + jsonString(F->Name) +
                                     ", \"result\": 201, \"module_device\": " +
                                     std::to_string(F->Device) + ", " + deviceJson(currentDevice()));
     return InvalidContext;
@@ -907,12 +611,12 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
   // what is timed is the caller's share.
   static const bool NoOpLaunches = envNumber("TIDAL_MOCK_CUDA_NOOP_LAUNCHES", 0) != 0;
   if (NoOpLaunches) {
-    ++S.Calls["cuLaunchKernel"];
+    ++S.Calls[Call];
     return Success;
   }
   const char *TooBig = std::getenv("TIDAL_MOCK_CUDA_OUT_OF_RESOURCES_KERNEL");
   if (TooBig && *TooBig && F->Name.find(TooBig) != std::string::npos) {
-    record(S, "cuLaunchKernel", "\"kernel\": " + jsonString(F->Name) + ", \"result\": 701");
+    record(S, Call, "\"kernel\": " + jsonString(F->Name) + ", \"result\": 701");
     return LaunchOutOfResources;
   }
   Launch L{F->Name, {GridX, GridY, GridZ, BlockX, BlockY, BlockZ}, Shared, {}};
@@ -943,7 +647,7 @@ CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned
   }
   Json += "]";
   S.Launches.push_back(std::move(L));
-  record(S, "cuLaunchKernel", Json);
+  record(S, Call, Json);
 
   if (F->Name.find("fill_seven") != std::string::npos && FirstDevicePointer) {
     auto *A = findAllocation(S, FirstDevicePointer);
@@ -1057,6 +761,65 @@ void tidalMockReset() {
 // Host memory, defined in its section at the end of the file.
 extern "C" {
 CUresult cuMemHostAlloc(void **Host, size_t Bytes, unsigned Flags);
+CUresult cuLaunchKernel(void *Function, unsigned GridX, unsigned GridY, unsigned GridZ,
+                        unsigned BlockX, unsigned BlockY, unsigned BlockZ, unsigned Shared,
+                        void *Stream, void **Params, void **Extra) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  return launchAs(S, "cuLaunchKernel", Function, GridX, GridY, GridZ, BlockX, BlockY, BlockZ,
+                  Shared, Stream, Params, Extra);
+}
+
+// Resident blocks per multiprocessor: 2048 threads and 32 blocks at most.
+static int mockActiveBlocksPerMultiprocessor(int BlockSize) {
+  return BlockSize < 1 || BlockSize > 1024 ? 0 : std::min(2048 / BlockSize, 32);
+}
+
+// A cooperative launch: as cuLaunchKernel, and the grid must fit on the
+// device at once (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720, else).
+CUresult cuLaunchCooperativeKernel(void *Function, unsigned GridX, unsigned GridY,
+                                   unsigned GridZ, unsigned BlockX, unsigned BlockY,
+                                   unsigned BlockZ, unsigned Shared, void *Stream,
+                                   void **Params) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!CurrentContext)
+    return InvalidContext;
+  auto *F = static_cast<MockFunction *>(Function);
+  const uint64_t Threads = uint64_t(BlockX) * BlockY * BlockZ;
+  const uint64_t Resident = uint64_t(mockActiveBlocksPerMultiprocessor(
+                                static_cast<int>(std::min<uint64_t>(Threads, 1 << 20)))) *
+                            uint64_t(132 + 2 * F->Device);
+  if (uint64_t(GridX) * GridY * GridZ > Resident) {
+    record(S, "cuLaunchCooperativeKernel",
+           "\"kernel\": " + jsonString(F->Name) + ", \"result\": 720");
+    return static_cast<CUresult>(720);
+  }
+  return launchAs(S, "cuLaunchCooperativeKernel", Function, GridX, GridY, GridZ, BlockX, BlockY,
+                  BlockZ, Shared, Stream, Params, nullptr);
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *Blocks, void *Function, int BlockSize,
+                                                     size_t DynamicSMemSize) {
+  MOCK_ENTER(S);
+  record(S, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+         "\"block\": " + std::to_string(BlockSize) +
+             ", \"dynamic_shared\": " + std::to_string(DynamicSMemSize));
+  MOCK_REQUIRE_INIT(S);
+  auto *F = static_cast<MockFunction *>(Function);
+  if (!F || !Blocks || BlockSize < 1 || BlockSize > 1024 ||
+      DynamicSMemSize > static_cast<size_t>(F->MaxDynamicShared))
+  {
+    record(S, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+           "\"result\": " + std::to_string(InvalidValue));
+    return InvalidValue;
+  }
+  *Blocks = mockActiveBlocksPerMultiprocessor(BlockSize);
+  return Success;
+}
+
 CUresult cuMemFreeHost(void *Host);
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *Pointer, void *Host, unsigned Flags);
 CUresult cuMemHostRegister_v2(void *Host, size_t Bytes, unsigned Flags);
@@ -1112,6 +875,9 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
       {"cuMemcpyHtoD", reinterpret_cast<void *>(&cuMemcpyHtoD_v2)},
       {"cuMemcpyDtoH", reinterpret_cast<void *>(&cuMemcpyDtoH_v2)},
       {"cuLaunchKernel", reinterpret_cast<void *>(&cuLaunchKernel)},
+      {"cuLaunchCooperativeKernel", reinterpret_cast<void *>(&cuLaunchCooperativeKernel)},
+      {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       reinterpret_cast<void *>(&cuOccupancyMaxActiveBlocksPerMultiprocessor)},
       {"cuMemcpyHtoDAsync", reinterpret_cast<void *>(&cuMemcpyHtoDAsync_v2)},
       {"cuMemcpyDtoHAsync", reinterpret_cast<void *>(&cuMemcpyDtoHAsync_v2)},
       {"cuMemcpyDtoD", reinterpret_cast<void *>(&cuMemcpyDtoD_v2)},
@@ -1157,219 +923,3 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
     *Status = 1; // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
   return NotFound;
 }
-
-// --- host memory: page-locked, mapped and managed (issue 5) ---------------------------
-// cuMemHostAlloc memory is a memfd mapped twice: the host address is one view
-// and, with CU_MEMHOSTALLOC_DEVICEMAP, the device pointer
-// (cuMemHostGetDevicePointer) is the other, a different address for the same
-// bytes (as for write-combined memory on a real system), so that a host
-// address passed where the device pointer belongs shows in the launch log.
-// Registered memory (cuMemHostRegister) is mapped at its own address, as on
-// devices that use the host pointer for it. Managed memory (cuMemAllocManaged)
-// is calloc'd device memory, freed with cuMemFree. Device views of mapped
-// memory and managed memory are allocations of the mock like cuMemAlloc's:
-// copies and launches find them (a launch logs their "alloc" and "offset").
-// Log fields: cuMemHostAlloc {bytes, flags, alloc}; cuMemHostGetDevicePointer
-// {alloc, offset}; cuMemFreeHost {alloc}; cuMemHostRegister {bytes, flags,
-// alloc}; cuMemHostUnregister {alloc}; cuMemAllocManaged {bytes, flags,
-// alloc}; "alloc" is null for a pointer the mock does not know, and a refused
-// call logs {"result": N} instead.
-
-namespace {
-
-struct HostRange {
-  size_t Bytes;
-  int Id;
-  unsigned Flags;
-  bool Registered;       // cuMemHostRegister, else cuMemHostAlloc
-  uintptr_t Device = 0;  // the device view; 0 when not mapped
-};
-
-// Page-locked ranges by host address; guarded by the state's lock.
-std::map<uintptr_t, HostRange> &hostRanges() {
-  static auto *Ranges = new std::map<uintptr_t, HostRange>();
-  return *Ranges;
-}
-
-// The page-locked range holding Pointer, or null.
-std::pair<const uintptr_t, HostRange> *findHostRange(uintptr_t Pointer) {
-  auto &Ranges = hostRanges();
-  auto It = Ranges.upper_bound(Pointer);
-  if (It == Ranges.begin())
-    return nullptr;
-  --It;
-  return Pointer < It->first + It->second.Bytes ? &*It : nullptr;
-}
-
-// True when [Begin, Begin + Bytes) overlaps a range of Map (keyed by start,
-// valued with .Bytes).
-template <typename Map> bool overlaps(const Map &Ranges, uintptr_t Begin, size_t Bytes) {
-  auto It = Ranges.lower_bound(Begin + Bytes);
-  if (It == Ranges.begin())
-    return false;
-  --It;
-  return It->first + It->second.Bytes > Begin;
-}
-
-// A shared mapping of Fd, or null.
-void *mapShared(int Fd, size_t Bytes) {
-  void *View = mmap(nullptr, Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, Fd, 0);
-  return View == MAP_FAILED ? nullptr : View;
-}
-
-CUresult refuse(MockState &S, const char *Call, CUresult Result) {
-  record(S, Call, "\"result\": " + std::to_string(Result));
-  return Result;
-}
-
-} // namespace
-
-extern "C" {
-
-CUresult cuMemHostAlloc(void **Host, size_t Bytes, unsigned Flags) {
-  MOCK_ENTER(S);
-  MOCK_REQUIRE_INIT(S);
-  if (!CurrentContext)
-    return refuse(S, "cuMemHostAlloc", InvalidContext);
-  if (!Host || !Bytes || (Flags & ~7u))
-    return refuse(S, "cuMemHostAlloc", InvalidValue);
-  int Fd = memfd_create("tidal-mock-host-memory", MFD_CLOEXEC);
-  if (Fd < 0 || ftruncate(Fd, static_cast<off_t>(Bytes)) != 0) {
-    if (Fd >= 0)
-      close(Fd);
-    return refuse(S, "cuMemHostAlloc", 2); // CUDA_ERROR_OUT_OF_MEMORY
-  }
-  void *HostView = mapShared(Fd, Bytes);
-  void *DeviceView = HostView && (Flags & 2) ? mapShared(Fd, Bytes) : nullptr;
-  close(Fd);
-  if (!HostView || ((Flags & 2) && !DeviceView)) {
-    if (HostView)
-      munmap(HostView, Bytes);
-    return refuse(S, "cuMemHostAlloc", 2);
-  }
-  int Id = S.NextAllocationId++;
-  auto HostAddress = reinterpret_cast<uintptr_t>(HostView);
-  auto DeviceAddress = reinterpret_cast<uintptr_t>(DeviceView);
-  hostRanges()[HostAddress] = {Bytes, Id, Flags, false, DeviceAddress};
-  if (DeviceAddress)
-    S.Allocations[DeviceAddress] = {Bytes, Id};
-  *Host = HostView;
-  record(S, "cuMemHostAlloc", "\"bytes\": " + std::to_string(Bytes) + ", \"flags\": " +
-                                  std::to_string(Flags) + ", \"alloc\": " + std::to_string(Id));
-  return Success;
-}
-
-CUresult cuMemFreeHost(void *Host) {
-  MOCK_ENTER(S);
-  auto It = hostRanges().find(reinterpret_cast<uintptr_t>(Host));
-  if (It == hostRanges().end() || It->second.Registered) {
-    record(S, "cuMemFreeHost", "\"alloc\": null");
-    return InvalidValue;
-  }
-  const HostRange &R = It->second;
-  record(S, "cuMemFreeHost", "\"alloc\": " + std::to_string(R.Id));
-  munmap(Host, R.Bytes);
-  if (R.Device) {
-    munmap(reinterpret_cast<void *>(R.Device), R.Bytes);
-    S.Allocations.erase(R.Device);
-  }
-  hostRanges().erase(It);
-  return observeFault(S);
-}
-
-CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *Pointer, void *Host, unsigned Flags) {
-  MOCK_ENTER(S);
-  MOCK_REQUIRE_INIT(S);
-  auto *R = findHostRange(reinterpret_cast<uintptr_t>(Host));
-  if (!Pointer || Flags != 0 || !R || !R->second.Device)
-    return refuse(S, "cuMemHostGetDevicePointer_v2", InvalidValue);
-  uintptr_t Offset = reinterpret_cast<uintptr_t>(Host) - R->first;
-  *Pointer = R->second.Device + Offset;
-  record(S, "cuMemHostGetDevicePointer_v2", "\"alloc\": " + std::to_string(R->second.Id) +
-                                                ", \"offset\": " + std::to_string(Offset));
-  return Success;
-}
-
-CUresult cuMemHostRegister_v2(void *Host, size_t Bytes, unsigned Flags) {
-  MOCK_ENTER(S);
-  MOCK_REQUIRE_INIT(S);
-  if (!CurrentContext)
-    return refuse(S, "cuMemHostRegister_v2", InvalidContext);
-  auto Begin = reinterpret_cast<uintptr_t>(Host);
-  if (!Host || !Bytes || (Flags & ~15u) || overlaps(S.Allocations, Begin, Bytes))
-    return refuse(S, "cuMemHostRegister_v2", InvalidValue);
-  if (overlaps(hostRanges(), Begin, Bytes))
-    return refuse(S, "cuMemHostRegister_v2", HostMemoryAlreadyRegistered);
-  int Id = S.NextAllocationId++;
-  bool Mapped = Flags & 2;
-  hostRanges()[Begin] = {Bytes, Id, Flags, true, Mapped ? Begin : 0};
-  if (Mapped)
-    S.Allocations[Begin] = {Bytes, Id};
-  record(S, "cuMemHostRegister_v2", "\"bytes\": " + std::to_string(Bytes) + ", \"flags\": " +
-                                        std::to_string(Flags) + ", \"alloc\": " + std::to_string(Id));
-  return Success;
-}
-
-CUresult cuMemHostUnregister(void *Host) {
-  MOCK_ENTER(S);
-  auto It = hostRanges().find(reinterpret_cast<uintptr_t>(Host));
-  if (It == hostRanges().end() || !It->second.Registered) {
-    record(S, "cuMemHostUnregister", "\"alloc\": null");
-    return HostMemoryNotRegistered;
-  }
-  record(S, "cuMemHostUnregister", "\"alloc\": " + std::to_string(It->second.Id));
-  if (It->second.Device)
-    S.Allocations.erase(It->first);
-  hostRanges().erase(It);
-  return observeFault(S);
-}
-
-CUresult cuMemAllocManaged(CUdeviceptr *Pointer, size_t Bytes, unsigned Flags) {
-  MOCK_ENTER(S);
-  MOCK_REQUIRE_INIT(S);
-  if (!CurrentContext)
-    return refuse(S, "cuMemAllocManaged", InvalidContext);
-  if (!Pointer || !Bytes || (Flags != 1 && Flags != 2))
-    return refuse(S, "cuMemAllocManaged", InvalidValue);
-  void *Memory = std::calloc(1, Bytes);
-  int Id = S.NextAllocationId++;
-  S.Allocations[reinterpret_cast<uintptr_t>(Memory)] = {Bytes, Id};
-  *Pointer = reinterpret_cast<uintptr_t>(Memory);
-  record(S, "cuMemAllocManaged", "\"bytes\": " + std::to_string(Bytes) + ", \"flags\": " +
-                                     std::to_string(Flags) + ", \"alloc\": " + std::to_string(Id));
-  return Success;
-}
-
-// For the tests: page-locked ranges (allocated or registered) alive now.
-int tidalMockLiveHostRanges() {
-  MOCK_ENTER(S);
-  return static_cast<int>(hostRanges().size());
-}
-
-// --- occupancy (kernel.forall) ---------------------------------------------------------
-// The block size of the best occupancy: TIDAL_MOCK_CUDA_OCCUPANCY_BLOCK (768,
-// a value no default picks by chance), capped by the kernel's own limit and
-// the caller's; minimum grid: two blocks per multiprocessor.
-CUresult cuOccupancyMaxPotentialBlockSize(int *MinGridSize, int *BlockSize, void *Function,
-                                          void *BlockSizeToDynamicSMemSize,
-                                          size_t DynamicSMemSize, int BlockSizeLimit) {
-  MOCK_ENTER(S);
-  record(S, "cuOccupancyMaxPotentialBlockSize",
-         "\"dynamic_shared\": " + std::to_string(DynamicSMemSize) +
-             ", \"limit\": " + std::to_string(BlockSizeLimit));
-  MOCK_REQUIRE_INIT(S);
-  auto *F = static_cast<MockFunction *>(Function);
-  if (!F || !MinGridSize || !BlockSize || BlockSizeToDynamicSMemSize)
-    return refuse(S, "cuOccupancyMaxPotentialBlockSize", InvalidValue);
-  if (DynamicSMemSize > static_cast<size_t>(F->MaxDynamicShared))
-    return refuse(S, "cuOccupancyMaxPotentialBlockSize", InvalidValue);
-  long Block = std::min<long>(envNumber("TIDAL_MOCK_CUDA_OCCUPANCY_BLOCK", 768),
-                              envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024));
-  if (BlockSizeLimit > 0)
-    Block = std::min<long>(Block, BlockSizeLimit);
-  *BlockSize = static_cast<int>(Block);
-  *MinGridSize = 2 * (132 + 2 * F->Device);
-  return Success;
-}
-
-} // extern "C"

@@ -1,10 +1,11 @@
 """Differential testing of the kernel language against CPython.
 
-A generator writes random small programs in the language's subset: integer
-and float arithmetic of mixed types, comparisons, branches, loops, calls of
-device functions. Each program is a device function ``f(i, a, b)`` called by
+A generator writes random small programs in the language's subset: integer,
+float and complex arithmetic of mixed types (with abs, .real/.imag,
+conjugate(), complex(), ** and cmath's functions), comparisons, branches,
+loops, calls of device functions. Each program is a device function ``f(i, a, b)`` called by
 a kernel for every thread ``i``; CPython runs the same ``f`` for each ``i``.
-Integers must agree bit for bit, floats within a few ulps.
+Integers must agree bit for bit, floats and complex numbers within a few ulps.
 
     /usr/bin/python3 test/python/difftest.py --seed 7 --count 500 --save failures/
 
@@ -25,6 +26,8 @@ import textwrap
 import numpy as np
 
 THREADS = 48
+# The kinds of values programs compute with (complex: complex128).
+KINDS = ("int", "float", "complex")
 
 
 class Generator:
@@ -52,8 +55,13 @@ class Generator:
         lines = []
         for _ in range(self.rng.randint(2, 6)):
             lines += self.statement(1)
-        kind = self.rng.choice(["int", "float"])
-        lines.append(f"return {self.expression(kind, 3)}")
+        kind = self.rng.choice(KINDS)
+        returned = self.expression(kind, 3)
+        if kind == "complex":
+            lines.append(f"return {returned}")
+        else:
+            lines += self.tuple_statement(kind)
+            lines.append(f"return {returned} + t_acc")
         body = textwrap.indent("\n".join(lines), "    ")
         return {"name": name, "parameters": parameters, "kind": kind,
                 "kinds": dict(self.kinds), "source": f"def {name}({', '.join(parameters)}):\n{body}\n"}
@@ -68,11 +76,11 @@ class Generator:
 
     def statement(self, depth):
         r = self.rng.random()
-        kind = self.rng.choice(["int", "float"])
+        kind = self.rng.choice(KINDS)
         if r < 0.45 or depth > 2:
             target = self.variable(kind) if self.rng.random() < 0.4 else None
             if target is not None and target.startswith("v") and self.rng.random() < 0.3:
-                op = self.rng.choice(["+", "-"]) if kind == "float" else self.rng.choice(["+", "-", "^", "|"])
+                op = self.rng.choice(["+", "-"]) if kind != "int" else self.rng.choice(["+", "-", "^", "|"])
                 return [f"{target} {op}= {self.expression(kind, 2)}"]
             if target is None or not target.startswith("v"):
                 target = self.new_name()
@@ -83,8 +91,10 @@ class Generator:
             # if/else; a variable assigned in both branches (int in one and
             # float in the other unifies to float64).
             target = self.new_name()
-            target_kind = "float" if self.rng.random() < 0.5 else "int"
-            first_kind = "int" if target_kind == "float" and self.rng.random() < 0.5 else target_kind
+            target_kind = self.rng.choice(KINDS)
+            # int and float unify to float, float and complex to complex.
+            wider = {"float": "int", "complex": "float"}.get(target_kind)
+            first_kind = wider if wider and self.rng.random() < 0.5 else target_kind
             lines = [f"if {self.condition()}:"]
             lines += ["    " + s for s in self.nested(depth)]
             lines.append(f"    {target} = {self.expression(first_kind, 2)}")
@@ -121,6 +131,37 @@ class Generator:
                          f"    {counter} += 1",
                          f"    {acc} = {acc} - {self.expression(kind, 2)}"]
 
+    def tuple_statement(self, kind):
+        """Tuples and iteration (for over a tuple, enumerate, zip with a
+        range, a run-time index, `in`), accumulated into t_acc, which the
+        return adds. Drawn from a generator of their own, so that the rest
+        of each program is what the seed gave before they were added."""
+        main_rng, self.rng = self.rng, random.Random(self.seed * 7919 + len(self.kinds))
+        try:
+            zero = "0" if kind == "int" else "0.0"
+            cast = "" if kind == "int" else "float"
+            items = [f"{cast}({self.expression(kind, 1)})" for _ in range(self.rng.randint(1, 4))]
+            tup = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+            form = self.rng.randint(0, 4)
+            lines = [f"t_acc = {zero}"]
+            if form == 0:
+                lines += [f"for t_e in {tup}:", "    t_acc = t_acc + t_e"]
+            elif form == 1:
+                lines += [f"for t_j, t_e in enumerate({tup}, {self.rng.randint(-2, 2)}):",
+                          "    t_acc = t_acc + t_j * t_e"]
+            elif form == 2:
+                start, stop = self.rng.randint(-2, 2), self.rng.randint(-2, 4)
+                lines += [f"for t_e, t_u in zip({tup}, range({start}, {stop})):",
+                          "    t_acc = t_acc + t_e * t_u"]
+            elif form == 3:
+                lines += [f"t_t = {tup}",
+                          f"t_acc = t_t[({self.expression('int', 1)}) % {len(items)}]"]
+            else:
+                lines += [f"t_acc = {cast}(1 if {self.expression(kind, 1)} in {tup} else 2)"]
+            return lines
+        finally:
+            self.rng = main_rng
+
     def nested(self, depth):
         """A statement in a branch: what it defines is not visible after."""
         visible = dict(self.kinds)
@@ -147,6 +188,8 @@ class Generator:
             return v
         if kind == "int":
             return str(self.rng.randint(-9, 9))
+        if kind == "complex":
+            return repr(complex(round(self.rng.uniform(-4, 4), 2), round(self.rng.uniform(-4, 4), 2)))
         return repr(round(self.rng.uniform(-4, 4), 2))
 
     # Expressions stay within small magnitudes: clamps before products and
@@ -156,7 +199,8 @@ class Generator:
             return self.leaf(kind)
         e = lambda k=kind: self.expression(k, depth - 1)  # noqa: E731
         small = lambda k=kind: f"min(max({e(k)}, -30), 30)"  # noqa: E731
-        r = self.rng.random()
+        if kind == "complex":
+            return self.complex_expression(depth)
         if kind == "int":
             choices = [
                 lambda: f"({e()} + {e()})",
@@ -198,7 +242,40 @@ class Generator:
                 lambda: f"(min(abs({e()}), 9.0) ** 0.5)",
                 lambda: f"({e()} if {self.condition()} else {e('int')})",
                 lambda: self.call("float", depth),
+                lambda: f"abs({e('complex')})",
+                lambda: f"{e('complex')}.{self.rng.choice(['real', 'imag'])}",
+                lambda: f"cmath.phase({e('complex')})",
             ]
+        return self.rng.choice(choices)()
+
+    def complex_expression(self, depth):
+        """Complex values stay small: products and powers of clamped parts,
+        divisors away from zero, cmath's functions where they are finite."""
+        if depth <= 0 or self.rng.random() < 0.25:
+            return self.leaf("complex")
+        e = lambda k="complex": self.expression(k, depth - 1)  # noqa: E731
+        real = lambda: self.expression(self.rng.choice(["int", "float"]), depth - 1)  # noqa: E731
+        clamped = lambda: f"complex(min(max({e()}.real, -30), 30), min(max({e()}.imag, -30), 30))"  # noqa: E731
+        part = lambda limit: f"min(max({e('float')}, -{limit}), {limit})"  # noqa: E731
+        choices = [
+            lambda: f"({e()} + {e(self.rng.choice(KINDS))})",
+            lambda: f"({real()} - {e()})",
+            lambda: f"({clamped()} * {clamped()})",
+            lambda: f"({e()} / (abs({e()}) + 1.0))",
+            lambda: f"({e()} / complex(abs({e('float')}) + 1.0, {e('float')}))",
+            lambda: f"(-{e()})",
+            lambda: f"{e()}.conjugate()",
+            lambda: f"complex({e('float')}, {e('int')})",
+            lambda: f"({clamped()} ** 2)",
+            lambda: f"(complex({part(9.0)}, {part(9.0)}) ** 0.5)",
+            lambda: f"cmath.sqrt({e()})",
+            lambda: f"cmath.exp(complex({part(5.0)}, {e('float')}))",
+            lambda: f"cmath.log(complex(abs({e('float')}) + 0.5, {e('float')}))",
+            lambda: f"cmath.{self.rng.choice(['sin', 'cos', 'tanh', 'atan', 'asinh'])}"
+                    f"(complex({part(5.0)}, {part(5.0)}))",
+            lambda: f"({e()} if {self.condition()} else {e('float')})",
+            lambda: self.call("complex", depth),
+        ]
         return self.rng.choice(choices)()
 
     def call(self, kind, depth):
@@ -212,7 +289,8 @@ class Generator:
 
 def module_source(helpers, main, seed):
     """The program as a module: device functions and the kernel around f."""
-    parts = [f"# difftest program, seed {seed}", "import numpy as np", "from tidal import cuda", ""]
+    parts = [f"# difftest program, seed {seed}", "import cmath", "import numpy as np",
+             "from tidal import cuda", ""]
     for fn in helpers + [main]:
         parts.append("@cuda.jit(device=True)")
         parts.append(fn["source"])
@@ -246,6 +324,9 @@ def inputs(seed):
 def agree(got, expected, kind):
     if kind == "int":
         return int(got) == expected
+    if kind == "complex":
+        return (agree(got.real, expected.real, "float")
+                and agree(got.imag, expected.imag, "float"))
     if math.isnan(expected):
         return math.isnan(got)
     if math.isinf(expected):
@@ -259,7 +340,7 @@ def run_one(seed, directory):
     source = module_source(helpers, main, seed)
     module, path = load(source, directory, f"difftest_{seed}")
     a, b = inputs(seed)
-    dtype = np.int64 if main["kind"] == "int" else np.float64
+    dtype = {"int": np.int64, "float": np.float64, "complex": np.complex128}[main["kind"]]
     out = np.zeros(THREADS, dtype=dtype)
     try:
         module.kernel[(THREADS + 31) // 32, 32](a, b, out)
@@ -268,10 +349,7 @@ def run_one(seed, directory):
     reference = module.f.py_func
     for i in range(THREADS):
         expected = reference(i, int(a[i]), float(b[i]))
-        if main["kind"] == "int":
-            expected = int(expected)
-        else:
-            expected = float(expected)
+        expected = {"int": int, "float": float, "complex": complex}[main["kind"]](expected)
         if not agree(out[i], expected, main["kind"]):
             return (f"thread {i}: tidal computed {out[i]!r}, CPython {expected!r} "
                     f"(a={a[i]}, b={b[i]})"), source, main["kind"]
@@ -280,7 +358,7 @@ def run_one(seed, directory):
 
 def reproducer(seed, source, message, kind):
     a, b = inputs(seed)
-    dtype = "int64" if kind == "int" else "float64"
+    dtype = {"int": "int64", "float": "float64", "complex": "complex128"}[kind]
     return source + textwrap.dedent(f"""
 
         # Failure seen: {message}

@@ -100,8 +100,11 @@ class Target:
         return [c for c in calls if call is None or c["call"] == call]
 
     def launched(self, kernel):
-        """How many launches of `kernel` the mock driver saw (mock only)."""
-        return sum(1 for c in self.driver_calls("cuLaunchKernel") if c["kernel"] == kernel)
+        """How many launches of `kernel` the mock driver saw (mock only;
+        cooperative launches included)."""
+        return sum(1 for c in self.driver_calls()
+                   if c["call"] in ("cuLaunchKernel", "cuLaunchCooperativeKernel")
+                   and c.get("kernel") == kernel)
 
     def ran(self, kernel, launches=1):
         """Whether the kernel's results can be checked: True where kernels

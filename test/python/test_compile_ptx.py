@@ -74,7 +74,7 @@ def test_device_function_with_the_c_abi(target, tmp_path):
     assert return_type is float64
     assert re.search(r"\.visible \.func  \(\.param \.b64 func_retval0\) add\(\s*"
                      r"\.param \.b64 add_param_0,\s*\.param \.b64 add_param_1\s*\)", ptx)
-    assert "add.rn.f64" in ptx
+    assert "add.f64" in ptx
     renamed, _ = cuda.compile(add, "float64(float64, float64)", abi_info={"abi_name": "plus"})
     assert ") plus(" in renamed and ") add(" not in renamed
     assert_ptxas_accepts(renamed, tmp_path, 75)
@@ -176,3 +176,69 @@ def test_typing_errors_are_located():
 
     with pytest.raises(TypingError, match=r"test_compile_ptx\.py:\d+:\d+: .*undefined_name"):
         cuda.compile_ptx(bad, (float32,), device=True)
+
+
+def _libdevice_found():
+    explicit = os.environ.get("TIDAL_LIBDEVICE")
+    if explicit is not None:
+        return explicit not in ("", "none") and os.path.exists(explicit)
+    home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+    return os.path.exists(os.path.join(home, "nvvm", "libdevice", "libdevice.10.bc"))
+
+
+@pytest.mark.skipif(not _libdevice_found(), reason="math functions on the GPU need libdevice "
+                                                   "from a CUDA toolkit, and none is here")
+@pytest.mark.parametrize("function, fast", [
+    (math.cos, ["cos.approx.ftz.f32 "]),
+    (math.sin, ["sin.approx.ftz.f32 "]),
+    (math.tan, ["sin.approx.ftz.f32 ", "cos.approx.ftz.f32 ", "div.approx.ftz.f32 "]),
+    (math.log, ["lg2.approx.ftz.f32 ", "0f3F317218"]),      # ln(2)
+    (math.log10, ["lg2.approx.ftz.f32 ", "0f3E9A209B"]),    # log10(2)
+    (math.log2, ["lg2.approx.ftz.f32 "]),
+    (math.exp, ["ex2.approx.ftz.f32 "]),  # precise expf has ex2.approx too (below)
+])
+def test_fastmath_functions_are_libdevices_fast_ones(function, fast):
+    # As Numba's fastmath: float32 math functions that libdevice has a fast
+    # variant of (__nv_fast_cosf, ...) use it, in kernels, in device
+    # functions (inspect_asm of a device function), and in compile_ptx.
+    def kernel(r, x):
+        r[0] = function(x)
+
+    def device_function(x):
+        return function(x)
+
+    kernel_sig, device_sig = (float32[::1], float32), (float32,)
+    fast_kernel = cuda.jit(kernel_sig, fastmath=True)(kernel).inspect_asm(kernel_sig)
+    precise_kernel = cuda.jit(kernel_sig)(kernel).inspect_asm(kernel_sig)
+    fast_device = cuda.jit(device_sig, device=True, fastmath=True)(device_function).inspect_asm()
+    precise_device = cuda.jit(device_sig, device=True)(device_function).inspect_asm(device_sig)
+    fast_ptx, _ = cuda.compile_ptx(device_function, device_sig, device=True, fastmath=True)
+    for ptx in (fast_kernel, fast_device, fast_ptx):
+        assert all(instruction in ptx for instruction in fast), ptx
+    if function is math.exp:  # precise expf: libdevice's fma sequence, fast: none
+        for ptx in (precise_kernel, precise_device):
+            assert "fma.rn.f32 " in ptx
+        assert "fma.rn.f32 " not in fast_kernel
+    else:
+        for ptx in (precise_kernel, precise_device):
+            assert fast[0] not in ptx
+    # float64 keeps the precise function: libdevice has no fast double ones.
+    double_ptx, _ = cuda.compile_ptx(device_function, (float64,), device=True, fastmath=True)
+    assert "approx.ftz.f32" not in double_ptx
+
+
+def test_device_function_inspect_asm_needs_a_signature():
+    @cuda.jit(device=True)
+    def twice(x):
+        return x * 2
+
+    with pytest.raises(TypeError, match="device function 'twice' has no declared signature: "
+                                        "pass one to inspect_asm"):
+        twice.inspect_asm()
+    assert ".visible .func" in twice.inspect_asm((float32,))
+
+
+def test_multiply_add_is_one_fma_without_fastmath():
+    # As nvcc's default and Numba's NVVM: a * b + c contracts into fma.rn.
+    ptx, _ = cuda.compile_ptx(root, (float32,) * 4, device=True)
+    assert "fma.rn.f32" in ptx and "mul.rn.f32" not in ptx

@@ -85,23 +85,24 @@ def test_wrong_number_of_arguments_to_a_device_function():
     assert "device function 'clamp' takes 3 arguments but 2 were given" in str(info.value)
 
 
-def test_recursion_is_rejected():
-    @cuda.jit(device=True)
-    def fact(n):
-        if n <= 1:
-            return 1
-        return n * fact(n - 1)
+def test_a_kernel_called_from_a_kernel_compiles_as_a_device_function(target):
+    # As in Numba: a @cuda.jit dispatcher without device=True called from a
+    # kernel compiles its function as a device function.
+    @cuda.jit
+    def inner(x):
+        return x * 2
 
     @cuda.jit
-    def k(out):
-        out[0] = fact(5)
+    def outer(out):
+        out[0] = inner(21)
 
-    with pytest.raises(UnsupportedError, match="recursive device functions are not supported"):
-        k[1, 1](np.zeros(1))
+    out = np.zeros(1)
+    outer[1, 1](out)
+    target.assert_result("outer", out, np.array([42.0]))
 
 
-def test_calling_a_kernel_from_a_kernel_is_an_error():
-    @cuda.jit
+def test_calling_a_kernel_with_declared_signatures_from_a_kernel_is_an_error():
+    @cuda.jit("void(float64[:])")
     def inner(out):
         out[0] = 1
 
@@ -109,7 +110,8 @@ def test_calling_a_kernel_from_a_kernel_is_an_error():
     def outer(out):
         inner(out)
 
-    with pytest.raises(TypingError, match="a kernel cannot be called from a kernel"):
+    with pytest.raises(TypingError, match="a kernel compiled for declared signatures cannot be "
+                                          "called from a kernel"):
         outer[1, 1](np.zeros(1))
 
 
@@ -221,6 +223,67 @@ def test_a_path_without_a_return_is_an_error():
     with pytest.raises(TypingError, match=r"\.py:\d+:5: device function 'partial' returns int64 on "
                                           r"some paths but can reach its end without a return"):
         k[1, 1](np.zeros(1, np.int64), np.zeros(1))
+
+
+def test_ends_that_no_path_reaches_are_complete_functions(target):
+    # Typing's reachability check (before any IR): a `while True:` left only
+    # by return, and an `if` on a constant, end the function.
+    @cuda.jit(device=True)
+    def count_up_to(x, limit):
+        n = 0
+        while True:
+            if x >= limit:
+                return n
+            x += 1
+            n += 1
+
+    @cuda.jit(device=True)
+    def constant_branch(x):
+        if True:
+            return x * 2
+
+    @cuda.jit
+    def k(out):
+        out[0] = count_up_to(3, 10)
+        out[1] = constant_branch(21)
+
+    out = np.zeros(2, np.int64)
+    k[1, 1](out)
+    target.assert_result("k", out, [7, 42])
+
+
+def _breaks_out_of_the_loop(x):
+    while True:
+        if x > 10:
+            break
+        if x < -10:
+            return 2
+        x += 1
+
+
+def _returns_only_inside_a_for_loop(n):
+    for i in range(n):
+        return i
+
+
+def _returns_only_in_an_if_without_else(x):
+    if x > 0:
+        return 1
+    x += 1
+
+
+@pytest.mark.parametrize("function", [_breaks_out_of_the_loop, _returns_only_inside_a_for_loop,
+                                      _returns_only_in_an_if_without_else])
+def test_a_reachable_end_is_a_typing_error(function):
+    device = cuda.jit(device=True)(function)
+
+    @cuda.jit
+    def k(out):
+        out[0] = device(1)
+
+    with pytest.raises(TypingError, match=r"device function '" + function.__name__ +
+                       r"' returns int64 on some paths but can reach its end without a return"):
+        k[1, 1](np.zeros(1, np.int64))
 
 
 def test_inspect_types_shows_each_variables_type(capsys):

@@ -173,3 +173,46 @@ def test_extensions_appended_later_and_values_kernels_cannot_take(target):
     fill.extensions.append(recorder)
     fill[1, 4, stream](np.zeros(4, np.int32))
     assert recorder.seen == [("array(int32, 1d, C)", stream)]
+
+
+def test_bind_readies_every_compiled_signature(target):
+    # Numba's bind(): the declared signatures are loaded on the current device
+    # before any launch (the cuda target loads one module per signature, and
+    # the launches load nothing more); on the cpu target they are compiled.
+    @cuda.jit(["void(float32[::1], float32)", "void(float64[::1], float64)"])
+    def shift(a, x):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] += x
+
+    target.forget_driver_calls()
+    assert shift.bind() is None
+    if target.name == "cuda" and target.mock:
+        assert len(target.driver_calls("cuModuleLoadDataEx")) == 2
+    a = np.zeros(4, np.float32)
+    b = np.zeros(4, np.float64)
+    shift[1, 4](a, 1.5)
+    shift[1, 4](b, 2.5)
+    if target.name == "cuda" and target.mock:
+        assert len(target.driver_calls("cuModuleLoadDataEx")) == 2
+    target.assert_result("shift", a, [1.5] * 4, launches=2)
+    if target.computes:
+        np.testing.assert_array_equal(b, [2.5] * 4)
+
+
+def test_type_annotation_gives_the_variables_types():
+    # What Numba's tests read of overloads[...]._type_annotation: typemap.
+    @cuda.jit("void(float32[:])")
+    def scratch(a):
+        local = cuda.local.array(10, dtype=np.int32)
+        shared = cuda.shared.array((2, 3), dtype="float64")
+        local[0] = 1
+        shared[0, 0] = 2.0
+        count = 3
+        a[0] = local[0] + shared[0, 0] + count
+
+    typemap = next(iter(scratch.overloads.values()))._type_annotation.typemap
+    assert typemap["local"].dtype is tidal.int32 and typemap["local"].ndim == 1
+    assert typemap["shared"].dtype is tidal.float64 and str(typemap["shared"]) == "float64[:, ::1]"
+    assert typemap["count"] is tidal.int64
+    assert str(typemap["a"]) == "float32[:]"

@@ -128,19 +128,41 @@ def test_argument_kernels_cannot_take(value, shown):
     assert message.startswith(f"argument 'a' of kernel 'k' is {shown}")
 
 
-@pytest.mark.parametrize("config", [
-    (0, 32), (-1, 32), (1, 0), (1.5, 32), ((1, 2, 3, 4), 32), ((), 32), ("8", 32),
-    ((1, None), 32), (1, (32, 0)),
+@pytest.mark.parametrize("config, error, message", [
+    # Numba's errors and words: ValueError for a sequence of the wrong length,
+    # TypeError for an item that is not an integer
+    (((1, 2, 3, 4), 32), ValueError,
+     "griddim must be a sequence of 1, 2 or 3 integers, got [1, 2, 3, 4]"),
+    ((1, [3, 4, 5, 6]), ValueError,
+     "blockdim must be a sequence of 1, 2 or 3 integers, got [3, 4, 5, 6]"),
+    (((), 32), ValueError, "griddim must be a sequence of 1, 2 or 3 integers, got []"),
+    ((1.5, 32), TypeError, "griddim must be a sequence of integers, got [1.5]"),
+    ((2, 3.0), TypeError, "blockdim must be a sequence of integers, got [3.0]"),
+    (("8", 32), TypeError, "griddim must be a sequence of integers, got ['8']"),
+    (((1, None), 32), TypeError, "griddim must be a sequence of integers, got [1, None]"),
+    ((0, 32), ValueError, "griddim must be a sequence of positive integers, got [0]"),
+    ((-1, 32), ValueError, "griddim must be a sequence of positive integers, got [-1]"),
+    ((1, 0), ValueError, "blockdim must be a sequence of positive integers, got [0]"),
+    ((1, (32, 0)), ValueError, "blockdim must be a sequence of positive integers, got [32, 0]"),
 ])
-def test_bad_launch_configuration(config):
+def test_bad_launch_configuration(config, error, message):
     @cuda.jit
     def k(out):
         out[0] = 1
 
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(error) as info:
         k[config]
-    assert "of kernel 'k' must be a positive int or a tuple of 1 to 3 positive ints" in str(
-        info.value)
+    assert message in str(info.value)
+    assert "(launching kernel 'k')" in str(info.value)
+
+
+def test_launch_dimensions_as_lists():
+    @cuda.jit
+    def k(out):
+        out[0] = 1
+
+    config = k[[2, 1], [4]]
+    assert config.griddim == (2, 1, 1) and config.blockdim == (4, 1, 1)
 
 
 def test_launch_configuration_shape_and_limits():
@@ -158,8 +180,17 @@ def test_launch_configuration_shape_and_limits():
         k[(1, 65536), 1]
     with pytest.raises(ValueError, match="sharedmem of kernel 'k' must be"):
         k[1, 1, 0, -4]
-    with pytest.raises(TypeError, match=r"must be launched with a configuration"):
+    # Numba's ValueError and words
+    with pytest.raises(ValueError, match=r"launch configuration was not specified for kernel "
+                                         r"'k': launch it as k\[blocks, threads\]"):
         k(np.zeros(1))
+
+    @cuda.jit("void(int32)")
+    def declared(x):
+        pass
+
+    with pytest.raises(ValueError, match="launch configuration was not specified"):
+        declared(0)
 
 
 def test_interpreter_survives_and_next_compile_works():

@@ -9,15 +9,19 @@ import subprocess
 import numpy as np
 import pytest
 
+import tidal
 from tidal import cuda
 from tidal.cuda import intrinsics
-from tidal.cuda._intrinsic_table import INTRINSICS
+from tidal._intrinsic_table import INTRINSICS
 
 TIDALC = os.path.join(os.path.dirname(intrinsics.__file__), "..", "..", "..", "bin", "tidalc")
 
 
 def lookup(path):
-    # cuda.* are objects of tidal.cuda; libdevice.* of tidal.cuda.libdevice.
+    # cuda.* are objects of tidal.cuda; libdevice.* of tidal.cuda.libdevice;
+    # cast.* are tidal's scalar types.
+    if path.startswith("cast."):
+        return tidal.types.SCALAR_TYPES[path.split(".", 1)[1]]
     obj = cuda.libdevice if path.startswith("libdevice.") else cuda
     for part in path.split(".")[1:]:
         obj = getattr(obj, part)
@@ -30,9 +34,31 @@ def test_every_row_is_an_object_of_tidal_cuda():
         obj = lookup(path)
         assert obj.__tidal_intrinsic__ == path
         assert obj.__doc__ == doc and doc
-        if kind == "function":
+        if kind == "function" and not path.startswith("cast."):
             with pytest.raises(RuntimeError, match="can only be used inside a kernel"):
                 obj()
+
+
+def test_scalar_types_are_the_tables_casts():
+    # tidal.float32 and the rest are made from the cast.* rows: one type per
+    # cast the compiler knows, each casting in a kernel.
+    casts = {path.split(".", 1)[1] for path, _, _ in INTRINSICS if path.startswith("cast.")}
+    assert casts == set(tidal.types.SCALAR_TYPES)
+    assert {"bool", "int8", "uint64", "float16", "float64"} <= casts
+    assert tidal.float32 is tidal.types.SCALAR_TYPES["float32"]
+    assert tidal.bool_ is tidal.boolean is tidal.types.SCALAR_TYPES["bool"]
+    assert tidal.intp is tidal.int64
+    assert tidal.float32.__tidal_intrinsic__ == "cast.float32"
+    assert tidal.float32(1.5) == np.float32(1.5)
+
+    @cuda.jit
+    def k(x, out):
+        out[0] = tidal.int8(x[0]) + tidal.uint16(x[0])
+
+    x = np.array([300.7])
+    out = np.zeros(1, np.int64)
+    k[1, 1](x, out)
+    assert out[0] == np.int8(np.int64(300)) + np.uint16(300)
 
 
 def test_generated_module_matches_tidalc():

@@ -32,7 +32,7 @@ def test_the_docs_python_blocks_run(tmp_path):
     import re
     with open(os.path.join(ROOT, "docs", "library.md")) as page:
         blocks = re.findall(r"```python\n(.*?)```", page.read(), re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     env = dict(os.environ, TIDAL_TARGET="cpu")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (BUILD_PYTHON, env.get("PYTHONPATH")) if p)
     for number, block in enumerate(blocks):

@@ -278,3 +278,23 @@ def test_rebuilt_kernel_keeps_its_declared_signatures(user_module, pickler):
     assert _run(rebuilt, x).tolist() == [1.0, 2.0, 3.0, 4.0]
     with pytest.raises(TypeError, match="No matching definition"):
         _run(rebuilt, x.astype(np.float64))
+
+
+@cuda.jit
+def _add_block_size(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] += cuda.blockDim.x
+
+
+def test_a_launch_configuration_pickles_with_its_dimensions(target):
+    # Numba's test_serialize pickles kernel[5, 8]: the copy launches with the
+    # same configuration.
+    config = pickle.loads(pickle.dumps(_add_block_size[(5, 2), 8, 0, 16]))
+    assert config.griddim == (5, 2, 1) and config.blockdim == (8, 1, 1)
+    assert config.sharedmem == 16 and config.stream == 0
+    assert config.dispatcher.py_func.__name__ == "_add_block_size"
+    a = np.zeros(4, np.int64)
+    config(a)
+    # cuda.grid(1) ignores blockIdx.y: both rows of blocks add 8 to each element.
+    target.assert_result("_add_block_size", a, [16] * 4)

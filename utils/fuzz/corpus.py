@@ -111,6 +111,16 @@ def kernel(x, out):
         c = (a & 0xFF) | (b << 2)
         out[i] = c ^ (a >> 1) if a > 10 else min(a, b) + max(a, b)
 """, lambda np: (np.arange(64, dtype=np.int32), np.zeros(64, np.int32))),
+    ("""
+@cuda.jit
+def kernel(z, out):
+    i = cuda.grid(1)
+    if i < z.size:
+        w = z[i] * (1 - 0.5j) + complex(i, 2.0)
+        out.real[i] = abs(cmath.sqrt(w) ** 2)
+        out[i] += cmath.exp(w.conjugate() / 8) - cmath.acos(w) * w.imag
+        cuda.atomic.add(out.imag, i, cmath.phase(w))
+""", lambda np: (np.arange(64, dtype=np.complex128) * (1 + 1j), np.zeros(64, np.complex128))),
 ]
 
-PRELUDE = "import math\nimport numpy as np\nfrom numpy import float32, float64, int32, int64\nfrom tidal import cuda\n"
+PRELUDE = "import cmath\nimport math\nimport numpy as np\nfrom numpy import float32, float64, int32, int64\nfrom tidal import cuda\n"

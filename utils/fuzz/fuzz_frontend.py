@@ -53,6 +53,7 @@ UNSUPPORTED = [
 UNSUPPORTED_STATEMENTS = [
     "try:\n    pass\nexcept Exception:\n    pass", "with open('f') as f:\n    pass",
     "yield 1", "del x", "global g", "import os", "class C:\n    pass", "raise ValueError('x')",
+    "raise", "raise ValueError(x)",
     "assert False, 'fuzz'", "for q in range(3):\n    break\nelse:\n    pass",
     "while True:\n    pass", "return 1", "async def f():\n    pass", "x = 1",
     "cuda.syncthreads()", "first_use = first_use + 1",
@@ -226,6 +227,8 @@ def classify(error):
         return "interrupted", text
     if isinstance(error, (IndexError, AssertionError, ZeroDivisionError, OverflowError)):
         return "rejected", text  # the kernel's own runtime checks
+    if str(error).startswith("In function ") and " tid=[" in str(error):
+        return "rejected", text  # an exception the kernel raised, located as Numba's are
     if isinstance(error, RuntimeError) and "faulted" in str(error):
         return "fault", text  # a wild access reported, the process alive
     if isinstance(error, (TypeError, ValueError)) and LOCATION.search(str(error)) is None \

@@ -80,6 +80,19 @@ def download(cache, packages):
     return True
 
 
+def strip_binaries(out):
+    """strip --strip-unneeded on the kit's tidalc and shared objects: their
+    symbol tables are a megabyte the GPU machine does not need (the kit must
+    stay under the device tool's 64 MiB); dynamic symbols stay."""
+    if not shutil.which("strip"):
+        return
+    for folder, _, files in os.walk(os.path.join(out, "build")):
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(".so") or name == "tidalc":
+                subprocess.run(["strip", "--strip-unneeded", path], check=True)
+
+
 def copy_tree(src, dst):
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*SKIP, "*.pyc"), dirs_exist_ok=True)
 
@@ -133,6 +146,7 @@ def pack(out, cache, build):
         shutil.copy2(os.path.join(build_abs, os.path.relpath(rel, "build")), target)
     for rel in BUILD_TREES:
         copy_tree(os.path.join(build_abs, os.path.relpath(rel, "build")), os.path.join(out, rel))
+    strip_binaries(out)
     for rel in SOURCE_TREES:
         copy_tree(os.path.join(ROOT, rel), os.path.join(out, "src", rel))
     here = os.path.dirname(os.path.abspath(__file__))

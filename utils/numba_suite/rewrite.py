@@ -43,6 +43,11 @@ GPU_NAMES_OF_NUMBA = frozenset({"cuda", "vectorize", "guvectorize"})
 # libdevicefuncs, vector_types, ...) are Numba internals and stay Numba's.
 PUBLIC_CUDA_SUBMODULES = ("numba.cuda.random", "numba.cuda.kernels")
 
+# The user's functions of `numba.cuda.compiler` (Numba re-exports them as
+# numba.cuda.compile_ptx...): tidal.cuda's. Its other names stay Numba's.
+PUBLIC_COMPILER_NAMES = {"numba.cuda.compiler": frozenset({
+    "compile_ptx", "compile_ptx_for_current_device"})}
+
 # Errors a test expects from compiling a kernel: tidal's errors of that name.
 ERROR_NAMES = {"numba.core.errors": frozenset({"TypingError"})}
 
@@ -90,12 +95,15 @@ def _rewrite_import_from(node, for_tidal):
     for public in PUBLIC_CUDA_SUBMODULES:
         if module == public or module.startswith(public + "."):
             return [_lookup_statement("tidal" + module[len("numba"):], node.names)]
-    if module in ERROR_NAMES:
-        to_tidal = [a for a in node.names if a.name in ERROR_NAMES[module]]
+    for names, tidal_module in ((ERROR_NAMES, "tidal.errors"),
+                                (PUBLIC_COMPILER_NAMES, "tidal.cuda")):
+        if module not in names:
+            continue
+        to_tidal = [a for a in node.names if a.name in names[module]]
         to_numba = [a for a in node.names if a not in to_tidal]
         statements = []
         if to_tidal:
-            statements.append(_lookup_statement("tidal.errors", to_tidal))
+            statements.append(_lookup_statement(tidal_module, to_tidal))
         if to_numba:
             statements.append(_from_statement(module, to_numba))
         return statements

@@ -158,3 +158,14 @@ def test_update_of_some_modules_keeps_the_other_modules_lines(tmp_path):
     expectations.write_expected_failures(results, lambda t, r: "new cause", path=listed)
     assert set(expectations.read_expected_failures(listed)) == {"a.test_x.T.test_2",
                                                                 "a.test_x.T.test_4"}
+
+
+def test_rewrite_routes_the_public_compiler_functions():
+    source = ("from numba.cuda.compiler import compile_ptx_for_current_device, "
+              "compile_kernel\n")
+    (line,) = rewrite.rewrite_source(source, for_tidal=True).splitlines()
+    assert line == ("from tidal_names import lookup as _tidal_lookup; "
+                    "compile_ptx_for_current_device = "
+                    "_tidal_lookup('tidal.cuda', 'compile_ptx_for_current_device'); "
+                    "from numba.cuda.compiler import compile_kernel")
+    assert rewrite.rewrite_source(source, for_tidal=False) == source

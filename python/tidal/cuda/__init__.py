@@ -6,6 +6,7 @@ machine's CPU (the cpu target) where no GPU is usable.
 
 from .dispatcher import Dispatcher, DeviceFunction, jit  # noqa: F401
 from .raw import RawKernel, RawModule  # noqa: F401
+from .foreign import declare_device, include  # noqa: F401
 from .compilation import compile, compile_ptx, compile_ptx_for_current_device  # noqa: F401
 # The names kernels use (cuda.grid, cuda.threadIdx, cuda.atomic, ...), from
 # the compiler's intrinsic table.
@@ -38,3 +39,5 @@ _copyreg.pickle(DeviceNDArray, _reduce_device_array)
 # The library on top of kernels (Numba's cuda.random, cuda.reduce/Reduce).
 from . import random  # noqa: E402,F401
 from .reduction import Reduce, reduce  # noqa: E402,F401
+# Numba's numba.cuda.kernels (transpose, reduction), written with kernels.
+from . import kernels  # noqa: E402,F401

@@ -37,12 +37,17 @@ class CacheWarning(RuntimeWarning):
 
 
 def _build_id():
-    """tidal's version and its compiled part (frontend, plugin and runtime
-    are one extension module): a rebuilt tidal never reads older entries."""
+    """tidal's version, its compiled part (frontend, plugin and runtime are
+    one extension module) and the device functions it compiles into kernels
+    (cmath's, tidal/cuda/_cmath.py): a rebuilt tidal never reads older
+    entries."""
     from .. import __version__
     from .._tidal import __file__ as native_file
-    info = os.stat(native_file)
-    return f"{__version__} {native_file} {info.st_size} {info.st_mtime_ns}"
+    parts = [__version__]
+    for path in (native_file, os.path.join(os.path.dirname(__file__), "_cmath.py")):
+        info = os.stat(path)
+        parts += [path, info.st_size, info.st_mtime_ns]
+    return " ".join(map(str, parts))
 
 
 _BUILD_ID = None

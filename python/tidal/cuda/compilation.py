@@ -22,6 +22,7 @@ import linecache
 from .. import types as _types
 from ._native import native
 from . import signatures as _signatures
+from .dispatcher import DeviceFunction
 
 __all__ = ["compile", "compile_ptx", "compile_ptx_for_current_device"]
 
@@ -76,7 +77,6 @@ def _tidal_type(text):
 def _entry_kernel(function, count):
     """A kernel that calls `function` as a device function, from a source
     that linecache holds (the frontend reads kernels from their source)."""
-    from .dispatcher import DeviceFunction
     parameters = ", ".join(f"a{i}" for i in range(count))
     filename = f"<tidal compile_ptx entry {next(_entries)}>"
     source = (f"def _tidal_entry({parameters}):\n"
@@ -149,3 +149,7 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, dev
     cc = tuple(get_current_device().compute_capability)
     return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
                        fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info)
+
+
+# DeviceFunction.inspect_asm() compiles through compile_ptx.
+DeviceFunction._compile_ptx = staticmethod(compile_ptx)

@@ -16,24 +16,22 @@ _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
 
 
 def _dims(value, what, kernel):
-    """A launch dimension as a 3-tuple of positive ints."""
-    items = value if isinstance(value, tuple) else (value,)
-    ok = 1 <= len(items) <= 3
+    """A launch dimension (an int, or a tuple or list of 1 to 3) as a 3-tuple
+    of positive ints. The errors are Numba's: ValueError for a sequence of
+    the wrong length, TypeError for an item that is not an integer."""
+    items = list(value) if isinstance(value, (tuple, list)) else [value]
+    if not 1 <= len(items) <= 3:
+        raise ValueError(f"{what} must be a sequence of 1, 2 or 3 integers, got {items!r} "
+                         f"(launching kernel '{kernel}')")
     dims = []
-    for item in items if ok else ():
-        try:
-            n = item.__index__()
-        except (AttributeError, TypeError):
-            ok = False
-            break
-        if n < 1:
-            ok = False
-            break
-        dims.append(n)
-    if not ok:
-        raise ValueError(
-            f"{what} of kernel '{kernel}' must be a positive int or a tuple of 1 to 3 "
-            f"positive ints, got {value!r}")
+    for item in items:
+        if isinstance(item, bool) or not hasattr(item, "__index__"):
+            raise TypeError(f"{what} must be a sequence of integers, got {items!r} "
+                            f"(launching kernel '{kernel}')")
+        dims.append(item.__index__())
+    if any(n < 1 for n in dims):
+        raise ValueError(f"{what} must be a sequence of positive integers, got {items!r} "
+                         f"(launching kernel '{kernel}')")
     return tuple(dims) + (1,) * (3 - len(dims))
 
 
@@ -98,6 +96,10 @@ class _ForAll:
     def __init__(self, dispatcher, ntasks, tpb, stream, sharedmem):
         name = dispatcher.__name__
         self.dispatcher = dispatcher
+        if hasattr(ntasks, "__index__") and not isinstance(ntasks, bool) and \
+                ntasks.__index__() < 0:  # Numba's words
+            raise ValueError(f"Can't create ForAll with negative task count: "
+                             f"{name}.forall({ntasks!r})")
         self.ntasks = _count(ntasks, "ntasks", name)
         self.tpb = _count(tpb, "tpb", name, MAX_THREADS_PER_BLOCK)
         _stream_handle(stream, name)
@@ -136,6 +138,11 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
         # cache=True: the disk cache (caching.py); raises Numba's error for a
         # function without a file.
         self._cache = None
+        if options.get("cache") and options.get("link"):
+            # Numba's error: the cache's key would not see the files change.
+            raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files: tidal's "
+                               "disk cache (cache=True) does not keep kernels that link "
+                               "files (link=[...])")
         if options.get("cache"):
             from .caching import KernelCache
             self._cache = KernelCache(self)
@@ -159,7 +166,14 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),
                 "max_threads": max_threads, "min_blocks": min_blocks,
-                "cache": self._cache, "extensions": self.extensions}
+                "cache": self._cache, "extensions": self.extensions,
+                "link": self._links()}
+
+    def _links(self):
+        """link=[...]: the files linked into every specialisation, read
+        when the kernel is first compiled for a target (foreign.py)."""
+        from .foreign import link_items
+        return link_items(self.options.get("link"))
 
     @property
     def stats(self):
@@ -206,9 +220,10 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
         return griddim, blockdim, handle, sharedmem.__index__(), stream
 
     def __call__(self, *args, **kwargs):
-        raise TypeError(
-            f"kernel '{self.__name__}' must be launched with a configuration: "
-            f"{self.__name__}[blocks, threads](...)")
+        # Numba's error (a ValueError) and its words, then tidal's hint.
+        raise ValueError(
+            f"launch configuration was not specified for kernel '{self.__name__}': "
+            f"launch it as {self.__name__}[blocks, threads](...)")
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """Numba's kernel.forall: ``kernel.forall(n)(*args)`` launches at
@@ -285,6 +300,32 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
             return self._kernel_attribute(self._signature_text(signature), what)
         return {s: self._kernel_attribute(s, what) for s in self.signatures}
 
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0, signature=None):
+        """The most blocks of `blockdim` threads (an int, or a tuple of 1 to 3
+        ints) with `dynsmemsize` bytes of dynamic shared memory that a
+        cooperative launch of the kernel (one that uses cuda.cg.this_grid())
+        may have: on a GPU the resident blocks per SM times the SMs
+        (cuOccupancyMaxActiveBlocksPerMultiprocessor), on the cpu target what
+        it runs at once (docs/cpu-target.md). Per signature, or for one (a
+        specialised kernel's own when omitted)."""
+        dims = tuple(blockdim) if isinstance(blockdim, (tuple, list)) else (blockdim,)
+        if not 1 <= len(dims) <= 3 or not all(
+                isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            raise TypeError(f"blockdim must be an int or a tuple of 1 to 3 ints, "
+                            f"not {blockdim!r}")
+        if any(d < 1 for d in dims):
+            raise ValueError(f"blockdim {blockdim!r} must be positive")
+        if not isinstance(dynsmemsize, int) or dynsmemsize < 0:
+            raise ValueError(f"dynsmemsize must be a non-negative int, not {dynsmemsize!r}")
+        threads = 1
+        for d in dims:
+            threads *= d
+        if signature is None and self._specialized:  # its one signature, as Numba's
+            signature = self.signatures[0]
+        if signature is not None:
+            return self._cooperative(self._signature_text(signature), threads, dynsmemsize)[1]
+        return {s: self._cooperative(s, threads, dynsmemsize)[1] for s in self.signatures}
+
     def get_regs_per_thread(self, signature=None):
         """Registers each thread of the kernel uses (cuda target)."""
         return self._kernel_facts("get_regs_per_thread", "regs", signature)
@@ -316,6 +357,9 @@ class DeviceFunction:
     types (or for its declared signature, to which arguments convert)."""
 
     __tidal_device__ = True
+    # cuda.compile_ptx, set by tidal.cuda.compilation (which imports this
+    # module: importing it from here would make a cycle).
+    _compile_ptx = None
 
     def __init__(self, py_func, signatures=(), **options):
         functools.update_wrapper(self, py_func)
@@ -330,6 +374,26 @@ class DeviceFunction:
 
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
+
+    def inspect_asm(self, signature=None, arch=None):
+        """The PTX of the device function compiled on its own for
+        `signature` (by default its declared one), with its options
+        (fastmath, debug, lineinfo): compile_ptx(..., device=True), as
+        Numba's device dispatcher gives it."""
+        compile_ptx = DeviceFunction._compile_ptx
+        if signature is None:
+            if not self.signatures:
+                raise TypeError(
+                    f"device function '{self.__name__}' has no declared signature: "
+                    f"pass one to inspect_asm(), as inspect_asm('float32(float32)')")
+            signature = self.signatures[0]
+        options = self.options
+        ptx, _ = compile_ptx(self.py_func, signature, device=True,
+                             debug=bool(options.get("debug", False)),
+                             lineinfo=bool(options.get("lineinfo", False)),
+                             fastmath=bool(options.get("fastmath", False)),
+                             cc=(int(arch[3:-1]), int(arch[-1])) if arch else None)
+        return ptx
 
     def __reduce__(self):
         # By value, with its source (tidal/pickling.py).
@@ -348,6 +412,9 @@ def jit(func_or_sig=None, device=False, **options):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"cuda.jit decorates a Python function, not {py_func!r}")
         if device:
+            if options.get("link"):
+                raise ValueError("link keyword invalid for device function: give link=[...] "
+                                 "to the kernel's cuda.jit, or to cuda.declare_device")
             return DeviceFunction(py_func, signatures, **options)
         return Dispatcher(py_func, signatures, **options)
 

@@ -1,8 +1,8 @@
 """Numba's dispatcher API on tidal's kernels (mixed into
 tidal.cuda.dispatcher.Dispatcher): `overloads` (signature -> compiled kernel
 object), `specialize()` / `specializations` / `specialized`, `definition` /
-`definitions`, `inspect_sass()`, `extensions`, and the compiled kernel object that
-`overloads` holds."""
+`definitions`, `bind()`, `inspect_sass()`, `extensions`, and the compiled kernel
+object that `overloads` holds."""
 
 import os
 import shutil
@@ -36,6 +36,27 @@ def _is_type(value):
     same text)."""
     from .. import types
     return isinstance(value, (types.NumberType, types.ArrayType, str))
+
+
+class _Overloads(dict):
+    """{argument types: compiled kernel}, keyed by tuples of type texts, and
+    found also by Numba's key, a signature's args: a tuple of type objects
+    (overloads[(int32[:, ::1],)])."""
+
+    @staticmethod
+    def _key(key):
+        if isinstance(key, tuple) and any(_is_type(k) and not isinstance(k, str) for k in key):
+            return NumbaDispatcherAPI._argument_types(key)
+        return key
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key):
+        return super().__contains__(self._key(key))
+
+    def get(self, key, default=None):
+        return super().get(self._key(key), default)
 
 
 def _signature_syntax(text):
@@ -90,6 +111,14 @@ class CompiledKernel:
         return self._dispatcher.inspect_sass(self.signature)
 
     @property
+    def _type_annotation(self):
+        """Numba's type annotation of this specialisation, as far as tests
+        read it: `typemap`, each local variable's type (tidal's type objects
+        for numbers and arrays, the type's text otherwise)."""
+        text = self._dispatcher._inspect(self.signature, "types", 75)
+        return TypeAnnotation(variable_types(text))
+
+    @property
     def regs_per_thread(self):
         return self._dispatcher.get_regs_per_thread(self.signature)
 
@@ -105,8 +134,69 @@ class CompiledKernel:
     def max_threads_per_block(self):
         return self._dispatcher.get_max_threads_per_block(self.signature)
 
+    class _CodeLibrary:
+        """Numba's kernel._codelibrary, as far as tests read it: the files
+        linked into the kernel's code. tidal links none (no libcudadevrt:
+        grid.sync() is lowered in-line, docs/markers.md)."""
+        _linking_files = ()
+
+    _codelibrary = _CodeLibrary()
+
+    @property
+    def cooperative(self):
+        """True when the kernel uses cuda.cg.this_grid(): it is launched
+        cooperatively (every block at once), as Numba's."""
+        return self._dispatcher._cooperative(self.signature)
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+        """The most blocks of `blockdim` (an int or a 2- or 3-tuple) threads,
+        with `dynsmemsize` bytes of dynamic shared memory, that a cooperative
+        launch of this kernel may have on the current target."""
+        return self._dispatcher.max_cooperative_grid_blocks(blockdim, dynsmemsize,
+                                                            signature=self.signature)
+
     def __repr__(self):
         return f"<compiled kernel {self.name}{self.signature}>"
+
+
+class TypeAnnotation:
+    """What Numba's _type_annotation of a compiled kernel holds that tidal
+    knows: typemap, {variable name: type}."""
+
+    def __init__(self, typemap):
+        self.typemap = typemap
+
+
+def _type_object(text):
+    """'int32' -> tidal.int32, 'array(float32, 2d, C)' -> tidal.float32[:, ::1];
+    any other type stays its text."""
+    from .. import types
+    scalar = getattr(types, text, None)
+    if isinstance(scalar, types.NumberType):
+        return scalar
+    declared = _signature_syntax(text)
+    if declared and declared != text and "[" in declared:
+        dtype = getattr(types, declared[:declared.index("[")], None)
+        if isinstance(dtype, types.NumberType):
+            dims = tuple(slice(None, None, 1) if part.strip() == "::1" else slice(None)
+                         for part in declared[declared.index("[") + 1:-1].split(","))
+            return types.ArrayType(dtype, dims)
+    return text
+
+
+def variable_types(types_text):
+    """{name: type} from the '# variables:' part of inspect_types()' text."""
+    found = {}
+    in_variables = False
+    for line in types_text.splitlines():
+        if line.startswith("# variables:"):
+            in_variables = True
+        elif in_variables and line.startswith("#   ") and " = " in line:
+            name, text = line[4:].split(" = ", 1)
+            found[name.strip()] = _type_object(text.strip())
+        elif in_variables:
+            in_variables = False
+    return found
 
 
 def _arch(cc):
@@ -128,7 +218,8 @@ class NumbaDispatcherAPI:
     def overloads(self):
         """{argument types: compiled kernel} of the current target, as
         Numba's: the keys are tuples of type texts."""
-        return {split_signature(text): CompiledKernel(self, text) for text in self.signatures}
+        return _Overloads((split_signature(text), CompiledKernel(self, text))
+                          for text in self.signatures)
 
     @property
     def specializations(self):
@@ -167,6 +258,17 @@ class NumbaDispatcherAPI:
         specialization._specialized = True
         self.specializations[key] = specialization
         return specialization
+
+    def bind(self):
+        """Numba's bind(): readies every compiled specialisation (the declared
+        signatures among them) on the current device. On the cuda target each
+        one's PTX is made for the device and loaded (cuModuleLoadData), as
+        Numba loads its cubins; on the cpu target a specialisation is
+        launchable once compiled."""
+        if current_target() != "cuda":
+            return
+        for signature in self.signatures:
+            self._kernel_attribute(signature, "max_threads")
 
     @staticmethod
     def _argument_types(args):

@@ -7,7 +7,7 @@ table (pyfrontend/IntrinsicTable.h) through the generated module
 ``_intrinsic_table`` (``tidalc --list-intrinsics``, written at build time),
 so Python lists exactly the names the compiler knows."""
 
-from ._intrinsic_table import INTRINSICS
+from .._intrinsic_table import INTRINSICS
 
 
 class _Intrinsic:
@@ -50,7 +50,8 @@ _KINDS = {"function": _Function, "value": _Value, "namespace": _Namespace, "dim3
 
 def _build(records):
     """The objects of tidal.cuda by attribute name: cuda.X becomes X; a
-    function cuda.N.f becomes attribute f of namespace N."""
+    function cuda.N.f becomes attribute f of namespace N (and cuda.N.M.f
+    attribute f of N's namespace M)."""
     objects = {}
     # Namespaces first, so that their functions find them.
     for path, kind, doc in sorted(records, key=lambda record: record[0].count(".")):
@@ -58,8 +59,11 @@ def _build(records):
         obj = _KINDS[kind](path, doc)
         if len(parts) == 2:
             objects[parts[1]] = obj
-        else:
-            setattr(objects[parts[1]], parts[2], obj)
+        else:  # cuda.N.f, or cuda.N.M.f (cuda.cg.GridGroup.sync)
+            owner = objects[parts[1]]
+            for part in parts[2:-1]:
+                owner = getattr(owner, part)
+            setattr(owner, parts[-1], obj)
     return objects
 
 

@@ -7,7 +7,7 @@ the GPU they call libdevice itself, on the cpu target tidal's host versions
 The names and their signatures come from the compiler's table, which the
 build generates from clang's declarations of libdevice."""
 
-from ._intrinsic_table import INTRINSICS
+from .._intrinsic_table import INTRINSICS
 from .intrinsics import _Function
 
 

@@ -17,15 +17,7 @@ from .dispatcher import Dispatcher
 __all__ = ["RawKernel", "RawModule"]
 
 
-def _load_compiler():
-    """Imports tidal._cxx, the module that links Clang and hands its
-    compiler to _tidal; a clear error where it cannot load (a GPU kit
-    without libclang-cpp)."""
-    try:
-        from .. import _cxx  # noqa: F401
-    except ImportError as error:
-        raise RuntimeError(f"CUDA C++ (RawKernel, RawModule) needs tidal's Clang module "
-                           f"tidal._cxx, which cannot load here: {error}") from None
+from .foreign import load_compiler as _load_compiler
 
 
 def _compile(code, file_name, options):

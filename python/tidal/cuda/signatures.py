@@ -269,17 +269,14 @@ class _TextParser:
             self.expect("[")
             self.expect("type")
             self.expect("=")
-            field = self.type()
-            if field[0] != "scalar":
-                self.fail(f"record field '{name}' must be a number "
-                          f"(nested records and sub-arrays are not supported)")
+            field_format = self.record_field_format(name)
             self.expect(";")
             self.expect("offset")
             self.expect("=")
             offset = self.number()
             self.expect("]")
             names.append(name)
-            formats.append(_numpy_name(field[1]))
+            formats.append(field_format)
             offsets.append(offset)
             if not self.accept(","):
                 break
@@ -293,6 +290,32 @@ class _TextParser:
         dtype = _np.dtype({"names": names, "formats": formats, "offsets": offsets,
                            "itemsize": size}, align=aligned == "True")
         return ("record", dtype)
+
+
+    def record_field_format(self, name):
+        # A field's type: a number, a nested Record(...), or
+        # nestedarray(float32, (2, 3)) of either; as a NumPy format.
+        start = self.pos
+        if self.identifier() == "nestedarray" and self.peek("("):
+            self.expect("(")
+            element = self.record_field_format(name)
+            self.expect(",")
+            self.expect("(")
+            shape = []
+            while not self.peek(")"):
+                shape.append(self.number())
+                if not self.accept(","):
+                    break
+            self.expect(")")
+            self.expect(")")
+            return (element, tuple(shape))
+        self.pos = start
+        field = self.type()
+        if field[0] == "scalar":
+            return _numpy_name(field[1])
+        if field[0] == "record":
+            return field[1]
+        self.fail(f"record field '{name}' must be a number, a record or a nestedarray of either")
 
 
 def _numpy_name(scalar):

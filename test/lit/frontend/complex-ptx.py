@@ -1,6 +1,8 @@
 # Complex numbers through NVPTX: a complex128 scalar parameter is a 16-byte
-# aligned .param, complex64 arrays load both floats of an element, cmath uses the
-# math markers (libdevice), and ptxas accepts the result.
+# aligned .param, complex64 arrays load both floats of an element, cmath calls
+# its device function of tidal/cuda/_cmath.py (in double precision: the
+# complex64 argument is widened), which uses the math markers (libdevice), and
+# ptxas accepts the result.
 # REQUIRES: ptxas, libdevice
 # RUN: %tidalc %s --kernel k --sig 'void(complex128, complex64[::1], complex128[::1])' --emit=markers | FileCheck %s --check-prefix=MARKERS
 # RUN: %tidalc %s --kernel k --sig 'void(complex128, complex64[::1], complex128[::1])' --emit=ptx --arch sm_80 -o %t.ptx
@@ -18,12 +20,15 @@ def k(c, z, out):
     if i < z.size:
         out[i] = cmath.exp(z[i]) / c + abs(z[i])
 
+# MARKERS-LABEL: define internal { double, double } @exp.c128({ double, double } %z)
+# MARKERS-DAG: call double @tidal.math.exp.f64(double
+# MARKERS-DAG: call double @tidal.math.cos.f64(double
+# MARKERS-DAG: call double @tidal.math.sin.f64(double
 # MARKERS-LABEL: define void @k({ double, double } %c, ptr %z,
 # MARKERS: load { float, float }, ptr %{{.*}}, align 4
-# MARKERS-DAG: call float @tidal.math.exp.f32(float
-# MARKERS-DAG: call float @tidal.math.cos.f32(float
-# MARKERS-DAG: call float @tidal.math.sin.f32(float
-# MARKERS-DAG: call float @tidal.math.hypot.f32(float
+# MARKERS: fpext float
+# MARKERS: call { double, double } @exp.c128({ double, double }
+# MARKERS: call float @tidal.math.hypot.f32(float
 # MARKERS: store { double, double }
 
 # PTX: .param .align 8 .b8 k_param_0[16]

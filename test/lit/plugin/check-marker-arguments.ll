@@ -25,10 +25,13 @@
 ; Valid arguments at the limits pass.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-check-marker-arguments -disable-output %t/limits.ll
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-host -S %t/limits.ll | FileCheck %t/limits.ll
+; -debug-only names each refused call (DebugOutput.cpp, also under NDEBUG).
+; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-check-marker-arguments -disable-output -debug-only=tidal-check-marker-arguments %t/shared-size.ll 2>&1 | FileCheck %t/shared-size.ll --check-prefix=DEBUG
 
 ;--- shared-size.ll
 ; A shared array whose size is not a constant (cuda.shared.array(n, ...)).
 ; ERR: error: tidal: marker 'tidal.shared.array' in function 'kernel' at kernel.py:4:9: the size and alignment must be constants
+; DEBUG: tidal-check-marker-arguments: refused   %a = call ptr @tidal.shared.array(i64 %n, i64 4)
 declare ptr @tidal.shared.array(i64, i64)
 
 define void @kernel(ptr %out, i64 %n) !dbg !4 {

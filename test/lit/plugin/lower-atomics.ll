@@ -5,6 +5,10 @@
 ; loop), 64-bit ones as uinc/udec_wrap (PTX has no atom.inc.u64).
 ; The PTX has atom.global/atom.shared; float max/min and 64-bit inc/dec are
 ; CAS loops (PTX has no such instructions): correct, not single instructions.
+; Float max/min follow Numba's NaN rule (a NaN element stays, a NaN operand
+; changes nothing): a helper per type and address space, at the end of the
+; module, whose loop exchanges only while the operand compares ordered
+; greater (less) than the element.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-atomics -S %s | FileCheck %s
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-nvptx %s | llc -march=nvptx64 -mcpu=sm_75 -o %t.sm_75.ptx
 ; RUN: FileCheck %s --check-prefix=PTX < %t.sm_75.ptx
@@ -14,6 +18,14 @@
 ; RUN: %if ptxas %{ %ptxas -arch=sm_75 %t.sm_75.ptx -o %t.cubin %}
 ; RUN: %if ptxas %{ %ptxas -arch=sm_80 %t.sm_80.ptx -o %t.cubin %}
 ; RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.sm_90.ptx -o %t.cubin %}
+;
+; What it decided, under Debian's NDEBUG opt-19 too (DebugOutput.cpp):
+; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-atomics -disable-output -debug-only=tidal-lower-atomics -stats %s 2>&1 | FileCheck %s --check-prefix=DEBUG
+; DEBUG: tidal-lower-atomics: tidal.atomic.add.i32 in 'add_i32' becomes   %1 = atomicrmw add ptr %p, i32 %v monotonic, align 4
+; DEBUG: tidal-lower-atomics: tidal.atomic.sub.f32 in 'sub_f32' becomes   %2 = atomicrmw fadd ptr %p, float %1 monotonic, align 4
+; DEBUG: becomes a compare-exchange loop on NVPTX
+; DEBUG: 33 tidal-lower-atomics - Atomic markers lowered
+; DEBUG:  8 tidal-lower-atomics - Atomics that NVPTX will expand into a compare-exchange loop
 
 ; CHECK-NOT: @tidal.
 declare i32 @tidal.atomic.add.i32(ptr, i32)
@@ -208,7 +220,7 @@ define void @max_u64(ptr %p, i64 %v) {
 
 ; atomic.max.f32
 ; CHECK-LABEL: define void @max_f32(
-; CHECK-NEXT:    %old = atomicrmw fmax ptr %p, float %v monotonic, align 4
+; CHECK-NEXT:    %old = call float @tidal_atomic_ordered_max_f32_p0(ptr %p, float %v)
 ; PTX-LABEL: .entry max_f32(
 ; PTX:         atom.global.cas.b32
 define void @max_f32(ptr %p, float %v) {
@@ -219,7 +231,7 @@ define void @max_f32(ptr %p, float %v) {
 
 ; atomic.max.f64
 ; CHECK-LABEL: define void @max_f64(
-; CHECK-NEXT:    %old = atomicrmw fmax ptr %p, double %v monotonic, align 8
+; CHECK-NEXT:    %old = call double @tidal_atomic_ordered_max_f64_p0(ptr %p, double %v)
 ; PTX-LABEL: .entry max_f64(
 ; PTX:         atom.global.cas.b64
 define void @max_f64(ptr %p, double %v) {
@@ -252,7 +264,7 @@ define void @min_u64(ptr %p, i64 %v) {
 
 ; atomic.min.f32
 ; CHECK-LABEL: define void @min_f32(
-; CHECK-NEXT:    %old = atomicrmw fmin ptr %p, float %v monotonic, align 4
+; CHECK-NEXT:    %old = call float @tidal_atomic_ordered_min_f32_p0(ptr %p, float %v)
 ; PTX-LABEL: .entry min_f32(
 ; PTX:         atom.global.cas.b32
 define void @min_f32(ptr %p, float %v) {
@@ -263,7 +275,7 @@ define void @min_f32(ptr %p, float %v) {
 
 ; atomic.min.f64
 ; CHECK-LABEL: define void @min_f64(
-; CHECK-NEXT:    %old = atomicrmw fmin ptr %p, double %v monotonic, align 8
+; CHECK-NEXT:    %old = call double @tidal_atomic_ordered_min_f64_p0(ptr %p, double %v)
 ; PTX-LABEL: .entry min_f64(
 ; PTX:         atom.global.cas.b64
 define void @min_f64(ptr %p, double %v) {
@@ -451,3 +463,23 @@ define void @nanmin_i64(ptr %p, i64 %v) {
 !30 = !{ptr @nanmin_f64}
 !31 = !{ptr @nanmax_u32}
 !32 = !{ptr @nanmin_i64}
+
+; The helpers of float max/min (OrderedFloatLoop), appended to the module.
+; CHECK-LABEL: define internal float @tidal_atomic_ordered_max_f32_p0(ptr %p, float %v)
+; CHECK:         %first = load atomic i32, ptr %p monotonic, align 4
+; CHECK:       compare:
+; CHECK-NEXT:    %seen.bits = phi i32 [ %first, %entry ], [ %found.bits, %exchange ]
+; CHECK-NEXT:    %seen = bitcast i32 %seen.bits to float
+; CHECK-NEXT:    [[REPLACE:%.*]] = fcmp ogt float %v, %seen
+; CHECK-NEXT:    br i1 [[REPLACE]], label %exchange, label %done
+; CHECK:       exchange:
+; CHECK-NEXT:    [[PAIR:%.*]] = cmpxchg ptr %p, i32 %seen.bits, i32 %v.bits monotonic monotonic, align 4
+; CHECK:       done:
+; CHECK-NEXT:    ret float %seen
+; CHECK-LABEL: define internal double @tidal_atomic_ordered_max_f64_p0(
+; CHECK:         fcmp ogt double %v, %seen
+; CHECK:         cmpxchg ptr %p, i64 %seen.bits, i64 %v.bits monotonic monotonic, align 8
+; CHECK-LABEL: define internal float @tidal_atomic_ordered_min_f32_p0(
+; CHECK:         fcmp olt float %v, %seen
+; CHECK-LABEL: define internal double @tidal_atomic_ordered_min_f64_p0(
+; CHECK:         fcmp olt double %v, %seen

@@ -29,7 +29,7 @@ declare i64 @tidal.shared.dynamic.bytes()
 ; CHECK-LABEL: define internal i32 @markers.thread(
 ; CHECK:         %old = atomicrmw add ptr %g, i32 1 monotonic, align 4
 ; CHECK:         %wrap = atomicrmw uinc_wrap ptr %g, i32 7 monotonic, align 4
-; CHECK:         %fmax = atomicrmw fmax ptr %f, float 1.000000e+00 monotonic, align 4
+; CHECK:         %fmax = call float @tidal_atomic_ordered_max_f32_p0(ptr %f, float 1.000000e+00)
 ; CHECK:         %nanmin = atomicrmw fmin ptr %l, double 2.000000e+00 monotonic, align 8
 ; CHECK:         %[[PAIR:.+]] = cmpxchg ptr %l, i64 0, i64 1 monotonic monotonic, align 8
 ; CHECK-NEXT:    %cas = extractvalue { i64, i1 } %[[PAIR]], 0

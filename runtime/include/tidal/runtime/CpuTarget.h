@@ -128,6 +128,18 @@ private:
 void launchOnCpu(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
                  void **Params, size_t DynamicSharedBytes);
 
+// A cooperative launch (a kernel that uses cuda.cg.this_grid()): every block
+// at once, each on its own host thread, so that grid.sync() completes
+// (docs/cpu-target.md, "Grid barriers"). Throws as launchOnCpu, and
+// CudaDriverError (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, as the driver's
+// cuLaunchCooperativeKernel) for more blocks than cpuMaxCooperativeBlocks.
+void launchCooperativeOnCpu(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block, void **Params,
+                            size_t DynamicSharedBytes);
+
+// The most blocks of ThreadsPerBlock threads a cooperative launch may have
+// on the cpu target: 65536 threads in all, at most 1024 blocks, at least 1.
+uint64_t cpuMaxCooperativeBlocks(uint64_t ThreadsPerBlock);
+
 // Number of threads that run blocks: the launching thread and
 // cpuWorkerCount() - 1 pool threads (TIDAL_CPU_THREADS, read once).
 unsigned cpuWorkerCount();

@@ -123,6 +123,11 @@ struct CudaDriverApi {
                              unsigned GridZ, unsigned BlockX, unsigned BlockY, unsigned BlockZ,
                              unsigned SharedBytes, cu::Stream Stream, void **Params,
                              void **Extra) = nullptr;
+  // Kernels that use cuda.cg.this_grid(): every block resident at once.
+  cu::Result (*LaunchCooperativeKernel)(cu::Function Function, unsigned GridX, unsigned GridY,
+                                        unsigned GridZ, unsigned BlockX, unsigned BlockY,
+                                        unsigned BlockZ, unsigned SharedBytes, cu::Stream Stream,
+                                        void **Params) = nullptr;
   // Streams, events and asynchronous copies (issue 5).
   cu::Result (*StreamCreate)(cu::Stream *Stream, unsigned Flags) = nullptr;
   cu::Result (*StreamDestroy)(cu::Stream Stream) = nullptr;
@@ -152,6 +157,10 @@ struct CudaDriverApi {
   cu::Result (*MemHostUnregister)(void *Host) = nullptr;
   cu::Result (*MemAllocManaged)(cu::DevicePointer *Pointer, size_t Bytes,
                                 unsigned Flags) = nullptr;
+  // kernel.max_cooperative_grid_blocks: resident blocks per SM.
+  cu::Result (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *Blocks, cu::Function Function,
+                                                          int BlockSize,
+                                                          size_t DynamicSMemSize) = nullptr;
   // kernel.forall's block size.
   cu::Result (*OccupancyMaxPotentialBlockSize)(int *MinGridSize, int *BlockSize,
                                                cu::Function Function,

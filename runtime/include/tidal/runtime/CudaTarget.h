@@ -210,16 +210,23 @@ public:
   // SharedBytes of dynamic shared memory per block
   // (cuOccupancyMaxPotentialBlockSize): what kernel.forall launches with.
   int potentialBlockSize(size_t SharedBytes) const;
+  // The most blocks of Threads threads with SharedBytes of dynamic shared
+  // memory that can be resident on the device at once
+  // (cuOccupancyMaxActiveBlocksPerMultiprocessor x the SM count): the
+  // largest grid of a cooperative launch (kernel.max_cooperative_grid_blocks).
+  int maxCooperativeBlocks(unsigned Threads, size_t SharedBytes) const;
   const std::string &name() const { return Name; }
   CudaContext &context() const { return Context; }
 
   // Throws LaunchConfigError when the device cannot run this configuration;
   // raises the kernel's dynamic shared memory limit above 48 KB when asked.
   void checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes);
-  // checkLaunch, then cuLaunchKernel with Params as kernelParams (one
-  // pointer per flattened parameter value). Asynchronous: the context
-  // records the launch, which a fault reported later names.
-  void launch(Dim3 Grid, Dim3 Block, size_t SharedBytes, cu::Stream Stream, void **Params);
+  // checkLaunch, then cuLaunchKernel (cuLaunchCooperativeKernel when
+  // Cooperative: a kernel that uses the grid group) with Params as
+  // kernelParams (one pointer per flattened parameter value). Asynchronous:
+  // the context records the launch, which a fault reported later names.
+  void launch(Dim3 Grid, Dim3 Block, size_t SharedBytes, cu::Stream Stream, void **Params,
+              bool Cooperative = false);
   // cuCtxSynchronize after a launch of this kernel: a fault (an illegal
   // address, ...) throws CudaDriverError naming the kernel and saying that
   // the context is no longer usable, and marks the context faulted.

@@ -1,0 +1,327 @@
+// Typing of calls: the one method of numbers (conjugate), intrinsics
+// (their typing rules, Intrinsics*.cpp) and device functions, whose
+// specialisation for the argument types is typed here (and emitted before
+// the kernel, FunctionCompiler::emitDevices); the callee is recorded in
+// the type map (TypeMap::Calls) for emission.
+#include "FunctionCompiler.h"
+#include "AstAccess.h"
+#include "IntrinsicTable.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace tidal::frontend {
+
+TypedValue FunctionCompiler::typeCall(PyObject *Node) {
+  PyRef FuncNode = field(Node, "func");
+  // z.conjugate(): the one method of numbers kernels call.
+  if (nodeKind(FuncNode.get()) == "Attribute" &&
+      identifierField(FuncNode.get(), "attr") == "conjugate") {
+    TypedValue Z = typeExpression(field(FuncNode.get(), "value").get());
+    if (Z.T.isUndefined())
+      return TypedValue();
+    if (Z.T.isArray())
+      unsupported(Node, "conjugate() of an array would be a new array, which kernels cannot "
+                        "allocate: conjugate its elements (a[i].conjugate())");
+    if (Z.T.isScalar()) {
+      if (PyList_GET_SIZE(field(Node, "args").get()) > 0)
+        typingError(Node, "conjugate() takes no arguments");
+      return isComplex(Z.T.Dtype) ? TypedValue(Z.T) : Z;
+    }
+  }
+  // a.view(dtype) of an array (TypeRecords.cpp).
+  if (nodeKind(FuncNode.get()) == "Attribute" && identifierField(FuncNode.get(), "attr") == "view") {
+    TypedValue Base = typeExpression(field(FuncNode.get(), "value").get());
+    if (Base.T.isUndefined())
+      return TypedValue();
+    if (Base.T.isArray())
+      return typeArrayView(Base, Node);
+  }
+  TypedValue Callee = typeExpression(FuncNode.get());
+  std::vector<PyObject *> ArgNodes;
+  std::vector<TypedValue> Args;
+  bool Undefined = Callee.T.isUndefined();
+  for (PyObject *A : listItems(field(Node, "args").get())) {
+    if (nodeKind(A) == "Starred") { // f(*t): t's elements (ComplexSupport.cpp)
+      Undefined |= !typeStarredArgument(A, Args, ArgNodes);
+      continue;
+    }
+    ArgNodes.push_back(A);
+    Args.push_back(typeExpression(A));
+    Undefined |= Args.back().T.isUndefined();
+  }
+  // Keyword arguments follow the positional ones; their names go alongside.
+  std::vector<std::string> Keywords;
+  for (PyObject *K : listItems(field(Node, "keywords").get())) {
+    PyRef Name = field(K, "arg");
+    PyRef Value = field(K, "value");
+    if (Name.isNone())
+      unsupported(K, "'**' arguments are not supported in kernel calls");
+    Keywords.push_back(Name.str());
+    ArgNodes.push_back(Value.get());
+    Args.push_back(typeExpression(Value.get()));
+    Undefined |= Args.back().T.isUndefined();
+  }
+  if (Undefined)
+    return TypedValue();
+  if (!Callee.T.isPyObject())
+    typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
+  return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
+}
+
+// Numba's CPU dispatchers (and any jit wrapper like them): an object with a
+// Python function as py_func that is not one of tidal's dispatchers.
+static bool isCpuDispatcher(PyObject *Callee) {
+  if (PyFunction_Check(Callee) || PyObject_HasAttrString(Callee, "__tidal_device__"))
+    return false;
+  PyRef PyFunc = PyRef::borrow(Callee).attrOrNull("py_func");
+  return PyFunc && PyFunction_Check(PyFunc.get());
+}
+
+TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
+                                    std::vector<PyObject *> &ArgNodes,
+                                    std::vector<std::string> &Keywords) {
+  std::string Name = intrinsicName(Callee);
+  if (Name.empty() && PyCFunction_Check(Callee)) {
+    // Functions of C modules (builtins.len, math.sin, ...) are intrinsics
+    // under "<module>.<name>" when the module really holds that object.
+    PyObject *Self = PyCFunction_GET_SELF(Callee);
+    if (Self && PyModule_Check(Self)) {
+      std::string Function = PyRef::borrow(Callee).attr("__name__").str();
+      PyRef Same = PyRef::borrow(Self).attrOrNull(Function.c_str());
+      if (Same.get() == Callee)
+        Name = std::string(PyModule_GetName(Self)) + "." + Function;
+    }
+  }
+  if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
+    Name = "builtins.range";
+  if (Name.empty() && PyType_Check(Callee)) {
+    // int, float, bool as casts; NumPy scalar types (numpy.float32) too.
+    PyTypeObject *T = reinterpret_cast<PyTypeObject *>(Callee);
+    if (T == &PyLong_Type)
+      Name = "builtins.int";
+    else if (T == &PyFloat_Type)
+      Name = "builtins.float";
+    else if (T == &PyBool_Type)
+      Name = "builtins.bool";
+    else if (T == &PyComplex_Type)
+      Name = "builtins.complex";
+    else if (PyObject_HasAttrString(Callee, "__module__")) {
+      PyRef Module = PyRef::borrow(Callee).attr("__module__");
+      Scalar S;
+      std::string TypeName = T->tp_name;
+      TypeName = TypeName.substr(TypeName.rfind('.') + 1);
+      if (Module.str() == "numpy" && scalarFromName(TypeName, S))
+        Name = std::string("cast.") + scalarName(S);
+    }
+  }
+  // Device functions (Numba's @njit functions: below).
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_device__"))
+    return callDeviceFunction(Callee, Node, Args, ArgNodes, Keywords);
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_foreign__"))
+    return callForeignFunction(Callee, Node, Args, ArgNodes, Keywords);
+  // A kernel's dispatcher called from a kernel compiles its function as a
+  // device function, as Numba's does; not one compiled for declared
+  // signatures (void ones, as kernels are).
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_kernel__")) {
+    PyRef Declared = PyRef::borrow(Callee).attrOrNull("declared_signatures");
+    if (Declared && PyObject_IsTrue(Declared.get()) == 1)
+      typingError(Node, "a kernel compiled for declared signatures cannot be called from a "
+                        "kernel: make it a device function with @cuda.jit(device=True)");
+    return callDeviceFunction(Callee, Node, Args, ArgNodes, Keywords);
+  }
+  // A CPU dispatcher (Numba's @jit/@njit, told by its py_func): its Python
+  // function compiles as a device function, as Numba compiles it for CUDA.
+  if (Name.empty() && isCpuDispatcher(Callee)) {
+    PyRef CanCompile = PyRef::borrow(Callee).attrOrNull("_can_compile");
+    if (CanCompile && PyObject_IsTrue(CanCompile.get()) == 0)
+      typingError(Node, "Untyped global name '" + sourceText(field(Node, "func").get()) +
+                            "': using cpu function on device, which cannot compile it: its "
+                            "explicit signature disables compiling (drop the signature, or use "
+                            "@cuda.jit(device=True))");
+    return callDeviceFunction(Callee, Node, Args, ArgNodes, Keywords);
+  }
+  if (const IntrinsicRecord *Record = findIntrinsic(Name);
+      Record && Record->Kind == IntrinsicKind::Function) {
+    IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record, {}};
+    for (size_t I = 0; I < Args.size(); ++I)
+      Call.ArgumentOrder.push_back(I);
+    TypedValue Typed = Record->TypeRule(Call);
+    CallTarget &Target = Typing.Calls[Node];
+    Target.Record = Record;
+    Target.ArgumentOrder = std::move(Call.ArgumentOrder);
+    Target.Result = Typed.T;
+    return Typed;
+  }
+  std::string Shown = Name;
+  if (Shown.empty()) {
+    PyRef QualName = PyRef::borrow(Callee).attrOrNull("__qualname__");
+    Shown = QualName ? QualName.str() : typeName(Callee);
+  }
+  if (PyFunction_Check(Callee))
+    unsupported(Node, "call to the Python function '" + Shown + "' in a kernel: make it a "
+                      "device function with @cuda.jit(device=True) (or Numba's @njit)");
+  unsupported(Node, "call to unsupported function '" + Shown + "' in a kernel");
+}
+
+TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
+                                            std::vector<TypedValue> &Args,
+                                            std::vector<PyObject *> &ArgNodes,
+                                            std::vector<std::string> &Keywords) {
+  PyRef PyFunc = PyRef::borrow(Device).attr("py_func");
+  std::vector<std::string> Params = parameterNames(PyFunc.get());
+  std::string Name = PyRef::borrow(PyFunc.get()).attr("__name__").str();
+  // Bind keywords by the Python function's parameter names.
+  std::vector<std::optional<TypedValue>> Bound(Params.size());
+  std::vector<PyObject *> BoundNodes(Params.size(), Node);
+  std::vector<size_t> Order(Params.size());
+  size_t Positional = Args.size() - Keywords.size();
+  if (Positional > Params.size())
+    typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
+                          " arguments but " + std::to_string(Positional) + " were given");
+  for (size_t I = 0; I < Positional; ++I) {
+    Bound[I] = Args[I];
+    BoundNodes[I] = ArgNodes[I];
+    Order[I] = I;
+  }
+  for (size_t K = 0; K < Keywords.size(); ++K) {
+    auto It = std::find(Params.begin(), Params.end(), Keywords[K]);
+    if (It == Params.end() || Bound[It - Params.begin()])
+      typingError(ArgNodes[Positional + K], "device function '" + Name +
+                                                "' got an unexpected or repeated argument '" +
+                                                Keywords[K] + "'");
+    Bound[It - Params.begin()] = Args[Positional + K];
+    BoundNodes[It - Params.begin()] = ArgNodes[Positional + K];
+    Order[It - Params.begin()] = Positional + K;
+  }
+  std::vector<TypedValue> Actual;
+  std::vector<frontend::Type> Types;
+  std::vector<ParameterConstant> Constants;
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (!Bound[I])
+      typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
+                            " arguments but " + std::to_string(Args.size()) +
+                            " were given (missing '" + Params[I] + "')");
+    // Compile-time objects (intrinsics, device functions, dtypes, modules)
+    // pass as themselves: the specialisation is keyed on their identity.
+    // Strings only print() reads, from its own argument's node.
+    if (Bound[I]->T.isPyObject() && PyUnicode_Check(static_cast<PyObject *>(Bound[I]->T.Object)))
+      typingError(BoundNodes[I], "cannot pass a string to device function '" + Name +
+                                     "' (parameter '" + Params[I] +
+                                     "'): strings are only usable as print() arguments");
+    Actual.push_back(*Bound[I]);
+    Types.push_back(Bound[I]->T);
+    // Integer and bool literals (and tuples of integers) specialise the
+    // callee on their value, so that it can use them where a constant is
+    // needed and prune `if flag:` on them.
+    ParameterConstant Constant;
+    if (Bound[I]->T.isScalar() && (isInteger(Bound[I]->T.Dtype) || Bound[I]->T.isBool()))
+      Constant.Int = Bound[I]->ConstInt;
+    else if (Bound[I]->T.isTuple())
+      Constant.Tuple = Bound[I]->TupleConstInts;
+    Constants.push_back(std::move(Constant));
+  }
+  // A declared signature (@cuda.jit("float32(float32)", device=True))
+  // fixes the parameter and return types; arguments convert to them.
+  std::optional<frontend::Type> Declared;
+  // (A CPU dispatcher's signatures are its CPU compilations: not read.)
+  PyRef Signatures = PyObject_HasAttrString(Device, "__tidal_device__")
+                         ? PyRef::borrow(Device).attrOrNull("signatures")
+                         : PyRef();
+  if (Signatures && PyList_Check(Signatures.get()) && PyList_GET_SIZE(Signatures.get()) > 0) {
+    frontend::Signature Sig;
+    try {
+      Sig = parseSignature(PyRef::borrow(PyList_GET_ITEM(Signatures.get(), 0)).str());
+    } catch (const std::invalid_argument &E) {
+      typingError(Node, E.what());
+    }
+    if (Sig.Params.size() != Types.size())
+      typingError(Node, "device function '" + Name + "' is declared with " +
+                            std::to_string(Sig.Params.size()) + " parameters but called with " +
+                            std::to_string(Types.size()));
+    // A declared signature fixes the types: no literal specialisation.
+    for (size_t I = 0; I < Types.size(); ++I) {
+      Actual[I] = convertedType(Actual[I], Sig.Params[I], BoundNodes[I]);
+      Types[I] = Sig.Params[I];
+      Constants[I] = ParameterConstant();
+    }
+    if (Sig.HasReturn)
+      Declared = Sig.Return;
+  }
+  // Compile (or reuse) the specialisation. One being typed is in the cache
+  // already (Typing set): a call that reaches it is recursion. Literal
+  // values do not specialise a function that is being typed (fib(n - 1)
+  // would otherwise unroll without end).
+  bool BeingTyped = false;
+  for (const auto &E : Devices.Compiled)
+    BeingTyped |= E.Function == PyFunc.get() && E.Typing;
+  if (BeingTyped)
+    for (ParameterConstant &Constant : Constants)
+      Constant = ParameterConstant();
+  std::optional<size_t> Found;
+  for (size_t I = 0; I < Devices.Compiled.size(); ++I) {
+    const DeviceFunctionCache::Entry &E = Devices.Compiled[I];
+    if (E.Function == PyFunc.get() && E.ArgTypes == Types && E.Constants == Constants)
+      Found = I;
+  }
+  if (Found && Devices.Compiled[*Found].Typing) {
+    if (PyFunc.get() != Function.get())
+      unsupported(Node, "mutual recursion of device functions is not supported ('" + Name +
+                            "' is still being compiled where this call reaches it): only a "
+                            "function calling itself");
+    // A call of this function from itself: of its declared return type, or
+    // of what its other returns have given so far (typing goes round again).
+    std::optional<frontend::Type> Result;
+    if (Declared)
+      Result = *Declared;
+    else if (HasReturnType)
+      Result = ReturnType;
+    if (!Result) {
+      if (!FirstUntypedSelfCall)
+        FirstUntypedSelfCall = Node;
+      return TypedValue();
+    }
+    CallTarget &Target = Typing.Calls[Node];
+    Target.Result = *Result;
+    Target.ArgumentOrder = std::move(Order);
+    Target.SelfCall = true; // this function: emitCall calls F
+    Target.DeviceParameters = std::move(Types);
+    return TypedValue(*Result);
+  }
+  if (!Found) {
+    Devices.InProgress.push_back(PyFunc.get());
+    size_t Index = Devices.Compiled.size();
+    DeviceFunctionCache::Entry Placeholder{PyFunc.get(), Types, Constants, nullptr,
+                                           Declared ? *Declared : frontend::Type::none()};
+    Placeholder.Typing = true;
+    Devices.Compiled.push_back(std::move(Placeholder));
+    DeviceFunctionCache::Entry Entry;
+    try {
+      auto Callee = std::make_shared<FunctionCompiler>(PyFunc.get(), M, Options, Devices);
+      Entry = Callee->typeDevice(Types, Declared ? &*Declared : nullptr, Constants);
+      Entry.Compiler = std::move(Callee);
+    } catch (const CompileError &E) {
+      // The error is located inside the callee; say which call led there.
+      Devices.InProgress.pop_back();
+      Devices.Compiled.erase(Devices.Compiled.begin() + static_cast<std::ptrdiff_t>(Index));
+      SourceLocation Call = locate(Node);
+      throw CompileError(E.Kind,
+                         E.Message + " (in device function '" + Name + "' called at " +
+                             Call.File + ":" + std::to_string(Call.Line) + ":" +
+                             std::to_string(Call.Column) + ")",
+                         E.Where);
+    }
+    Devices.InProgress.pop_back();
+    Devices.Compiled[Index] = std::move(Entry);
+    Found = Index;
+  }
+  const DeviceFunctionCache::Entry &Compiled = Devices.Compiled[*Found];
+  CallTarget &Target = Typing.Calls[Node];
+  Target.Result = Compiled.Return;
+  Target.ArgumentOrder = std::move(Order);
+  Target.Device = *Found;
+  Target.DeviceParameters = std::move(Types);
+  return TypedValue(Compiled.Return);
+}
+
+} // namespace tidal::frontend

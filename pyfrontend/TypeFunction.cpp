@@ -1,0 +1,204 @@
+// Typing of a function: the rounds that run until the variables' types
+// settle, the dispatch over AST node kinds to the typing handlers
+// (Type*.cpp), and the typing of local variables. Typing decides every
+// type, raises every typing error and records what it decided in the type
+// map (TypeMap.h); it writes no IR.
+#include "FunctionCompiler.h"
+#include "AstAccess.h"
+#include "BindingAnalysis.h"
+
+using namespace llvm;
+
+namespace tidal::frontend {
+
+// Friendly names of the constructs kernels reject, by AST node kind.
+static const std::map<std::string, std::string> &unsupportedConstructs() {
+  static const std::map<std::string, std::string> Names = {
+      {"With", "'with' statements"},
+      {"AsyncWith", "'async with' statements"},
+      {"Try", "'try' statements"},
+      {"TryStar", "'try' statements"},
+      {"FunctionDef", "nested function definitions"},
+      {"AsyncFunctionDef", "nested function definitions"},
+      {"ClassDef", "class definitions"},
+      {"Lambda", "lambda expressions"},
+      {"Yield", "generators ('yield')"},
+      {"YieldFrom", "generators ('yield from')"},
+      {"Await", "'await' expressions"},
+      {"GeneratorExp", "generator expressions"},
+      {"ListComp", "list comprehensions"},
+      {"SetComp", "set comprehensions"},
+      {"DictComp", "dict comprehensions"},
+      {"List", "lists"},
+      {"Dict", "dicts"},
+      {"Set", "sets"},
+      {"JoinedStr", "f-strings"},
+      {"Starred", "starred expressions"},
+      {"Global", "'global' statements"},
+      {"Nonlocal", "'nonlocal' statements"},
+      {"Delete", "'del' statements"},
+      {"Import", "imports"},
+      {"ImportFrom", "imports"},
+      {"Match", "'match' statements"},
+      {"NamedExpr", "assignment expressions (':=')"},
+      {"AnnAssign", "annotated assignments"},
+      {"AsyncFor", "'async for' loops"},
+      {"Slice", "slices"},
+  };
+  return Names;
+}
+
+// --- dispatch ---------------------------------------------------------------------
+
+const std::unordered_map<std::string, FunctionCompiler::ExprHandler> &
+FunctionCompiler::typeExpressionTable() {
+  static const std::unordered_map<std::string, ExprHandler> Table = {
+      {"Constant", &FunctionCompiler::typeConstant},
+      {"Name", &FunctionCompiler::typeNameNode},
+      {"BinOp", &FunctionCompiler::typeBinOp},
+      {"UnaryOp", &FunctionCompiler::typeUnaryOp},
+      {"Compare", &FunctionCompiler::typeCompare},
+      {"BoolOp", &FunctionCompiler::typeBoolOp},
+      {"IfExp", &FunctionCompiler::typeIfExp},
+      {"Attribute", &FunctionCompiler::typeAttribute},
+      {"Subscript", &FunctionCompiler::typeSubscript},
+      {"Call", &FunctionCompiler::typeCall},
+      {"Tuple", &FunctionCompiler::typeTuple},
+  };
+  return Table;
+}
+
+const std::unordered_map<std::string, FunctionCompiler::StmtHandler> &
+FunctionCompiler::typeStatementTable() {
+  static const std::unordered_map<std::string, StmtHandler> Table = {
+      {"Assign", &FunctionCompiler::typeAssign},
+      {"AugAssign", &FunctionCompiler::typeAugAssign},
+      {"Expr", &FunctionCompiler::typeExpressionStatement},
+      {"If", &FunctionCompiler::typeIf},
+      {"While", &FunctionCompiler::typeWhile},
+      {"For", &FunctionCompiler::typeFor},
+      // The binding analysis rejected a 'break' or 'continue' outside a loop.
+      {"Break", &FunctionCompiler::typeNothing},
+      {"Continue", &FunctionCompiler::typeNothing},
+      {"Pass", &FunctionCompiler::typeNothing},
+      {"Return", &FunctionCompiler::typeReturn},
+      {"Assert", &FunctionCompiler::typeAssert},
+      {"Raise", &FunctionCompiler::typeRaise},
+  };
+  return Table;
+}
+
+TypedValue FunctionCompiler::typeExpression(PyObject *Node) {
+  std::string Kind = nodeKind(Node);
+  auto It = typeExpressionTable().find(Kind);
+  if (It != typeExpressionTable().end()) {
+    TypedValue Result = (this->*It->second)(Node);
+    // The handler may have recorded more about the node (operand types, a
+    // frozen object, a subscript's kind): keep it.
+    ExpressionType &Recorded = Typing.Expressions[Node];
+    Recorded.T = Result.T;
+    Recorded.ConstInt = Result.ConstInt;
+    Recorded.TupleConstInts = Result.TupleConstInts;
+    return Result;
+  }
+  auto Named = unsupportedConstructs().find(Kind);
+  unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
+                                                            : "'" + Kind + "' expressions") +
+                        " are not supported in kernels");
+}
+
+void FunctionCompiler::typeStatement(PyObject *Node) {
+  std::string Kind = nodeKind(Node);
+  auto It = typeStatementTable().find(Kind);
+  if (It != typeStatementTable().end())
+    return (this->*It->second)(Node);
+  auto Named = unsupportedConstructs().find(Kind);
+  unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
+                                                            : "'" + Kind + "' statements") +
+                        " are not supported in kernels");
+}
+
+void FunctionCompiler::typeBody(PyObject *List) {
+  for (PyObject *S : listItems(List))
+    typeStatement(S);
+}
+
+void FunctionCompiler::typeNothing(PyObject *) {}
+
+// --- the rounds ---------------------------------------------------------------------
+
+void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
+  // Before any typing: local names, assignment before use, loop-only
+  // statements.
+  NameBindings = analyseBindings(Body, ParamNames,
+                                 [this](PyObject *Node) { return locate(Node); });
+  LocalsBoundOnce = namesBoundOnce(Body, ParamNames);
+  // Variables' types only widen, so this ends.
+  constexpr int MaxTypingRounds = 32;
+  for (int Round = 0;; ++Round) {
+    TypesChanged = false;
+    FirstUntypedRead = FirstBareReturn = FirstUntypedSelfCall = nullptr;
+    typeBody(Body);
+    if (!TypesChanged)
+      break;
+    if (Round == MaxTypingRounds)
+      throw CompileError("TypingError", "the types of the variables do not settle",
+                         locate(Tree.get()));
+  }
+  // In the settled round, a call of itself without a type is one that no
+  // return of a value ever types.
+  if (FirstUntypedSelfCall)
+    typingError(FirstUntypedSelfCall,
+                "cannot type infer runaway recursion: device function '" +
+                    identifierField(Tree.get(), "name") +
+                    "' calls itself on every path that returns a value, so no return gives "
+                    "its type (give it a base case that returns without calling itself)");
+  // In the settled round, a read without a type is one no assignment reaches.
+  if (FirstUntypedRead)
+    typingError(FirstUntypedRead,
+                "local variable '" + FirstUntypedReadName + "' is used before it is assigned");
+  for (const auto &[Name, Var] : Variables)
+    Typing.Variables[Name] = Var.T;
+}
+
+// --- variables ---------------------------------------------------------------------
+
+void FunctionCompiler::typeStore(const std::string &Name, const TypedValue &V, PyObject *Node) {
+  Variable &Var = Variables[Name];
+  if (V.T.isUndefined())
+    return;
+  noteConstantLocal(Name, V);
+  if (V.T.isPyObject() && !Var.T.isUndefined() && Var.T != V.T)
+    typingError(Node, "variable '" + Name + "' is bound to different compile-time objects");
+  frontend::Type Unified;
+  if (!unify(Var.T, V.T, Unified))
+    typingError(Node, "variable '" + Name + "' has type " + Var.T.str() +
+                          " and cannot also hold a value of type " + V.T.str() +
+                          ": a variable keeps one type in a kernel");
+  if (Unified != Var.T) {
+    Var.T = Unified;
+    TypesChanged = true;
+  }
+}
+
+TypedValue FunctionCompiler::typeLoad(const std::string &Name, PyObject *Node) {
+  Variable &Var = Variables[Name];
+  if (Var.T.isUndefined()) {
+    // Typed in a later round, or never (typeToFixedPoint says so).
+    if (!FirstUntypedRead) {
+      FirstUntypedRead = Node;
+      FirstUntypedReadName = Name;
+    }
+    return TypedValue();
+  }
+  TypedValue V(Var.T);
+  if (Var.T.isPyObject())
+    return V;
+  if (auto Constant = ConstantParameters.find(Name); Constant != ConstantParameters.end()) {
+    V.ConstInt = Constant->second.Int;
+    V.TupleConstInts = Constant->second.Tuple;
+  }
+  return V;
+}
+
+} // namespace tidal::frontend

@@ -1,0 +1,48 @@
+// Linking foreign code into a Python kernel's module, before any lowering
+// or optimisation, so that calls across the languages inline: the CUDA C++
+// sources (compiled in process by tidal._cxx), LLVM IR (.ll) and bitcode
+// (.bc) that cuda.declare_device(link=...), cuda.include and
+// @cuda.jit(link=[...]) name. Each is raised to marker IR by
+// tidal-raise-nvvm, checked against how the kernel calls it (a declared
+// signature that disagrees with the definition is an error showing both),
+// and linked; the foreign functions become internal. docs/cpp.md.
+#ifndef TIDAL_BINDING_FOREIGNLINKING_H
+#define TIDAL_BINDING_FOREIGNLINKING_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "ForeignFunctions.h"
+#include "Targets.h"
+
+#include <vector>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace tidal::binding {
+
+// Links into M what its foreign calls need (ForeignFunctions.h's metadata)
+// and KernelLinks (@cuda.jit(link=[...])), for Target (a .ptx file runs on
+// the cuda target only). Throws CompileError at the Python call for a
+// function no linked file defines or a declaration that disagrees with
+// the definition, at the C++ file:line:col for clang's errors. Removes
+// the foreign metadata. Nothing to do for a kernel without foreign calls;
+// returns whether anything was linked.
+bool linkForeignCode(llvm::Module &M, const std::vector<frontend::ForeignLink> &KernelLinks,
+                     TargetKind Target);
+
+// The links of @cuda.jit(link=[...]) as python/tidal/cuda/foreign.py
+// normalises them: a list of (kind, name, payload, options) tuples.
+std::vector<frontend::ForeignLink> foreignLinksFromPython(PyObject *Links);
+
+// _cxx_device_functions(code, file_name, options): the __device__
+// functions of CUDA C++ source as cuda.include binds them (DeviceBinding.h):
+// [(symbol, qualified name, declaration, reason, defined, return type,
+// [parameter types])]. 0, or -1 with a Python error set.
+int addForeignFunctions(PyObject *Module);
+
+} // namespace tidal::binding
+
+#endif

@@ -1,0 +1,300 @@
+"""Python kernels calling functions written in CUDA C++ (docs/cpp.md,
+"Calling CUDA C++ from Python kernels"), two ways:
+
+- Numba's: ``f = cuda.declare_device('f', 'float32(float32, float32)',
+  link=['functions.cu'])`` declares a foreign function by its symbol and a
+  signature; ``@cuda.jit(link=[...])`` names files for the whole kernel.
+  Numba's ABI (``extern "C" __device__ int f(T *result, args...)``: an int
+  status, which tidal ignores, and the result through the first
+  parameter), or ``abi='c'`` (``T f(args...)``). Files: CUDA C++ (``.cu``,
+  ``.cuh``: compiled by tidal's in-process Clang), LLVM IR (``.ll``,
+  ``.bc``: clang's NVVM IR for CUDA device code) and PTX (``.ptx``, which
+  tidal cannot link before optimisation: an error that says so).
+- tidal's, with no signatures: ``lib = cuda.include('functions.cu')`` (a
+  file or a code string) binds every ``__device__`` function of the source
+  with its C++ types (python/src/ForeignLinking.cpp, cxx/DeviceBinding.h,
+  the code tidal-bind prints from); ``lib.mul(x, y)`` and ``lib.ns.f(...)``
+  in a kernel call them, C++ overloads chosen by the argument types.
+
+Either way the C++ is linked into the kernel's module before
+optimisation, so calls inline; a pointer parameter takes an array (its
+data's address; ``a[i:]`` for an element's), a number parameter any real
+number, converted as C++ converts it. The frontend's half is
+pyfrontend/ForeignFunctions.cpp.
+"""
+
+import os
+import re
+import types as _types
+
+from ._native import native
+from . import signatures as _signatures
+from .. import types as _tidal_types
+
+__all__ = ["declare_device", "include", "link_items", "CxxLibrary", "ForeignFunction"]
+
+_LINK_KINDS = {".cu": "cu", ".cuh": "cu", ".ll": "ll", ".bc": "bc", ".ptx": "ptx"}
+
+
+def load_compiler():
+    """Imports tidal._cxx, the module that links Clang and hands its
+    compiler to _tidal; a clear error where it cannot load (a GPU kit
+    without libclang-cpp)."""
+    try:
+        from .. import _cxx  # noqa: F401
+    except ImportError as error:
+        raise RuntimeError(f"CUDA C++ (RawKernel, RawModule, cuda.include, .cu links) needs "
+                           f"tidal's Clang module tidal._cxx, which cannot load here: "
+                           f"{error}") from None
+
+
+_load_compiler = load_compiler
+
+
+def _link_item(entry, options=()):
+    """One file to link as the C++ half takes it: (kind, name, payload,
+    options)."""
+    if isinstance(entry, tuple) and len(entry) == 4:
+        return entry
+    try:
+        path = os.fspath(entry)
+    except TypeError:
+        raise TypeError(f"link takes file paths (str or os.PathLike), not "
+                        f"{type(entry).__name__}: {entry!r}") from None
+    extension = os.path.splitext(path)[1].lower()
+    kind = _LINK_KINDS.get(extension)
+    if kind is None:
+        raise ValueError(f"cannot link '{path}': tidal links CUDA C++ (.cu, .cuh), LLVM IR "
+                         f"(.ll, .bc) and PTX (.ptx) files, not '{extension or 'no suffix'}'")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"cannot link '{path}': no such file")
+    if kind == "bc":
+        with open(path, "rb") as file:
+            payload = file.read()
+    else:
+        with open(path, encoding="utf-8") as file:
+            payload = file.read()
+    if kind == "cu":
+        _load_compiler()
+    return (kind, path, payload, tuple(options))
+
+
+def link_items(link):
+    """link=[...] of cuda.jit or declare_device as (kind, name, payload,
+    options) tuples."""
+    if link is None:
+        return []
+    if isinstance(link, (str, bytes, os.PathLike)):
+        link = [link]
+    return [_link_item(entry) for entry in link]
+
+
+# --- Numba's way: declare_device ---------------------------------------------------------
+
+_POINTER = re.compile(r"CPointer\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)")
+
+
+def _parameter_text(description, where):
+    kind = description[0]
+    if kind == "scalar" and description[1] not in ("complex64", "complex128"):
+        return description[1]
+    if kind == "array" and description[1][0] == "scalar":
+        # An array parameter passes its data's address, as a C pointer.
+        return ("const " if description[4] else "") + description[1][1] + "*"
+    raise TypeError(f"{where}: tidal passes numbers and arrays (as pointers) to foreign "
+                    f"functions, not {_signatures.canonical_text(description)}")
+
+
+def _type_object(description):
+    """A signature's type description as tidal's type object (for .sig)."""
+    if description[0] == "scalar":
+        return getattr(_tidal_types, description[1] if description[1] != "bool" else "boolean")
+    if description[0] == "none":
+        return _tidal_types.void
+    if description[0] == "array":
+        element = _type_object(description[1])
+        dims = [slice(None)] * description[2]
+        if description[3] == "C":
+            dims[-1] = slice(None, None, 1)
+        elif description[3] == "F":
+            dims[0] = slice(None, None, 1)
+        return element[tuple(dims)]
+    return _signatures.canonical_text(description)
+
+
+class ForeignFunction:
+    """What cuda.declare_device returns: callable in kernels, where it calls
+    the foreign symbol `name` with the declared signature `sig`."""
+
+    def __init__(self, name, signature, text, abi, links):
+        self.name = name
+        self.abi = abi
+        self.link = links
+        self._text = text
+        self.sig = _tidal_types.Signature(
+            _type_object(signature.return_type), tuple(_type_object(a) for a in signature.args))
+        where = f"declare_device('{name}')"
+        self._parameters = [_parameter_text(a, where) for a in signature.args]
+        result = signature.return_type
+        if result[0] == "none":
+            if abi == "numba":
+                raise TypeError(f"{where}: Numba's ABI returns its result through a pointer; "
+                                f"a function without a result needs abi='c'")
+            self._result = "void"
+        elif result[0] == "scalar" and result[1] not in ("complex64", "complex128"):
+            self._result = result[1]
+        else:
+            raise TypeError(f"{where}: a foreign function returns a real number or nothing, "
+                            f"not {_signatures.canonical_text(result)}")
+
+    @property
+    def __tidal_foreign__(self):
+        declared = f"declare_device('{self.name}', '{self._text}'" + \
+            (", abi='c')" if self.abi == "c" else ")")
+        candidate = (self.name, self.abi, self._result, self._parameters, None, declared)
+        return (self.name, [candidate], self.link, "")
+
+    def __call__(self, *args):
+        raise TypeError(f"foreign function '{self.name}' can only be called inside a kernel")
+
+    def __repr__(self):
+        return f"<tidal foreign function {self.name} {self.sig} abi={self.abi}>"
+
+
+def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
+    """Numba's cuda.declare_device: the foreign function `name` (its
+    symbol) with signature `sig` (text or type objects, a return type
+    required), defined in the files of `link` (or of the kernel's
+    @cuda.jit(link=[...])). abi='numba' (``int name(T *result, args...)``)
+    or 'c' (``T name(args...)``). use_cooperative is accepted for Numba's
+    sake: tidal's grid sync needs no separate runtime."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"declare_device's name is the function's symbol (a str), not {name!r}")
+    if abi not in ("numba", "c"):
+        raise ValueError(f"declare_device's abi is 'numba' or 'c', not {abi!r}")
+    text = sig if isinstance(sig, str) else None
+    if isinstance(sig, str):
+        signature = _signatures.parse_signature(_POINTER.sub(r"\1[::1]", sig))
+    else:
+        signature = _signatures.signature_of(sig)
+    if signature.return_type is None:
+        raise TypeError("Return type must be provided for device declarations")
+    if text is None:
+        text = repr(signature)
+    return ForeignFunction(name, signature, text, abi, link_items(link))
+
+
+# --- tidal's way: include ----------------------------------------------------------------
+
+class CxxFunction:
+    """lib.name of cuda.include: the C++ overloads of one name."""
+
+    def __init__(self, library, path, overloads):
+        self._library = library
+        self._path = path
+        self._overloads = overloads
+
+    @property
+    def __tidal_foreign__(self):
+        library = self._library
+        candidates = []
+        for symbol, _, declaration, reason, defined, result, parameters in self._overloads:
+            if not reason and not defined:
+                reason = (f"{library._file_name} declares it but does not define it "
+                          f"(link the file that does with @cuda.jit(link=[...]))")
+            candidates.append((symbol, "c", result, parameters, reason or None, declaration))
+        return (f"{library.__name__}.{self._path}", candidates, library._links, "")
+
+    @property
+    def declarations(self):
+        """The C++ declarations of the overloads."""
+        return [overload[2] for overload in self._overloads]
+
+    def __call__(self, *args):
+        raise TypeError(f"CUDA C++ function '{self._path}' can only be called inside a kernel")
+
+    def __repr__(self):
+        return f"<tidal CUDA C++ function {self._path}: {'; '.join(self.declarations)}>"
+
+
+class _CxxScope(_types.ModuleType):
+    """A namespace of C++ functions as a module (the frontend reads a
+    module's attributes at compile time)."""
+
+    def _fill(self, library, prefix, functions):
+        members = {}
+        for qualified, overloads in functions.items():
+            head, _, rest = qualified.partition("::")
+            members.setdefault(head, {})[rest] = overloads
+        for head, entries in members.items():
+            path = f"{prefix}{head}"
+            if "" in entries:
+                setattr(self, head, CxxFunction(library, path, entries.pop("")))
+            if entries:
+                if head in self.__dict__:
+                    continue  # a function and a namespace of one name: the function
+                scope = _CxxScope(f"{library.__name__}.{path}")
+                scope._fill(library, path + ".", entries)
+                setattr(self, head, scope)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        known = sorted(k for k in self.__dict__ if not k.startswith("_"))
+        raise AttributeError(f"CUDA C++ {self.__name__} has no __device__ function or namespace "
+                             f"'{name}'; it has: {', '.join(known) or 'none'}")
+
+
+class CxxLibrary(_CxxScope):
+    """cuda.include's result: the __device__ functions of a CUDA C++ source
+    as attributes (namespaces as nested attributes)."""
+
+    def __init__(self, code, file_name, options):
+        super().__init__(os.path.basename(file_name))
+        self._file_name = file_name
+        self._code = code
+        self._options = tuple(options)
+        self._links = [("cu", file_name, code, self._options)]
+        _load_compiler()
+        functions = {}
+        for entry in native._cxx_device_functions(code, file_name, list(self._options)):
+            functions.setdefault(entry[1], []).append(entry)
+        self._functions = functions
+        self._fill(self, "", functions)
+
+    def __repr__(self):
+        return f"<tidal CUDA C++ library {self._file_name}>"
+
+
+def include(source=None, *, path=None, code=None, options=()):
+    """tidal's cuda.include: the CUDA C++ file `path` (or the code string
+    `code`) compiled, its __device__ functions bound to tidal's types and
+    callable from kernels as attributes, no signatures needed. A single
+    positional argument is a path when it names a file (or ends in .cu,
+    .cuh, .h), else code. `options` are clang's (-DNAME=VALUE, -I DIR)."""
+    if source is not None:
+        if path is not None or code is not None:
+            raise TypeError("cuda.include takes a source, or path=, or code=, one of them")
+        text = os.fspath(source)
+        if os.path.isfile(text) or os.path.splitext(text)[1] in (".cu", ".cuh", ".h") \
+                and "\n" not in text:
+            path = text
+        else:
+            code = text
+    if (path is None) == (code is None):
+        raise TypeError("cuda.include takes a path or code, exactly one of them")
+    if isinstance(options, str):
+        options = (options,)
+    if path is not None:
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"cuda.include: no such file '{path}'")
+        with open(path, encoding="utf-8") as file:
+            code = file.read()
+        file_name = path
+    else:
+        if not isinstance(code, str):
+            raise TypeError(f"cuda.include's code is a str of CUDA C++, not "
+                            f"{type(code).__name__}")
+        file_name = "include.cu"
+    return CxxLibrary(code, file_name, options)

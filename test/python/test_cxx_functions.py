@@ -1,0 +1,376 @@
+"""Python kernels calling CUDA C++ device functions (python/tidal/cuda/
+foreign.py, pyfrontend/ForeignFunctions.cpp, python/src/ForeignLinking.cpp)
+on every target: Numba's cuda.declare_device with link= (Numba's ABI and
+abi='c'; .cu, .ll and .bc files), tidal's cuda.include (overloads,
+namespaces, pointers), and the errors (a C++ syntax error, a missing
+function, a signature that disagrees with the definition, a function tidal
+cannot bind, PTX on the cpu target, a construct the cpu target cannot
+run)."""
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+from tidal.errors import CompileError, TypingError
+
+FUNCTIONS = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "cuda_cpp",
+                         "functions.cu")
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_declare_device_with_numbas_abi(target, rng):
+    mul = cuda.declare_device("mul_f32", "float32(float32, float32)", link=[FUNCTIONS])
+
+    @cuda.jit
+    def multiply(x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = mul(x[i], y[i])
+
+    x = rng.random(300, dtype=np.float32)
+    y = rng.random(300, dtype=np.float32)
+    out = np.zeros_like(x)
+    multiply[3, 128](x, y, out)
+    target.assert_result("multiply", out, x * y)
+
+
+def test_declare_device_with_the_c_abi_and_the_kernels_link(target):
+    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c")
+
+    @cuda.jit(link=[FUNCTIONS])
+    def affine(x, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = axpy(3.0, x[i], 1)  # an int argument converts to float
+
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros_like(x)
+    affine[1, 64](x, out)
+    target.assert_result("affine", out, 3 * x + 1)
+
+
+def test_declare_device_object_and_signature_forms():
+    f = cuda.declare_device("f1", "int32(float32[:])")
+    assert f.name == "f1"
+    assert f.sig.args == (cuda_types().float32[:],)
+    assert f.sig.return_type is cuda_types().int32
+    with pytest.raises(TypeError, match="Return type"):
+        cuda.declare_device("f1", "(float32[:],)")
+    with pytest.raises(TypeError, match="abi='c'"):
+        cuda.declare_device("f1", "void(float32)")
+    with pytest.raises(FileNotFoundError, match="nothing.cu"):
+        cuda.declare_device("f1", "int32(int32)", link=["nothing.cu"])
+    with pytest.raises(ValueError, match="tidal links CUDA C\\+\\+"):
+        cuda.declare_device("f1", "int32(int32)", link=[__file__])
+    with pytest.raises(TypeError, match="only be called inside a kernel"):
+        f(1)
+
+
+def cuda_types():
+    import tidal
+    return tidal
+
+
+def test_include_calls_overloads_namespaces_and_pointers(target, rng):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def geometry(x, y, xd, yd, norms, norms64, dots):
+        i = cuda.grid(1)
+        if i < norms.size:
+            norms[i] = lib.geometry.norm(x[i], y[i])
+            norms64[i] = lib.geometry.norm(xd[i], yd[i])
+        if i == 0:
+            dots[0] = lib.geometry.dot(x, y, x.size)
+            dots[1] = lib.geometry.dot(x[2:], y[2:], 3)  # from an element on
+
+    n = 100
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    norms = np.zeros(n, dtype=np.float32)
+    norms64 = np.zeros(n, dtype=np.float64)
+    dots = np.zeros(2, dtype=np.float32)
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    geometry[1, n](x, y, xd, yd, norms, norms64, dots)
+    if not target.ran("geometry"):
+        return
+    np.testing.assert_allclose(norms, np.hypot(x, y), rtol=1e-6)
+    # The double overload ran in double precision.
+    np.testing.assert_allclose(norms64, np.hypot(xd, yd), rtol=1e-15)
+    np.testing.assert_allclose(dots, [np.dot(xd, yd), np.dot(xd[2:5], yd[2:5])], rtol=1e-5)
+
+
+def test_include_a_code_string_with_a_void_function(target):
+    lib = cuda.include(code=r'''
+        __device__ void fill(int *values, int count, int value) {
+          for (int i = 0; i < count; ++i) values[i] = value;
+        }
+        __device__ bool is_even(long long x) { return x % 2 == 0; }''')
+
+    @cuda.jit
+    def fill_and_test(values, flags):
+        i = cuda.grid(1)
+        if i == 0:
+            lib.fill(values, values.size, 7)
+        if i < flags.size:
+            flags[i] = lib.is_even(i)
+
+    values = np.zeros(10, dtype=np.int32)
+    flags = np.zeros(10, dtype=np.bool_)
+    fill_and_test[1, 10](values, flags)
+    target.assert_result("fill_and_test", values, np.full(10, 7))
+    target.assert_result("fill_and_test", flags, np.arange(10) % 2 == 0)
+
+
+def test_include_lists_and_describes(tmp_path):
+    lib = cuda.include(FUNCTIONS)
+    assert "float geometry::norm(float x, float y)" in lib.geometry.norm.declarations
+    with pytest.raises(AttributeError, match="no __device__ function or namespace 'nothing'"):
+        lib.nothing
+    with pytest.raises(TypeError, match="only be called inside a kernel"):
+        lib.axpy(1.0, 2.0, 3.0)
+
+
+NVVM_TWICE = r'''
+target triple = "nvptx64-nvidia-cuda"
+define i32 @twice(ptr %result, i32 %x) {
+  %y = shl i32 %x, 1
+  store i32 %y, ptr %result
+  ret i32 0
+}
+'''
+
+
+def test_declare_device_links_llvm_ir_and_bitcode(target, tmp_path):
+    ll = write(tmp_path, "twice.ll", NVVM_TWICE)
+    files = [ll]
+    assembler = shutil.which("llvm-as-19") or shutil.which("llvm-as")
+    if assembler:
+        bc = str(tmp_path / "twice.bc")
+        subprocess.run([assembler, ll, "-o", bc], check=True)
+        files.append(bc)
+    for file in files:
+        target.forget_driver_calls()
+        twice = cuda.declare_device("twice", "int32(int32)", link=[file])
+
+        @cuda.jit
+        def doubled(out):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = twice(i)
+
+        out = np.zeros(16, dtype=np.int32)
+        doubled[1, 16](out)
+        target.assert_result("doubled", out, 2 * np.arange(16))
+
+
+# --- errors ------------------------------------------------------------------------------
+
+def test_a_cxx_syntax_error_is_located_in_the_cu_file(target, tmp_path):
+    broken = write(tmp_path, "broken.cu",
+                   'extern "C" __device__ float f(float x) {\n  return x +;\n}\n')
+    f = cuda.declare_device("f", "float32(float32)", abi="c", link=[broken])
+
+    @cuda.jit
+    def calls_broken(out):
+        out[0] = f(1.0)
+
+    with pytest.raises(CompileError) as error:
+        calls_broken[1, 1](np.zeros(1, dtype=np.float32))
+    assert f"{broken}:2:" in str(error.value)
+    assert "expected expression" in str(error.value)
+    with pytest.raises(CompileError, match="broken.cu:2:"):
+        cuda.include(broken)
+
+
+def test_a_missing_function_is_named_at_the_python_call(target):
+    missing = cuda.declare_device("not_there", "float32(float32)", link=[FUNCTIONS])
+
+    @cuda.jit
+    def calls_missing(out):
+        out[0] = missing(1.0)
+
+    with pytest.raises(CompileError) as error:
+        calls_missing[1, 1](np.zeros(1, dtype=np.float32))
+    message = str(error.value)
+    assert "'not_there'" in message and "not defined by the linked files" in message
+    assert "test_cxx_functions.py" in message and "missing(1.0)" in message
+
+
+def test_a_declaration_that_disagrees_with_the_definition_shows_both(target):
+    wrong = cuda.declare_device("mul_f32", "float64(float64, float64)", link=[FUNCTIONS])
+
+    @cuda.jit
+    def calls_wrong(out):
+        out[0] = wrong(1.0, 2.0)
+
+    with pytest.raises(CompileError) as error:
+        calls_wrong[1, 1](np.zeros(1))
+    message = str(error.value)
+    assert "declare_device('mul_f32', 'float64(float64, float64)')" in message
+    assert "int32 mul_f32(float64*, float64, float64)" in message
+    assert "int mul_f32(float *result, float x, float y)" in message
+
+
+def test_an_unbindable_function_says_why_at_the_call(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def calls_struct(out):
+        out[0] = lib.first_of(1)
+
+    with pytest.raises(TypingError) as error:
+        calls_struct[1, 1](np.zeros(1, dtype=np.int32))
+    message = str(error.value)
+    assert "int first_of(Pair pair)" in message
+    assert "'Pair' is a struct or class passed by value" in message
+    assert "lib.first_of(1)" in message or "first_of" in message
+
+
+def test_no_overload_takes_the_arguments(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def calls_norm(out):
+        out[0] = lib.geometry.norm(out, 1.0)
+
+    with pytest.raises(TypingError, match="no 'functions.cu.geometry.norm' takes arguments"):
+        calls_norm[1, 1](np.zeros(1, dtype=np.float32))
+
+
+def test_ptx_cannot_run_on_the_cpu_target(tmp_path):
+    ptx = write(tmp_path, "f.ptx", ".version 7.8\n.target sm_75\n")
+    f = cuda.declare_device("f", "float32(float32)", link=[ptx])
+
+    @cuda.jit
+    def calls_ptx(out):
+        out[0] = f(1.0)
+
+    with pytest.raises(CompileError, match="PTX is GPU machine code.*link the CUDA C\\+\\+ "
+                                           "source \\(.cu\\)"):
+        with cuda_target("cpu"):
+            calls_ptx[1, 1](np.zeros(1, dtype=np.float32))
+
+
+def cuda_target(name):
+    from tidal.cuda.target import use_target
+    return use_target(name)
+
+
+def test_a_construct_the_cpu_target_cannot_run_is_named(target):
+    lib = cuda.include(code=r'''
+        __device__ int fenced(int x) {
+          asm volatile("membar.gl;" ::: "memory");
+          return x;
+        }''')
+
+    @cuda.jit
+    def calls_asm(out):
+        out[0] = lib.fenced(1)
+
+    with pytest.raises(CompileError, match="inline PTX assembly 'membar.gl;'.*cannot run on "
+                                           "the cpu target"):
+        calls_asm[1, 1](np.zeros(1, dtype=np.int32))
+
+
+NUMBA_FFI = "/usr/lib/python3/dist-packages/numba/cuda/tests/doc_examples/ffi/functions.cu"
+
+
+@pytest.mark.skipif(not os.path.exists(NUMBA_FFI), reason="python3-numba's ffi example is absent")
+def test_numbas_ffi_example_runs_unchanged(target):
+    # Numba's documentation example (doc_examples/test_ffi.py), which Numba
+    # runs through NVRTC on a GPU only.
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+
+    @cuda.jit(link=[NUMBA_FFI])
+    def multiply_vectors(r, x, y):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = mul(x[i], y[i])
+
+    x = np.random.default_rng(1).random(32).astype(np.float32)
+    y = np.random.default_rng(2).random(32).astype(np.float32)
+    r = np.zeros_like(x)
+    multiply_vectors[1, 32](r, x, y)
+    target.assert_result("multiply_vectors", r, x * y)
+
+
+def test_the_disk_cache_refuses_linked_files_as_numba_does():
+    with pytest.raises(RuntimeError, match="Cannot pickle CUDACodeLibrary with linking files"):
+        @cuda.jit(cache=True, link=[FUNCTIONS])
+        def cached(out):
+            pass
+
+
+PARTICLE = np.dtype([("x", np.float32), ("y", np.float32), ("id", np.int32)])
+
+
+def test_struct_pointers_take_records_of_the_same_layout(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def particles_kernel(particles, largest):
+        i = cuda.grid(1)
+        if i < particles.size:
+            lib.move(particles[i], 1.5, -2.0)  # a record: its address
+        if i == 0:
+            largest[0] = lib.largest_id(particles, particles.size)  # a record array
+
+    particles = np.zeros(8, dtype=PARTICLE)
+    particles["x"] = np.arange(8)
+    particles["id"] = [3, 9, 4, 1, 7, 2, 8, 5]
+    largest = np.zeros(1, dtype=np.int32)
+    particles_kernel[1, 8](particles, largest)
+    target.assert_result("particles_kernel", particles["x"], np.arange(8) + 1.5)
+    target.assert_result("particles_kernel", particles["y"], np.full(8, -2.0))
+    target.assert_result("particles_kernel", largest, [9])
+
+
+def test_a_record_of_another_layout_is_refused(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def wrong_record(particles):
+        lib.move(particles[0], 1.0, 1.0)
+
+    other = np.zeros(2, dtype=[("x", np.float64), ("y", np.float64)])
+    with pytest.raises(TypingError, match="struct Particle \\{x: float32 at 0, y: float32 at 4, "
+                                          "id: int32 at 8\\} \\(12 bytes\\)"):
+        wrong_record[1, 1](other)
+
+
+def test_device_functions_call_cxx_and_void_c_abi_declarations(target):
+    # tidal-bind's line for clamp, as printed: the mangled symbol, abi='c'.
+    clamp = cuda.declare_device(
+        "_Z5clampPfiff", "void(CPointer(float32), int32, float32, float32)", abi="c",
+        link=[FUNCTIONS])
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit(device=True)
+    def scaled_norm(x, y):
+        return 2 * lib.geometry.norm(x, y)
+
+    @cuda.jit
+    def uses_device_function(x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = scaled_norm(x[i], y[i])
+        cuda.syncthreads()
+        if i == 0:
+            clamp(out, out.size, 0.0, 2.0)
+
+    x = np.linspace(0, 1, 32, dtype=np.float32)
+    y = np.linspace(1, 0, 32, dtype=np.float32)
+    out = np.zeros(32, dtype=np.float32)
+    uses_device_function[1, 32](x, y, out)
+    if target.ran("uses_device_function"):
+        np.testing.assert_allclose(out, np.minimum(2 * np.hypot(x, y), 2.0), rtol=1e-6)

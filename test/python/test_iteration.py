@@ -1,0 +1,142 @@
+"""`for` over enumerate(), zip() (of ranges, arrays, tuples and of each
+other), 1-D arrays and tuples (heterogeneous ones unrolled), nested, with
+break and continue; and the iterables kernels refuse."""
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+from tidal.errors import TypingError, UnsupportedError
+
+COEFFICIENTS = (1, 2.5, 4)
+
+
+def test_enumerate_and_zip_of_arrays(target):
+    @cuda.jit
+    def k(x, y, out):
+        total = 0.0
+        count = 0
+        for i, v in enumerate(x):
+            total += i * v
+        for a, b in zip(x, y):  # stops at the shorter
+            total += a * b
+            count += 1
+        for i, (a, b) in enumerate(zip(x, y), 10):
+            total += i
+        for (i, a), b in zip(enumerate(x), y):
+            total -= i
+        out[0] = total
+        out[1] = count
+
+    x = np.arange(5, dtype=np.float64)
+    y = np.arange(3, dtype=np.float32) + 1
+    out = np.zeros(2)
+    k[1, 1](x, y, out)
+    expected = (sum(i * v for i, v in enumerate(x)) + sum(a * b for a, b in zip(x, y))
+                + sum(range(10, 13)) - sum(range(3)))
+    target.assert_result("k", out, [expected, 3])
+
+
+def test_arrays_tuples_and_ranges_nested_with_break_and_continue(target):
+    @cuda.jit
+    def k(a, out):
+        i = cuda.grid(1)
+        if i >= out.size:
+            return
+        acc = 0.0
+        for c in COEFFICIENTS:  # int64, float64, int64: unrolled, acc is float64
+            for v in a:
+                if v == 3:
+                    continue
+                if v > 5:
+                    break
+                acc += c * v
+        for j, c in zip(range(i, 100, 2), (10, 20, 30)):
+            acc += j * c
+        out[i] = acc
+
+    a = np.array([1, 2, 3, 4, 6, 7], np.int32)
+    out = np.zeros(4)
+    k[1, 4](a, out)
+    def expected(i):
+        acc = 0.0
+        for c in COEFFICIENTS:
+            for v in a:
+                if v == 3:
+                    continue
+                if v > 5:
+                    break
+                acc += c * v
+        for j, c in zip(range(i, 100, 2), (10, 20, 30)):
+            acc += j * c
+        return acc
+    target.assert_result("k", out, [expected(i) for i in range(4)])
+
+
+def test_zip_of_a_tuple_and_a_shorter_array_stops_at_the_array(target):
+    @cuda.jit
+    def k(a, out):
+        n = 0
+        for t, v in zip((1, 2, 3, 4), a):
+            out[n] = t * v
+            n += 1
+        out[4] = n
+
+    out = np.zeros(5, np.int64)
+    k[1, 1](np.array([5, 6], np.int64), out)
+    target.assert_result("k", out, [5, 12, 0, 0, 2])
+
+
+def test_iterating_records_gives_references(target):
+    dtype = np.dtype([("x", np.float64), ("n", np.int32)])
+
+    @cuda.jit
+    def k(records, out):
+        for r in records:
+            r.x = r.x * 2
+            out[0] += r.n
+
+    records = np.zeros(3, dtype)
+    records["x"] = [1, 2, 3]
+    records["n"] = [4, 5, 6]
+    out = np.zeros(1, np.int64)
+    k[1, 1](records, out)
+    if target.ran("k"):
+        np.testing.assert_array_equal(records["x"], [2, 4, 6])
+        assert out[0] == 15
+
+
+def test_refused_iterables_are_located():
+    @cuda.jit
+    def two_d(a, out):
+        for row in a:
+            out[0] = 1
+
+    with pytest.raises(UnsupportedError, match=r"test_iteration\.py:\d+:\d+: cannot iterate over "
+                                               r"array\(float64, 2d, C\): kernels iterate over 1-D "
+                                               r"arrays only"):
+        two_d[1, 1](np.zeros((2, 2)), np.zeros(1))
+
+    @cuda.jit
+    def number(x, out):
+        for v in x:
+            out[0] = v
+
+    with pytest.raises(TypingError, match="cannot iterate over a value of type int64"):
+        number[1, 1](3, np.zeros(1))
+
+    @cuda.jit
+    def bad_start(a, out):
+        for i, v in enumerate(a, 1.5):
+            out[0] = v
+
+    with pytest.raises(TypingError, match="enumerate\\(\\)'s start must be an integer, not float64"):
+        bad_start[1, 1](np.zeros(2), np.zeros(1))
+
+    @cuda.jit
+    def unpack(a, out):
+        for i, j, k in enumerate(a):
+            out[0] = i
+
+    with pytest.raises(TypingError, match=r"cannot unpack Tuple\(int64, float64\) into 3 targets"):
+        unpack[1, 1](np.zeros(2), np.zeros(1))

@@ -1,0 +1,256 @@
+"""Exceptions in kernels and device functions (pyfrontend/KernelExceptions.cpp):
+with debug=True, `raise SomeError(...)` ends the thread and the exception
+reaches the host after the launch, with its class and message, as Numba's
+does; division by zero raises ZeroDivisionError. Without debug a raise in a
+kernel ends the thread quietly, as in Numba. The cpu target runs the kernels;
+the cuda target (over the mock driver) compiles and launches them."""
+
+import os
+
+import numpy as np
+import pytest
+
+from tidal import cuda
+from tidal.errors import CompileError, TypingError, UnsupportedError
+from source_positions import position_of
+from targets import on_targets
+
+
+class KernelProblem(Exception):
+    """A user's exception class, raised by kernels below."""
+
+
+@on_targets("cpu")
+def test_raise_with_a_message_reaches_the_host(target):
+    @cuda.jit(debug=True)
+    def check(x, out):
+        i = cuda.grid(1)
+        if x[i] < 0:
+            raise ValueError("negative input")
+        out[i] = x[i] * 2
+
+    out = np.zeros(4)
+    check[1, 4](np.array([1.0, 2.0, 3.0, 4.0]), out)
+    np.testing.assert_array_equal(out, [2.0, 4.0, 6.0, 8.0])
+    with pytest.raises(ValueError) as info:
+        check[1, 4](np.array([1.0, -2.0, 3.0, 4.0]), out)
+    # Numba's prefix: the function, file and line, then the thread and block.
+    line, _ = position_of(check.py_func, "raise ValueError")
+    assert str(info.value) == (f"In function 'check', file {os.path.abspath(__file__)}, "
+                               f"line {line}, tid=[1, 0, 0] ctaid=[0, 0, 0]: negative input")
+
+
+@on_targets("cpu")
+def test_raise_of_a_bare_class_and_of_a_user_class(target):
+    @cuda.jit(debug=True)
+    def bare(flag):
+        if flag:
+            raise KeyError
+
+    @cuda.jit(debug=True)
+    def mine(flag):
+        if flag:
+            raise KernelProblem("code", 42)
+
+    bare[1, 1](False)
+    with pytest.raises(KeyError):
+        bare[1, 1](True)
+    with pytest.raises(KernelProblem) as info:
+        mine[1, 1](True)
+    assert info.value.args[0].startswith("In function 'mine', file ")
+    assert info.value.args[0].endswith("tid=[0, 0, 0] ctaid=[0, 0, 0]: code")
+    assert info.value.args[1] == 42
+    with pytest.raises(KeyError) as info:
+        bare[1, 1](True)
+    assert info.value.args[0].startswith("In function 'bare', file ")
+    assert info.value.args[0].endswith("tid=[0, 0, 0] ctaid=[0, 0, 0]")
+
+
+@on_targets("cpu")
+def test_raise_ends_the_thread(target):
+    @cuda.jit(debug=True)
+    def stop_early(out):
+        out[0] = 1.0
+        if out.size > 0:
+            raise RuntimeError("stop")
+        out[1] = 2.0
+
+    out = np.zeros(2)
+    with pytest.raises(RuntimeError, match="stop"):
+        stop_early[1, 1](out)
+    np.testing.assert_array_equal(out, [1.0, 0.0])
+
+
+@on_targets("cpu")
+def test_raise_in_a_device_function_reaches_the_host(target):
+    @cuda.jit(device=True)
+    def checked_sqrt(x):
+        if x < 0:
+            raise ValueError("Device Function Error")
+        return x ** 0.5
+
+    @cuda.jit(debug=True)
+    def roots(x, out):
+        i = cuda.grid(1)
+        out[i] = checked_sqrt(x[i])
+
+    out = np.zeros(2)
+    roots[1, 2](np.array([4.0, 9.0]), out)
+    np.testing.assert_array_equal(out, [2.0, 3.0])
+    with pytest.raises(ValueError) as info:
+        roots[1, 2](np.array([4.0, -9.0]), out)
+    assert str(info.value).startswith("In function 'checked_sqrt', file ")
+    assert str(info.value).endswith("tid=[1, 0, 0] ctaid=[0, 0, 0]: Device Function Error")
+
+
+def test_raise_without_debug_ends_the_thread_quietly(target):
+    @cuda.jit
+    def quiet(x, out):
+        i = cuda.grid(1)
+        if x[i] < 0:
+            raise ValueError("ignored without debug")
+        out[i] = x[i]
+
+    out = np.full(3, 7.0)
+    quiet[1, 3](np.array([1.0, -1.0, 3.0]), out)
+    target.assert_result("quiet", out, np.array([1.0, 7.0, 3.0]))
+
+
+def test_raise_compiles_with_debug_on_every_target(target):
+    @cuda.jit(debug=True)
+    def guarded(x, out):
+        i = cuda.grid(1)
+        if x[i] > 100:
+            raise OverflowError("too large")
+        out[i] = x[i]
+
+    out = np.zeros(2)
+    guarded[1, 2](np.array([1.0, 2.0]), out)
+    target.assert_result("guarded", out, np.array([1.0, 2.0]))
+
+
+@on_targets("cpu")
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_division_by_zero_raises_in_debug_mode(target, dtype):
+    @cuda.jit(debug=True, opt=False)
+    def divide(r, x, y):
+        r[0] = y[0] / x[0]
+        r[1] = y[0]
+
+    r = np.zeros(2)
+    with pytest.raises(ZeroDivisionError, match="division by zero"):
+        divide[1, 1](r, np.zeros(1, dtype), np.ones(1, dtype))
+    np.testing.assert_array_equal(r, [0.0, 0.0])  # the thread stopped at the division
+
+
+@on_targets("cpu")
+def test_floor_division_and_modulo_by_zero_raise_in_debug_mode(target):
+    @cuda.jit(debug=True)
+    def floor_div(r, a, b):
+        r[0] = a[0] // b[0]
+
+    @cuda.jit(debug=True)
+    def modulo(r, a, b):
+        r[0] = a[0] % b[0]
+
+    for kernel in (floor_div, modulo):
+        with pytest.raises(ZeroDivisionError):
+            kernel[1, 1](np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64))
+
+
+@on_targets("cpu")
+def test_float_division_by_zero_with_fastmath_does_not_raise(target):
+    @cuda.jit(debug=True, fastmath=True)
+    def divide(r, x, y):
+        r[0] = y[0] / x[0]
+
+    r = np.zeros(1)
+    divide[1, 1](r, np.zeros(1), np.ones(1))
+    assert np.isinf(r[0])
+
+
+def test_division_by_zero_without_debug_does_not_raise(target):
+    @cuda.jit
+    def divide(r, x, y):
+        r[0] = y[0] / x[0]
+        r[1] = y[0]
+
+    r = np.zeros(2)
+    divide[1, 1](r, np.zeros(1), np.ones(1))
+    if target.ran("divide"):
+        assert np.isinf(r[0]) and r[1] == 1.0
+
+
+def _compile_error(kernel, *args):
+    with pytest.raises(CompileError) as info:
+        kernel[1, 1](*args)
+    return info.value
+
+
+def test_raise_of_a_non_exception_is_a_located_typing_error():
+    @cuda.jit(debug=True)
+    def bad(x):
+        raise x
+
+    err = _compile_error(bad, np.zeros(1))
+    assert isinstance(err, TypingError)
+    assert "a kernel can only raise an exception class, not 'x'" in str(err)
+    line, column = position_of(bad.py_func, "raise x")
+    assert (err.line, err.column) == (line, column + len("raise "))
+
+
+def test_raise_with_a_run_time_argument_is_unsupported_and_located():
+    @cuda.jit(debug=True)
+    def bad(x):
+        raise ValueError(x[0])
+
+    err = _compile_error(bad, np.zeros(1))
+    assert isinstance(err, UnsupportedError)
+    assert "must be constants (literals), as in Numba: 'x[0]' is not" in str(err)
+    line, column = position_of(bad.py_func, "x[0])")
+    assert (err.line, err.column) == (line, column)
+
+
+def test_bare_raise_is_unsupported_and_located():
+    @cuda.jit
+    def bad(x):
+        if x[0] > 0:
+            raise
+
+    err = _compile_error(bad, np.zeros(1))
+    assert isinstance(err, UnsupportedError)
+    assert "a bare 'raise' (re-raising) is not supported in kernels" in str(err)
+    line, column = position_of(bad.py_func, "raise")
+    assert (err.line, err.column) == (line, column)
+
+
+def test_a_device_function_that_raises_on_its_other_path_needs_no_return():
+    @cuda.jit(device=True)
+    def positive(x):
+        if x > 0:
+            return x
+        else:
+            raise ValueError("not positive")
+
+    @cuda.jit
+    def use(out, x):
+        out[0] = positive(x[0])
+
+    out = np.zeros(1)
+    use[1, 1](out, np.array([3.0]))
+
+
+def test_raise_on_the_nvptx_path_prints_and_fails_the_launch():
+    # On a GPU, a raise with debug=True calls __assertfail with its message
+    # (the launch fails with CUDA_ERROR_ASSERT); without debug the thread
+    # returns.
+    def guarded(x):
+        if x[0] > 100:
+            raise OverflowError("too large")
+        x[0] = 1.0
+
+    from tidal import float64, void
+    debug_ptx, _ = cuda.compile_ptx(guarded, void(float64[::1]), debug=True)
+    assert "__assertfail" in debug_ptx
+    quiet_ptx, _ = cuda.compile_ptx(guarded, void(float64[::1]))
+    assert "__assertfail" not in quiet_ptx
