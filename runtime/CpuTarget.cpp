@@ -14,6 +14,9 @@
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
@@ -229,6 +232,7 @@ private:
     Add(CpuBarrierErrorHook, &__tidal_cpu_barrier_error);
     Add(CpuPrintHook, &__tidal_cpu_print);
     Add(CpuWarpStepHook, &__tidal_cpu_warp_step);
+    Add(CpuGridSyncHook, &__tidal_cpu_grid_sync);
     // Compiler helpers (half-precision conversions, ...) that the process
     // does not export.
     for (const CompilerBuiltin &Builtin : compilerBuiltins())
@@ -294,6 +298,44 @@ std::string hostDescription() {
 
 namespace {
 
+// fneg, fabs and copysign only touch the sign bit, NaN payloads included,
+// as on the GPU (neg.f16, abs.f16). LLVM 19's x86 backend without
+// AVX512-FP16 promotes them on half to float and back, which quiets a
+// signalling NaN. So just before codegen (after InstCombine, which would
+// fold them back) they become integer bit operations on half values.
+void makeHalfSignOperationsExact(llvm::Function &F) {
+  llvm::SmallVector<llvm::Instruction *, 8> Rewritten;
+  for (llvm::Instruction &I : llvm::instructions(F)) {
+    if (!I.getType()->getScalarType()->isHalfTy())
+      continue;
+    auto *Call = llvm::dyn_cast<llvm::IntrinsicInst>(&I);
+    llvm::Intrinsic::ID Id = Call ? Call->getIntrinsicID() : llvm::Intrinsic::not_intrinsic;
+    if (I.getOpcode() == llvm::Instruction::FNeg || Id == llvm::Intrinsic::fabs ||
+        Id == llvm::Intrinsic::copysign)
+      Rewritten.push_back(&I);
+  }
+  for (llvm::Instruction *I : Rewritten) {
+    llvm::IRBuilder<> Builder(I);
+    llvm::Type *Bits = Builder.getInt16Ty(); // i16, or <n x i16>
+    if (auto *Vector = llvm::dyn_cast<llvm::VectorType>(I->getType()))
+      Bits = llvm::VectorType::get(Bits, Vector->getElementCount());
+    llvm::Constant *Sign = llvm::ConstantInt::get(Bits, 0x8000);
+    llvm::Constant *Magnitude = llvm::ConstantInt::get(Bits, 0x7FFF);
+    llvm::Value *X = Builder.CreateBitCast(I->getOperand(0), Bits);
+    llvm::Value *Result;
+    if (I->getOpcode() == llvm::Instruction::FNeg)
+      Result = Builder.CreateXor(X, Sign);
+    else if (llvm::cast<llvm::IntrinsicInst>(I)->getIntrinsicID() == llvm::Intrinsic::fabs)
+      Result = Builder.CreateAnd(X, Magnitude);
+    else
+      Result = Builder.CreateOr(
+          Builder.CreateAnd(X, Magnitude),
+          Builder.CreateAnd(Builder.CreateBitCast(I->getOperand(1), Bits), Sign));
+    I->replaceAllUsesWith(Builder.CreateBitCast(Result, I->getType()));
+    I->eraseFromParent();
+  }
+}
+
 // What compile() and emitObject() check and note about a module before
 // codegen: it verifies, every large frame probes the stack, and its block
 // functions, those that run alone and its debug flag are read.
@@ -311,6 +353,8 @@ CpuObject prepareModule(llvm::Module &M) {
   for (llvm::Function &F : M)
     if (!F.isDeclaration() && !F.hasFnAttribute("probe-stack"))
       F.addFnAttr("probe-stack", "inline-asm");
+  for (llvm::Function &F : M)
+    makeHalfSignOperationsExact(F);
 
   CpuObject Prepared;
   for (const llvm::Function &F : M)
