@@ -7,7 +7,9 @@
 
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
@@ -179,6 +181,33 @@ bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error,
       [](PassBuilder &PB, ModulePassManager &MPM) {
         MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
       });
+}
+
+void forgetNVPTXAnnotations(Module &M, TargetMachine &TM) {
+  // Empty M: no metadata, then no bodies or initialisers (so no references
+  // between globals), then no globals.
+  while (!M.named_metadata_empty())
+    M.eraseNamedMetadata(&*M.named_metadata_begin());
+  for (Function &F : M)
+    F.deleteBody();
+  for (GlobalVariable &G : M.globals())
+    G.setInitializer(nullptr);
+  auto Erase = [](auto &&Range) {
+    for (GlobalValue &V : make_early_inc_range(Range)) {
+      V.replaceAllUsesWith(PoisonValue::get(V.getType()));
+      V.eraseFromParent();
+    }
+  };
+  Erase(M.aliases());
+  Erase(M.ifuncs());
+  Erase(M.functions());
+  Erase(M.globals());
+  M.setTargetTriple(TM.getTargetTriple().str());
+  M.setDataLayout(TM.createDataLayout());
+  raw_null_ostream Null; // outlives the printer, which flushes into it
+  legacy::PassManager Printer;
+  if (!TM.addPassesToEmitFile(Printer, Null, nullptr, CodeGenFileType::AssemblyFile))
+    Printer.run(M);
 }
 
 bool raiseNVVMModule(Module &M, std::string &Error) {

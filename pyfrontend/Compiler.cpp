@@ -78,9 +78,13 @@ void lowerForNVPTX(Module &M, unsigned SM, PipelineTimings *Timings) {
   NVPTXOptions Options;
   Options.SM = SM;
   std::string Error;
-  if (!runNVPTXPipeline(M, TM, Options, Error, Timings))
+  if (!runNVPTXPipeline(M, TM, Options, Error, Timings)) {
+    forgetNVPTXAnnotations(M, TM); // M dies unprinted (Passes.h)
     throw std::runtime_error("lowering for NVPTX failed: " + Error);
+  }
 }
+
+void forgetNVPTXModule(Module &M, unsigned SM) { forgetNVPTXAnnotations(M, nvptxMachine(SM)); }
 
 std::string emitPTX(Module &M, unsigned SM) {
   TargetMachine &TM = nvptxMachine(SM);

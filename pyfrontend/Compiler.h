@@ -23,6 +23,11 @@ std::string moduleText(const llvm::Module &M);
 // tidal-nvptx in place (lower, verify, internalise, O3) for sm_<SM>.
 // Throws std::runtime_error with the plugin's diagnostics.
 void lowerForNVPTX(llvm::Module &M, unsigned SM, tidal::PipelineTimings *Timings = nullptr);
+// A module lowered by lowerForNVPTX that will not be printed by emitPTX
+// must pass through this before it is destroyed (it is left empty): see
+// forgetNVPTXAnnotations in tidal/Passes.h. lowerForNVPTX does it itself
+// when it fails.
+void forgetNVPTXModule(llvm::Module &M, unsigned SM);
 // PTX of a module lowered by lowerForNVPTX.
 std::string emitPTX(llvm::Module &M, unsigned SM);
 

@@ -429,10 +429,14 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
       llvm::LLVMContext Ctx;
       std::unique_ptr<llvm::Module> M = parseIR(S->MarkerIR, Ctx);
       lowerForNVPTX(*M, SM);
-      if (Kind == "llvm")
-        return PyUnicode_FromString(moduleText(*M).c_str());
+      if (Kind == "llvm") {
+        std::string Text = moduleText(*M);
+        frontend::forgetNVPTXModule(*M, SM);
+        return PyUnicode_FromString(Text.c_str());
+      }
       if (Kind == "ptx")
         return PyUnicode_FromString(emitPTX(*M, SM).c_str());
+      frontend::forgetNVPTXModule(*M, SM);
       PyErr_Format(PyExc_ValueError, "unknown view '%s': use markers, llvm or ptx", What);
       return nullptr;
     }

@@ -5,6 +5,7 @@
 #include "RawKernels.h"
 
 #include "CompileError.h"
+#include "Compiler.h"
 #include "Errors.h"
 #include "PyRef.h"
 
@@ -88,9 +89,14 @@ std::unique_ptr<llvm::Module> compileOrThrow(llvm::LLVMContext &Context, const s
   if (!CompileCuda)
     throw std::runtime_error("CUDA C++ needs tidal's Clang module: import tidal._cxx first");
   std::string Error;
-  std::unique_ptr<llvm::Module> M = CompileCuda(Context, Code, FileName, Options, Error);
-  if (!M)
+  std::unique_ptr<llvm::Module> Clangs = CompileCuda(Context, Code, FileName, Options, Error);
+  if (!Clangs)
     throwClangError(Error, Code, FileName);
+  // Clang optimised its module with the NVPTX passes, which cached its
+  // annotations by address: tidal goes on with a copy, and the original is
+  // forgotten before it dies (forgetNVPTXAnnotations, tidal/Passes.h).
+  std::unique_ptr<llvm::Module> M = llvm::CloneModule(*Clangs);
+  frontend::forgetNVPTXModule(*Clangs, frontend::DefaultSM);
   return M;
 }
 

@@ -61,6 +61,20 @@ bool runNVPTXPipeline(llvm::Module &M, llvm::TargetMachine &TM,
 bool runHostPipeline(llvm::Module &M, llvm::TargetMachine &TM,
                      std::string &Error, PipelineTimings *Timings = nullptr);
 
+// LLVM 19's NVPTX backend keeps what it reads of a module's
+// !nvvm.annotations (kernel, maxntid, ...) in a process-wide cache keyed by
+// the Module's and each function's address (NVPTXUtilities.cpp), filled by
+// the NVPTX passes of O3 and codegen and emptied for a module only when the
+// PTX printer finishes it. A module that ran through them and is destroyed
+// without being printed leaves its entries behind, and a later module that
+// the allocator puts at the same address, with a function at the address of
+// one of the old ones, reads them: its kernel is then no kernel (no .entry)
+// or takes another's launch bounds. forgetNVPTXAnnotations(M, TM) empties M
+// and runs TM's PTX printer over it to a null stream, which drops M's
+// entries; call it on such a module before it is destroyed (it is then an
+// empty module).
+void forgetNVPTXAnnotations(llvm::Module &M, llvm::TargetMachine &TM);
+
 // tidal-raise-nvvm in process: clang's NVVM IR for CUDA C++ to marker IR
 // (docs/cpp.md), before either pipeline. Errors are collected into `Error`
 // as above; false if there was one.
