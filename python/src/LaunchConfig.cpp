@@ -371,10 +371,10 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
     if (StreamObject == Py_None || (PyLong_CheckExact(StreamObject) &&
                                     PyLong_AsLong(StreamObject) == 0 && !PyErr_Occurred())) {
       Stream = 0;
-    } else { // a tidal Stream: its handle
+    } else { // a tidal Stream: its handle (a StreamHandle, an int)
       static PyObject *Handle = PyUnicode_InternFromString("handle");
       PyRef Value = PyRef::steal(PyObject_GetAttr(StreamObject, Handle));
-      Quick = Value && PyLong_CheckExact(Value.get());
+      Quick = Value && PyLong_Check(Value.get());
       if (Quick)
         Stream = PyLong_AsUnsignedLongLong(Value.get());
       Quick = Quick && !PyErr_Occurred();
