@@ -81,6 +81,8 @@ struct DispatcherState {
   frontend::PyRef Extensions;
   // Grid sizes (blocks) already warned about as too small (PerformanceWarnings.h).
   std::vector<uint64_t> LowOccupancyWarned;
+  // The cpu target warned once about a NumPy array a GPU would copy.
+  bool ImplicitCopyWarned = false;
   std::vector<std::unique_ptr<Specialization>> Specializations;
   // A CUDA C++ kernel (tidal.cuda.RawKernel, RawKernels.h): specialisations
   // come from its source instead of the frontend; null for Python kernels.

@@ -187,6 +187,14 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
     // launch runs, only a new SIGINT interrupts it.
     if (Execute && PyErr_CheckSignals() < 0)
       return nullptr;
+    // NumPy arrays are read in place here; the warning, once per kernel,
+    // says what a GPU's launch would copy (PerformanceWarnings.h).
+    if (Execute && !D.ImplicitCopyWarned)
+      for (size_t I = 0; I < Plan.ParameterTypes.size(); ++I)
+        if (Plan.Kinds[I] == ArgKind::HostArray && wouldCopyOnCudaTarget(Leaves[I])) {
+          warnImplicitCopyOnce(D);
+          break;
+        }
     if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
       withoutGIL([&] {
         // A kernel that uses cuda.cg.this_grid() runs all its blocks at once.

@@ -48,8 +48,9 @@ PUBLIC_CUDA_SUBMODULES = ("numba.cuda.random", "numba.cuda.kernels")
 PUBLIC_COMPILER_NAMES = {"numba.cuda.compiler": frozenset({
     "compile_ptx", "compile_ptx_for_current_device"})}
 
-# Errors a test expects from compiling a kernel: tidal's errors of that name.
-ERROR_NAMES = {"numba.core.errors": frozenset({"TypingError"})}
+# Errors a test expects from compiling a kernel, and warnings from launching
+# one: tidal's of that name.
+ERROR_NAMES = {"numba.core.errors": frozenset({"TypingError", "NumbaPerformanceWarning"})}
 
 
 def _lookup_statement(module, names):

@@ -4,6 +4,7 @@ per argument-type signature (compiled and cached in C++), inspection."""
 
 import functools
 import os
+import warnings
 
 from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
 from . import signatures as signature_forms
@@ -407,6 +408,14 @@ def jit(func_or_sig=None, device=False, **options):
     unknown = set(options) - _JIT_OPTIONS
     if unknown:
         raise TypeError(f"unknown option(s) to cuda.jit: {', '.join(sorted(unknown))}")
+    if options.get("debug") and options.get("opt", True):
+        # Numba's warning (its NVVM may crash on optimised debug code);
+        # tidal compiles it, optimised as always.
+        from ..errors import InvalidConfigWarning
+        warnings.warn("debug=True with opt=True (the default) is not supported by CUDA "
+                      "under Numba, whose compiler may crash on it: set debug=False or "
+                      "opt=False for code that Numba also runs (tidal accepts opt and "
+                      "always optimises)", InvalidConfigWarning, stacklevel=2)
 
     def decorate(py_func, signatures=()):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
