@@ -593,9 +593,10 @@ class _Directed:
     it on the cuda target, as Numba's: In is copied to the device only (the
     kernel reads it), Out is copied back only (the kernel writes it; the
     device memory starts undefined), InOut both, which is what a bare NumPy
-    array gets. On the cpu target a kernel uses the array itself: the
-    direction changes nothing. The launch reads ``_tidal_array`` and the
-    class's ``_tidal_direction`` (1: in, 2: out, 3: both)."""
+    array gets. On the cpu target a kernel uses the array itself for Out
+    and InOut, and a copy of it for In (its writes are dropped, as on a
+    GPU). The launch reads ``_tidal_array`` and the class's
+    ``_tidal_direction`` (1: in, 2: out, 3: both)."""
 
     __slots__ = ("_tidal_array",)
     _tidal_direction = 3
