@@ -521,3 +521,45 @@ def test_binding_checks_its_arguments(mock_script):
     for name in ("info_type", "select_type", "memory_info_type"):
         assert res[name] == ["TypeError", "a device id must be an int or None"]
     assert res["selected"] is None
+
+
+# --- fork -----------------------------------------------------------------------------
+
+FORKED_CHILD = """
+    import multiprocessing as mp
+
+    def child(queue):
+        try:
+            cuda.to_device(np.arange(4))
+        except cuda.CudaDriverError as error:
+            queue.put(("error", str(error), error.call, error.error_name))
+        else:
+            queue.put(("ok",))
+
+    {before_fork}
+    queue = mp.get_context("fork").Queue()
+    process = mp.get_context("fork").Process(target=child, args=[queue])
+    process.start()
+    got = queue.get(timeout=60)
+    process.join()
+    # The parent is not affected.
+    print(json.dumps({{"child": got, "parent": cuda.to_device(np.arange(3)).copy_to_host().tolist()}}))
+"""
+
+
+def test_a_child_forked_after_cuda_started_cannot_use_it(mock_script):
+    # Numba's test_fork: the child's first CUDA call raises CudaDriverError.
+    r = mock_script(FORKED_CHILD.format(before_fork="cuda.current_context()"))
+    assert r.returncode == 0, r.stderr
+    kind, message, call, name = r.result["child"]
+    assert kind == "error" and call == "fork" and name == "CUDA_ERROR_NOT_INITIALIZED"
+    assert message.startswith("CUDA initialized before forking: this process (pid ")
+    assert "'spawn'" in message
+    assert r.result["parent"] == [0, 1, 2]
+
+
+def test_a_forked_child_of_the_cpu_target_uses_it(mock_script):
+    # The cpu target has no CUDA state to lose: a forked child uses it.
+    r = mock_script(FORKED_CHILD.format(before_fork="cuda.current_context()"), target="cpu")
+    assert r.returncode == 0, r.stderr
+    assert r.result == {"child": ["ok"], "parent": [0, 1, 2]}
