@@ -53,6 +53,7 @@ def test_the_cpu_target_has_one_device():
     with pytest.raises(AttributeError, match="PCI_BUS_ID"):
         device.PCI_BUS_ID
     assert len(cuda.gpus) == 1 and cuda.gpus[0].name == device.name
+    assert cuda.gpus[1:] == [] and cuda.gpus[:] == [cuda.gpus[0]]
     assert [g.id for g in cuda.gpus] == [0]
     assert cuda.select_device(0) == device
     assert cuda.list_devices() is cuda.gpus
@@ -104,10 +105,14 @@ def test_gpus_lists_every_device(mock_script):
         print(json.dumps({"len": len(cuda.gpus), "devices": out,
                           "list": cuda.list_devices() is cuda.gpus,
                           "same": cuda.gpus[1] is cuda.gpus[1], "repr": repr(cuda.gpus),
-                          "name_type": type(cuda.gpus[0].name).__name__}))
+                          "name_type": type(cuda.gpus[0].name).__name__,
+                          "slices": [[g.id for g in cuda.gpus[1:]],
+                                     [g.id for g in cuda.gpus[::-1]],
+                                     cuda.gpus[:1][0] is cuda.gpus[0]]}))
     """, devices=2, cc="9.0,8.6", max_threads=512)
     res = r.result
     assert res["len"] == 2 and res["list"] and res["same"]
+    assert res["slices"] == [[1], [1, 0], True]  # lists, as Numba's gpus[1:]
     assert res["name_type"] == "str"
     assert res["repr"] == "<Managed Device 0>, <Managed Device 1>"
     (d0, d1) = res["devices"]
