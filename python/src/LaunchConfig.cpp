@@ -84,7 +84,7 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
       } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
         ArrayView V;
         arrayViewOf(O, Kind, V); // packArguments read it already
-        if (Kind == ArgKind::HostArray) // not cuda.In/Out, which ask for the copy
+        if (Kind == ArgKind::HostArray && D.PerformanceWarnings) // not cuda.In/Out, which ask for it
           warnImplicitCopy();
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);

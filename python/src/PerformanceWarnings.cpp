@@ -1,5 +1,6 @@
 // Numba's performance warnings (PerformanceWarnings.h).
 #include "PerformanceWarnings.h"
+#include "ModuleParts.h"
 #include "NumPy.h"
 
 #include <algorithm>
@@ -12,6 +13,10 @@ namespace tidal::binding {
 using namespace tidal::frontend;
 
 namespace {
+
+// pause_performance_warnings(True) on this thread: the library's launch
+// sequences whose grids it chooses (ufunc.reduce's halving steps).
+thread_local bool Paused = false;
 
 // A warning's switch: tidal's environment variable, Numba's config name and
 // Numba's environment variable.
@@ -63,12 +68,40 @@ bool switchedOn(const Switch &S) {
   return environmentSwitch(S.NumbaVariable) != 0;
 }
 
+// The stack level of the first frame outside tidal's package: a launch
+// that kernel.forall or a ufunc makes is reported at the user's line, as
+// the user's own kernel[...] is.
+int userStackLevel() {
+  static const std::string PackageFolder = [] {
+    PyRef Tidal = importModule("tidal");
+    std::string File = Tidal.attr("__file__").str();
+    return File.substr(0, File.rfind('/') + 1);
+  }();
+  int Level = 1;
+  PyRef Frame = PyRef::borrow(reinterpret_cast<PyObject *>(PyEval_GetFrame()));
+  while (Frame) {
+    auto *Current = reinterpret_cast<PyFrameObject *>(Frame.get());
+    PyRef Code = PyRef::steal(reinterpret_cast<PyObject *>(PyFrame_GetCode(Current)));
+    PyRef File = PyRef::steal(PyObject_GetAttrString(Code.get(), "co_filename"));
+    const char *Name = File ? PyUnicode_AsUTF8(File.get()) : nullptr;
+    if (!Name) {
+      PyErr_Clear();
+      break;
+    }
+    if (std::strncmp(Name, PackageFolder.c_str(), PackageFolder.size()) != 0)
+      break;
+    ++Level;
+    Frame = PyRef::steal(reinterpret_cast<PyObject *>(PyFrame_GetBack(Current)));
+  }
+  return Level;
+}
+
 void warn(const std::string &Message) {
   static PyObject *Category = [] {
     PyRef Errors = importModule("tidal.errors");
     return Errors.attr("PerformanceWarning").release(); // kept for the process
   }();
-  if (PyErr_WarnEx(Category, Message.c_str(), 1) < 0)
+  if (PyErr_WarnEx(Category, Message.c_str(), userStackLevel()) < 0)
     throw PythonErrorSet();
 }
 
@@ -77,7 +110,7 @@ void warn(const std::string &Message) {
 void warnLowOccupancy(DispatcherState &D, const runtime::Dim3 &Grid) {
   constexpr uint64_t MinimumBlocks = 128; // Numba's heuristic
   uint64_t Blocks = static_cast<uint64_t>(Grid[0]) * Grid[1] * Grid[2];
-  if (Blocks >= MinimumBlocks)
+  if (Blocks >= MinimumBlocks || !D.PerformanceWarnings || Paused)
     return;
   auto &Warned = D.LowOccupancyWarned;
   if (std::find(Warned.begin(), Warned.end(), Blocks) != Warned.end())
@@ -90,14 +123,14 @@ void warnLowOccupancy(DispatcherState &D, const runtime::Dim3 &Grid) {
 }
 
 bool warnImplicitCopy() {
-  if (!switchedOn(ImplicitCopySwitch))
+  if (Paused || !switchedOn(ImplicitCopySwitch))
     return false;
   warn("Host array used in CUDA kernel will incur copy overhead to/from device.");
   return true;
 }
 
 void warnImplicitCopyOnce(DispatcherState &D) {
-  if (!D.ImplicitCopyWarned)
+  if (!D.ImplicitCopyWarned && D.PerformanceWarnings)
     D.ImplicitCopyWarned = warnImplicitCopy();
 }
 
@@ -109,6 +142,30 @@ bool wouldCopyOnCudaTarget(PyObject *HostArray) {
   static PyObject *Marker = PyUnicode_InternFromString("__cuda_memory__");
   PyObject *Found = _PyType_Lookup(Py_TYPE(HostArray), Marker); // borrowed
   return !(Found && PyObject_IsTrue(Found) == 1);
+}
+
+namespace {
+
+// pause_performance_warnings(pause) -> whether they were paused on this thread.
+PyObject *module_pause_performance_warnings(PyObject *, PyObject *Pause) {
+  int On = PyObject_IsTrue(Pause);
+  if (On < 0)
+    return nullptr;
+  bool Was = Paused;
+  Paused = On;
+  return PyBool_FromLong(Was);
+}
+
+PyMethodDef PerformanceWarningMethods[] = {
+    {"pause_performance_warnings", module_pause_performance_warnings, METH_O,
+     "pause_performance_warnings(pause): no performance warnings on this thread while "
+     "paused; returns whether they were paused."},
+    {nullptr, nullptr, 0, nullptr}};
+
+} // namespace
+
+int addPerformanceWarningFunctions(PyObject *Module) {
+  return PyModule_AddFunctions(Module, PerformanceWarningMethods);
 }
 
 } // namespace tidal::binding

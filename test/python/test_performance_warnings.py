@@ -178,3 +178,33 @@ def test_debug_with_opt_warns_as_numba():
         assert caught.filename == __file__  # the user's cuda.jit line
     for options in ({}, {"debug": True, "opt": False}, {"debug": False}, {"opt": True}):
         assert caught_config_warnings(lambda: cuda.jit(**options)(f)) == []
+
+
+def test_the_warning_names_the_users_line(target, switches):
+    # A launch made inside tidal (kernel.forall, a ufunc) is reported where
+    # the user's code called it.
+    kernel = make_kernel()
+    r = cuda.to_device(np.zeros(1, np.float32))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel.forall(1)(r, 1)
+    (warning,) = [w for w in caught if issubclass(w.category, PerformanceWarning)]
+    assert warning.filename == __file__ and str(warning.message) == SMALL_GRID
+
+
+def test_library_kernels_whose_grids_the_library_chooses_do_not_warn(target, switches):
+    from tidal import vectorize
+    from tidal.cuda.kernels.transpose import transpose
+
+    @vectorize(["int64(int64, int64)"], target="cuda")
+    def add(x, y):
+        return x + y
+
+    def library_calls():
+        cuda.reduce(lambda a, b: a + b)(np.arange(1000))
+        transpose(cuda.to_device(np.zeros((3, 5))))
+        add.reduce(np.arange(1001))
+
+    assert recorded(library_calls) == []
+    # The ufunc itself still warns for a small launch, as Numba's.
+    assert recorded(lambda: add(np.arange(10), np.arange(10))) == [SMALL_GRID]

@@ -2,6 +2,7 @@
 (kernel[griddim, blockdim, stream, sharedmem]), one compiled specialisation
 per argument-type signature (compiled and cached in C++), inspection."""
 
+import contextlib
 import functools
 import os
 import warnings
@@ -130,6 +131,10 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
     the C++ half its options and check the unusual configurations."""
 
     __tidal_kernel__ = True
+    # False for tidal's library kernels (cuda.reduce, transposes), whose
+    # launch configuration the library chooses: Numba's performance warnings
+    # would name nothing the user can change. Read with the other options.
+    _tidal_performance_warnings = True
 
     def __init__(self, py_func, signatures=(), **options):
         super().__init__(py_func)
@@ -168,7 +173,8 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
                 "max_registers": int(options.get("max_registers") or 0),
                 "max_threads": max_threads, "min_blocks": min_blocks,
                 "cache": self._cache, "extensions": self.extensions,
-                "link": self._links()}
+                "link": self._links(),
+                "performance_warnings": self._tidal_performance_warnings}
 
     def _links(self):
         """link=[...]: the files linked into every specialisation, read
@@ -468,6 +474,17 @@ class DeviceCompileResult:
 
     def __repr__(self):
         return f"<compiled device function {self.fndesc.mangled_name}: {self.signature}>"
+
+
+@contextlib.contextmanager
+def _library_launches():
+    """No performance warnings on this thread inside: a sequence of launches
+    whose grids the library chooses (ufunc.reduce's halving steps)."""
+    was = native.pause_performance_warnings(True)
+    try:
+        yield
+    finally:
+        native.pause_performance_warnings(was)
 
 
 def jit(func_or_sig=None, device=False, **options):
