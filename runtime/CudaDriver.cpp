@@ -5,13 +5,29 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
 
 namespace tidal::runtime {
 
 namespace {
+
+// Fork detection (CudaDriver::forkedAfterInit): the process that first
+// initialised a driver, and whether this process is a child forked after it.
+std::atomic<pid_t> InitialisedInProcess{0};
+std::atomic<bool> ForkedAfterInit{false};
+
+void markForkedChild() { ForkedAfterInit.store(true, std::memory_order_relaxed); }
+
+void watchForForks() {
+  pid_t Expected = 0;
+  if (InitialisedInProcess.compare_exchange_strong(Expected, getpid()))
+    pthread_atfork(nullptr, nullptr, markForkedChild);
+}
 
 constexpr const char *DefaultDriverLibrary = "libcuda.so.1";
 
@@ -121,6 +137,7 @@ CudaDriver::CudaDriver(std::string Path) : LibraryPath(std::move(Path)) {
         "cuInit failed: " + describeError(Result) + " [" + LibraryPath + "]";
     return;
   }
+  watchForForks();
   int Count = 0;
   if (int Result = CuDeviceGetCount(&Count)) {
     Reason = "cuDeviceGetCount failed: " + describeError(Result) + " [" +
@@ -275,6 +292,22 @@ void CudaDriver::fail(cu::Result Result, const char *Call,
 void CudaDriver::requireUsable() const {
   if (!Usable)
     throw RuntimeError("the CUDA driver is not usable: " + Reason);
+  requireNotForked();
+}
+
+bool CudaDriver::forkedAfterInit() { return ForkedAfterInit.load(std::memory_order_relaxed); }
+
+void CudaDriver::requireNotForked() {
+  if (!forkedAfterInit())
+    return;
+  constexpr int NotInitialized = 3; // CUDA_ERROR_NOT_INITIALIZED
+  throw CudaDriverError(
+      "CUDA initialized before forking: this process (pid " + std::to_string(getpid()) +
+          ") was forked from process " + std::to_string(InitialisedInProcess.load()) +
+          " after that process initialised the CUDA driver, and a forked child cannot use "
+          "CUDA; start child processes with multiprocessing's 'spawn' or 'forkserver' "
+          "method (or fork before the first CUDA call)",
+      "fork", NotInitialized, "CUDA_ERROR_NOT_INITIALIZED");
 }
 
 std::string CudaDriver::describeError(int Result) const {

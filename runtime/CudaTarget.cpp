@@ -196,6 +196,7 @@ std::vector<CudaContext *> &processContexts() {
 } // namespace
 
 CudaContext &CudaContext::forDevice(int Ordinal) {
+  CudaDriver::requireNotForked(); // before ContextsLock, which a fork may leave held
   std::lock_guard<std::mutex> Guard(ContextsLock);
   const CudaDriver &Driver = CudaDriver::get();
   requireDeviceOrdinal(Driver, Ordinal);

@@ -21,6 +21,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 namespace tidal::binding {
@@ -107,16 +108,25 @@ void keepDeviceFunction(KernelModule &KM, const std::string &CalleeSymbol,
 }
 
 // compile_to_ptx(function, argument types, sm, debug, lineinfo, fastmath,
-//                device function's name or None, symbol, numba abi)
-//   -> (ptx, {variable: type text}).
+//                device function's name or None, symbol, numba abi,
+//                output="ptx")
+//   -> (ptx, {variable: type text}); output "llvm" gives the NVVM IR that
+//   the PTX is made from (lowered and optimised for NVPTX) instead.
 PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
   PyObject *Function, *ArgTypes, *CalleeName;
   const char *Symbol;
+  const char *Output = "ptx";
   unsigned SM;
   int Debug, LineInfo, FastMath, NumbaABI;
-  if (!PyArg_ParseTuple(Args, "OOIpppOsp", &Function, &ArgTypes, &SM, &Debug, &LineInfo,
-                        &FastMath, &CalleeName, &Symbol, &NumbaABI))
+  if (!PyArg_ParseTuple(Args, "OOIpppOsp|s", &Function, &ArgTypes, &SM, &Debug, &LineInfo,
+                        &FastMath, &CalleeName, &Symbol, &NumbaABI, &Output))
     return nullptr;
+  const bool WantsLLVM = std::string(Output) == "llvm";
+  if (!WantsLLVM && std::string(Output) != "ptx") {
+    PyErr_Format(PyExc_ValueError, "compile_to_ptx: output is 'ptx' or 'llvm', not '%s'",
+                 Output);
+    return nullptr;
+  }
   return translateErrors([&]() -> PyObject * {
     PyRef Items = PyRef::check(PySequence_Fast(ArgTypes, "argument types must be a list"));
     std::vector<Type> Types;
@@ -138,7 +148,13 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
     lowerForNVPTX(*KM.Module, SM);
     if (CalleeName != Py_None)
       removeKernel(*KM.Module, KM.KernelName);
-    std::string PTX = emitPTX(*KM.Module, SM);
+    std::string PTX;
+    if (WantsLLVM) {
+      llvm::raw_string_ostream Stream(PTX);
+      KM.Module->print(Stream, nullptr);
+    } else {
+      PTX = emitPTX(*KM.Module, SM);
+    }
     PyRef Variables = PyRef::check(PyDict_New());
     for (const auto &[Name, TypeText] : KM.VariableTypes) {
       PyRef Text = PyRef::check(PyUnicode_FromString(TypeText.c_str()));
@@ -152,8 +168,9 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
 PyMethodDef CompileToPTXMethods[] = {
     {"compile_to_ptx", compile_to_ptx, METH_VARARGS,
      "compile_to_ptx(function, types, sm, debug, lineinfo, fastmath, callee, symbol, "
-     "numba_abi): (ptx, {variable: type}); callee None compiles the kernel `function`, "
-     "else the device function of that name that `function` calls with these types."},
+     "numba_abi, output='ptx'): (ptx, {variable: type}); callee None compiles the kernel "
+     "`function`, else the device function of that name that `function` calls with these "
+     "types; output 'llvm' gives the NVVM IR instead of the PTX."},
     {nullptr, nullptr, 0, nullptr}};
 
 } // namespace

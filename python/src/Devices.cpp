@@ -37,6 +37,18 @@ PyObject *module_driver_status(PyObject *, PyObject *) {
   });
 }
 
+// cuda_driver_version(): cuDriverGetVersion (1000 * major + 10 * minor), or
+// None when no usable driver loads (tidal.cuda.runtime).
+PyObject *module_cuda_driver_version(PyObject *, PyObject *) {
+  return translateErrors([&]() -> PyObject * {
+    const runtime::CudaDriver &D = runtime::CudaDriver::get();
+    int Version = 0;
+    if (!D.usable() || D.api().DriverGetVersion(&Version) != runtime::cu::Success)
+      Py_RETURN_NONE;
+    return PyLong_FromLong(Version);
+  });
+}
+
 // cuda_synchronize(ordinal=None): cuCtxSynchronize of a device's context.
 PyObject *module_cuda_synchronize(PyObject *, PyObject *Args) {
   PyObject *Ordinal = Py_None;
@@ -181,6 +193,8 @@ PyObject *module_cuda_close(PyObject *, PyObject *) {
 PyMethodDef DeviceMethods[] = {
     {"driver_status", module_driver_status, METH_NOARGS,
      "driver_status(): (usable, device_count, reason, library)."},
+    {"cuda_driver_version", module_cuda_driver_version, METH_NOARGS,
+     "cuda_driver_version(): cuDriverGetVersion's number, or None without a usable driver."},
     {"cuda_synchronize", module_cuda_synchronize, METH_VARARGS,
      "cuda_synchronize(ordinal=None): cuCtxSynchronize of a device's context."},
     {"cuda_device_count", module_cuda_device_count, METH_NOARGS,

@@ -325,6 +325,7 @@ DispatcherState &configuredState(PyObject *Self) {
   if (PyObject *Extensions = PyDict_GetItemString(Options.get(), "extensions"))
     if (PyList_Check(Extensions))
       D.Extensions = PyRef::borrow(Extensions);
+  D.PerformanceWarnings = Flag("performance_warnings");
   D.Configured = true;
   return D;
 }

@@ -81,6 +81,11 @@ struct DispatcherState {
   frontend::PyRef Extensions;
   // Grid sizes (blocks) already warned about as too small (PerformanceWarnings.h).
   std::vector<uint64_t> LowOccupancyWarned;
+  // The cpu target warned once about a NumPy array a GPU would copy.
+  bool ImplicitCopyWarned = false;
+  // False for tidal's library kernels, whose launch configuration the
+  // library chooses (cuda.reduce, transposes): no performance warnings.
+  bool PerformanceWarnings = true;
   std::vector<std::unique_ptr<Specialization>> Specializations;
   // A CUDA C++ kernel (tidal.cuda.RawKernel, RawKernels.h): specialisations
   // come from its source instead of the frontend; null for Python kernels.

@@ -14,6 +14,8 @@
 #include "tidal/runtime/CudaMemory.h"
 #include "tidal/runtime/CudaTarget.h"
 
+#include <cstring>
+#include <memory>
 #include <optional>
 
 #include <structmember.h>
@@ -82,7 +84,7 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
       } else if (Kind != ArgKind::InterfaceArray && Kind != ArgKind::DLPackArray) {
         ArrayView V;
         arrayViewOf(O, Kind, V); // packArguments read it already
-        if (Kind == ArgKind::HostArray) // not cuda.In/Out, which ask for the copy
+        if (Kind == ArgKind::HostArray && D.PerformanceWarnings) // not cuda.In/Out, which ask for it
           warnImplicitCopy();
         DeviceCopy &Copy = Copies[CopyCount++];
         arraySpan(V, Copy.Host, Copy.Bytes);
@@ -118,6 +120,43 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
       if (Copies[C].CopyBack)
         Copies[C].Device.copyToHost(Copies[C].Host, Copies[C].Bytes);
   });
+}
+
+// cuda.In arrays on the cpu target: the kernel gets a copy, whose writes are
+// dropped, as a GPU's launch copies the array in and not back. The copies
+// (each at the same address modulo 64 as the array, so that elements keep
+// their alignment) must live until the launch is done; none is made for a
+// launch without cuda.In arrays.
+std::vector<std::unique_ptr<char[]>> copyInOnlyArrays(const LaunchPlan &Plan,
+                                                      PyObject *const *Args,
+                                                      PackedArguments &Packed) {
+  std::vector<std::unique_ptr<char[]>> Copies;
+  unsigned K = 0;
+  for (size_t I = 0; I < Plan.ParameterTypes.size(); ++I) {
+    ArgKind Kind = Plan.Kinds[I];
+    if (!isArrayKind(Kind)) {
+      ++K;
+      continue;
+    }
+    if (Kind == ArgKind::DirectedArray && Plan.Copies[I] == CopyIn) {
+      ArrayView V;
+      arrayViewOf(Args[I], Kind, V); // packArguments read it already
+      char *Host;
+      size_t Bytes;
+      arraySpan(V, Host, Bytes);
+      if (Bytes && !V.ReadOnly) {
+        constexpr uintptr_t Alignment = 64;
+        auto Offset = reinterpret_cast<uintptr_t>(Host) % Alignment;
+        Copies.push_back(std::make_unique<char[]>(Bytes + 2 * Alignment));
+        char *Base = Copies.back().get();
+        char *Copy = Base + (Alignment - reinterpret_cast<uintptr_t>(Base) % Alignment) + Offset;
+        std::memcpy(Copy, Host, Bytes);
+        Packed.Slots[K].Words[0] = reinterpret_cast<uint64_t>(Copy + (V.Data - Host));
+      }
+    }
+    K += 1 + 2 * static_cast<unsigned>(Plan.ParameterTypes[I].NDim);
+  }
+  return Copies;
 }
 
 // --- launch configurations: kernel[griddim, blockdim, stream, sharedmem] ----------
@@ -187,6 +226,17 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
     // launch runs, only a new SIGINT interrupts it.
     if (Execute && PyErr_CheckSignals() < 0)
       return nullptr;
+    std::vector<std::unique_ptr<char[]>> InOnlyCopies;
+    if (Execute)
+      InOnlyCopies = copyInOnlyArrays(Plan, Leaves, *Packed);
+    // NumPy arrays are read in place here; the warning, once per kernel,
+    // says what a GPU's launch would copy (PerformanceWarnings.h).
+    if (Execute && !D.ImplicitCopyWarned)
+      for (size_t I = 0; I < Plan.ParameterTypes.size(); ++I)
+        if (Plan.Kinds[I] == ArgKind::HostArray && wouldCopyOnCudaTarget(Leaves[I])) {
+          warnImplicitCopyOnce(D);
+          break;
+        }
     if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
       withoutGIL([&] {
         // A kernel that uses cuda.cg.this_grid() runs all its blocks at once.
@@ -371,10 +421,10 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
     if (StreamObject == Py_None || (PyLong_CheckExact(StreamObject) &&
                                     PyLong_AsLong(StreamObject) == 0 && !PyErr_Occurred())) {
       Stream = 0;
-    } else { // a tidal Stream: its handle
+    } else { // a tidal Stream: its handle (a StreamHandle, an int)
       static PyObject *Handle = PyUnicode_InternFromString("handle");
       PyRef Value = PyRef::steal(PyObject_GetAttr(StreamObject, Handle));
-      Quick = Value && PyLong_CheckExact(Value.get());
+      Quick = Value && PyLong_Check(Value.get());
       if (Quick)
         Stream = PyLong_AsUnsignedLongLong(Value.get());
       Quick = Quick && !PyErr_Occurred();

@@ -117,7 +117,8 @@ PyMODINIT_FUNC PyInit__tidal() {
                                       addStreamAndEventFunctions, addDeviceFunctions,
                                       addCompilerFunctions,       addCompileToPTXFunctions,
                                       tidal::dlpack::addFunctions, addCacheFunctions,
-                                      addRawKernelFunctions,      addForeignFunctions};
+                                      addRawKernelFunctions,      addForeignFunctions,
+                                      addPerformanceWarningFunctions};
   for (auto Add : Parts) {
     if (Add(Module) < 0) {
       Py_DECREF(Module);

@@ -24,6 +24,9 @@ int addCompilerFunctions(PyObject *Module);
 int addCompileToPTXFunctions(PyObject *Module);
 // DispatcherCache.cpp: what the disk cache's key needs (host_description).
 int addCacheFunctions(PyObject *Module);
+// PerformanceWarnings.cpp: pause_performance_warnings, for the library's
+// own launch sequences.
+int addPerformanceWarningFunctions(PyObject *Module);
 
 } // namespace tidal::binding
 

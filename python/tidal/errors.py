@@ -24,12 +24,24 @@ class UnsupportedError(CompileError):
 
 
 class PerformanceWarning(Warning):
-    """A launch that runs slower than it could (the cuda target): a grid too
-    small to fill the GPU, a host array copied to and from the device at each
-    launch. Numba's NumbaPerformanceWarning, under that name too, so that
-    warning filters written for Numba work. Switched off by
-    TIDAL_CUDA_LOW_OCCUPANCY_WARNINGS=0 / TIDAL_CUDA_WARN_ON_IMPLICIT_COPY=0
-    (or Numba's NUMBA_ names)."""
+    """A launch that runs slower on a GPU than it could: a grid too small to
+    fill the GPU, a host array copied to and from the device at each launch.
+    Given on both targets (on the cpu target, once per kernel for a host
+    array: it says what a GPU's launch would cost). Numba's
+    NumbaPerformanceWarning, under that name too, so that warning filters
+    written for Numba work. Switched off by
+    TIDAL_CUDA_LOW_OCCUPANCY_WARNINGS=0 / TIDAL_CUDA_WARN_ON_IMPLICIT_COPY=0,
+    or by Numba's config of those names (numba.core.config, when the program
+    imported it) or NUMBA_ environment variables."""
 
 
 NumbaPerformanceWarning = PerformanceWarning
+
+
+class InvalidConfigWarning(Warning):
+    """Options that Numba's CUDA target does not support together, such as
+    cuda.jit(debug=True) with opt=True (the default). Numba's
+    NumbaInvalidConfigWarning, under that name too."""
+
+
+NumbaInvalidConfigWarning = InvalidConfigWarning

@@ -51,5 +51,8 @@ def rng():
 
 
 def pytest_configure(config):
+    # Numba's warning for cuda.jit(debug=True) with opt=True: tidal's tests
+    # use debug=True for its checks (test_performance_warnings.py sees it).
+    config.addinivalue_line("filterwarnings", "ignore::tidal.errors.InvalidConfigWarning")
     config.addinivalue_line(
         "markers", "gpu: needs a CUDA GPU (run on a lent GPU machine by utils/gpu-kit/run.sh)")

@@ -53,6 +53,7 @@ def test_the_cpu_target_has_one_device():
     with pytest.raises(AttributeError, match="PCI_BUS_ID"):
         device.PCI_BUS_ID
     assert len(cuda.gpus) == 1 and cuda.gpus[0].name == device.name
+    assert cuda.gpus[1:] == [] and cuda.gpus[:] == [cuda.gpus[0]]
     assert [g.id for g in cuda.gpus] == [0]
     assert cuda.select_device(0) == device
     assert cuda.list_devices() is cuda.gpus
@@ -104,10 +105,14 @@ def test_gpus_lists_every_device(mock_script):
         print(json.dumps({"len": len(cuda.gpus), "devices": out,
                           "list": cuda.list_devices() is cuda.gpus,
                           "same": cuda.gpus[1] is cuda.gpus[1], "repr": repr(cuda.gpus),
-                          "name_type": type(cuda.gpus[0].name).__name__}))
+                          "name_type": type(cuda.gpus[0].name).__name__,
+                          "slices": [[g.id for g in cuda.gpus[1:]],
+                                     [g.id for g in cuda.gpus[::-1]],
+                                     cuda.gpus[:1][0] is cuda.gpus[0]]}))
     """, devices=2, cc="9.0,8.6", max_threads=512)
     res = r.result
     assert res["len"] == 2 and res["list"] and res["same"]
+    assert res["slices"] == [[1], [1, 0], True]  # lists, as Numba's gpus[1:]
     assert res["name_type"] == "str"
     assert res["repr"] == "<Managed Device 0>, <Managed Device 1>"
     (d0, d1) = res["devices"]
@@ -521,3 +526,45 @@ def test_binding_checks_its_arguments(mock_script):
     for name in ("info_type", "select_type", "memory_info_type"):
         assert res[name] == ["TypeError", "a device id must be an int or None"]
     assert res["selected"] is None
+
+
+# --- fork -----------------------------------------------------------------------------
+
+FORKED_CHILD = """
+    import multiprocessing as mp
+
+    def child(queue):
+        try:
+            cuda.to_device(np.arange(4))
+        except cuda.CudaDriverError as error:
+            queue.put(("error", str(error), error.call, error.error_name))
+        else:
+            queue.put(("ok",))
+
+    {before_fork}
+    queue = mp.get_context("fork").Queue()
+    process = mp.get_context("fork").Process(target=child, args=[queue])
+    process.start()
+    got = queue.get(timeout=60)
+    process.join()
+    # The parent is not affected.
+    print(json.dumps({{"child": got, "parent": cuda.to_device(np.arange(3)).copy_to_host().tolist()}}))
+"""
+
+
+def test_a_child_forked_after_cuda_started_cannot_use_it(mock_script):
+    # Numba's test_fork: the child's first CUDA call raises CudaDriverError.
+    r = mock_script(FORKED_CHILD.format(before_fork="cuda.current_context()"))
+    assert r.returncode == 0, r.stderr
+    kind, message, call, name = r.result["child"]
+    assert kind == "error" and call == "fork" and name == "CUDA_ERROR_NOT_INITIALIZED"
+    assert message.startswith("CUDA initialized before forking: this process (pid ")
+    assert "'spawn'" in message
+    assert r.result["parent"] == [0, 1, 2]
+
+
+def test_a_forked_child_of_the_cpu_target_uses_it(mock_script):
+    # The cpu target has no CUDA state to lose: a forked child uses it.
+    r = mock_script(FORKED_CHILD.format(before_fork="cuda.current_context()"), target="cpu")
+    assert r.returncode == 0, r.stderr
+    assert r.result == {"child": ["ok"], "parent": [0, 1, 2]}

@@ -216,3 +216,74 @@ def test_type_annotation_gives_the_variables_types():
     assert typemap["shared"].dtype is tidal.float64 and str(typemap["shared"]) == "float64[:, ::1]"
     assert typemap["count"] is tidal.int64
     assert str(typemap["a"]) == "float32[:]"
+
+
+def test_a_kernel_declared_with_signatures_is_specialized(target):
+    # Numba's test_no_double_specialize_sig_*: it has its types already.
+    @cuda.jit("void(float32[::1])")
+    def f(x):
+        x[0] = 1
+
+    assert f.specialized
+    for types in ((tidal.float32[::1],), (tidal.int32[::1],)):
+        with pytest.raises(RuntimeError, match="Dispatcher already specialized: kernel 'f' was "
+                                               "declared with signatures void\\(float32"):
+            f.specialize(*types)
+    assert not double.specialized
+
+
+def test_extensions_can_make_an_array_cuda_in(target):
+    # Numba's test_array_in_from_config: an extension turns every argument
+    # into cuda.In, so the kernel's writes are not copied back.
+    class DefaultIn:
+        def prepare_args(self, ty, val, **kwargs):
+            return ty, cuda.In(val) if isinstance(val, np.ndarray) else val
+
+    @cuda.jit(extensions=[DefaultIn()])
+    def set_three(a):
+        a[0] = 3
+
+    host = np.zeros(1, np.int64)
+    set_three[1, 1](host)
+    assert host[0] == 0
+    if target.mock:
+        assert target.launched("set_three") == 1
+
+
+@cuda.jit(device=True)
+def add(x, y):
+    return x + y
+
+
+def test_compile_device_and_the_views_of_a_device_function():
+    # Numba's device dispatcher: compile_device(types) -> a compile result
+    # whose fndesc.mangled_name is the symbol the LLVM IR and PTX define.
+    types = (tidal.int32, tidal.int32)
+    result = add.compile_device(types)
+    assert add.compile_device(types) is result and add.overloads[types] is result
+    assert result.fndesc.mangled_name == "add_int32_int32"
+    assert result.signature == "int64(int32, int32)"  # int32 + int32 is int64, as Numba's
+    llvm = add.inspect_llvm(types)
+    assert f"i32 @{result.fndesc.mangled_name}(ptr" in llvm and "define" in llvm
+    ptx = add.inspect_asm(types)
+    assert f".visible .func  (.param .b32 func_retval0) {result.fndesc.mangled_name}(" in ptx
+    assert "add.s64" in ptx
+    # Any signature form, and the declared one by default.
+    assert "add_float32_float32" in add.inspect_asm("float32(float32, float32)")
+
+    @cuda.jit("float64(float64, float64)", device=True)
+    def declared(x, y):
+        return x * y
+
+    assert "mul.f64" in declared.inspect_asm()
+    assert "declared_float64_float64" in declared.inspect_llvm()
+    with pytest.raises(TypeError, match="device function 'add' has no declared signature"):
+        add.inspect_llvm()
+
+
+def test_a_device_function_is_not_a_kernel():
+    with pytest.raises(RuntimeError, match="Cannot compile a device function as a kernel: "
+                                           "'add' was made with cuda.jit\\(device=True\\)"):
+        add[1, 1]
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        add.inspect_sass((tidal.int32, tidal.int32))

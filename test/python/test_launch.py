@@ -346,6 +346,50 @@ def test_directed_arrays_are_the_arrays_on_the_cpu_target():
     assert repr(cuda.In(x)).startswith("cuda.In(array([0., 1.,")
 
 
+@cuda.jit
+def write_three(a, out):
+    out[0] = a[0] + a[a.shape[0] - 1]
+    a[0] = 3
+    a[a.shape[0] - 1] = 3
+
+
+@on_targets("cpu")  # checks what the kernel read
+def test_a_kernel_writes_into_a_copy_of_an_in_array(target):
+    # cuda.In: copied to the device, not back, on every target: the cpu
+    # target gives the kernel a copy (Numba's test_array_in, test_record_in).
+    out = np.zeros(1)
+    x = np.arange(5.0)
+    write_three[1, 1](cuda.In(x), out)
+    assert out[0] == 4.0 and np.array_equal(x, np.arange(5.0))
+    # Strided, and negatively strided: the copy keeps the layout.
+    y = np.arange(10.0)
+    write_three[1, 1](cuda.In(y[::2]), out)
+    assert out[0] == 8.0 and np.array_equal(y, np.arange(10.0))
+    write_three[1, 1](cuda.In(y[::-3]), out)
+    assert out[0] == 9.0 and np.array_equal(y, np.arange(10.0))
+    # Records; InOut and a bare array are the array itself.
+    records = np.zeros(2, np.dtype([("b", np.int32)], align=True))
+
+    @cuda.jit
+    def set_b(r):
+        r[0]["b"] = 3
+
+    set_b[1, 1](cuda.In(records))
+    assert records[0]["b"] == 0
+    set_b[1, 1](cuda.InOut(records))
+    assert records[0]["b"] == 3
+    write_three[1, 1](x, out)
+    assert x[0] == 3 and x[4] == 3
+
+
+def test_an_in_array_is_left_as_it_was(target):
+    x = np.arange(4.0)
+    out = cuda.device_array(1)
+    write_three[1, 1](cuda.In(x), out)
+    target.assert_result("write_three", out.copy_to_host(), [3.0])
+    assert np.array_equal(x, np.arange(4.0))
+
+
 def test_directed_wrappers_take_numpy_arrays():
     with pytest.raises(TypeError, match="cuda.Out takes a NumPy array, not list"):
         cuda.Out([1, 2])

@@ -63,6 +63,52 @@ def test_default_streams_and_new_streams(target):
     assert cuda.mapped_array(3, stream=a).__cuda_array_interface__["stream"] == int(a)
 
 
+def test_a_stream_handle_is_an_int_with_ctypes_value(target):
+    # Numba's handles: int(handle) with the NVIDIA binding, handle.value with
+    # ctypes (c_void_p, whose value is None for 0).
+    s = cuda.stream()
+    assert isinstance(s.handle, int) and int(s.handle) == int(s) > 2
+    assert s.handle.value == int(s) and s.handle == int(s)
+    assert repr(s.handle) == f"StreamHandle({int(s):#x})"
+    assert cuda.default_stream().handle.value is None
+    assert int(cuda.default_stream().handle) == 0
+    assert cuda.legacy_default_stream().handle.value == 1
+    assert cuda.per_thread_default_stream().handle.value == 2
+    # Stable: a stream keeps its handle, and no two live streams share one.
+    assert s.handle == s.handle and int(s) == int(s)
+    others = [cuda.stream() for _ in range(8)]
+    assert len({int(o) for o in others} | {int(s)}) == 9
+    # A launch on it takes the handle (kernel[grid, block, stream]).
+    d = cuda.to_device(np.zeros(4), stream=s)
+    add_one[1, 4, s](d)
+    s.synchronize()
+
+
+def test_interface_stream_is_produced_and_consumed(target):
+    # Numba's test_produce_stream / test_consume_stream: an array made on a
+    # stream exports its handle; an array made from that interface has an
+    # external stream with the same handle as its default stream.
+    s = cuda.stream()
+    d = cuda.device_array(10, stream=s)
+    assert d.__cuda_array_interface__["stream"] == s.handle.value
+    assert cuda.managed_array(10, stream=s).__cuda_array_interface__["stream"] == int(s)
+
+    class Foreign:
+        def __init__(self, array):
+            self.__cuda_array_interface__ = array.__cuda_array_interface__
+            self.array = array
+
+    consumed = cuda.as_cuda_array(Foreign(d))
+    assert consumed.stream.external and consumed.stream.handle.value == s.handle.value
+    assert "External CUDA stream" in repr(consumed.stream)
+    synced = cuda.from_cuda_array_interface(d.__cuda_array_interface__, owner=d, sync=False)
+    assert synced.stream.external and int(synced.stream) == int(s)
+    # No stream in the interface: the array's stream is 0 (the default).
+    plain = cuda.device_array(10)
+    if plain.__cuda_array_interface__["stream"] is None:
+        assert cuda.as_cuda_array(Foreign(plain)).stream == 0
+
+
 def test_stream_callbacks_run_once_work_is_done(target):
     stream = cuda.stream()
     seen = []

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using tidal::runtime::CudaDriver;
 
@@ -76,6 +78,39 @@ TEST(CudaDriverDeathTest, TidalCudaDriverPointsAtTheLibrary) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(openProcessDriverFromNonexistentPath(),
               testing::ExitedWithCode(0), "");
+}
+
+// Runs in a fresh process (below): a driver initialised, then a fork. The
+// child is marked and its requireNotForked() throws the fork error; the
+// parent is not.
+[[noreturn]] void forkAfterInit() {
+  CudaDriver Driver = CudaDriver::open(TIDAL_MOCK_CUDA_LIBRARY);
+  if (!Driver.usable() || CudaDriver::forkedAfterInit())
+    std::exit(2);
+  pid_t Child = fork();
+  if (Child == 0) {
+    try {
+      CudaDriver::requireNotForked();
+    } catch (const tidal::runtime::CudaDriverError &Error) {
+      bool Named = std::string(Error.what()).rfind("CUDA initialized before forking", 0) == 0 &&
+                   Error.call() == "fork" && Error.errorName() == "CUDA_ERROR_NOT_INITIALIZED";
+      _exit(CudaDriver::forkedAfterInit() && Named ? 0 : 3);
+    }
+    _exit(4);
+  }
+  int Status = 0;
+  waitpid(Child, &Status, 0);
+  if (!WIFEXITED(Status) || WEXITSTATUS(Status) != 0) {
+    std::fprintf(stderr, "child status %d\n", Status);
+    std::exit(1);
+  }
+  CudaDriver::requireNotForked(); // the parent can go on
+  std::exit(CudaDriver::forkedAfterInit() ? 5 : 0);
+}
+
+TEST(CudaDriverDeathTest, ChildForkedAfterInitCannotUseTheDriver) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(forkAfterInit(), testing::ExitedWithCode(0), "");
 }
 
 TEST(CudaDriver, ProcessDriverIsConsistent) {

@@ -48,8 +48,12 @@ PUBLIC_CUDA_SUBMODULES = ("numba.cuda.random", "numba.cuda.kernels")
 PUBLIC_COMPILER_NAMES = {"numba.cuda.compiler": frozenset({
     "compile_ptx", "compile_ptx_for_current_device"})}
 
-# Errors a test expects from compiling a kernel: tidal's errors of that name.
-ERROR_NAMES = {"numba.core.errors": frozenset({"TypingError"})}
+# Errors a test expects from compiling a kernel, and warnings from launching
+# one: tidal's of that name.
+ERROR_NAMES = {"numba.core.errors": frozenset({"TypingError", "NumbaPerformanceWarning"})}
+# The driver's error a user catches (test_multiprocessing's forked child):
+# tidal.cuda.CudaDriverError.
+DRIVER_ERROR_NAMES = {"numba.cuda.cudadrv.error": frozenset({"CudaDriverError"})}
 
 
 def _lookup_statement(module, names):
@@ -96,7 +100,8 @@ def _rewrite_import_from(node, for_tidal):
         if module == public or module.startswith(public + "."):
             return [_lookup_statement("tidal" + module[len("numba"):], node.names)]
     for names, tidal_module in ((ERROR_NAMES, "tidal.errors"),
-                                (PUBLIC_COMPILER_NAMES, "tidal.cuda")):
+                                (PUBLIC_COMPILER_NAMES, "tidal.cuda"),
+                                (DRIVER_ERROR_NAMES, "tidal.cuda")):
         if module not in names:
             continue
         to_tidal = [a for a in node.names if a.name in names[module]]

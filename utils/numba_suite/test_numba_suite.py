@@ -45,7 +45,8 @@ def test_rewrite_keeps_line_numbers_and_routes_names():
     assert lines[4] == "from numba.core import types"
     assert lines[5] == ("from tidal_names import lookup as _tidal_lookup; "
                         "TypingError = _tidal_lookup('tidal.errors', 'TypingError'); "
-                        "from numba.core.errors import NumbaPerformanceWarning")
+                        "NumbaPerformanceWarning = _tidal_lookup('tidal.errors', "
+                        "'NumbaPerformanceWarning')")
     assert lines[6] == "from cudapy import recursion_usecases"
     assert lines[11] == ("        from tidal_names import lookup as _tidal_lookup; "
                          "cuda = _tidal_lookup('tidal', 'cuda')")

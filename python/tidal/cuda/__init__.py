@@ -29,6 +29,9 @@ from .devices import (  # noqa: F401
     select_device,
 )
 from .driver import CudaDriverError  # noqa: F401
+# Numba's cuda.runtime (get_version) and cuda.is_supported_version().
+from . import runtime  # noqa: F401
+from .runtime import is_supported_version  # noqa: F401
 
 # Device arrays pickle as their host copy (tidal/pickling.py); kernels and
 # device functions through their __reduce__.

@@ -95,6 +95,14 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     takes). A device function by default, with the C ABI."""
     if output != "ptx":
         raise NotImplementedError(f"Unsupported output type: {output} (tidal writes 'ptx')")
+    code, result, _ = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi,
+                               abi_info, "ptx")
+    return code, result
+
+
+def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, output):
+    """(code, return type, symbol) of compile(): the PTX, or with output
+    'llvm' the NVVM IR it is made from."""
     if abi not in ("c", "numba"):
         raise NotImplementedError(f"Unsupported ABI: {abi}")
     if abi_info is not None and not isinstance(abi_info, dict):
@@ -110,22 +118,23 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     sm = _sm(cc)
     flags = (sm, bool(debug), bool(lineinfo), bool(fastmath))
     if not device:
-        ptx, _ = native.compile_to_ptx(function, arguments, *flags, None, "", False)
-        return ptx, _types.void
+        code, _ = native.compile_to_ptx(function, arguments, *flags, None, "", False, output)
+        return code, _types.void, function.__code__.co_name
     name = function.__code__.co_name
     if abi == "c":
         symbol = (abi_info or {}).get("abi_name", name)
     else:
         symbol = "_".join([name] + [_mangle(a) for a in signature.args])
     entry = _entry_kernel(function, len(arguments))
-    ptx, variables = native.compile_to_ptx(entry, arguments, *flags, name, symbol, abi == "numba")
+    code, variables = native.compile_to_ptx(entry, arguments, *flags, name, symbol,
+                                            abi == "numba", output)
     result = variables.get("_tidal_result", "none")
     if returned not in (None, ("none",)) and \
             _signatures.canonical_text(returned) != _signatures.canonical_text(
                 _signatures.type_of(result)):
         raise TypeError(f"device function '{name}' returns {result}, not the "
                         f"{_signatures.canonical_text(returned)} its signature declares")
-    return ptx, _tidal_type(result)
+    return code, _tidal_type(result), symbol
 
 
 def _mangle(description):
@@ -151,5 +160,13 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, dev
                        fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info)
 
 
-# DeviceFunction.inspect_asm() compiles through compile_ptx.
-DeviceFunction._compile_ptx = staticmethod(compile_ptx)
+def _compile_device_function(pyfunc, sig, output, debug=False, lineinfo=False, fastmath=False,
+                             cc=None):
+    """(code, return type, symbol) of a device function compiled on its own
+    with Numba's ABI: DeviceFunction.compile_device / inspect_asm /
+    inspect_llvm."""
+    return _compile(pyfunc, sig, debug, lineinfo, True, fastmath, cc, "numba", None, output)
+
+
+# DeviceFunction's compile_device() and inspection compile through here.
+DeviceFunction._compile_device_function = staticmethod(_compile_device_function)

@@ -34,7 +34,7 @@ from .layouts import (
     _contiguous_strides, _core, _device_layout, _extent, _index_tuple, _is_c_layout,
     _require_contiguous, _shape_strides_dtype, _span,
 )
-from .streams import _check_same_target, _check_stream, _stream_handle
+from .streams import _check_same_target, _check_stream, _stream_handle, external_stream
 from .target import on_cuda
 
 
@@ -486,23 +486,27 @@ def _host_array(obj):
 def from_cuda_array_interface(desc, owner=None, sync=True):
     """A DeviceNDArray over the memory a __cuda_array_interface__ dict
     describes (no copy). With ``sync`` (the default), first waits for the
-    producer's work on the dict's ``stream``. On the cpu target the pointer
-    must be host memory."""
+    producer's work on the dict's ``stream``; a producer's stream becomes
+    the array's default stream (cuda.external_stream(handle), as Numba's).
+    On the cpu target the pointer must be host memory."""
     shape, strides, dtype, pointer, readonly, stream = _checked_interface(desc)
     if not on_cuda():
         _check_host_memory(pointer, *_extent(shape, strides, dtype.itemsize))
     if sync and stream is not None:
         _wait_for_producer(stream)
+    # The producer's stream is the array's default stream, as Numba's (an
+    # external stream: tidal never destroys it).
+    stream = 0 if stream is None else external_stream(stream)
     if on_cuda():  # another library's device memory, kept alive by owner
         return DeviceNDArray._wrap_device(
-            _device_layout(pointer, shape, strides, dtype, owner), None)
+            _device_layout(pointer, shape, strides, dtype, owner), None, stream)
     if pointer == 0 or 0 in shape:
         host = np.empty(shape, dtype=dtype)
     else:
         interface = {"shape": shape, "typestr": dtype.str, "data": (pointer, readonly),
                      "strides": strides, "version": 3}
         host = np.asarray(_InterfaceHolder(owner, interface))
-    return DeviceNDArray._wrap(host)
+    return DeviceNDArray._wrap(host, stream)
 
 
 def as_cuda_array(obj, sync=True):
@@ -589,9 +593,10 @@ class _Directed:
     it on the cuda target, as Numba's: In is copied to the device only (the
     kernel reads it), Out is copied back only (the kernel writes it; the
     device memory starts undefined), InOut both, which is what a bare NumPy
-    array gets. On the cpu target a kernel uses the array itself: the
-    direction changes nothing. The launch reads ``_tidal_array`` and the
-    class's ``_tidal_direction`` (1: in, 2: out, 3: both)."""
+    array gets. On the cpu target a kernel uses the array itself for Out
+    and InOut, and a copy of it for In (its writes are dropped, as on a
+    GPU). The launch reads ``_tidal_array`` and the class's
+    ``_tidal_direction`` (1: in, 2: out, 3: both)."""
 
     __slots__ = ("_tidal_array",)
     _tidal_direction = 3

@@ -440,6 +440,8 @@ class _DeviceList:
         return self._managers[key]
 
     def __getitem__(self, device_id):
+        if isinstance(device_id, slice):  # gpus[1:], a list, as Numba's
+            return [self._manager(d) for d in _all_devices()[device_id]]
         return self._manager(_all_devices()[_device_index(device_id)])
 
     def __iter__(self):

@@ -2,8 +2,10 @@
 (kernel[griddim, blockdim, stream, sharedmem]), one compiled specialisation
 per argument-type signature (compiled and cached in C++), inspection."""
 
+import contextlib
 import functools
 import os
+import warnings
 
 from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
 from . import signatures as signature_forms
@@ -129,6 +131,10 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
     the C++ half its options and check the unusual configurations."""
 
     __tidal_kernel__ = True
+    # False for tidal's library kernels (cuda.reduce, transposes), whose
+    # launch configuration the library chooses: Numba's performance warnings
+    # would name nothing the user can change. Read with the other options.
+    _tidal_performance_warnings = True
 
     def __init__(self, py_func, signatures=(), **options):
         super().__init__(py_func)
@@ -167,7 +173,8 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
                 "max_registers": int(options.get("max_registers") or 0),
                 "max_threads": max_threads, "min_blocks": min_blocks,
                 "cache": self._cache, "extensions": self.extensions,
-                "link": self._links()}
+                "link": self._links(),
+                "performance_warnings": self._tidal_performance_warnings}
 
     def _links(self):
         """link=[...]: the files linked into every specialisation, read
@@ -354,12 +361,18 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
 class DeviceFunction:
     """@cuda.jit(device=True): a function kernels and other device functions
     call. It is compiled into the caller's module for each set of argument
-    types (or for its declared signature, to which arguments convert)."""
+    types (or for its declared signature, to which arguments convert).
+
+    Numba's device dispatcher API: compile_device(argument types) compiles
+    it on its own (with Numba's ABI, as compile_ptx(..., device=True)) and
+    keeps the result in ``overloads``; inspect_llvm / inspect_asm give that
+    code's NVVM IR / PTX. A device function is not a kernel: launching one
+    or asking for its SASS raises RuntimeError."""
 
     __tidal_device__ = True
-    # cuda.compile_ptx, set by tidal.cuda.compilation (which imports this
-    # module: importing it from here would make a cycle).
-    _compile_ptx = None
+    # compilation._compile_device_function, set by tidal.cuda.compilation
+    # (which imports this module: importing it from here would make a cycle).
+    _compile_device_function = None
 
     def __init__(self, py_func, signatures=(), **options):
         functools.update_wrapper(self, py_func)
@@ -371,34 +384,107 @@ class DeviceFunction:
         if len(self.signatures) > 1:
             raise TypeError(f"device function '{py_func.__name__}' takes one signature, "
                             f"got {len(self.signatures)}")
+        # {argument types: DeviceCompileResult} made by compile_device().
+        self.overloads = {}
 
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
+
+    def __getitem__(self, config):
+        raise RuntimeError(
+            f"Cannot compile a device function as a kernel: '{self.__name__}' was made with "
+            f"cuda.jit(device=True), so kernels call it; launch a kernel "
+            f"(cuda.jit without device=True) that calls it instead")
+
+    def _signature(self, signature, what):
+        """The signature to compile for: the given one, else the declared
+        one."""
+        if signature is not None:
+            return signature
+        if not self.signatures:
+            raise TypeError(
+                f"device function '{self.__name__}' has no declared signature: pass one "
+                f"to {what}(), as {what}((float32, float32)) or {what}('float32(float32)')")
+        return self.signatures[0]
+
+    def _code(self, signature, output, arch=None):
+        options = self.options
+        code, return_type, symbol = DeviceFunction._compile_device_function(
+            self.py_func, signature, output, debug=bool(options.get("debug", False)),
+            lineinfo=bool(options.get("lineinfo", False)),
+            fastmath=bool(options.get("fastmath", False)),
+            cc=(int(arch[3:-1]), int(arch[-1])) if arch else None)
+        return code, return_type, symbol
+
+    def compile_device(self, args):
+        """Numba's compile_device(argument types): compiles the function on
+        its own for `args` (a tuple of types, or any signature form), once
+        per argument types, and returns the result (its ``signature``,
+        ``return_type`` and ``fndesc.mangled_name``, the symbol its PTX and
+        LLVM IR define)."""
+        key = args if isinstance(args, tuple) else (args,)
+        found = self.overloads.get(key)
+        if found is None:
+            _, return_type, symbol = self._code(args, "ptx")
+            found = self.overloads[key] = DeviceCompileResult(self, key, return_type, symbol)
+        return found
+
+    def inspect_llvm(self, signature=None):
+        """The NVVM IR (lowered and optimised for NVPTX, as the PTX is made
+        from it) of the device function compiled on its own for
+        `signature` (by default its declared one); it defines the symbol
+        compile_device() names."""
+        return self._code(self._signature(signature, "inspect_llvm"), "llvm")[0]
 
     def inspect_asm(self, signature=None, arch=None):
         """The PTX of the device function compiled on its own for
         `signature` (by default its declared one), with its options
         (fastmath, debug, lineinfo): compile_ptx(..., device=True), as
         Numba's device dispatcher gives it."""
-        compile_ptx = DeviceFunction._compile_ptx
-        if signature is None:
-            if not self.signatures:
-                raise TypeError(
-                    f"device function '{self.__name__}' has no declared signature: "
-                    f"pass one to inspect_asm(), as inspect_asm('float32(float32)')")
-            signature = self.signatures[0]
-        options = self.options
-        ptx, _ = compile_ptx(self.py_func, signature, device=True,
-                             debug=bool(options.get("debug", False)),
-                             lineinfo=bool(options.get("lineinfo", False)),
-                             fastmath=bool(options.get("fastmath", False)),
-                             cc=(int(arch[3:-1]), int(arch[-1])) if arch else None)
-        return ptx
+        return self._code(self._signature(signature, "inspect_asm"), "ptx", arch)[0]
+
+    def inspect_sass(self, signature=None):
+        raise RuntimeError(
+            f"Cannot inspect SASS of a device function: '{self.__name__}' is compiled into "
+            f"the kernels that call it; inspect those kernels' SASS")
 
     def __reduce__(self):
         # By value, with its source (tidal/pickling.py).
         from ..pickling import reduce_device_function
         return reduce_device_function(self)
+
+
+class DeviceCompileResult:
+    """What DeviceFunction.compile_device() returns, as far as Numba's
+    CompileResult is read: the signature, the return type and
+    ``fndesc.mangled_name``."""
+
+    class FunctionDescriptor:
+        def __init__(self, qualname, mangled_name):
+            self.qualname = qualname
+            self.mangled_name = mangled_name
+
+    def __init__(self, device_function, argument_types, return_type, symbol):
+        self.py_func = device_function.py_func
+        self.argument_types = argument_types
+        self.return_type = return_type
+        self.signature = (f"{return_type}"
+                          f"({', '.join(str(a) for a in argument_types)})")
+        self.fndesc = self.FunctionDescriptor(device_function.__qualname__, symbol)
+
+    def __repr__(self):
+        return f"<compiled device function {self.fndesc.mangled_name}: {self.signature}>"
+
+
+@contextlib.contextmanager
+def _library_launches():
+    """No performance warnings on this thread inside: a sequence of launches
+    whose grids the library chooses (ufunc.reduce's halving steps)."""
+    was = native.pause_performance_warnings(True)
+    try:
+        yield
+    finally:
+        native.pause_performance_warnings(was)
 
 
 def jit(func_or_sig=None, device=False, **options):
@@ -407,6 +493,14 @@ def jit(func_or_sig=None, device=False, **options):
     unknown = set(options) - _JIT_OPTIONS
     if unknown:
         raise TypeError(f"unknown option(s) to cuda.jit: {', '.join(sorted(unknown))}")
+    if options.get("debug") and options.get("opt", True):
+        # Numba's warning (its NVVM may crash on optimised debug code);
+        # tidal compiles it, optimised as always.
+        from ..errors import InvalidConfigWarning
+        warnings.warn("debug=True with opt=True (the default) is not supported by CUDA "
+                      "under Numba, whose compiler may crash on it: set debug=False or "
+                      "opt=False for code that Numba also runs (tidal accepts opt and "
+                      "always optimises)", InvalidConfigWarning, stacklevel=2)
 
     def decorate(py_func, signatures=()):
         if not callable(py_func) or not hasattr(py_func, "__code__"):

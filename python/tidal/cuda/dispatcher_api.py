@@ -232,16 +232,22 @@ class NumbaDispatcherAPI:
 
     @property
     def specialized(self):
-        """True for a dispatcher made by specialize(): it runs its one
-        signature and compiles no other."""
-        return self._specialized
+        """True for a dispatcher that compiles nothing new, as Numba's: one
+        made by specialize(), or a kernel declared with signatures
+        (cuda.jit('void(float32[::1])'))."""
+        return self._specialized or bool(getattr(self, "declared_signatures", ()))
 
     def specialize(self, *args):
         """Numba's specialize(*args): a dispatcher of this kernel for the
         types of these arguments (values, or types such as float32[::1]),
-        compiled now; the same one for the same types."""
-        if self._specialized:
-            raise RuntimeError("Dispatcher already specialized")
+        compiled now; the same one for the same types. A specialised
+        dispatcher, or a kernel declared with signatures, raises
+        RuntimeError (Numba's: it has its types already)."""
+        if self.specialized:
+            how = ("made by specialize()" if self._specialized else
+                   "declared with signatures " + ", ".join(map(str, self.declared_signatures)))
+            raise RuntimeError(f"Dispatcher already specialized: kernel '{self.__name__}' was "
+                               f"{how}, so it compiles no other types")
         types = self._argument_types(args)
         key = (current_target(), types)
         found = self.specializations.get(key)

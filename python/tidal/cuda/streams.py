@@ -11,6 +11,14 @@ On the cuda target cuda.stream() creates a CUstream and cuda.event() a
 CUevent (C++ objects the Stream and Event hold, destroyed with them); a
 stream's handle is the CUstream, so int(stream) is what the driver takes.
 
+``stream.handle`` is a StreamHandle: the CUstream as an int (what Numba's
+NVIDIA-binding handles give to int()) that also has the ``.value`` of
+Numba's ctypes handles (c_void_p: None for the default stream's 0). On the
+cpu target a stream made by cuda.stream() has a handle of its own too,
+counted up from 16 and never reused in the process, so that a
+__cuda_array_interface__ "stream" names it, and an array made from one
+gets back a stream (external) with the same handle.
+
 A stream or an event belongs to the target it was made on (its ``target``);
 using it on the other one raises ValueError. The default streams belong to
 every target.
@@ -28,6 +36,22 @@ from .target import current_target as _current_target, on_cuda
 # _PER_THREAD); streams made by cuda.stream() count up from 16.
 _DEFAULT, _LEGACY, _PER_THREAD = 0, 1, 2
 _handles = itertools.count(16)
+
+
+class StreamHandle(int):
+    """A stream's handle: the CUstream as an int (int(h), h == 0x1234, as
+    Numba's handles with the NVIDIA binding), with ctypes' ``value`` (as
+    Numba's c_void_p handles: the int, or None for 0, the default
+    stream)."""
+
+    __slots__ = ()
+
+    @property
+    def value(self):
+        return int(self) or None
+
+    def __repr__(self):
+        return f"StreamHandle({int(self):#x})"
 
 
 def _check_same_target(what, target, stream):
@@ -52,13 +76,13 @@ class Stream:
     __slots__ = ("handle", "external", "target", "_tidal_stream", "__weakref__")
 
     def __init__(self, handle, external=False, owner=None, target=None):
-        self.handle = handle
+        self.handle = StreamHandle(handle)
         self.external = external
         self.target = target  # 'cpu' or 'cuda'; None for the default streams (every target)
         self._tidal_stream = owner  # cuda target: the CUstream's owner
 
     def __int__(self):
-        return self.handle
+        return int.__int__(self.handle)
 
     def __repr__(self):
         default = {_DEFAULT: "Default", _LEGACY: "Legacy default",
@@ -66,13 +90,14 @@ class Stream:
         target = self.target or _current_target()
         if default:
             return f"<{default} CUDA stream on the tidal {target} target>"
-        return f"<CUDA stream {self.handle:#x} on the tidal {target} target>"
+        external = "External CUDA" if self.external else "CUDA"
+        return f"<{external} stream {int(self):#x} on the tidal {target} target>"
 
     def synchronize(self):
         """Waits for the work issued to this stream (cuStreamSynchronize on
         the cuda target; on the cpu target it has all finished already)."""
         if (self.target or _current_target()) == "cuda":
-            native.cuda_stream_synchronize(self.handle, self._tidal_stream)
+            native.cuda_stream_synchronize(int(self), self._tidal_stream)
 
     @contextlib.contextmanager
     def auto_synchronize(self):

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import cuda
 from ..cuda.array_interface import is_cuda_array
+from ..cuda.dispatcher import _library_launches
 from . import kernels
 from .broadcasting import broadcast_device, broadcast_shapes, is_scalar
 from .signatures import ArgumentType, parse_type_signature, signature_text
@@ -281,17 +282,20 @@ class CUDAUFunc:
         else:
             work = cuda.to_device(np.ascontiguousarray(array), stream=stream)
         leftovers = []
-        while n > 1:
-            if n % 2:  # the last element waits until the rest is one value
-                leftovers.append(work[n - 1:n])
-                n -= 1
-            half = n // 2
-            left = work[:half]
-            self(left, work[half:n], out=left, stream=stream)
-            n = half
-        result = work[:1]
-        for leftover in reversed(leftovers):
-            self(result, leftover, out=result, stream=stream)
+        # The halving steps' grids are the reduction's, not the user's: no
+        # performance warnings for them.
+        with _library_launches():
+            while n > 1:
+                if n % 2:  # the last element waits until the rest is one value
+                    leftovers.append(work[n - 1:n])
+                    n -= 1
+                half = n // 2
+                left = work[:half]
+                self(left, work[half:n], out=left, stream=stream)
+                n = half
+            result = work[:1]
+            for leftover in reversed(leftovers):
+                self(result, leftover, out=result, stream=stream)
         host = result.copy_to_host(stream=stream)
         if stream:
             stream.synchronize()

@@ -58,6 +58,7 @@ def _kernel(element_type, words, width):
                 b[first_column + row, (first_row + column) * words + w] = block[column, row, w]
 
     kernel = jit(transpose_tile)
+    kernel._tidal_performance_warnings = False  # the grid follows the shape
     _kernels[key] = kernel
     return kernel
 
@@ -109,6 +110,7 @@ def transpose(a, b=None):
         kernel = _kernels.get("elements")
         if kernel is None:
             kernel = _kernels["elements"] = jit(_transpose_elements)
+            kernel._tidal_performance_warnings = False  # the grid follows the shape
         kernel[blocks, (width, width), stream](a, b)
         return b
     if dtype.fields is None:

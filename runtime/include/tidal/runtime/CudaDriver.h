@@ -227,8 +227,19 @@ public:
                                       const char *Call);
   static void setStickyErrorHandler(StickyErrorHandler Handler);
 
-  // Throws RuntimeError with reason() unless usable().
+  // Throws RuntimeError with reason() unless usable(), and the fork error
+  // (below) in a child forked after cuInit.
   void requireUsable() const;
+
+  // A process forked after a driver of this process was initialised
+  // (cuInit) cannot use CUDA: the child inherits the parent's driver state
+  // but not its GPU contexts. A pthread_atfork handler, installed at the
+  // first successful cuInit, marks the child; forkedAfterInit() is one
+  // atomic load, and requireNotForked() throws CudaDriverError "CUDA
+  // initialized before forking: ..." (call "fork", CUDA_ERROR_NOT_INITIALIZED)
+  // naming both processes. Contexts check it wherever they check for faults.
+  static bool forkedAfterInit();
+  static void requireNotForked();
 
 private:
   explicit CudaDriver(std::string LibraryPath);

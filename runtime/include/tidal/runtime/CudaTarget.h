@@ -103,10 +103,13 @@ public:
   [[noreturn]] void reportFault(cu::Result Result, const char *Call,
                                 bool OwnLaunch = false) const;
   bool faulted() const { return Faulted.load(std::memory_order_acquire); }
-  // Throws the fault report again when the context has faulted.
+  // Throws the fault report again when the context has faulted, and the
+  // fork error in a child forked after the driver was initialised.
   void requireUsable() const {
     if (faulted())
       throwFault();
+    if (CudaDriver::forkedAfterInit())
+      CudaDriver::requireNotForked();
   }
 
   static constexpr size_t RecentLaunchCapacity = 8;
