@@ -122,16 +122,18 @@ void warnLowOccupancy(DispatcherState &D, const runtime::Dim3 &Grid) {
   Warned.push_back(Blocks); // after a filter that made it an error, it warns again
 }
 
-bool warnImplicitCopy() {
+bool warnImplicitCopy(const char *Note) {
   if (Paused || !switchedOn(ImplicitCopySwitch))
     return false;
-  warn("Host array used in CUDA kernel will incur copy overhead to/from device.");
+  warn(std::string("Host array used in CUDA kernel will incur copy overhead to/from device.") +
+       Note);
   return true;
 }
 
 void warnImplicitCopyOnce(DispatcherState &D) {
   if (!D.ImplicitCopyWarned && D.PerformanceWarnings)
-    D.ImplicitCopyWarned = warnImplicitCopy();
+    D.ImplicitCopyWarned = warnImplicitCopy(
+        " (On a GPU; the cpu target reads host arrays in place, without copies.)");
 }
 
 bool wouldCopyOnCudaTarget(PyObject *HostArray) {

@@ -21,9 +21,9 @@ void warnLowOccupancy(DispatcherState &D, const runtime::Dim3 &Grid);
 
 // A NumPy array argument that the cuda target copies in and back: warns
 // when the switch is on (each launch there, as Numba's); returns whether it
-// warned. The cpu target, which copies nothing, warns once per kernel:
-// warnImplicitCopyOnce.
-bool warnImplicitCopy();
+// warned. The cpu target, which copies nothing, warns once per kernel of
+// what a GPU would cost, and says so (Note): warnImplicitCopyOnce.
+bool warnImplicitCopy(const char *Note = "");
 void warnImplicitCopyOnce(DispatcherState &D);
 
 // Whether a NumPy array argument (ArgKind::HostArray) is one the cuda target
