@@ -19,6 +19,7 @@
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <cctype>
 
 using namespace llvm;
@@ -127,7 +128,48 @@ static PyRef sourceLines(PyObject *Function) {
   return PyRef::steal(PyObject_CallMethod(Reader.get(), "getsourcelines", "O", Function));
 }
 
+static void parseSource(PyObject *Function, SourceInfo &Source, PyRef &Tree);
+
+// A function's source and tree, read and parsed once per code object: every
+// specialisation of a kernel, and every kernel calling a device function,
+// compiles the same tree (the frontend never changes it: what it decides is
+// kept in type maps keyed by its nodes). The entry holds a weak reference
+// to the code object, so that an entry whose code object died (its address
+// may come back as another's) is never used and is dropped.
+struct ParsedSource {
+  PyRef CodeRef; // weakref to the code object
+  SourceInfo Source;
+  PyRef Tree;
+};
+
 static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
+  // Never destroyed: its references must not be released after Python's
+  // finalisation.
+  static auto &Parsed = *new std::unordered_map<PyObject *, ParsedSource>();
+  PyRef Code = PyRef::borrow(Function).attr("__code__");
+  auto Found = Parsed.find(Code.get());
+  if (Found != Parsed.end()) {
+    if (PyWeakref_GetObject(Found->second.CodeRef.get()) == Code.get()) {
+      Source = Found->second.Source;
+      Tree = Found->second.Tree;
+      return;
+    }
+    Parsed.erase(Found);
+  }
+  parseSource(Function, Source, Tree);
+  PyRef CodeRef = PyRef::steal(PyWeakref_NewRef(Code.get(), nullptr));
+  if (!CodeRef) { // not weakly referenceable: no cache
+    PyErr_Clear();
+    return;
+  }
+  if (Parsed.size() >= 256) // drop the entries of dead code objects
+    for (auto It = Parsed.begin(); It != Parsed.end();)
+      It = PyWeakref_GetObject(It->second.CodeRef.get()) == Py_None ? Parsed.erase(It)
+                                                                       : std::next(It);
+  Parsed[Code.get()] = ParsedSource{std::move(CodeRef), Source, Tree};
+}
+
+static void parseSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
   PyRef Code = PyRef::borrow(Function).attr("__code__");
   Source.File = Code.attr("co_filename").str();
   PyRef LinesAndStart = sourceLines(Function);
