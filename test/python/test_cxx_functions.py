@@ -2,10 +2,11 @@
 foreign.py, pyfrontend/ForeignFunctions.cpp, python/src/ForeignLinking.cpp)
 on every target: Numba's cuda.declare_device with link= (Numba's ABI and
 abi='c'; .cu, .ll and .bc files), tidal's cuda.include (overloads,
-namespaces, pointers), and the errors (a C++ syntax error, a missing
+namespaces, pointers), .ptx files linked by the CUDA driver's JIT linker
+on the cuda target, and the errors (a C++ syntax error, a missing
 function, a signature that disagrees with the definition, a function tidal
-cannot bind, PTX on the cpu target, a construct the cpu target cannot
-run)."""
+cannot bind, PTX on the cpu target and PTX the driver rejects, a
+construct the cpu target cannot run)."""
 
 import os
 import shutil
@@ -247,18 +248,229 @@ def test_no_overload_takes_the_arguments(target):
         calls_norm[1, 1](np.zeros(1, dtype=np.float32))
 
 
-def test_ptx_cannot_run_on_the_cpu_target(tmp_path):
-    ptx = write(tmp_path, "f.ptx", ".version 7.8\n.target sm_75\n")
-    f = cuda.declare_device("f", "float32(float32)", link=[ptx])
+# --- PTX: linked by the CUDA driver's JIT linker on the cuda target ----------------------
 
+# Numba's ABI in PTX (as llc-19 -mcpu=sm_75 prints NVVM_TWICE).
+TWICE_PTX = """//
+// twice(result, x): *result = 2 * x
+//
+.version 6.3
+.target sm_75
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) twice(
+	.param .b64 twice_param_0,
+	.param .b32 twice_param_1
+)
+{
+	.reg .b32 	%r<4>;
+	.reg .b64 	%rd<2>;
+
+	ld.param.u64 	%rd1, [twice_param_0];
+	ld.param.u32 	%r1, [twice_param_1];
+	shl.b32 	%r2, %r1, 1;
+	st.u32 	[%rd1], %r2;
+	mov.b32 	%r3, 0;
+	st.param.b32 	[func_retval0+0], %r3;
+	ret;
+}
+"""
+
+
+def ptx_kernel(twice):
     @cuda.jit
-    def calls_ptx(out):
-        out[0] = f(1.0)
+    def doubled_by_ptx(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = twice(i)
+    return doubled_by_ptx
 
-    with pytest.raises(CompileError, match="PTX is GPU machine code.*link the CUDA C\\+\\+ "
-                                           "source \\(.cu\\)"):
-        with cuda_target("cpu"):
-            calls_ptx[1, 1](np.zeros(1, dtype=np.float32))
+
+def raises_on_the_cpu_target(target, launch, ptx):
+    """On the cpu target a .ptx link is an error at the call that needs it,
+    saying what to link instead; True when it was that case."""
+    if target.name != "cpu":
+        return False
+    with pytest.raises(CompileError) as error:
+        launch()
+    message = str(error.value)
+    assert f"cannot link {ptx} on the cpu target: PTX is GPU machine code" in message
+    assert "link the CUDA C++ source (.cu)" in message and "LLVM IR (.ll, .bc)" in message
+    assert "test_cxx_functions.py" in message and "twice(i)" in message
+    return True
+
+
+def test_declare_device_links_ptx_through_the_drivers_linker(target, tmp_path):
+    ptx = write(tmp_path, "twice.ptx", TWICE_PTX)
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(16, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 16](out), ptx):
+        return
+    kernel[1, 16](out)
+    target.assert_result("doubled_by_ptx", out, 2 * np.arange(16))
+    if target.mock:
+        # The kernel's PTX and the file, linked, then the image loaded.
+        assert [c["name"] for c in target.driver_calls("cuLinkAddData_v2")] == [
+            "the PTX of kernel 'doubled_by_ptx'", ptx]
+        (complete,) = target.driver_calls("cuLinkComplete")
+        assert complete["result"] == 0
+        assert [c["linked"] for c in target.driver_calls("cuModuleLoadData")] == [True]
+        assert len(target.driver_calls("cuLinkDestroy")) == 1
+        assert not target.driver_calls("cuModuleLoadDataEx")
+
+
+def test_the_kernels_link_takes_ptx_with_the_c_abi(target, tmp_path):
+    ptx = write(tmp_path, "add_one.ptx", """.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .func (.param .b32 func_retval0) add_one(.param .b32 add_one_param_0)
+{
+	.reg .b32 %r<3>;
+	ld.param.u32 %r1, [add_one_param_0];
+	add.s32 %r2, %r1, 1;
+	st.param.b32 [func_retval0+0], %r2;
+	ret;
+}
+""")
+    add_one = cuda.declare_device("add_one", "int32(int32)", abi="c")
+
+    @cuda.jit(link=[ptx])
+    def plus_one(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = add_one(i)
+
+    out = np.zeros(8, dtype=np.int32)
+    if target.name == "cpu":
+        with pytest.raises(CompileError, match="cannot link .*add_one.ptx on the cpu target"):
+            plus_one[1, 8](out)
+        return
+    plus_one[1, 8](out)
+    target.assert_result("plus_one", out, np.arange(8) + 1)
+
+
+NUMBA_JITLINK = "/usr/lib/python3/dist-packages/numba/cuda/tests/cudadrv/data/jitlink.ptx"
+
+
+@pytest.mark.skipif(not os.path.exists(NUMBA_JITLINK),
+                    reason="python3-numba's jitlink.ptx is absent")
+def test_numbas_jitlink_ptx_links_unchanged(target):
+    # Numba's test_linker.py: 'bar' of jitlink.ptx (NVVM of CUDA 6, sm_20).
+    bar = cuda.declare_device("bar", "int32(int32)")
+
+    def compile_foo():  # eagerly: the signature compiles it
+        @cuda.jit("void(int32[:], int32[:])", link=[NUMBA_JITLINK])
+        def foo(x, y):
+            i = cuda.grid(1)
+            x[i] += bar(y[i])
+        return foo
+
+    if target.name == "cpu":
+        with pytest.raises(CompileError, match="jitlink.ptx on the cpu target"):
+            compile_foo()
+        return
+    foo = compile_foo()
+    a = np.array([123], dtype=np.int32)
+    b = np.array([321], dtype=np.int32)
+    foo[1, 1](a, b)
+    target.assert_result("foo", a, [123 + 2 * 321])
+
+
+def test_a_symbol_the_ptx_does_not_define_is_named_at_the_call(target, tmp_path):
+    ptx = write(tmp_path, "thrice.ptx", TWICE_PTX.replace("twice", "thrice"))
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert f"symbol 'twice') is not defined by the linked files ({ptx})" in message
+    assert "test_cxx_functions.py" in message and "twice(i)" in message
+
+
+def test_a_ptx_function_that_is_not_visible_says_so(target, tmp_path):
+    ptx = write(tmp_path, "hidden.ptx", TWICE_PTX.replace(".visible .func", ".func"))
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError, match="hidden.ptx has .func \\(.param .b32 func_retval0\\) "
+                                           "twice\\(.*which is not .visible"):
+        kernel[1, 4](out)
+
+
+def test_a_declaration_the_ptx_disagrees_with_shows_both(target, tmp_path):
+    ptx = write(tmp_path, "twice.ptx", TWICE_PTX)
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx], abi="c"))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert "declare_device('twice', 'int32(int32)', abi='c')" in message
+    assert "which calls int32 twice(int32): 1 parameter and a result" in message
+    assert (f"{ptx} defines .visible .func (.param .b32 func_retval0) twice(.param .b64 "
+            f"twice_param_0, .param .b32 twice_param_1) (2 parameters and a result)") in message
+
+
+def test_a_file_that_is_not_ptx_is_located(target, tmp_path):
+    ptx = write(tmp_path, "notes.ptx", "these are not instructions\n")
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    assert error.value.file == ptx and error.value.line == 1
+    assert "it is not PTX (no .version directive" in str(error.value)
+
+
+def test_an_undefined_reference_in_the_ptx_is_located_by_the_linker(target, tmp_path):
+    # twice calls helper, which nothing defines: tidal cannot see it (it is
+    # not the kernel's call); the driver's linker reports it (llc-19's PTX;
+    # ptxas -c and nvlink of CUDA 13 say "Undefined reference to 'helper'").
+    calls_helper = TWICE_PTX.replace(
+        ".visible .func  (.param .b32 func_retval0) twice(",
+        ".extern .func (.param .b32 func_retval0) helper(.param .b32 helper_param_0);\n\n"
+        ".visible .func  (.param .b32 func_retval0) twice(").replace(
+        "\tshl.b32 \t%r2, %r1, 1;",
+        "\t{\n\t.param .b32 param0;\n\tst.param.b32 \t[param0+0], %r1;\n"
+        "\t.param .b32 retval0;\n\tcall.uni (retval0), helper, (param0);\n"
+        "\tld.param.b32 \t%r2, [retval0+0];\n\t}\n\tshl.b32 \t%r2, %r2, 1;")
+    ptx = write(tmp_path, "calls_helper.ptx", calls_helper)
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert "cuLinkComplete failed: CUDA_ERROR_NOT_FOUND" in message
+    assert "Undefined reference to 'helper'" in message
+    assert error.value.file == ptx
+    assert error.value.line == calls_helper.splitlines().index(
+        ".extern .func (.param .b32 func_retval0) helper(.param .b32 helper_param_0);") + 1
+
+
+def test_ptx_the_jit_rejects_names_the_file(target, tmp_path, monkeypatch):
+    bad = TWICE_PTX.replace("\tshl.b32", "\tnot_an_instruction.b32 \t%r2;\n\tshl.b32")
+    ptx = write(tmp_path, "bad.ptx", bad)
+    # The mock driver rejects PTX that holds the marker, as ptxas rejects
+    # the instruction.
+    monkeypatch.setenv("TIDAL_MOCK_CUDA_JIT_FAIL_MARKER", "not_an_instruction")
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert "cuLinkAddData failed: CUDA_ERROR_INVALID_PTX" in message
+    assert f"the JIT rejected {ptx}" in message
+    assert error.value.file == ptx
 
 
 def cuda_target(name):

@@ -8,16 +8,18 @@
   status, which tidal ignores, and the result through the first
   parameter), or ``abi='c'`` (``T f(args...)``). Files: CUDA C++ (``.cu``,
   ``.cuh``: compiled by tidal's in-process Clang), LLVM IR (``.ll``,
-  ``.bc``: clang's NVVM IR for CUDA device code) and PTX (``.ptx``, which
-  tidal cannot link before optimisation: an error that says so).
+  ``.bc``: clang's NVVM IR for CUDA device code) and PTX (``.ptx``: on the
+  cuda target, linked with the kernel's PTX by the CUDA driver's JIT
+  linker, as Numba does; on the cpu target an error that says what to
+  link instead).
 - tidal's, with no signatures: ``lib = cuda.include('functions.cu')`` (a
   file or a code string) binds every ``__device__`` function of the source
   with its C++ types (python/src/ForeignLinking.cpp, cxx/DeviceBinding.h,
   the code tidal-bind prints from); ``lib.mul(x, y)`` and ``lib.ns.f(...)``
   in a kernel call them, C++ overloads chosen by the argument types.
 
-Either way the C++ is linked into the kernel's module before
-optimisation, so calls inline; a pointer parameter takes an array (its
+Either way the C++ (and LLVM IR) is linked into the kernel's module
+before optimisation, so calls inline (PTX is linked after); a pointer parameter takes an array (its
 data's address; ``a[i:]`` for an element's), a number parameter any real
 number, converted as C++ converts it. The frontend's half is
 pyfrontend/ForeignFunctions.cpp.
