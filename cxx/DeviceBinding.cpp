@@ -170,11 +170,9 @@ std::optional<DeviceFunctionBinding> bindDeviceFunction(clang::ASTContext &AST,
   };
   if (F.isVariadic())
     Refuse("variadic");
-  if (F.getStorageClass() == clang::SC_Static)
-    Refuse("static (not visible outside its file)");
-  else if (F.isInlined() && !F.hasAttr<clang::UsedAttr>())
-    Refuse("inline (clang emits an inline function only where its file calls it: drop "
-           "'inline' or add __attribute__((used)))");
+  // static and inline functions bind too: tidal's compile emits them
+  // (CudaCompiler.cpp, EmitStaticAndInline), and they are linked into the
+  // kernel's module like the others.
   std::string Why;
   B.ReturnType = bindingType(AST, F.getReturnType(), /*AllowVoid=*/true, Why);
   if (B.ReturnType.empty())

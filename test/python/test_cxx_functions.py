@@ -586,3 +586,34 @@ def test_device_functions_call_cxx_and_void_c_abi_declarations(target):
     uses_device_function[1, 32](x, y, out)
     if target.ran("uses_device_function"):
         np.testing.assert_allclose(out, np.minimum(2 * np.hypot(x, y), 2.0), rtol=1e-6)
+
+
+STATIC_AND_INLINE = r'''
+static inline __device__ int square(int x) { return x * x; }
+inline __device__ int cube(int x) { return x * x * x; }
+static __device__ float half_of(float x) { return x / 2; }
+namespace ns { inline __device__ int twice(int x) { return 2 * x; } }
+'''
+
+
+def test_static_and_inline_device_functions_bind(target, tmp_path):
+    # clang emits static and inline functions only where their file calls
+    # them; tidal's compile emits them so that they can be called.
+    lib = cuda.include(code=STATIC_AND_INLINE)
+    cube = cuda.declare_device("_Z4cubei", "int32(int32)", abi="c",
+                               link=[write(tmp_path, "static_and_inline.cu", STATIC_AND_INLINE)])
+
+    @cuda.jit
+    def static_and_inline(out, halves):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = lib.square(i) + lib.cube(i) + lib.ns.twice(i) + cube(i)
+            halves[i] = lib.half_of(halves[i])
+
+    out = np.zeros(16, dtype=np.int32)
+    halves = np.arange(16, dtype=np.float32)
+    static_and_inline[1, 16](out, halves)
+    i = np.arange(16)
+    target.assert_result("static_and_inline", out, i * i + 2 * i ** 3 + 2 * i)
+    if target.ran("static_and_inline"):
+        np.testing.assert_array_equal(halves, np.arange(16, dtype=np.float32) / 2)
