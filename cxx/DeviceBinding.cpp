@@ -117,8 +117,12 @@ std::string bindingType(clang::ASTContext &AST, const clang::QualType &Type, boo
     return "";
   }
   if (Canonical->isRecordType()) {
-    Why = "'" + spelled(AST, Type) + "' is a struct or class passed by value";
-    return "";
+    // By value: a record of the same layout (its copy), as for pointers.
+    std::string RecordWhy;
+    std::string Text = recordText(AST, Canonical.getUnqualifiedType(), RecordWhy);
+    if (Text.empty())
+      Why = "'" + spelled(AST, Type) + "' is a struct tidal cannot pass by value: " + RecordWhy;
+    return Text;
   }
   if (const auto *Pointer = Canonical->getAs<clang::PointerType>()) {
     clang::QualType Pointee = Pointer->getPointeeType();

@@ -294,16 +294,68 @@ std::string withoutConst(const std::string &Text) {
   return Text.rfind("const ", 0) == 0 ? Text.substr(6) : Text;
 }
 
+// A type text with its struct's and fields' names left out: a record
+// dtype (a declare_device signature names no struct) matches a C++ struct
+// of the same layout whatever the names, as the frontend's typing does.
+std::string withoutStructName(const std::string &Text) {
+  std::string Plain = withoutConst(Text);
+  size_t Brace = Plain.find('{');
+  if (Plain.rfind("struct ", 0) != 0 || Brace == std::string::npos)
+    return Plain;
+  std::string Out = "struct {";
+  bool InName = true;
+  for (size_t I = Brace + 1; I < Plain.size(); ++I) {
+    char C = Plain[I];
+    if (InName) {
+      if (C == ':')
+        InName = false;
+      else if (C == ';')
+        InName = false, Out += C;
+      continue;
+    }
+    Out += C;
+    if (C == ',')
+      InName = true;
+  }
+  return Out;
+}
+
+// Function types alike but for the identity of their structs: clang's
+// %struct.X and the kernel's own struct of the same elements.
+bool sameShape(llvm::Type *A, llvm::Type *B) {
+  if (A == B)
+    return true;
+  if (A->getTypeID() != B->getTypeID() || A->getNumContainedTypes() != B->getNumContainedTypes())
+    return false;
+  if (auto *SA = llvm::dyn_cast<llvm::StructType>(A)) {
+    auto *SB = llvm::cast<llvm::StructType>(B);
+    if (SA->isOpaque() || SB->isOpaque() || SA->isPacked() != SB->isPacked())
+      return false;
+  } else if (auto *AA = llvm::dyn_cast<llvm::ArrayType>(A)) {
+    if (AA->getNumElements() != llvm::cast<llvm::ArrayType>(B)->getNumElements())
+      return false;
+  } else if (auto *FA = llvm::dyn_cast<llvm::FunctionType>(A)) {
+    if (FA->isVarArg() != llvm::cast<llvm::FunctionType>(B)->isVarArg())
+      return false;
+  } else if (A->getNumContainedTypes() == 0) {
+    return false; // two different leaf types (i32 and i64, ...)
+  }
+  for (unsigned I = 0; I < A->getNumContainedTypes(); ++I)
+    if (!sameShape(A->getContainedType(I), B->getContainedType(I)))
+      return false;
+  return true;
+}
+
 // A declaration the C++ definition disagrees with: both shown.
 void checkAgainstBinding(const ForeignUse &U, const cxx::DeviceFunctionBinding &B,
                          const std::string &File) {
   std::string Result;
   std::vector<std::string> Params;
   expectedTypes(U, Result, Params);
-  bool Same = B.Reason.empty() && B.ReturnType == Result &&
+  bool Same = B.Reason.empty() && withoutStructName(B.ReturnType) == withoutStructName(Result) &&
               B.ParameterTypes.size() == Params.size();
   for (size_t I = 0; Same && I < Params.size(); ++I)
-    Same = withoutConst(B.ParameterTypes[I]) == withoutConst(Params[I]);
+    Same = withoutStructName(B.ParameterTypes[I]) == withoutStructName(Params[I]);
   if (Same)
     return;
   std::string Expected = Result + " " + U.Symbol + "(";
@@ -318,7 +370,7 @@ void checkAgainstBinding(const ForeignUse &U, const cxx::DeviceFunctionBinding &
 
 void checkAgainstIR(const ForeignUse &U, const llvm::Function &Declaration,
                     const llvm::Function &Definition, const std::string &File) {
-  if (Declaration.getFunctionType() == Definition.getFunctionType())
+  if (sameShape(Declaration.getFunctionType(), Definition.getFunctionType()))
     return;
   failAt(U, "'" + U.Shown + "' is declared as " + U.Declared + ", which calls " +
                 typeText(Declaration.getFunctionType()) + ", but " + File + " defines " +

@@ -226,15 +226,15 @@ def test_an_unbindable_function_says_why_at_the_call(target):
     lib = cuda.include(FUNCTIONS)
 
     @cuda.jit
-    def calls_struct(out):
-        out[0] = lib.first_of(1)
+    def calls_reference(out):
+        lib.swap_ints(out[0], out[1])
 
     with pytest.raises(TypingError) as error:
-        calls_struct[1, 1](np.zeros(1, dtype=np.int32))
+        calls_reference[1, 1](np.zeros(2, dtype=np.int32))
     message = str(error.value)
-    assert "int first_of(Pair pair)" in message
-    assert "'Pair' is a struct or class passed by value" in message
-    assert "lib.first_of(1)" in message or "first_of" in message
+    assert "void swap_ints(int &a, int &b)" in message
+    assert "'int &' is a reference" in message
+    assert "lib.swap_ints(out[0], out[1])" in message
 
 
 def test_no_overload_takes_the_arguments(target):
@@ -617,3 +617,117 @@ def test_static_and_inline_device_functions_bind(target, tmp_path):
     target.assert_result("static_and_inline", out, i * i + 2 * i ** 3 + 2 * i)
     if target.ran("static_and_inline"):
         np.testing.assert_array_equal(halves, np.arange(16, dtype=np.float32) / 2)
+
+
+def test_structs_by_value_take_and_give_records_of_the_same_layout(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def structs_by_value(particles, xs, ys, firsts):
+        i = cuda.grid(1)
+        if i < particles.size:
+            copy = lib.moved(particles[i], 1.5, -2.0)  # a copy: particles[i] is unchanged
+            xs[i] = copy.x
+            ys[i] = copy.y + particles[i].y
+            firsts[i] = lib.first_of(lib.make_pair(3 * i, 7)) + lib.make_pair(1, i).second
+
+    particles = np.zeros(8, dtype=PARTICLE)
+    particles["x"] = np.arange(8)
+    particles["y"] = 10
+    xs = np.zeros(8, dtype=np.float32)
+    ys = np.zeros(8, dtype=np.float32)
+    firsts = np.zeros(8, dtype=np.int32)
+    structs_by_value[1, 8](particles, xs, ys, firsts)
+    target.assert_result("structs_by_value", xs, np.arange(8) + 1.5)
+    if target.ran("structs_by_value"):
+        np.testing.assert_array_equal(ys, np.full(8, 18.0))
+        np.testing.assert_array_equal(firsts, 4 * np.arange(8))
+        np.testing.assert_array_equal(particles["x"], np.arange(8))  # not moved
+
+
+def test_a_struct_by_value_of_another_layout_is_refused(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def wrong_struct(particles, out):
+        out[0] = lib.moved(particles[0], 1.0, 1.0).x
+
+    other = np.zeros(2, dtype=[("x", np.float64), ("y", np.float64)])
+    with pytest.raises(TypingError) as error:
+        wrong_struct[1, 1](other, np.zeros(1, dtype=np.float32))
+    message = str(error.value)
+    assert ("takes struct Particle {x: float32 at 0, y: float32 at 4, id: int32 at 8} "
+            "(12 bytes) by value: a record of that layout") in message
+    assert "lib.moved(particles[0], 1.0, 1.0)" in message
+
+
+def test_structs_by_value_with_padding_keep_their_offsets(target):
+    # char, double, short: 7 bytes of padding after c, 6 after s (24 bytes),
+    # NumPy's align=True.
+    lib = cuda.include(code=r'''
+        struct Mixed { char c; double d; short s; };
+        __device__ Mixed bumped(Mixed m) { m.c += 1; m.d *= 2; m.s -= 1; return m; }''')
+    mixed = np.dtype([("c", np.int8), ("d", np.float64), ("s", np.int16)], align=True)
+
+    @cuda.jit
+    def padded_structs(values, out):
+        i = cuda.grid(1)
+        if i < values.size:
+            r = lib.bumped(values[i])
+            out[i] = r.d + 100 * r.c + 1000 * r.s
+
+    values = np.zeros(4, dtype=mixed)
+    values["c"] = 1
+    values["d"] = np.arange(4)
+    values["s"] = 5
+    out = np.zeros(4)
+    padded_structs[1, 4](values, out)
+    target.assert_result("padded_structs", out, 2 * np.arange(4) + 200 + 4000)
+
+
+def test_declare_device_takes_records_for_structs_by_value(target):
+    from tidal import types
+    moved = cuda.declare_device("_Z5moved8Particleff",
+                                types.Signature(PARTICLE, (PARTICLE, types.float32, types.float32)),
+                                abi="c", link=[FUNCTIONS])
+    # Numba's text for a record type; another field name, the same layout.
+    first_of = cuda.declare_device(
+        "_Z8first_of4Pair", "int32(Record(a[type=int32;offset=0],b[type=int32;offset=4];8;False))",
+        abi="c", link=[FUNCTIONS])
+
+    @cuda.jit
+    def declared_structs(particles, xs, pairs, firsts):
+        i = cuda.grid(1)
+        if i < particles.size:
+            xs[i] = moved(particles[i], 2.0, 0.0).x
+            firsts[i] = first_of(pairs[i])
+
+    particles = np.zeros(4, dtype=PARTICLE)
+    particles["x"] = np.arange(4)
+    xs = np.zeros(4, dtype=np.float32)
+    pairs = np.zeros(4, dtype=[("a", np.int32), ("b", np.int32)])
+    pairs["a"] = [5, 6, 7, 8]
+    firsts = np.zeros(4, dtype=np.int32)
+    declared_structs[1, 4](particles, xs, pairs, firsts)
+    target.assert_result("declared_structs", xs, np.arange(4) + 2.0)
+    if target.ran("declared_structs"):
+        np.testing.assert_array_equal(firsts, [5, 6, 7, 8])
+
+
+def test_a_declared_record_of_another_layout_shows_both(target):
+    wide = np.dtype([("a", np.int64), ("b", np.int64)])
+    from tidal import types
+    first_of = cuda.declare_device("_Z8first_of4Pair", types.Signature(types.int32, (wide,)),
+                                   abi="c", link=[FUNCTIONS])
+    with pytest.raises(TypeError, match="Numba's ABI returns numbers"):
+        cuda.declare_device("make_pair", types.Signature(wide, (types.int32, types.int32)))
+
+    @cuda.jit
+    def wrong_layout(pairs, out):
+        out[0] = first_of(pairs[0])
+
+    with pytest.raises(CompileError) as error:
+        wrong_layout[1, 1](np.zeros(1, dtype=wide), np.zeros(1, dtype=np.int32))
+    message = str(error.value)
+    assert "int32 _Z8first_of4Pair(struct record{a:int64@0,b:int64@8;16})" in message
+    assert "functions.cu defines int first_of(Pair pair)" in message
