@@ -731,3 +731,45 @@ def test_a_declared_record_of_another_layout_shows_both(target):
     message = str(error.value)
     assert "int32 _Z8first_of4Pair(struct record{a:int64@0,b:int64@8;16})" in message
     assert "functions.cu defines int first_of(Pair pair)" in message
+
+
+def test_structs_by_value_keep_their_abi_when_not_inlined(target):
+    # Calls that stay calls: the kernel's byval and struct result must be
+    # clang's (x86-64 passes a byval struct on the stack, NVPTX in .param).
+    lib = cuda.include(code=r'''
+        struct Mixed { char c; double d; short s; };
+        __attribute__((noinline)) __device__ Mixed bumped(Mixed m, int k) {
+          m.c += k; m.d *= 2; m.s -= 1; return m;
+        }
+        struct Pair { int first, second; };
+        __attribute__((noinline)) __device__ int sum_of(Pair p) {
+          return p.first + 10 * p.second;
+        }''')
+    mixed = np.dtype([("c", np.int8), ("d", np.float64), ("s", np.int16)], align=True)
+    pair = np.dtype([("a", np.int32), ("b", np.int32)])
+
+    @cuda.jit
+    def not_inlined(values, out, pairs, sums):
+        i = cuda.grid(1)
+        if i < values.size:
+            r = lib.bumped(values[i], 3)
+            out[i] = r.d + 100 * r.c + 1000 * r.s
+            sums[i] = lib.sum_of(pairs[i])
+
+    values = np.zeros(4, dtype=mixed)
+    values["c"] = 1
+    values["d"] = np.arange(4)
+    values["s"] = 5
+    pairs = np.zeros(4, dtype=pair)
+    pairs["a"] = np.arange(4)
+    pairs["b"] = 2
+    out = np.zeros(4)
+    sums = np.zeros(4, dtype=np.int32)
+    not_inlined[1, 4](values, out, pairs, sums)
+    if target.name == "cuda":  # the calls are in the PTX
+        ptx = next(iter(not_inlined.inspect_asm().values()))
+        assert "call.uni" in ptx and "_Z6bumped5Mixedi" in ptx
+    target.assert_result("not_inlined", out, 2 * np.arange(4) + 400 + 4000)
+    if target.ran("not_inlined"):
+        np.testing.assert_array_equal(sums, np.arange(4) + 20)
+        np.testing.assert_array_equal(values["c"], 1)  # a copy was bumped
