@@ -448,21 +448,28 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
     return false;
 
   // PTX is GPU code, linked by the driver after tidal's compile: the cpu
-  // target cannot run it (said at the first foreign call).
-  for (const ForeignLink &L : Links)
-    if (L.Kind == "ptx" && Target == TargetKind::Cpu)
-      throw CompileError("CompileError",
-                         "cannot link " + L.Name +
-                             " on the cpu target: PTX is GPU machine code, which only runs on "
-                             "a GPU (the cuda target links it with the CUDA driver's JIT "
-                             "linker); link the CUDA C++ source (.cu) it was compiled from, "
-                             "or LLVM IR (.ll, .bc), which tidal compiles for both targets",
-                         Uses.front().Where);
+  // target cannot run it, which is an error at the first call that needs
+  // it (one no other file defines); a kernel that calls only what the
+  // other files define runs.
+  bool OnCpu = Target == TargetKind::Cpu;
+  auto cannotRunPtx = [&](const ForeignUse &U, const std::string &File) {
+    throw CompileError("CompileError",
+                       "cannot link " + File +
+                           " on the cpu target: PTX is GPU machine code, which only runs on "
+                           "a GPU (the cuda target links it with the CUDA driver's JIT "
+                           "linker); link the CUDA C++ source (.cu) it was compiled from, "
+                           "or LLVM IR (.ll, .bc), which tidal compiles for both targets",
+                       U.Where);
+  };
 
   llvm::LLVMContext &Context = M.getContext();
   std::vector<Library> Libraries;
-  for (const ForeignLink &L : Links)
-    Libraries.push_back(compileLink(L, Context));
+  for (const ForeignLink &L : Links) {
+    if (OnCpu && L.Kind == "ptx")
+      Libraries.push_back(Library{&L, nullptr, {}, readPtxFunctions(L.Payload)});
+    else
+      Libraries.push_back(compileLink(L, Context));
+  }
 
   // Each symbol from the first file that defines it.
   std::map<std::string, Library *> Definer;
@@ -472,7 +479,14 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
     llvm::Function *Declaration = M.getFunction(U.Symbol);
     Library *Found = nullptr;
     const PtxFunction *InPtx = nullptr;
+    const ForeignLink *PtxOnCpu = nullptr; // a .ptx file the cpu target cannot use
     for (Library &Lib : Libraries) {
+      if (!Lib.Module && OnCpu) {
+        for (const PtxFunction &F : Lib.PtxFunctions)
+          if (F.Name == U.Symbol && F.Defined && !PtxOnCpu)
+            PtxOnCpu = Lib.Link;
+        continue;
+      }
       if (!Lib.Module) {
         for (const PtxFunction &F : Lib.PtxFunctions)
           if (F.Name == U.Symbol && F.Defined && (F.Linkage == "visible" || F.Linkage == "weak"))
@@ -488,6 +502,15 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
         Found = &Lib;
         break;
       }
+    }
+    if (!Found && OnCpu) {
+      // Named by the .ptx file that defines it, else by the first one.
+      if (!PtxOnCpu)
+        for (const ForeignLink &L : Links)
+          if (L.Kind == "ptx" && !PtxOnCpu)
+            PtxOnCpu = &L;
+      if (PtxOnCpu)
+        cannotRunPtx(U, PtxOnCpu->Name);
     }
     if (!Found) {
       std::string Files;

@@ -40,8 +40,8 @@ namespace tidal::binding {
 // returns whether anything was linked.
 // .ptx files are linked on the cuda target only, by the driver after
 // tidal's compile: their symbols stay declarations in M, and the files go
-// to PtxLinks (when given) for loadLinkedModule; on the cpu target a .ptx
-// link is an error at the first foreign call.
+// to PtxLinks (when given) for loadLinkedModule; on the cpu target a call
+// that only a .ptx file defines is an error at that call.
 bool linkForeignCode(llvm::Module &M, const std::vector<frontend::ForeignLink> &KernelLinks,
                      TargetKind Target, std::vector<frontend::ForeignLink> *PtxLinks = nullptr);
 

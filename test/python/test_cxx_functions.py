@@ -773,3 +773,21 @@ def test_structs_by_value_keep_their_abi_when_not_inlined(target):
     if target.ran("not_inlined"):
         np.testing.assert_array_equal(sums, np.arange(4) + 20)
         np.testing.assert_array_equal(values["c"], 1)  # a copy was bumped
+
+
+def test_a_ptx_link_the_calls_do_not_need_runs_on_every_target(target, tmp_path):
+    # The kernel links a .cu and a .ptx and calls only what the .cu defines:
+    # the cpu target has what it needs (the cuda target links both).
+    ptx = write(tmp_path, "twice.ptx", TWICE_PTX)
+    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c")
+
+    @cuda.jit(link=[FUNCTIONS, ptx])
+    def needs_only_the_cu(x, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = axpy(2.0, x[i], 1.0)
+
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros_like(x)
+    needs_only_the_cu[1, 8](x, out)
+    target.assert_result("needs_only_the_cu", out, 2 * x + 1)
