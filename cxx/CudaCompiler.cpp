@@ -20,12 +20,15 @@
 #include "clang/Lex/PreprocessorOptions.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -103,16 +106,100 @@ private:
   std::unique_ptr<clang::ASTNameGenerator> Names;
 };
 
+// Makes clang emit the `static` and `inline` __device__ functions the
+// file defines, which it would emit only where the file calls them, so
+// that cuda.include and declare_device can bind them: each gets an
+// implicit `used` before the code generator sees it (a consumer ahead of
+// it), and Marked keeps their symbols, whose @llvm.used entries
+// dropUsedMarks removes again after code generation (nothing keeps them
+// alive that the file did not ask to).
+class EmitStaticAndInline : public clang::ASTConsumer {
+public:
+  explicit EmitStaticAndInline(std::vector<std::string> *Marked) : Marked(Marked) {}
+
+  void Initialize(clang::ASTContext &Context) override {
+    AST = &Context;
+    Names = std::make_unique<clang::ASTNameGenerator>(Context);
+  }
+
+  bool HandleTopLevelDecl(clang::DeclGroupRef Group) override {
+    for (clang::Decl *D : Group)
+      visit(D);
+    return true;
+  }
+
+private:
+  void visit(clang::Decl *D) {
+    if (auto *Namespace = llvm::dyn_cast<clang::NamespaceDecl>(D)) {
+      for (clang::Decl *Inner : Namespace->decls())
+        visit(Inner);
+      return;
+    }
+    if (auto *Linkage = llvm::dyn_cast<clang::LinkageSpecDecl>(D)) {
+      for (clang::Decl *Inner : Linkage->decls())
+        visit(Inner);
+      return;
+    }
+    auto *F = llvm::dyn_cast<clang::FunctionDecl>(D);
+    if (!F || !F->doesThisDeclarationHaveABody() || !F->hasAttr<clang::CUDADeviceAttr>() ||
+        F->hasAttr<clang::CUDAGlobalAttr>() || F->hasAttr<clang::UsedAttr>() ||
+        F->isDependentContext() || F->isTemplated() || llvm::isa<clang::CXXMethodDecl>(F) ||
+        !(F->getStorageClass() == clang::SC_Static || F->isInlined()) ||
+        !AST->getSourceManager().isInMainFile(F->getLocation()))
+      return;
+    F->addAttr(clang::UsedAttr::CreateImplicit(*AST));
+    Marked->push_back(Names->getName(F));
+  }
+
+  clang::ASTContext *AST = nullptr;
+  std::unique_ptr<clang::ASTNameGenerator> Names;
+  std::vector<std::string> *Marked;
+};
+
+// Removes from @llvm.used (and @llvm.compiler.used) the functions of
+// Marked (EmitStaticAndInline's); the arrays go when empty.
+void dropUsedMarks(llvm::Module &M, const std::vector<std::string> &Marked) {
+  if (Marked.empty())
+    return;
+  for (const char *Name : {"llvm.used", "llvm.compiler.used"}) {
+    llvm::GlobalVariable *Used = M.getGlobalVariable(Name);
+    if (!Used || !Used->hasInitializer())
+      continue;
+    auto *Array = llvm::dyn_cast<llvm::ConstantArray>(Used->getInitializer());
+    if (!Array)
+      continue;
+    std::vector<llvm::Constant *> Kept;
+    for (llvm::Value *Operand : Array->operands()) {
+      auto *G = llvm::dyn_cast<llvm::GlobalValue>(Operand->stripPointerCasts());
+      if (G && std::find(Marked.begin(), Marked.end(), G->getName().str()) != Marked.end())
+        continue;
+      Kept.push_back(llvm::cast<llvm::Constant>(Operand));
+    }
+    if (Kept.size() == Array->getNumOperands())
+      continue;
+    std::string Section = Used->getSection().str();
+    Used->eraseFromParent();
+    if (Kept.empty())
+      continue;
+    auto *Type = llvm::ArrayType::get(Kept.front()->getType(), Kept.size());
+    auto *Replacement = new llvm::GlobalVariable(M, Type, false, llvm::GlobalValue::AppendingLinkage,
+                                                 llvm::ConstantArray::get(Type, Kept), Name);
+    Replacement->setSection(Section);
+  }
+}
+
 // EmitLLVMOnlyAction with a KernelRecorder beside clang's code generator.
 class RecordingAction : public clang::EmitLLVMOnlyAction {
 public:
-  RecordingAction(llvm::LLVMContext *Context, KernelRecorder *Recorder)
-      : EmitLLVMOnlyAction(Context), Recorder(Recorder) {}
+  RecordingAction(llvm::LLVMContext *Context, KernelRecorder *Recorder,
+                  std::vector<std::string> *Marked)
+      : EmitLLVMOnlyAction(Context), Recorder(Recorder), Marked(Marked) {}
 
 protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &Compiler,
                                                         llvm::StringRef InFile) override {
     std::vector<std::unique_ptr<clang::ASTConsumer>> Consumers;
+    Consumers.push_back(std::make_unique<EmitStaticAndInline>(Marked));
     Consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(Compiler, InFile));
     Consumers.push_back(std::make_unique<ForwardingConsumer>(Recorder));
     return std::make_unique<clang::MultiplexConsumer>(std::move(Consumers));
@@ -128,6 +215,7 @@ private:
     KernelRecorder *Target;
   };
   KernelRecorder *Recorder;
+  std::vector<std::string> *Marked;
 };
 
 // KernelParametersMetadata: one node per kernel.
@@ -182,7 +270,8 @@ std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::
   Compiler->getInvocation().getPreprocessorOpts().addRemappedFile(
       Name, llvm::MemoryBuffer::getMemBufferCopy(Source, Name).release());
   KernelRecorder Recorder;
-  RecordingAction Action(&Context, &Recorder);
+  std::vector<std::string> Marked;
+  RecordingAction Action(&Context, &Recorder, &Marked);
   if (!Compiler->ExecuteAction(Action) || Engine.hasErrorOccurred()) {
     Error = DiagnosticStream.str();
     if (Error.empty())
@@ -193,6 +282,7 @@ std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::
   if (!M)
     Error = "clang produced no module for " + Name;
   else {
+    dropUsedMarks(*M, Marked);
     attachKernels(*M, Recorder.Kernels);
     attachBindings(*M, Recorder.DeviceFunctions);
   }

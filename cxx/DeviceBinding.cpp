@@ -117,8 +117,12 @@ std::string bindingType(clang::ASTContext &AST, const clang::QualType &Type, boo
     return "";
   }
   if (Canonical->isRecordType()) {
-    Why = "'" + spelled(AST, Type) + "' is a struct or class passed by value";
-    return "";
+    // By value: a record of the same layout (its copy), as for pointers.
+    std::string RecordWhy;
+    std::string Text = recordText(AST, Canonical.getUnqualifiedType(), RecordWhy);
+    if (Text.empty())
+      Why = "'" + spelled(AST, Type) + "' is a struct tidal cannot pass by value: " + RecordWhy;
+    return Text;
   }
   if (const auto *Pointer = Canonical->getAs<clang::PointerType>()) {
     clang::QualType Pointee = Pointer->getPointeeType();
@@ -170,11 +174,9 @@ std::optional<DeviceFunctionBinding> bindDeviceFunction(clang::ASTContext &AST,
   };
   if (F.isVariadic())
     Refuse("variadic");
-  if (F.getStorageClass() == clang::SC_Static)
-    Refuse("static (not visible outside its file)");
-  else if (F.isInlined() && !F.hasAttr<clang::UsedAttr>())
-    Refuse("inline (clang emits an inline function only where its file calls it: drop "
-           "'inline' or add __attribute__((used)))");
+  // static and inline functions bind too: tidal's compile emits them
+  // (CudaCompiler.cpp, EmitStaticAndInline), and they are linked into the
+  // kernel's module like the others.
   std::string Why;
   B.ReturnType = bindingType(AST, F.getReturnType(), /*AllowVoid=*/true, Why);
   if (B.ReturnType.empty())

@@ -41,18 +41,22 @@ std::string numbaType(std::string Text) {
   return Pointer ? "CPointer(" + Text + ")" : Text;
 }
 
-// A type text as shown: a struct pointer by its struct's name
-// ("struct Pair*"), without the layout.
+// A type text as shown: a struct (or a pointer to one) by its struct's
+// name ("struct Pair", "struct Pair*"), without the layout.
 std::string shown(const std::string &Text) {
   size_t Brace = Text.find('{');
-  return Brace == std::string::npos ? Text : Text.substr(0, Brace) + "*";
+  if (Brace == std::string::npos)
+    return Text;
+  return Text.substr(0, Brace) + (Text.back() == '*' ? "*" : "");
 }
 
-bool hasStructPointer(const DeviceFunctionBinding &B) {
+// Structs, by value or through pointers, which Numba's signatures cannot
+// spell.
+bool hasStruct(const DeviceFunctionBinding &B) {
   for (const std::string &P : B.ParameterTypes)
     if (P.find("struct ") != std::string::npos)
       return true;
-  return false;
+  return B.ReturnType.find("struct ") != std::string::npos;
 }
 
 // The Python name cuda.include gives a function: its qualified name with
@@ -88,15 +92,15 @@ void printBindings(const std::vector<DeviceFunctionBinding> &Bindings, const std
     Out << "#   lib." << pythonPath(B->QualifiedName) << "(";
     for (size_t I = 0; I < B->ParameterTypes.size(); ++I)
       Out << (I ? ", " : "") << shown(B->ParameterTypes[I]);
-    Out << ") -> " << (B->ReturnType == "void" ? "None" : B->ReturnType);
+    Out << ") -> " << (B->ReturnType == "void" ? "None" : shown(B->ReturnType));
     if (!B->Defined)
       Out << "  (declared only: defined in another file)";
     Out << "\n";
   }
   Out << "# Numba: cuda.declare_device, and @cuda.jit(link=['" << Base << "'])\n";
   for (const DeviceFunctionBinding *B : Bound) {
-    if (hasStructPointer(*B)) {
-      Out << "# " << B->QualifiedName << ": Numba's signatures have no struct pointers: call it "
+    if (hasStruct(*B)) {
+      Out << "# " << B->QualifiedName << ": Numba's signatures have no structs: call it "
           << "as lib." << pythonPath(B->QualifiedName) << " (cuda.include)\n";
       continue;
     }

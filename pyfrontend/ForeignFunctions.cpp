@@ -8,6 +8,7 @@
 #include "FunctionCompiler.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 
@@ -48,6 +49,8 @@ bool parseRecord(const std::string &Text, ForeignParameter &Out) {
     Start = End + 1;
   }
   Layout->Size = static_cast<unsigned>(std::stoul(Text.substr(Semicolon + 1)));
+  for (const RecordField &F : Layout->Fields)
+    Layout->Align = std::max(Layout->Align, F.elementAlign());
   Out.Record = std::move(Layout);
   return !Out.Record->Fields.empty();
 }
@@ -63,8 +66,8 @@ bool parseForeignParameter(const std::string &Text, ForeignParameter &Out) {
   Out.Pointer = !Name.empty() && Name.back() == '*';
   if (Out.Pointer)
     Name.pop_back();
-  if (Out.Pointer && Name.rfind("struct ", 0) == 0)
-    return parseRecord(Name, Out);
+  if (Name.rfind("struct ", 0) == 0)
+    return parseRecord(Name, Out) && (Out.Pointer || !Out.Const);
   return scalarFromName(Name, Out.Element) && !isComplex(Out.Element) &&
          (Out.Pointer || !Out.Const);
 }
@@ -120,6 +123,14 @@ PyRef fastSequence(PyObject *O, const char *What) {
 // int-to-float before narrowing), -1 when it cannot be passed; Why says
 // why not.
 int passingCost(const Type &Argument, const ForeignParameter &P, std::string &Why) {
+  if (P.Record && !P.Pointer) { // by value: a copy of a record
+    if (!Argument.isRecord() || !sameLayout(*P.Record, *Argument.Record)) {
+      Why = "takes " + describeRecord(P.RecordName, *P.Record) +
+            " by value: a record of that layout, not " + Argument.str();
+      return -1;
+    }
+    return 0;
+  }
   if (P.Record) {
     bool IsRecord = Argument.isRecord() || Argument.hasRecordElements();
     if (!IsRecord || !sameLayout(*P.Record, *Argument.Record)) {
@@ -190,14 +201,25 @@ Candidate readCandidate(PyObject *Entry, const std::string &Shown) {
   if (!C.Reason.empty())
     return C;
   F.HasResult = Result != "void";
-  if (F.HasResult && (!scalarFromName(Result, F.Result) || isComplex(F.Result)))
+  F.ResultText = Result;
+  ForeignParameter Returned;
+  if (F.HasResult && Result.rfind("struct ", 0) == 0) {
+    if (!parseForeignParameter(Result, Returned) || Returned.Pointer)
+      C.Reason = "its result type '" + Result + "' is not a struct of numbers";
+    else if (F.NumbaABI)
+      C.Reason = "Numba's ABI returns numbers, not structs (abi='c' returns them)";
+    else
+      F.ResultRecord = Returned.Record;
+  } else if (F.HasResult && (!scalarFromName(Result, F.Result) || isComplex(F.Result))) {
     C.Reason = "its result type '" + Result + "' is not a real number";
+  }
   PyRef Params = fastSequence(Items[3], "a foreign function's parameters must be a list");
   for (PyObject *P : sequenceItems(Params.get(), Params)) {
     ForeignParameter Parameter;
     std::string Text = PyRef::borrow(P).str();
     if (!parseForeignParameter(Text, Parameter) && C.Reason.empty())
-      C.Reason = "parameter type '" + Text + "' is not a number or a pointer to numbers";
+      C.Reason = "parameter type '" + Text + "' is not a number, a struct of numbers or a "
+                 "pointer to either";
     F.Parameters.push_back(Parameter);
   }
   return C;
@@ -330,6 +352,42 @@ TypedValue FunctionCompiler::callForeignFunction(PyObject *Callee, PyObject *Nod
   return TypedValue(Target.Result);
 }
 
+// A struct of numbers as clang lays it out in LLVM IR: the fields' memory
+// types in order, with byte arrays where the offsets leave gaps (packed
+// where natural alignment would not put them there); one identified type
+// per list of elements in the context, which the linker maps clang's
+// %struct.X to (the same elements).
+llvm::StructType *FunctionCompiler::recordStructType(const RecordLayout &Layout) {
+  std::vector<llvm::Type *> Elements;
+  unsigned Position = 0, MostAligned = 1;
+  bool Packed = false;
+  for (const RecordField &Field : Layout.Fields)
+    if (Field.Offset % Field.elementAlign())
+      Packed = true;
+  for (const RecordField &Field : Layout.Fields) {
+    unsigned FieldAlign = Packed ? 1 : Field.elementAlign();
+    MostAligned = std::max(MostAligned, FieldAlign);
+    unsigned Natural = (Position + FieldAlign - 1) / FieldAlign * FieldAlign;
+    if (Field.Offset > Natural)
+      Elements.push_back(ArrayType::get(B.getInt8Ty(), Field.Offset - Position));
+    Elements.push_back(llvmMemoryType(Field.Type));
+    Position = Field.Offset + Field.elementSize();
+  }
+  unsigned Rounded = (Position + MostAligned - 1) / MostAligned * MostAligned;
+  if (Layout.Size > Rounded)
+    Elements.push_back(ArrayType::get(B.getInt8Ty(), Layout.Size - Position));
+  std::string Name = Packed ? "tidal.foreign.packed" : "tidal.foreign.struct";
+  for (llvm::Type *T : Elements) {
+    std::string Text;
+    raw_string_ostream Stream(Text);
+    T->print(Stream);
+    Name += "." + Stream.str();
+  }
+  if (llvm::StructType *Known = llvm::StructType::getTypeByName(Ctx, Name))
+    return Known;
+  return llvm::StructType::create(Ctx, Elements, Name, Packed);
+}
+
 namespace {
 
 // Adds Fields to the named metadata Name unless a node with the same
@@ -360,14 +418,27 @@ TypedValue FunctionCompiler::emitForeignCall(PyObject *Node, const CallTarget &T
   if (F.NumbaABI)
     Parameters.push_back(Pointer);
   for (const ForeignParameter &P : F.Parameters)
-    Parameters.push_back(P.Pointer ? Pointer : llvmType(P.Element));
-  llvm::Type *Result = F.NumbaABI ? B.getInt32Ty()
-                       : F.HasResult ? llvmType(F.Result)
-                                     : B.getVoidTy();
+    Parameters.push_back(P.Pointer || P.Record ? Pointer : llvmType(P.Element));
+  llvm::Type *Result = F.NumbaABI        ? B.getInt32Ty()
+                       : F.ResultRecord ? recordStructType(*F.ResultRecord)
+                       : F.HasResult    ? llvmType(F.Result)
+                                        : B.getVoidTy();
   FunctionType *CallType = FunctionType::get(Result, Parameters, false);
+  // A struct by value is clang's `ptr byval(%struct) align A`: the callee
+  // gets a copy of the record the pointer points to.
+  unsigned First = F.NumbaABI ? 1 : 0;
+  auto addByValue = [&](auto &Target) {
+    for (size_t I = 0; I < F.Parameters.size(); ++I)
+      if (const ForeignParameter &P = F.Parameters[I]; P.Record && !P.Pointer) {
+        unsigned Index = First + static_cast<unsigned>(I);
+        Target.addParamAttr(Index, Attribute::getWithByValType(Ctx, recordStructType(*P.Record)));
+        Target.addParamAttr(Index, Attribute::getWithAlignment(Ctx, Align(P.Record->Align)));
+      }
+  };
   llvm::Function *Callee = M.getFunction(F.Symbol);
   if (!Callee) {
     Callee = llvm::Function::Create(CallType, GlobalValue::ExternalLinkage, F.Symbol, M);
+    addByValue(*Callee);
   } else if (Callee->getFunctionType() != CallType) {
     std::string Was, Now;
     raw_string_ostream WasStream(Was), NowStream(Now);
@@ -387,12 +458,13 @@ TypedValue FunctionCompiler::emitForeignCall(PyObject *Node, const CallTarget &T
   }
   for (size_t I = 0; I < Args.size(); ++I) {
     const ForeignParameter &P = F.Parameters[I];
-    if (P.Pointer)
-      CallArgs.push_back(Args[I].Parts[0]); // the array's data
+    if (P.Pointer || P.Record)
+      CallArgs.push_back(Args[I].Parts[0]); // the array's data, the record's address
     else
       CallArgs.push_back(convert(Args[I], frontend::Type::scalar(P.Element), ArgNodes[I]).scalar());
   }
   CallInst *Call = B.CreateCall(Callee, CallArgs);
+  addByValue(*Call);
 
   // What the linking step needs: the symbol, where it is first called, and
   // the code that defines it.
@@ -401,7 +473,9 @@ TypedValue FunctionCompiler::emitForeignCall(PyObject *Node, const CallTarget &T
                                   F.Declared, F.NumbaABI ? "numba" : "c",
                                   Where.File, std::to_string(Where.Line),
                                   std::to_string(Where.Column), Where.SourceLine,
-                                  F.HasResult ? scalarName(F.Result) : "void"};
+                                  F.ResultRecord ? F.ResultText
+                                  : F.HasResult  ? scalarName(F.Result)
+                                                 : "void"};
   for (const ForeignParameter &P : F.Parameters)
     Use.push_back(foreignParameterText(P));
   addUnique(M, ForeignCallsMetadata, Use, 1);
@@ -413,6 +487,15 @@ TypedValue FunctionCompiler::emitForeignCall(PyObject *Node, const CallTarget &T
 
   if (!F.HasResult)
     return TypedValue(frontend::Type::none());
+  if (F.ResultRecord) {
+    // The struct returned, in memory: a record is its address.
+    AllocaInst *Slot = entryAlloca(Result, "foreign.record");
+    Slot->setAlignment(Align(F.ResultRecord->Align));
+    B.CreateAlignedStore(Call, Slot, Align(F.ResultRecord->Align));
+    TypedValue Record(F.resultType());
+    Record.Parts.push_back(Slot);
+    return Record;
+  }
   llvm::Value *Returned = Call;
   if (F.NumbaABI) {
     Returned = B.CreateLoad(llvmMemoryType(F.Result), ResultSlot, "foreign.value");

@@ -38,7 +38,9 @@ struct ForeignLink {
 
 // One parameter: a number, or a pointer to numbers (an array argument's
 // data, or an element's address), or a pointer to a struct of numbers (a
-// record, or a record array's data, of the same layout).
+// record, or a record array's data, of the same layout), or a struct of
+// numbers by value (Record without Pointer: a record of the same layout,
+// copied, as clang's `ptr byval(%struct)`).
 struct ForeignParameter {
   Scalar Element = Scalar::Int64;
   bool Pointer = false;
@@ -54,15 +56,23 @@ struct ForeignFunction {
   bool NumbaABI = true; // int f(T *result, args...) against T f(args...)
   bool HasResult = false;
   Scalar Result = Scalar::Int64;
+  // A struct returned by value (the C ABI): a record of its layout.
+  std::shared_ptr<const RecordLayout> ResultRecord;
+  std::string ResultText; // as described: float32, struct Pair{...;8}, void
   std::vector<ForeignParameter> Parameters;
   std::string Declared; // the signature or C++ declaration, for messages
   std::vector<ForeignLink> Links;
 
-  Type resultType() const { return HasResult ? Type::scalar(Result) : Type::none(); }
+  Type resultType() const {
+    if (ResultRecord)
+      return Type::record(ResultRecord, /*ReadOnly=*/false);
+    return HasResult ? Type::scalar(Result) : Type::none();
+  }
 };
 
 // "float32", "float32*", "const float32*",
-// "struct Pair{first:int32@0,second:int32@4;8}*" (DeviceBinding.h's texts)
+// "struct Pair{first:int32@0,second:int32@4;8}*" or, by value, without the
+// '*' (DeviceBinding.h's texts)
 // as a parameter; false for another text.
 bool parseForeignParameter(const std::string &Text, ForeignParameter &Out);
 std::string foreignParameterText(const ForeignParameter &P);

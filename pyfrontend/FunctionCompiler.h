@@ -192,6 +192,8 @@ public:
 
   llvm::Type *llvmType(Scalar S) const;       // in registers (bool: i1)
   llvm::Type *llvmMemoryType(Scalar S) const; // in memory and params (bool: i8)
+  // A struct of numbers as clang's LLVM IR has it (ForeignFunctions.cpp).
+  llvm::StructType *recordStructType(const RecordLayout &Layout);
 
   // A call of the marker tidal.<Name> with this signature (declared on
   // first use; docs/markers.md has the contract).

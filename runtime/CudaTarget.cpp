@@ -305,6 +305,65 @@ CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX) : Context(Ctx) 
   }
 }
 
+namespace {
+
+std::string trimmedLog(const char *Buffer) {
+  std::string Log(Buffer);
+  while (!Log.empty() && (Log.back() == '\n' || Log.back() == ' '))
+    Log.pop_back();
+  return Log.empty() ? std::string(" (it wrote no log)") : ":\n" + Log;
+}
+
+} // namespace
+
+CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX, const std::string &PTXName,
+                       const std::vector<std::pair<std::string, std::string>> &Linked)
+    : Context(Ctx) {
+  Context.requireUsable();
+  Context.makeCurrent();
+  const CudaDriverApi &Api = Context.driver().api();
+  // The linker writes its errors here for every later call of the link;
+  // the options stay alive until cuLinkDestroy, as the driver requires.
+  char ErrorLog[8192] = {};
+  int OptionIds[] = {cu::JitErrorLogBuffer, cu::JitErrorLogBufferSizeBytes};
+  void *OptionValues[] = {ErrorLog, reinterpret_cast<void *>(sizeof ErrorLog - 1)};
+  cu::LinkState State = nullptr;
+  Context.check(Api.LinkCreate(2, OptionIds, OptionValues, &State), "cuLinkCreate",
+                Context.describe());
+  struct Destroy {
+    const CudaDriverApi &Api;
+    cu::LinkState State;
+    ~Destroy() { Api.LinkDestroy(State); } // errors ignored: nothing depends on it
+  } Guard{Api, State};
+  std::string Names = PTXName;
+  auto add = [&](const std::string &Name, const std::string &Text) {
+    // The size counts the terminating NUL, as for a C string of PTX.
+    cu::Result Result = Api.LinkAddData(State, cu::JitInputPtx,
+                                        const_cast<char *>(Text.c_str()), Text.size() + 1,
+                                        Name.c_str(), 0, nullptr, nullptr);
+    if (Result != cu::Success)
+      Context.fail(Result, "cuLinkAddData",
+                   "the JIT rejected " + Name + " for " + Context.describe() +
+                       trimmedLog(ErrorLog));
+  };
+  add(PTXName, PTX);
+  for (const auto &[Name, Text] : Linked) {
+    add(Name, Text);
+    Names += ", " + Name;
+  }
+  void *Image = nullptr;
+  size_t Bytes = 0;
+  if (cu::Result Result = Api.LinkComplete(State, &Image, &Bytes))
+    Context.fail(Result, "cuLinkComplete",
+                 "linking " + Names + " for " + Context.describe() + trimmedLog(ErrorLog));
+  // The image belongs to the link: loaded before cuLinkDestroy.
+  if (cu::Result Result = Api.ModuleLoadData(&Module, Image)) {
+    Module = nullptr;
+    Context.fail(Result, "cuModuleLoadData",
+                 "the image linked from " + Names + " for " + Context.describe());
+  }
+}
+
 CudaModule::~CudaModule() {
   if (Module)
     Context.driver().api().ModuleUnload(Module); // errors ignored, as ~CudaContext

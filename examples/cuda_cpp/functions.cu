@@ -36,11 +36,19 @@ __device__ void clamp(float *values, int count, float low, float high) {
     values[i] = fminf(fmaxf(values[i], low), high);
 }
 
-// A struct by value: tidal cannot bind it, and says so when it is called.
+// Structs by value take and give records of the same layout (copies).
 struct Pair {
   int first, second;
 };
 __device__ int first_of(Pair pair) { return pair.first; }
+__device__ Pair make_pair(int first, int second) { return {first, second}; }
+
+// A reference: tidal cannot bind it, and says so when it is called.
+__device__ void swap_ints(int &a, int &b) {
+  int t = a;
+  a = b;
+  b = t;
+}
 
 // A pointer to a struct of numbers takes a record (or a record array) of
 // the same layout: NumPy's dtype([('x', 'f4'), ('y', 'f4'), ('id', 'i4')]).
@@ -51,6 +59,11 @@ struct Particle {
 __device__ void move(Particle *particle, float dx, float dy) {
   particle->x += dx;
   particle->y += dy;
+}
+__device__ Particle moved(Particle particle, float dx, float dy) {
+  particle.x += dx;
+  particle.y += dy;
+  return particle;
 }
 __device__ int largest_id(const Particle *particles, int count) {
   int largest = particles[0].id;

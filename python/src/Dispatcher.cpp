@@ -79,9 +79,11 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
   }
   KernelModule KM =
       Raw ? emitRawKernel(*Raw, ParamNames, Types) : emitKernel(Function.get(), Types, Options);
-  bool Linked = !Raw && linkForeignCode(*KM.Module, Links, Target);
+  std::vector<ForeignLink> PtxLinks;
+  bool Linked = !Raw && linkForeignCode(*KM.Module, Links, Target, &PtxLinks);
   auto Spec = std::make_unique<Specialization>();
   Spec->LinksForeignCode = Linked;
+  Spec->PtxLinks = std::move(PtxLinks);
   Spec->ArgTypes = Types;
   Spec->KernelName = KM.KernelName;
   Spec->MarkerIR = moduleText(*KM.Module);
@@ -351,7 +353,7 @@ runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &
     PTX = emitPTX(*M, SM);
     savePTX(D, S, SM, *PTX);
   }
-  auto Module = std::make_unique<runtime::CudaModule>(Context, *PTX);
+  auto Module = loadLinkedModule(Context, *PTX, S.KernelName, S.PtxLinks);
   auto Function = std::make_unique<runtime::CudaFunction>(Module->function(S.KernelName));
   S.Cuda.push_back({&Context, std::move(Module), std::move(Function)});
   return *S.Cuda.back().Function;

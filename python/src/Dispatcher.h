@@ -43,6 +43,8 @@ struct Specialization {
   // It links foreign code (ForeignLinking.h), whose files the disk cache's
   // key does not cover: never saved to the disk cache.
   bool LinksForeignCode = false;
+  // The .ptx files the driver links with the kernel's PTX (cuda target).
+  std::vector<frontend::ForeignLink> PtxLinks;
   // cuda target: the kernel loaded on each device it has run on, from PTX
   // for that device's sm.
   struct CudaLoaded {

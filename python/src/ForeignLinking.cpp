@@ -9,6 +9,8 @@
 #include "PyRef.h"
 #include "RawKernels.h"
 
+#include "tidal/runtime/CudaTarget.h"
+
 #include "tidal/Contract.h"
 #include "tidal/Passes.h"
 
@@ -23,6 +25,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -98,12 +102,21 @@ std::string typeText(const llvm::Type *T) {
   return Stream.str();
 }
 
+// One `.func` of a .ptx file (readPtxFunctions).
+struct PtxFunction {
+  std::string Name, Linkage, Header;
+  bool Defined = false, Returns = false;
+  unsigned Parameters = 0;
+  size_t Offset = 0; // of its line
+};
+
 // One linked file, compiled: its module and, for CUDA C++, the bindings
 // of its device functions.
 struct Library {
   const ForeignLink *Link;
-  std::unique_ptr<llvm::Module> Module;
+  std::unique_ptr<llvm::Module> Module; // null for PTX
   std::vector<cxx::DeviceFunctionBinding> Bindings;
+  std::vector<PtxFunction> PtxFunctions; // a .ptx file's functions
 };
 
 std::unique_ptr<llvm::Module> parseLinkedIR(const ForeignLink &L, llvm::LLVMContext &Context) {
@@ -130,7 +143,124 @@ std::unique_ptr<llvm::Module> parseLinkedIR(const ForeignLink &L, llvm::LLVMCont
   return std::move(*Parsed);
 }
 
-Library compileLink(const ForeignLink &L, llvm::LLVMContext &Context, TargetKind Target) {
+// The line (1-based) of Offset in Text, and that line's text.
+SourceLocation locationIn(const std::string &File, const std::string &Text, size_t Offset) {
+  SourceLocation Where;
+  Where.File = File;
+  Offset = std::min(Offset, Text.size());
+  size_t LineStart = Text.rfind('\n', Offset ? Offset - 1 : 0);
+  LineStart = LineStart == std::string::npos || Offset == 0 ? 0 : LineStart + 1;
+  Where.Line = 1 + static_cast<int>(std::count(Text.begin(), Text.begin() + LineStart, '\n'));
+  Where.Column = 1 + static_cast<int>(Offset - LineStart);
+  size_t LineEnd = Text.find('\n', LineStart);
+  Where.SourceLine = Text.substr(LineStart, LineEnd == std::string::npos ? std::string::npos
+                                                                         : LineEnd - LineStart);
+  return Where;
+}
+
+SourceLocation lineIn(const std::string &File, const std::string &Text, int Line) {
+  size_t Offset = 0;
+  for (int I = 1; I < Line && Offset != std::string::npos; ++I) {
+    Offset = Text.find('\n', Offset);
+    if (Offset != std::string::npos)
+      ++Offset;
+  }
+  SourceLocation Where = locationIn(File, Text, Offset == std::string::npos ? Text.size() : Offset);
+  Where.Column = 1;
+  return Where;
+}
+
+// The `.func`s of PTX text: name, linkage (.extern, .visible, .weak or a
+// module's own), whether a body follows, the parameters, and the header
+// as written (for messages).
+std::vector<PtxFunction> readPtxFunctions(const std::string &PTX) {
+  std::vector<PtxFunction> Out;
+  auto skipSpace = [&](size_t I) {
+    while (I < PTX.size() && std::isspace(static_cast<unsigned char>(PTX[I])))
+      ++I;
+    return I;
+  };
+  auto skipParens = [&](size_t I, unsigned *Commas) {
+    int Depth = 0;
+    bool Any = false;
+    for (; I < PTX.size(); ++I) {
+      char C = PTX[I];
+      if (C == '(') {
+        ++Depth;
+      } else if (C == ')') {
+        if (--Depth == 0)
+          break;
+      } else if (Depth == 1 && C == ',' && Commas) {
+        ++*Commas;
+      } else if (Depth >= 1 && !std::isspace(static_cast<unsigned char>(C))) {
+        Any = true;
+      }
+    }
+    if (Commas && Any)
+      ++*Commas; // parameters = commas + 1
+    return I < PTX.size() ? I + 1 : I;
+  };
+  for (size_t At = PTX.find(".func"); At != std::string::npos; At = PTX.find(".func", At + 5)) {
+    size_t LineStart = PTX.rfind('\n', At);
+    LineStart = LineStart == std::string::npos ? 0 : LineStart + 1;
+    std::string Before = PTX.substr(LineStart, At - LineStart);
+    char After = At + 5 < PTX.size() ? PTX[At + 5] : ' ';
+    if (Before.find("//") != std::string::npos ||
+        !(std::isspace(static_cast<unsigned char>(After)) || After == '('))
+      continue; // a comment, or a longer word
+    PtxFunction F;
+    F.Offset = LineStart;
+    for (const char *Linkage : {"extern", "visible", "weak"})
+      if (Before.find(std::string(".") + Linkage) != std::string::npos)
+        F.Linkage = Linkage;
+    size_t I = skipSpace(At + 5);
+    if (I < PTX.size() && PTX[I] == '(') {
+      F.Returns = true;
+      I = skipSpace(skipParens(I, nullptr));
+    }
+    size_t NameStart = I;
+    while (I < PTX.size() && (std::isalnum(static_cast<unsigned char>(PTX[I])) || PTX[I] == '_' ||
+                              PTX[I] == '$' || PTX[I] == '.'))
+      ++I;
+    F.Name = PTX.substr(NameStart, I - NameStart);
+    if (F.Name.empty())
+      continue;
+    I = skipSpace(I);
+    if (I < PTX.size() && PTX[I] == '(')
+      I = skipParens(I, &F.Parameters);
+    size_t Body = PTX.find_first_of("{;", I);
+    F.Defined = F.Linkage != "extern" && Body != std::string::npos && PTX[Body] == '{';
+    std::string Header = PTX.substr(LineStart, I - LineStart);
+    std::string Flat;
+    for (char C : Header) {
+      bool Space = std::isspace(static_cast<unsigned char>(C));
+      if (Space && (Flat.empty() || Flat.back() == ' ' || Flat.back() == '('))
+        continue;
+      if (C == ')' && !Flat.empty() && Flat.back() == ' ')
+        Flat.pop_back();
+      Flat += Space ? ' ' : C;
+    }
+    F.Header = Flat;
+    Out.push_back(std::move(F));
+  }
+  return Out;
+}
+
+// A .ptx file checked as far as tidal can before the driver sees it: PTX
+// at all (.version and .target), its functions read.
+std::vector<PtxFunction> readPtxFile(const ForeignLink &L) {
+  for (const char *Directive : {".version", ".target"})
+    if (L.Payload.find(Directive) == std::string::npos) {
+      SourceLocation Where = lineIn(L.Name, L.Payload, 1);
+      throw CompileError("CompileError",
+                         "cannot link " + L.Name + ": it is not PTX (no " + Directive +
+                             " directive; a PTX file starts with .version and .target)",
+                         Where);
+    }
+  return readPtxFunctions(L.Payload);
+}
+
+Library compileLink(const ForeignLink &L, llvm::LLVMContext &Context) {
   Library Lib{&L, nullptr, {}};
   if (L.Kind == "cu") {
     Lib.Module = compileOrThrow(Context, L.Payload, L.Name, L.Options);
@@ -138,19 +268,7 @@ Library compileLink(const ForeignLink &L, llvm::LLVMContext &Context, TargetKind
   } else if (L.Kind == "ll" || L.Kind == "bc") {
     Lib.Module = parseLinkedIR(L, Context);
   } else if (L.Kind == "ptx") {
-    if (Target == TargetKind::Cpu)
-      throw CompileError("CompileError",
-                         "cannot link " + L.Name +
-                             " on the cpu target: PTX is GPU machine code, which only runs "
-                             "on a GPU; link the CUDA C++ source (.cu) it was compiled from "
-                             "instead, which tidal compiles for both targets",
-                         SourceLocation{});
-    throw CompileError("CompileError",
-                       "cannot link " + L.Name +
-                           ": tidal links PTX files on neither target yet (it links before "
-                           "optimisation, at the LLVM level); link the CUDA C++ source (.cu) "
-                           "or LLVM IR (.ll, .bc) instead",
-                       SourceLocation{});
+    Lib.PtxFunctions = readPtxFile(L);
   } else {
     throw std::invalid_argument("internal error: unknown link kind '" + L.Kind + "'");
   }
@@ -176,16 +294,68 @@ std::string withoutConst(const std::string &Text) {
   return Text.rfind("const ", 0) == 0 ? Text.substr(6) : Text;
 }
 
+// A type text with its struct's and fields' names left out: a record
+// dtype (a declare_device signature names no struct) matches a C++ struct
+// of the same layout whatever the names, as the frontend's typing does.
+std::string withoutStructName(const std::string &Text) {
+  std::string Plain = withoutConst(Text);
+  size_t Brace = Plain.find('{');
+  if (Plain.rfind("struct ", 0) != 0 || Brace == std::string::npos)
+    return Plain;
+  std::string Out = "struct {";
+  bool InName = true;
+  for (size_t I = Brace + 1; I < Plain.size(); ++I) {
+    char C = Plain[I];
+    if (InName) {
+      if (C == ':')
+        InName = false;
+      else if (C == ';')
+        InName = false, Out += C;
+      continue;
+    }
+    Out += C;
+    if (C == ',')
+      InName = true;
+  }
+  return Out;
+}
+
+// Function types alike but for the identity of their structs: clang's
+// %struct.X and the kernel's own struct of the same elements.
+bool sameShape(llvm::Type *A, llvm::Type *B) {
+  if (A == B)
+    return true;
+  if (A->getTypeID() != B->getTypeID() || A->getNumContainedTypes() != B->getNumContainedTypes())
+    return false;
+  if (auto *SA = llvm::dyn_cast<llvm::StructType>(A)) {
+    auto *SB = llvm::cast<llvm::StructType>(B);
+    if (SA->isOpaque() || SB->isOpaque() || SA->isPacked() != SB->isPacked())
+      return false;
+  } else if (auto *AA = llvm::dyn_cast<llvm::ArrayType>(A)) {
+    if (AA->getNumElements() != llvm::cast<llvm::ArrayType>(B)->getNumElements())
+      return false;
+  } else if (auto *FA = llvm::dyn_cast<llvm::FunctionType>(A)) {
+    if (FA->isVarArg() != llvm::cast<llvm::FunctionType>(B)->isVarArg())
+      return false;
+  } else if (A->getNumContainedTypes() == 0) {
+    return false; // two different leaf types (i32 and i64, ...)
+  }
+  for (unsigned I = 0; I < A->getNumContainedTypes(); ++I)
+    if (!sameShape(A->getContainedType(I), B->getContainedType(I)))
+      return false;
+  return true;
+}
+
 // A declaration the C++ definition disagrees with: both shown.
 void checkAgainstBinding(const ForeignUse &U, const cxx::DeviceFunctionBinding &B,
                          const std::string &File) {
   std::string Result;
   std::vector<std::string> Params;
   expectedTypes(U, Result, Params);
-  bool Same = B.Reason.empty() && B.ReturnType == Result &&
+  bool Same = B.Reason.empty() && withoutStructName(B.ReturnType) == withoutStructName(Result) &&
               B.ParameterTypes.size() == Params.size();
   for (size_t I = 0; Same && I < Params.size(); ++I)
-    Same = withoutConst(B.ParameterTypes[I]) == withoutConst(Params[I]);
+    Same = withoutStructName(B.ParameterTypes[I]) == withoutStructName(Params[I]);
   if (Same)
     return;
   std::string Expected = Result + " " + U.Symbol + "(";
@@ -200,7 +370,7 @@ void checkAgainstBinding(const ForeignUse &U, const cxx::DeviceFunctionBinding &
 
 void checkAgainstIR(const ForeignUse &U, const llvm::Function &Declaration,
                     const llvm::Function &Definition, const std::string &File) {
-  if (Declaration.getFunctionType() == Definition.getFunctionType())
+  if (sameShape(Declaration.getFunctionType(), Definition.getFunctionType()))
     return;
   failAt(U, "'" + U.Shown + "' is declared as " + U.Declared + ", which calls " +
                 typeText(Declaration.getFunctionType()) + ", but " + File + " defines " +
@@ -235,8 +405,37 @@ void keepOnly(llvm::Module &M, const std::set<std::string> &Needed) {
 
 } // namespace
 
+namespace {
+
+// A use that a .ptx file defines: its PTX must take what the call passes
+// (the number of parameters and whether a value comes back; PTX says no
+// more than the widths).
+void checkAgainstPtx(const ForeignUse &U, const PtxFunction &F, const std::string &File) {
+  std::string Result;
+  std::vector<std::string> Params;
+  expectedTypes(U, Result, Params);
+  bool Returns = Result != "void";
+  if (F.Parameters == Params.size() && F.Returns == Returns)
+    return;
+  std::string Expected = Result + " " + U.Symbol + "(";
+  for (size_t I = 0; I < Params.size(); ++I)
+    Expected += (I ? ", " : "") + Params[I];
+  Expected += ")";
+  auto parameters = [](size_t Count) {
+    return std::to_string(Count) + (Count == 1 ? " parameter" : " parameters");
+  };
+  failAt(U, "'" + U.Shown + "' is declared as " + U.Declared +
+                (U.ABI == "numba" ? " (Numba's ABI" : " (the C ABI") + ", which calls " +
+                Expected + ": " + parameters(Params.size()) +
+                (Returns ? " and a result" : ", no result") + ") but " + File + " defines " +
+                F.Header + " (" + parameters(F.Parameters) +
+                (F.Returns ? " and a result" : ", no result") + ")");
+}
+
+} // namespace
+
 bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLinks,
-                     TargetKind Target) {
+                     TargetKind Target, std::vector<ForeignLink> *PtxLinks) {
   std::vector<ForeignUse> Uses = readUses(M);
   std::vector<ForeignLink> Links = readLinks(M);
   for (const ForeignLink &L : KernelLinks)
@@ -248,41 +447,101 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
   if (Uses.empty())
     return false;
 
+  // PTX is GPU code, linked by the driver after tidal's compile: the cpu
+  // target cannot run it, which is an error at the first call that needs
+  // it (one no other file defines); a kernel that calls only what the
+  // other files define runs.
+  bool OnCpu = Target == TargetKind::Cpu;
+  auto cannotRunPtx = [&](const ForeignUse &U, const std::string &File) {
+    throw CompileError("CompileError",
+                       "cannot link " + File +
+                           " on the cpu target: PTX is GPU machine code, which only runs on "
+                           "a GPU (the cuda target links it with the CUDA driver's JIT "
+                           "linker); link the CUDA C++ source (.cu) it was compiled from, "
+                           "or LLVM IR (.ll, .bc), which tidal compiles for both targets",
+                       U.Where);
+  };
+
   llvm::LLVMContext &Context = M.getContext();
   std::vector<Library> Libraries;
-  for (const ForeignLink &L : Links)
-    Libraries.push_back(compileLink(L, Context, Target));
+  for (const ForeignLink &L : Links) {
+    if (OnCpu && L.Kind == "ptx")
+      Libraries.push_back(Library{&L, nullptr, {}, readPtxFunctions(L.Payload)});
+    else
+      Libraries.push_back(compileLink(L, Context));
+  }
 
   // Each symbol from the first file that defines it.
   std::map<std::string, Library *> Definer;
   std::set<std::string> Needed;
+  bool UsesPtx = false;
   for (const ForeignUse &U : Uses) {
     llvm::Function *Declaration = M.getFunction(U.Symbol);
     Library *Found = nullptr;
+    const PtxFunction *InPtx = nullptr;
+    const ForeignLink *PtxOnCpu = nullptr; // a .ptx file the cpu target cannot use
     for (Library &Lib : Libraries) {
+      if (!Lib.Module && OnCpu) {
+        for (const PtxFunction &F : Lib.PtxFunctions)
+          if (F.Name == U.Symbol && F.Defined && !PtxOnCpu)
+            PtxOnCpu = Lib.Link;
+        continue;
+      }
+      if (!Lib.Module) {
+        for (const PtxFunction &F : Lib.PtxFunctions)
+          if (F.Name == U.Symbol && F.Defined && (F.Linkage == "visible" || F.Linkage == "weak"))
+            InPtx = &F;
+        if (InPtx) {
+          Found = &Lib;
+          break;
+        }
+        continue;
+      }
       llvm::Function *Definition = Lib.Module->getFunction(U.Symbol);
       if (Definition && !Definition->isDeclaration()) {
         Found = &Lib;
         break;
       }
     }
+    if (!Found && OnCpu) {
+      // Named by the .ptx file that defines it, else by the first one.
+      if (!PtxOnCpu)
+        for (const ForeignLink &L : Links)
+          if (L.Kind == "ptx" && !PtxOnCpu)
+            PtxOnCpu = &L;
+      if (PtxOnCpu)
+        cannotRunPtx(U, PtxOnCpu->Name);
+    }
     if (!Found) {
       std::string Files;
       for (const ForeignLink &L : Links)
         Files += (Files.empty() ? "" : ", ") + L.Name;
-      // A function the C++ declares without defining says so.
+      // A function the C++ declares without defining says so, as does
+      // one a .ptx file has without .visible (which no other module sees).
       std::string Declared;
-      for (Library &Lib : Libraries)
+      for (Library &Lib : Libraries) {
         for (const cxx::DeviceFunctionBinding &B : Lib.Bindings)
           if (B.Symbol == U.Symbol && !B.Defined)
             Declared = " (" + Lib.Link->Name + " declares " + B.Declaration +
                        " but does not define it)";
+        for (const PtxFunction &F : Lib.PtxFunctions)
+          if (F.Name == U.Symbol)
+            Declared = " (" + Lib.Link->Name + " has " + F.Header +
+                       (F.Defined ? ", which is not .visible: other modules cannot call it)"
+                                  : " but does not define it)");
+      }
       failAt(U, "foreign function '" + U.Shown + "' (" + U.Declared + ", symbol '" + U.Symbol +
                     "') is not defined by " +
                     (Files.empty() ? "any linked file: pass link=['file.cu'] to "
                                      "cuda.declare_device or cuda.jit"
                                    : "the linked files (" + Files + ")") +
                     Declared);
+    }
+    if (InPtx) {
+      // Left a declaration: the driver's linker resolves it.
+      checkAgainstPtx(U, *InPtx, Found->Link->Name);
+      UsesPtx = true;
+      continue;
     }
     const cxx::DeviceFunctionBinding *Binding = nullptr;
     for (const cxx::DeviceFunctionBinding &B : Found->Bindings)
@@ -295,8 +554,16 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
     Definer[U.Symbol] = Found;
     Needed.insert(U.Symbol);
   }
+  // Every .ptx file goes to the driver's linker, as Numba links every file
+  // it is given.
+  if (UsesPtx && PtxLinks)
+    for (const ForeignLink &L : Links)
+      if (L.Kind == "ptx")
+        PtxLinks->push_back(L);
 
   for (Library &Lib : Libraries) {
+    if (!Lib.Module)
+      continue;
     std::set<std::string> Mine;
     for (const auto &[Symbol, Owner] : Definer)
       if (Owner == &Lib)
@@ -337,6 +604,66 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
         F->setLinkage(llvm::GlobalValue::InternalLinkage);
   }
   return true;
+}
+
+std::unique_ptr<runtime::CudaModule>
+loadLinkedModule(runtime::CudaContext &Context, const std::string &PTX,
+                 const std::string &KernelName, const std::vector<ForeignLink> &PtxLinks) {
+  if (PtxLinks.empty())
+    return std::make_unique<runtime::CudaModule>(Context, PTX);
+  std::vector<std::pair<std::string, std::string>> Inputs;
+  for (const ForeignLink &L : PtxLinks)
+    Inputs.push_back({L.Name, L.Payload});
+  std::string KernelInput = "the PTX of kernel '" + KernelName + "'";
+  try {
+    return std::make_unique<runtime::CudaModule>(Context, PTX, KernelInput, Inputs);
+  } catch (const runtime::CudaDriverError &Error) {
+    if (Error.call() != "cuLinkAddData" && Error.call() != "cuLinkComplete")
+      throw;
+    // The JIT's log, located in the file it names where it can be: an
+    // undefined reference at the file's .extern of the symbol, ptxas's
+    // "line N" in the input it rejected.
+    std::string Message = Error.what();
+    SourceLocation Where;
+    auto find = [&](const std::string &Name) -> const ForeignLink * {
+      for (const ForeignLink &L : PtxLinks)
+        if (L.Name == Name)
+          return &L;
+      return nullptr;
+    };
+    static const std::string Undefined = "Undefined reference to '";
+    size_t At = Message.find(Undefined);
+    if (At != std::string::npos) {
+      size_t SymbolEnd = Message.find('\'', At + Undefined.size());
+      std::string Symbol = Message.substr(At + Undefined.size(), SymbolEnd - At - Undefined.size());
+      size_t In = Message.find("in '", SymbolEnd);
+      if (In != std::string::npos) {
+        std::string Name = Message.substr(In + 4, Message.find('\'', In + 4) - In - 4);
+        if (const ForeignLink *L = find(Name)) {
+          for (const PtxFunction &F : readPtxFunctions(L->Payload))
+            if (F.Name == Symbol && !F.Defined) {
+              Where = locationIn(L->Name, L->Payload, F.Offset);
+              Where.Column = 1;
+              break;
+            }
+          if (Where.File.empty())
+            Where = lineIn(L->Name, L->Payload, 1);
+        }
+      }
+    } else if (Error.call() == "cuLinkAddData") {
+      for (const ForeignLink &L : PtxLinks)
+        if (Message.find("rejected " + L.Name + " ") != std::string::npos) {
+          static const std::string LineWord = "line ";
+          size_t Line = Message.find(LineWord, Message.find('\n'));
+          int Number = Line == std::string::npos ? 1 : std::atoi(Message.c_str() + Line + LineWord.size());
+          Where = lineIn(L.Name, L.Payload, std::max(Number, 1));
+          break;
+        }
+    }
+    if (Where.File.empty())
+      throw;
+    throw CompileError("CompileError", Message, Where);
+  }
 }
 
 std::vector<ForeignLink> foreignLinksFromPython(PyObject *Links) {

@@ -2,7 +2,8 @@
 // or optimisation, so that calls across the languages inline: the CUDA C++
 // sources (compiled in process by tidal._cxx), LLVM IR (.ll) and bitcode
 // (.bc) that cuda.declare_device(link=...), cuda.include and
-// @cuda.jit(link=[...]) name. Each is raised to marker IR by
+// @cuda.jit(link=[...]) name (and, after codegen, on the cuda target, the
+// .ptx files they name: loadLinkedModule). Each is raised to marker IR by
 // tidal-raise-nvvm, checked against how the kernel calls it (a declared
 // signature that disagrees with the definition is an error showing both),
 // and linked; the foreign functions become internal. docs/cpp.md.
@@ -15,11 +16,18 @@
 #include "ForeignFunctions.h"
 #include "Targets.h"
 
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace llvm {
 class Module;
 } // namespace llvm
+
+namespace tidal::runtime {
+class CudaContext;
+class CudaModule;
+} // namespace tidal::runtime
 
 namespace tidal::binding {
 
@@ -30,8 +38,20 @@ namespace tidal::binding {
 // the definition, at the C++ file:line:col for clang's errors. Removes
 // the foreign metadata. Nothing to do for a kernel without foreign calls;
 // returns whether anything was linked.
+// .ptx files are linked on the cuda target only, by the driver after
+// tidal's compile: their symbols stay declarations in M, and the files go
+// to PtxLinks (when given) for loadLinkedModule; on the cpu target a call
+// that only a .ptx file defines is an error at that call.
 bool linkForeignCode(llvm::Module &M, const std::vector<frontend::ForeignLink> &KernelLinks,
-                     TargetKind Target);
+                     TargetKind Target, std::vector<frontend::ForeignLink> *PtxLinks = nullptr);
+
+// The kernel's PTX loaded into Context, linked with the .ptx files of
+// PtxLinks through the driver's JIT linker when there are any. The
+// linker's errors (an undefined symbol, PTX ptxas rejects) become a
+// CompileError located in the .ptx file they name.
+std::unique_ptr<runtime::CudaModule>
+loadLinkedModule(runtime::CudaContext &Context, const std::string &PTX,
+                 const std::string &KernelName, const std::vector<frontend::ForeignLink> &PtxLinks);
 
 // The links of @cuda.jit(link=[...]) as python/tidal/cuda/foreign.py
 // normalises them: a list of (kind, name, payload, options) tuples.

@@ -6,6 +6,7 @@
 #ifndef TIDAL_MOCK_CUDA_STATE_H
 #define TIDAL_MOCK_CUDA_STATE_H
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +85,17 @@ struct MockModule {
   std::map<std::string, std::unique_ptr<MockFunction>> Functions;
 };
 
+// A link in progress (cuLinkCreate .. cuLinkDestroy): its PTX inputs by
+// name, the error log the caller gave cuLinkCreate, and once complete the
+// image, which cuModuleLoadData takes.
+struct MockLink {
+  std::vector<std::pair<std::string, std::string>> Inputs; // (name, PTX)
+  char *ErrorLog = nullptr;
+  size_t ErrorLogSize = 0;
+  void **ErrorLogSizeSlot = nullptr; // where the length written goes back
+  std::string Image;
+};
+
 struct Allocation {
   size_t Bytes;
   int Id;
@@ -125,6 +137,7 @@ struct MockState {
   std::map<uintptr_t, Allocation> Allocations; // host memory standing in for device memory
   int NextAllocationId = 1;
   std::map<MockModule *, std::unique_ptr<MockModule>> Modules;
+  std::map<MockLink *, std::unique_ptr<MockLink>> Links;
   int PrimaryRetains[8] = {};
   std::map<std::string, int> Calls;
   std::vector<Launch> Launches;
@@ -273,6 +286,90 @@ inline bool parseEntryParams(const std::string &PTX, const std::string &Name, st
     Sizes.push_back(Size);
   }
   return true;
+}
+
+// The functions of a PTX text: the name of each '.func' with how it is
+// declared ('extern', 'visible', 'weak' or '' for a module's own) and
+// whether this is its definition (a body follows) or a prototype.
+struct PtxFunction {
+  std::string Name, Linkage;
+  bool Defined = false;
+  size_t Start = 0, End = 0; // its declaration: from its line to its ';' or '{'
+};
+
+// Whether Name is used in PTX outside [Start, End) (a call, an address
+// taken): a whole word, not in a comment.
+inline bool ptxMentions(const std::string &PTX, const std::string &Name, size_t Start, size_t End) {
+  auto word = [](char C) {
+    return std::isalnum(static_cast<unsigned char>(C)) || C == '_' || C == '$' || C == '.';
+  };
+  for (size_t At = PTX.find(Name); At != std::string::npos; At = PTX.find(Name, At + 1)) {
+    if (At >= Start && At < End)
+      continue;
+    if ((At > 0 && word(PTX[At - 1])) ||
+        (At + Name.size() < PTX.size() && word(PTX[At + Name.size()])))
+      continue;
+    size_t LineStart = PTX.rfind('\n', At);
+    LineStart = LineStart == std::string::npos ? 0 : LineStart + 1;
+    if (PTX.substr(LineStart, At - LineStart).find("//") != std::string::npos)
+      continue;
+    return true;
+  }
+  return false;
+}
+
+inline std::vector<PtxFunction> ptxFunctions(const std::string &PTX) {
+  std::vector<PtxFunction> Out;
+  auto skipSpace = [&](size_t I) {
+    while (I < PTX.size() && std::isspace(static_cast<unsigned char>(PTX[I])))
+      ++I;
+    return I;
+  };
+  auto skipParens = [&](size_t I) {
+    int Depth = 0;
+    for (; I < PTX.size(); ++I) {
+      if (PTX[I] == '(')
+        ++Depth;
+      else if (PTX[I] == ')' && --Depth == 0)
+        return I + 1;
+    }
+    return I;
+  };
+  for (size_t At = PTX.find(".func"); At != std::string::npos; At = PTX.find(".func", At + 5)) {
+    size_t LineStart = PTX.rfind('\n', At);
+    LineStart = LineStart == std::string::npos ? 0 : LineStart + 1;
+    std::string Before = PTX.substr(LineStart, At - LineStart);
+    if (Before.find("//") != std::string::npos || (At + 5 < PTX.size() && !std::isspace(static_cast<unsigned char>(PTX[At + 5])) && PTX[At + 5] != '('))
+      continue; // a comment, or a longer word
+    PtxFunction F;
+    for (const char *Linkage : {"extern", "visible", "weak"})
+      if (Before.find(std::string(".") + Linkage) != std::string::npos)
+        F.Linkage = Linkage;
+    size_t I = skipSpace(At + 5);
+    if (I < PTX.size() && PTX[I] == '(')
+      I = skipSpace(skipParens(I)); // the return parameter
+    size_t NameStart = I;
+    while (I < PTX.size() && (std::isalnum(static_cast<unsigned char>(PTX[I])) || PTX[I] == '_' ||
+                              PTX[I] == '$' || PTX[I] == '.'))
+      ++I;
+    F.Name = PTX.substr(NameStart, I - NameStart);
+    if (F.Name.empty())
+      continue;
+    I = skipSpace(I);
+    if (I < PTX.size() && PTX[I] == '(')
+      I = skipParens(I);
+    size_t Body = PTX.find_first_of("{;", I);
+    F.Defined = F.Linkage != "extern" && Body != std::string::npos && PTX[Body] == '{';
+    F.Start = LineStart;
+    F.End = Body == std::string::npos ? PTX.size() : Body;
+    Out.push_back(std::move(F));
+  }
+  return Out;
+}
+
+// The functions the driver itself provides to PTX (its system calls).
+inline bool isPtxSystemCall(const std::string &Name) {
+  return Name == "vprintf" || Name == "malloc" || Name == "free" || Name == "__assertfail";
 }
 
 inline std::string hexOf(const uint8_t *Bytes, size_t Count) {

@@ -2,10 +2,11 @@
 foreign.py, pyfrontend/ForeignFunctions.cpp, python/src/ForeignLinking.cpp)
 on every target: Numba's cuda.declare_device with link= (Numba's ABI and
 abi='c'; .cu, .ll and .bc files), tidal's cuda.include (overloads,
-namespaces, pointers), and the errors (a C++ syntax error, a missing
+namespaces, pointers), .ptx files linked by the CUDA driver's JIT linker
+on the cuda target, and the errors (a C++ syntax error, a missing
 function, a signature that disagrees with the definition, a function tidal
-cannot bind, PTX on the cpu target, a construct the cpu target cannot
-run)."""
+cannot bind, PTX on the cpu target and PTX the driver rejects, a
+construct the cpu target cannot run)."""
 
 import os
 import shutil
@@ -225,15 +226,15 @@ def test_an_unbindable_function_says_why_at_the_call(target):
     lib = cuda.include(FUNCTIONS)
 
     @cuda.jit
-    def calls_struct(out):
-        out[0] = lib.first_of(1)
+    def calls_reference(out):
+        lib.swap_ints(out[0], out[1])
 
     with pytest.raises(TypingError) as error:
-        calls_struct[1, 1](np.zeros(1, dtype=np.int32))
+        calls_reference[1, 1](np.zeros(2, dtype=np.int32))
     message = str(error.value)
-    assert "int first_of(Pair pair)" in message
-    assert "'Pair' is a struct or class passed by value" in message
-    assert "lib.first_of(1)" in message or "first_of" in message
+    assert "void swap_ints(int &a, int &b)" in message
+    assert "'int &' is a reference" in message
+    assert "lib.swap_ints(out[0], out[1])" in message
 
 
 def test_no_overload_takes_the_arguments(target):
@@ -247,18 +248,229 @@ def test_no_overload_takes_the_arguments(target):
         calls_norm[1, 1](np.zeros(1, dtype=np.float32))
 
 
-def test_ptx_cannot_run_on_the_cpu_target(tmp_path):
-    ptx = write(tmp_path, "f.ptx", ".version 7.8\n.target sm_75\n")
-    f = cuda.declare_device("f", "float32(float32)", link=[ptx])
+# --- PTX: linked by the CUDA driver's JIT linker on the cuda target ----------------------
 
+# Numba's ABI in PTX (as llc-19 -mcpu=sm_75 prints NVVM_TWICE).
+TWICE_PTX = """//
+// twice(result, x): *result = 2 * x
+//
+.version 6.3
+.target sm_75
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) twice(
+	.param .b64 twice_param_0,
+	.param .b32 twice_param_1
+)
+{
+	.reg .b32 	%r<4>;
+	.reg .b64 	%rd<2>;
+
+	ld.param.u64 	%rd1, [twice_param_0];
+	ld.param.u32 	%r1, [twice_param_1];
+	shl.b32 	%r2, %r1, 1;
+	st.u32 	[%rd1], %r2;
+	mov.b32 	%r3, 0;
+	st.param.b32 	[func_retval0+0], %r3;
+	ret;
+}
+"""
+
+
+def ptx_kernel(twice):
     @cuda.jit
-    def calls_ptx(out):
-        out[0] = f(1.0)
+    def doubled_by_ptx(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = twice(i)
+    return doubled_by_ptx
 
-    with pytest.raises(CompileError, match="PTX is GPU machine code.*link the CUDA C\\+\\+ "
-                                           "source \\(.cu\\)"):
-        with cuda_target("cpu"):
-            calls_ptx[1, 1](np.zeros(1, dtype=np.float32))
+
+def raises_on_the_cpu_target(target, launch, ptx):
+    """On the cpu target a .ptx link is an error at the call that needs it,
+    saying what to link instead; True when it was that case."""
+    if target.name != "cpu":
+        return False
+    with pytest.raises(CompileError) as error:
+        launch()
+    message = str(error.value)
+    assert f"cannot link {ptx} on the cpu target: PTX is GPU machine code" in message
+    assert "link the CUDA C++ source (.cu)" in message and "LLVM IR (.ll, .bc)" in message
+    assert "test_cxx_functions.py" in message and "twice(i)" in message
+    return True
+
+
+def test_declare_device_links_ptx_through_the_drivers_linker(target, tmp_path):
+    ptx = write(tmp_path, "twice.ptx", TWICE_PTX)
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(16, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 16](out), ptx):
+        return
+    kernel[1, 16](out)
+    target.assert_result("doubled_by_ptx", out, 2 * np.arange(16))
+    if target.mock:
+        # The kernel's PTX and the file, linked, then the image loaded.
+        assert [c["name"] for c in target.driver_calls("cuLinkAddData_v2")] == [
+            "the PTX of kernel 'doubled_by_ptx'", ptx]
+        (complete,) = target.driver_calls("cuLinkComplete")
+        assert complete["result"] == 0
+        assert [c["linked"] for c in target.driver_calls("cuModuleLoadData")] == [True]
+        assert len(target.driver_calls("cuLinkDestroy")) == 1
+        assert not target.driver_calls("cuModuleLoadDataEx")
+
+
+def test_the_kernels_link_takes_ptx_with_the_c_abi(target, tmp_path):
+    ptx = write(tmp_path, "add_one.ptx", """.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .func (.param .b32 func_retval0) add_one(.param .b32 add_one_param_0)
+{
+	.reg .b32 %r<3>;
+	ld.param.u32 %r1, [add_one_param_0];
+	add.s32 %r2, %r1, 1;
+	st.param.b32 [func_retval0+0], %r2;
+	ret;
+}
+""")
+    add_one = cuda.declare_device("add_one", "int32(int32)", abi="c")
+
+    @cuda.jit(link=[ptx])
+    def plus_one(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = add_one(i)
+
+    out = np.zeros(8, dtype=np.int32)
+    if target.name == "cpu":
+        with pytest.raises(CompileError, match="cannot link .*add_one.ptx on the cpu target"):
+            plus_one[1, 8](out)
+        return
+    plus_one[1, 8](out)
+    target.assert_result("plus_one", out, np.arange(8) + 1)
+
+
+NUMBA_JITLINK = "/usr/lib/python3/dist-packages/numba/cuda/tests/cudadrv/data/jitlink.ptx"
+
+
+@pytest.mark.skipif(not os.path.exists(NUMBA_JITLINK),
+                    reason="python3-numba's jitlink.ptx is absent")
+def test_numbas_jitlink_ptx_links_unchanged(target):
+    # Numba's test_linker.py: 'bar' of jitlink.ptx (NVVM of CUDA 6, sm_20).
+    bar = cuda.declare_device("bar", "int32(int32)")
+
+    def compile_foo():  # eagerly: the signature compiles it
+        @cuda.jit("void(int32[:], int32[:])", link=[NUMBA_JITLINK])
+        def foo(x, y):
+            i = cuda.grid(1)
+            x[i] += bar(y[i])
+        return foo
+
+    if target.name == "cpu":
+        with pytest.raises(CompileError, match="jitlink.ptx on the cpu target"):
+            compile_foo()
+        return
+    foo = compile_foo()
+    a = np.array([123], dtype=np.int32)
+    b = np.array([321], dtype=np.int32)
+    foo[1, 1](a, b)
+    target.assert_result("foo", a, [123 + 2 * 321])
+
+
+def test_a_symbol_the_ptx_does_not_define_is_named_at_the_call(target, tmp_path):
+    ptx = write(tmp_path, "thrice.ptx", TWICE_PTX.replace("twice", "thrice"))
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert f"symbol 'twice') is not defined by the linked files ({ptx})" in message
+    assert "test_cxx_functions.py" in message and "twice(i)" in message
+
+
+def test_a_ptx_function_that_is_not_visible_says_so(target, tmp_path):
+    ptx = write(tmp_path, "hidden.ptx", TWICE_PTX.replace(".visible .func", ".func"))
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError, match="hidden.ptx has .func \\(.param .b32 func_retval0\\) "
+                                           "twice\\(.*which is not .visible"):
+        kernel[1, 4](out)
+
+
+def test_a_declaration_the_ptx_disagrees_with_shows_both(target, tmp_path):
+    ptx = write(tmp_path, "twice.ptx", TWICE_PTX)
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx], abi="c"))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert "declare_device('twice', 'int32(int32)', abi='c')" in message
+    assert "which calls int32 twice(int32): 1 parameter and a result" in message
+    assert (f"{ptx} defines .visible .func (.param .b32 func_retval0) twice(.param .b64 "
+            f"twice_param_0, .param .b32 twice_param_1) (2 parameters and a result)") in message
+
+
+def test_a_file_that_is_not_ptx_is_located(target, tmp_path):
+    ptx = write(tmp_path, "notes.ptx", "these are not instructions\n")
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    assert error.value.file == ptx and error.value.line == 1
+    assert "it is not PTX (no .version directive" in str(error.value)
+
+
+def test_an_undefined_reference_in_the_ptx_is_located_by_the_linker(target, tmp_path):
+    # twice calls helper, which nothing defines: tidal cannot see it (it is
+    # not the kernel's call); the driver's linker reports it (llc-19's PTX;
+    # ptxas -c and nvlink of CUDA 13 say "Undefined reference to 'helper'").
+    calls_helper = TWICE_PTX.replace(
+        ".visible .func  (.param .b32 func_retval0) twice(",
+        ".extern .func (.param .b32 func_retval0) helper(.param .b32 helper_param_0);\n\n"
+        ".visible .func  (.param .b32 func_retval0) twice(").replace(
+        "\tshl.b32 \t%r2, %r1, 1;",
+        "\t{\n\t.param .b32 param0;\n\tst.param.b32 \t[param0+0], %r1;\n"
+        "\t.param .b32 retval0;\n\tcall.uni (retval0), helper, (param0);\n"
+        "\tld.param.b32 \t%r2, [retval0+0];\n\t}\n\tshl.b32 \t%r2, %r2, 1;")
+    ptx = write(tmp_path, "calls_helper.ptx", calls_helper)
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert "cuLinkComplete failed: CUDA_ERROR_NOT_FOUND" in message
+    assert "Undefined reference to 'helper'" in message
+    assert error.value.file == ptx
+    assert error.value.line == calls_helper.splitlines().index(
+        ".extern .func (.param .b32 func_retval0) helper(.param .b32 helper_param_0);") + 1
+
+
+def test_ptx_the_jit_rejects_names_the_file(target, tmp_path, monkeypatch):
+    bad = TWICE_PTX.replace("\tshl.b32", "\tnot_an_instruction.b32 \t%r2;\n\tshl.b32")
+    ptx = write(tmp_path, "bad.ptx", bad)
+    # The mock driver rejects PTX that holds the marker, as ptxas rejects
+    # the instruction.
+    monkeypatch.setenv("TIDAL_MOCK_CUDA_JIT_FAIL_MARKER", "not_an_instruction")
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[ptx]))
+    out = np.zeros(4, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 4](out), ptx):
+        return
+    with pytest.raises(CompileError) as error:
+        kernel[1, 4](out)
+    message = str(error.value)
+    assert "cuLinkAddData failed: CUDA_ERROR_INVALID_PTX" in message
+    assert f"the JIT rejected {ptx}" in message
+    assert error.value.file == ptx
 
 
 def cuda_target(name):
@@ -374,3 +586,208 @@ def test_device_functions_call_cxx_and_void_c_abi_declarations(target):
     uses_device_function[1, 32](x, y, out)
     if target.ran("uses_device_function"):
         np.testing.assert_allclose(out, np.minimum(2 * np.hypot(x, y), 2.0), rtol=1e-6)
+
+
+STATIC_AND_INLINE = r'''
+static inline __device__ int square(int x) { return x * x; }
+inline __device__ int cube(int x) { return x * x * x; }
+static __device__ float half_of(float x) { return x / 2; }
+namespace ns { inline __device__ int twice(int x) { return 2 * x; } }
+'''
+
+
+def test_static_and_inline_device_functions_bind(target, tmp_path):
+    # clang emits static and inline functions only where their file calls
+    # them; tidal's compile emits them so that they can be called.
+    lib = cuda.include(code=STATIC_AND_INLINE)
+    cube = cuda.declare_device("_Z4cubei", "int32(int32)", abi="c",
+                               link=[write(tmp_path, "static_and_inline.cu", STATIC_AND_INLINE)])
+
+    @cuda.jit
+    def static_and_inline(out, halves):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = lib.square(i) + lib.cube(i) + lib.ns.twice(i) + cube(i)
+            halves[i] = lib.half_of(halves[i])
+
+    out = np.zeros(16, dtype=np.int32)
+    halves = np.arange(16, dtype=np.float32)
+    static_and_inline[1, 16](out, halves)
+    i = np.arange(16)
+    target.assert_result("static_and_inline", out, i * i + 2 * i ** 3 + 2 * i)
+    if target.ran("static_and_inline"):
+        np.testing.assert_array_equal(halves, np.arange(16, dtype=np.float32) / 2)
+
+
+def test_structs_by_value_take_and_give_records_of_the_same_layout(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def structs_by_value(particles, xs, ys, firsts):
+        i = cuda.grid(1)
+        if i < particles.size:
+            copy = lib.moved(particles[i], 1.5, -2.0)  # a copy: particles[i] is unchanged
+            xs[i] = copy.x
+            ys[i] = copy.y + particles[i].y
+            firsts[i] = lib.first_of(lib.make_pair(3 * i, 7)) + lib.make_pair(1, i).second
+
+    particles = np.zeros(8, dtype=PARTICLE)
+    particles["x"] = np.arange(8)
+    particles["y"] = 10
+    xs = np.zeros(8, dtype=np.float32)
+    ys = np.zeros(8, dtype=np.float32)
+    firsts = np.zeros(8, dtype=np.int32)
+    structs_by_value[1, 8](particles, xs, ys, firsts)
+    target.assert_result("structs_by_value", xs, np.arange(8) + 1.5)
+    if target.ran("structs_by_value"):
+        np.testing.assert_array_equal(ys, np.full(8, 18.0))
+        np.testing.assert_array_equal(firsts, 4 * np.arange(8))
+        np.testing.assert_array_equal(particles["x"], np.arange(8))  # not moved
+
+
+def test_a_struct_by_value_of_another_layout_is_refused(target):
+    lib = cuda.include(FUNCTIONS)
+
+    @cuda.jit
+    def wrong_struct(particles, out):
+        out[0] = lib.moved(particles[0], 1.0, 1.0).x
+
+    other = np.zeros(2, dtype=[("x", np.float64), ("y", np.float64)])
+    with pytest.raises(TypingError) as error:
+        wrong_struct[1, 1](other, np.zeros(1, dtype=np.float32))
+    message = str(error.value)
+    assert ("takes struct Particle {x: float32 at 0, y: float32 at 4, id: int32 at 8} "
+            "(12 bytes) by value: a record of that layout") in message
+    assert "lib.moved(particles[0], 1.0, 1.0)" in message
+
+
+def test_structs_by_value_with_padding_keep_their_offsets(target):
+    # char, double, short: 7 bytes of padding after c, 6 after s (24 bytes),
+    # NumPy's align=True.
+    lib = cuda.include(code=r'''
+        struct Mixed { char c; double d; short s; };
+        __device__ Mixed bumped(Mixed m) { m.c += 1; m.d *= 2; m.s -= 1; return m; }''')
+    mixed = np.dtype([("c", np.int8), ("d", np.float64), ("s", np.int16)], align=True)
+
+    @cuda.jit
+    def padded_structs(values, out):
+        i = cuda.grid(1)
+        if i < values.size:
+            r = lib.bumped(values[i])
+            out[i] = r.d + 100 * r.c + 1000 * r.s
+
+    values = np.zeros(4, dtype=mixed)
+    values["c"] = 1
+    values["d"] = np.arange(4)
+    values["s"] = 5
+    out = np.zeros(4)
+    padded_structs[1, 4](values, out)
+    target.assert_result("padded_structs", out, 2 * np.arange(4) + 200 + 4000)
+
+
+def test_declare_device_takes_records_for_structs_by_value(target):
+    from tidal import types
+    moved = cuda.declare_device("_Z5moved8Particleff",
+                                types.Signature(PARTICLE, (PARTICLE, types.float32, types.float32)),
+                                abi="c", link=[FUNCTIONS])
+    # Numba's text for a record type; another field name, the same layout.
+    first_of = cuda.declare_device(
+        "_Z8first_of4Pair", "int32(Record(a[type=int32;offset=0],b[type=int32;offset=4];8;False))",
+        abi="c", link=[FUNCTIONS])
+
+    @cuda.jit
+    def declared_structs(particles, xs, pairs, firsts):
+        i = cuda.grid(1)
+        if i < particles.size:
+            xs[i] = moved(particles[i], 2.0, 0.0).x
+            firsts[i] = first_of(pairs[i])
+
+    particles = np.zeros(4, dtype=PARTICLE)
+    particles["x"] = np.arange(4)
+    xs = np.zeros(4, dtype=np.float32)
+    pairs = np.zeros(4, dtype=[("a", np.int32), ("b", np.int32)])
+    pairs["a"] = [5, 6, 7, 8]
+    firsts = np.zeros(4, dtype=np.int32)
+    declared_structs[1, 4](particles, xs, pairs, firsts)
+    target.assert_result("declared_structs", xs, np.arange(4) + 2.0)
+    if target.ran("declared_structs"):
+        np.testing.assert_array_equal(firsts, [5, 6, 7, 8])
+
+
+def test_a_declared_record_of_another_layout_shows_both(target):
+    wide = np.dtype([("a", np.int64), ("b", np.int64)])
+    from tidal import types
+    first_of = cuda.declare_device("_Z8first_of4Pair", types.Signature(types.int32, (wide,)),
+                                   abi="c", link=[FUNCTIONS])
+    with pytest.raises(TypeError, match="Numba's ABI returns numbers"):
+        cuda.declare_device("make_pair", types.Signature(wide, (types.int32, types.int32)))
+
+    @cuda.jit
+    def wrong_layout(pairs, out):
+        out[0] = first_of(pairs[0])
+
+    with pytest.raises(CompileError) as error:
+        wrong_layout[1, 1](np.zeros(1, dtype=wide), np.zeros(1, dtype=np.int32))
+    message = str(error.value)
+    assert "int32 _Z8first_of4Pair(struct record{a:int64@0,b:int64@8;16})" in message
+    assert "functions.cu defines int first_of(Pair pair)" in message
+
+
+def test_structs_by_value_keep_their_abi_when_not_inlined(target):
+    # Calls that stay calls: the kernel's byval and struct result must be
+    # clang's (x86-64 passes a byval struct on the stack, NVPTX in .param).
+    lib = cuda.include(code=r'''
+        struct Mixed { char c; double d; short s; };
+        __attribute__((noinline)) __device__ Mixed bumped(Mixed m, int k) {
+          m.c += k; m.d *= 2; m.s -= 1; return m;
+        }
+        struct Pair { int first, second; };
+        __attribute__((noinline)) __device__ int sum_of(Pair p) {
+          return p.first + 10 * p.second;
+        }''')
+    mixed = np.dtype([("c", np.int8), ("d", np.float64), ("s", np.int16)], align=True)
+    pair = np.dtype([("a", np.int32), ("b", np.int32)])
+
+    @cuda.jit
+    def not_inlined(values, out, pairs, sums):
+        i = cuda.grid(1)
+        if i < values.size:
+            r = lib.bumped(values[i], 3)
+            out[i] = r.d + 100 * r.c + 1000 * r.s
+            sums[i] = lib.sum_of(pairs[i])
+
+    values = np.zeros(4, dtype=mixed)
+    values["c"] = 1
+    values["d"] = np.arange(4)
+    values["s"] = 5
+    pairs = np.zeros(4, dtype=pair)
+    pairs["a"] = np.arange(4)
+    pairs["b"] = 2
+    out = np.zeros(4)
+    sums = np.zeros(4, dtype=np.int32)
+    not_inlined[1, 4](values, out, pairs, sums)
+    if target.name == "cuda":  # the calls are in the PTX
+        ptx = next(iter(not_inlined.inspect_asm().values()))
+        assert "call.uni" in ptx and "_Z6bumped5Mixedi" in ptx
+    target.assert_result("not_inlined", out, 2 * np.arange(4) + 400 + 4000)
+    if target.ran("not_inlined"):
+        np.testing.assert_array_equal(sums, np.arange(4) + 20)
+        np.testing.assert_array_equal(values["c"], 1)  # a copy was bumped
+
+
+def test_a_ptx_link_the_calls_do_not_need_runs_on_every_target(target, tmp_path):
+    # The kernel links a .cu and a .ptx and calls only what the .cu defines:
+    # the cpu target has what it needs (the cuda target links both).
+    ptx = write(tmp_path, "twice.ptx", TWICE_PTX)
+    axpy = cuda.declare_device("axpy", "float32(float32, float32, float32)", abi="c")
+
+    @cuda.jit(link=[FUNCTIONS, ptx])
+    def needs_only_the_cu(x, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = axpy(2.0, x[i], 1.0)
+
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros_like(x)
+    needs_only_the_cu[1, 8](x, out)
+    target.assert_result("needs_only_the_cu", out, 2 * x + 1)

@@ -26,6 +26,7 @@ struct Mock {
   int calls(const char *Call) const { return entry<int (*)(const char *)>("tidalMockCallCount")(Call); }
   int liveAllocations() const { return entry<int (*)()>("tidalMockLiveAllocations")(); }
   int liveModules() const { return entry<int (*)()>("tidalMockLiveModules")(); }
+  int liveLinks() const { return entry<int (*)()>("tidalMockLiveLinks")(); }
   int primaryRetains(int Device) const { return entry<int (*)(int)>("tidalMockPrimaryRetains")(Device); }
   int launches() const { return entry<int (*)()>("tidalMockLaunchCount")(); }
   int lastLaunch(unsigned *Dims, unsigned *Shared) const {
@@ -349,6 +350,138 @@ TEST_F(CudaLaunch, FailedCallsNameTheCallAndTheError) {
     EXPECT_STREQ(E.what(), "cuSomething failed: CUDA_ERROR_INVALID_VALUE (invalid argument): what it did");
     EXPECT_EQ(E.errorName(), "CUDA_ERROR_INVALID_VALUE");
   }
+}
+
+// --- the JIT linker (cuda.jit(link=['f.ptx'])) ---------------------------------------
+
+// A kernel calling a function it declares .extern, as the NVPTX backend
+// writes a call to a foreign function, and the PTX that defines it.
+const char *CallsTwicePTX = R"(.version 7.8
+.target sm_90
+.address_size 64
+
+.extern .func  (.param .b32 func_retval0) twice
+(
+	.param .b64 twice_param_0,
+	.param .b32 twice_param_1
+)
+;
+.visible .entry calls_twice(
+	.param .u64 calls_twice_param_0
+)
+{
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<3>;
+	ld.param.u64 	%rd1, [calls_twice_param_0];
+	mov.u32 	%r1, 21;
+	{ // callseq 0, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd1;
+	.param .b32 param1;
+	st.param.b32 	[param1+0], %r1;
+	.param .b32 retval0;
+	call.uni (retval0), 
+	twice, 
+	(
+	param0, 
+	param1
+	);
+	ld.param.b32 	%r2, [retval0+0];
+	} // callseq 0
+	ret;
+}
+)";
+
+const char *TwicePTX = R"(.version 6.3
+.target sm_75
+.address_size 64
+
+.visible .func  (.param .b32 func_retval0) twice(
+	.param .b64 twice_param_0,
+	.param .b32 twice_param_1
+)
+{
+	.reg .b32 	%r<4>;
+	.reg .b64 	%rd<2>;
+	ld.param.u64 	%rd1, [twice_param_0];
+	ld.param.u32 	%r1, [twice_param_1];
+	shl.b32 	%r2, %r1, 1;
+	st.u32 	[%rd1], %r2;
+	mov.b32 	%r3, 0;
+	st.param.b32 	[func_retval0+0], %r3;
+	ret;
+}
+)";
+
+TEST_F(CudaLaunch, PtxLinksThroughTheJitLinker) {
+  CudaContext Context(Driver, 0);
+  {
+    CudaModule Module(Context, CallsTwicePTX, "kernel.ptx", {{"twice.ptx", TwicePTX}});
+    CudaFunction Kernel = Module.function("calls_twice");
+    EXPECT_EQ(Kernel.name(), "calls_twice");
+    EXPECT_EQ(mock().calls("cuLinkCreate_v2"), 1);
+    EXPECT_EQ(mock().calls("cuLinkAddData_v2"), 2);
+    EXPECT_EQ(mock().calls("cuLinkComplete"), 1);
+    EXPECT_EQ(mock().calls("cuModuleLoadData"), 1);
+    EXPECT_EQ(mock().calls("cuModuleLoadDataEx"), 0);
+    EXPECT_EQ(mock().liveLinks(), 0) << "the link state is destroyed once the image is loaded";
+    EXPECT_EQ(mock().liveModules(), 1);
+  }
+  EXPECT_EQ(mock().liveModules(), 0);
+}
+
+TEST_F(CudaLaunch, PtxWithAnUnresolvedExternDoesNotLoadAlone) {
+  // ptxas compiles one PTX text whole: "Unresolved extern function".
+  CudaContext Context(Driver, 0);
+  try {
+    CudaModule Module(Context, CallsTwicePTX);
+    FAIL() << "the mock loaded PTX calling an undefined function";
+  } catch (const CudaDriverError &E) {
+    EXPECT_EQ(E.call(), "cuModuleLoadDataEx");
+    EXPECT_EQ(E.errorName(), "CUDA_ERROR_INVALID_PTX");
+    EXPECT_NE(std::string(E.what()).find("Unresolved extern function 'twice'"), std::string::npos)
+        << E.what();
+  }
+  EXPECT_EQ(mock().liveModules(), 0);
+}
+
+TEST_F(CudaLaunch, AnUndefinedReferenceFailsTheLinkWithTheLinkersLog) {
+  CudaContext Context(Driver, 0);
+  std::string NotTwice = TwicePTX;
+  NotTwice.replace(NotTwice.find(") twice("), 8, ") thrice(");
+  try {
+    CudaModule Module(Context, CallsTwicePTX, "kernel.ptx", {{"thrice.ptx", NotTwice}});
+    FAIL() << "the mock linked an undefined reference";
+  } catch (const CudaDriverError &E) {
+    EXPECT_EQ(E.call(), "cuLinkComplete");
+    EXPECT_EQ(E.errorName(), "CUDA_ERROR_NOT_FOUND");
+    std::string Message = E.what();
+    EXPECT_NE(Message.find("linking kernel.ptx, thrice.ptx for device 0"), std::string::npos)
+        << Message;
+    EXPECT_NE(Message.find("Undefined reference to 'twice' in 'kernel.ptx'"), std::string::npos)
+        << Message;
+  }
+  EXPECT_EQ(mock().liveLinks(), 0) << "destroyed on failure too";
+  EXPECT_EQ(mock().liveModules(), 0);
+}
+
+TEST_F(CudaLaunch, PtxTheJitRejectsIsNamedByItsInput) {
+  setenv("TIDAL_MOCK_CUDA_JIT_FAIL_MARKER", "shl.b32", 1);
+  CudaContext Context(Driver, 0);
+  try {
+    CudaModule Module(Context, CallsTwicePTX, "kernel.ptx", {{"twice.ptx", TwicePTX}});
+    FAIL() << "the mock JIT accepted PTX with the marker";
+  } catch (const CudaDriverError &E) {
+    EXPECT_EQ(E.call(), "cuLinkAddData");
+    EXPECT_EQ(E.errorName(), "CUDA_ERROR_INVALID_PTX");
+    std::string Message = E.what();
+    EXPECT_NE(Message.find("the JIT rejected twice.ptx for device 0"), std::string::npos)
+        << Message;
+    EXPECT_NE(Message.find("mock JIT rejects PTX containing 'shl.b32'"), std::string::npos)
+        << Message;
+  }
+  EXPECT_EQ(mock().liveLinks(), 0);
+  EXPECT_EQ(mock().liveModules(), 0);
 }
 
 } // namespace

@@ -8,16 +8,18 @@
   status, which tidal ignores, and the result through the first
   parameter), or ``abi='c'`` (``T f(args...)``). Files: CUDA C++ (``.cu``,
   ``.cuh``: compiled by tidal's in-process Clang), LLVM IR (``.ll``,
-  ``.bc``: clang's NVVM IR for CUDA device code) and PTX (``.ptx``, which
-  tidal cannot link before optimisation: an error that says so).
+  ``.bc``: clang's NVVM IR for CUDA device code) and PTX (``.ptx``: on the
+  cuda target, linked with the kernel's PTX by the CUDA driver's JIT
+  linker, as Numba does; on the cpu target an error that says what to
+  link instead).
 - tidal's, with no signatures: ``lib = cuda.include('functions.cu')`` (a
   file or a code string) binds every ``__device__`` function of the source
   with its C++ types (python/src/ForeignLinking.cpp, cxx/DeviceBinding.h,
   the code tidal-bind prints from); ``lib.mul(x, y)`` and ``lib.ns.f(...)``
   in a kernel call them, C++ overloads chosen by the argument types.
 
-Either way the C++ is linked into the kernel's module before
-optimisation, so calls inline; a pointer parameter takes an array (its
+Either way the C++ (and LLVM IR) is linked into the kernel's module
+before optimisation, so calls inline (PTX is linked after); a pointer parameter takes an array (its
 data's address; ``a[i:]`` for an element's), a number parameter any real
 number, converted as C++ converts it. The frontend's half is
 pyfrontend/ForeignFunctions.cpp.
@@ -94,10 +96,27 @@ def link_items(link):
 _POINTER = re.compile(r"CPointer\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)")
 
 
+def _record_text(dtype, where):
+    """A structured dtype as the C++ half's struct text
+    ("struct record{x:float32@0,id:int32@4;8}"): numbers only."""
+    fields = []
+    for name in dtype.names:
+        field, offset = dtype.fields[name][:2]
+        description = _signatures.type_of(field) if not field.shape and not field.names else None
+        if description is None or description[0] != "scalar" or \
+                description[1] in ("complex64", "complex128"):
+            raise TypeError(f"{where}: tidal passes records of numbers to foreign functions "
+                            f"(as C structs), and field '{name}' is {field}")
+        fields.append(f"{name}:{description[1]}@{offset}")
+    return "struct record{" + ",".join(fields) + f";{dtype.itemsize}}}"
+
+
 def _parameter_text(description, where):
     kind = description[0]
     if kind == "scalar" and description[1] not in ("complex64", "complex128"):
         return description[1]
+    if kind == "record":  # a struct by value: a copy of the record
+        return _record_text(description[1], where)
     if kind == "array" and description[1][0] == "scalar":
         # An array parameter passes its data's address, as a C pointer.
         return ("const " if description[4] else "") + description[1][1] + "*"
@@ -143,8 +162,14 @@ class ForeignFunction:
             self._result = "void"
         elif result[0] == "scalar" and result[1] not in ("complex64", "complex128"):
             self._result = result[1]
+        elif result[0] == "record":
+            if abi == "numba":
+                raise TypeError(f"{where}: Numba's ABI returns numbers through its pointer; a "
+                                f"struct result needs abi='c' (a C++ function returning it)")
+            self._result = _record_text(result[1], where)
         else:
-            raise TypeError(f"{where}: a foreign function returns a real number or nothing, "
+            raise TypeError(f"{where}: a foreign function returns a real number, a record "
+                            f"(abi='c') or nothing, "
                             f"not {_signatures.canonical_text(result)}")
 
     @property

@@ -24,6 +24,7 @@ using Module = struct CUmod_st *;
 using Function = struct CUfunc_st *;
 using Stream = struct CUstream_st *;
 using Event = struct CUevent_st *;
+using LinkState = struct CUlinkState_st *;
 using DevicePointer = unsigned long long; // CUdeviceptr (v2)
 struct Uuid { // CUuuid
   unsigned char Bytes[16];
@@ -44,6 +45,10 @@ constexpr int JitInfoLogBuffer = 3;
 constexpr int JitInfoLogBufferSizeBytes = 4;
 constexpr int JitErrorLogBuffer = 5;
 constexpr int JitErrorLogBufferSizeBytes = 6;
+constexpr int JitLogVerbose = 12;
+
+// CUjitInputType (cuLinkAddData)
+constexpr int JitInputPtx = 1;
 
 // CUdevice_attribute
 constexpr int AttributeMaxThreadsPerBlock = 1;
@@ -109,7 +114,19 @@ struct CudaDriverApi {
   cu::Result (*CtxSynchronize)() = nullptr;
   cu::Result (*ModuleLoadDataEx)(cu::Module *Module, const void *Image, unsigned Options,
                                  int *OptionIds, void **OptionValues) = nullptr;
+  // A module from a linked image (cuLinkComplete's cubin).
+  cu::Result (*ModuleLoadData)(cu::Module *Module, const void *Image) = nullptr;
   cu::Result (*ModuleUnload)(cu::Module Module) = nullptr;
+  // The JIT linker: PTX of a kernel and of the .ptx files it links
+  // (cuda.jit(link=[...])) into one image (exported as cuLinkCreate_v2,
+  // cuLinkAddData_v2).
+  cu::Result (*LinkCreate)(unsigned Options, int *OptionIds, void **OptionValues,
+                           cu::LinkState *State) = nullptr;
+  cu::Result (*LinkAddData)(cu::LinkState State, int Type, void *Data, size_t Bytes,
+                            const char *Name, unsigned Options, int *OptionIds,
+                            void **OptionValues) = nullptr;
+  cu::Result (*LinkComplete)(cu::LinkState State, void **Image, size_t *Bytes) = nullptr;
+  cu::Result (*LinkDestroy)(cu::LinkState State) = nullptr;
   cu::Result (*ModuleGetFunction)(cu::Function *Function, cu::Module Module,
                                   const char *Name) = nullptr;
   cu::Result (*FuncGetAttribute)(int *Value, int Attribute, cu::Function Function) = nullptr;

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tidal::runtime {
 
@@ -186,6 +188,14 @@ public:
   // Loads null-terminated PTX into Context with cuModuleLoadDataEx; a
   // failure throws CudaDriverError whose message ends with the JIT's log.
   CudaModule(CudaContext &Context, const std::string &PTX);
+  // PTX (named PTXName in the JIT's logs) linked with the PTX texts of
+  // Linked, each (name, PTX), as the driver links: cuLinkCreate,
+  // cuLinkAddData of each (CU_JIT_INPUT_PTX), cuLinkComplete, then
+  // cuModuleLoadData of the image. A failure throws CudaDriverError whose
+  // message names the input the JIT rejected, or the files linked, and
+  // ends with the JIT's log.
+  CudaModule(CudaContext &Context, const std::string &PTX, const std::string &PTXName,
+             const std::vector<std::pair<std::string, std::string>> &Linked);
   ~CudaModule();
   CudaModule(const CudaModule &) = delete;
   CudaModule &operator=(const CudaModule &) = delete;
