@@ -133,6 +133,9 @@ TypedValue FunctionCompiler::emitAttribute(PyObject *Node) {
     Value.T = Base.T.untagged();
     return Value;
   }
+  if (Base.T.isVector()) // v.x of a CUDA vector type
+    return makeScalar(Base.T.Dtype,
+                      B.CreateExtractValue(Base.scalar(), unsigned(*typeOf(Node).TupleField)));
   if (std::optional<size_t> Field = typeOf(Node).TupleField) // p.x of a namedtuple
     return tupleElements(Base)[*Field];
   if (Base.T.isScalar()) { // .real, .imag

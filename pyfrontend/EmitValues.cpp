@@ -57,6 +57,9 @@ std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) c
   case frontend::TypeKind::Record: // a pointer to the record's bytes
     Parts.push_back(PointerType::get(Ctx, 0));
     break;
+  case frontend::TypeKind::Vector: // Numba's model: a struct of the elements
+    Parts.push_back(StructType::get(Ctx, std::vector<llvm::Type *>(T.NDim, llvmType(T.Dtype))));
+    break;
   case frontend::TypeKind::Tuple:
     for (const frontend::Type &E : T.Elements) {
       std::vector<llvm::Type *> Sub = partTypes(E);

@@ -113,7 +113,21 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
       TypeName = TypeName.substr(TypeName.rfind('.') + 1);
       if (Module.str() == "numpy" && scalarFromName(TypeName, S))
         Name = std::string("cast.") + scalarName(S);
+      // Numba's vector type constructors (numba.cuda.float32x4 is a class
+      // of numba.cuda.stubs) are tidal's rows of the same name.
+      if (Module.str() == "numba.cuda.stubs" && findIntrinsic("cuda." + TypeName))
+        Name = "cuda." + TypeName;
     }
+  }
+  if (Name.empty() && !PyType_Check(Callee)) {
+    // Numba's scalar type objects (numba.types.float32, from
+    // numba.core.types) cast as tidal's do.
+    PyRef Module = PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(Callee))).attrOrNull("__module__");
+    PyRef TypeName = Module ? PyRef::borrow(Callee).attrOrNull("name") : PyRef();
+    Scalar S;
+    if (TypeName && PyUnicode_Check(Module.get()) && PyUnicode_Check(TypeName.get()) &&
+        Module.str().rfind("numba.core.types", 0) == 0 && scalarFromName(TypeName.str(), S))
+      Name = std::string("cast.") + scalarName(S);
   }
   // Device functions (Numba's @njit functions: below).
   if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_device__"))

@@ -152,6 +152,14 @@ TypedValue FunctionCompiler::typeAttribute(PyObject *Node) {
     return typeAttributeOfObject(Base, Attr, Node);
   if (Base.T.isRecord())
     return typeRecordFieldLoad(Base, Attr, Node);
+  if (Base.T.isVector()) { // v.x, v.y, v.z, v.w of a CUDA vector type
+    size_t Index = std::string("xyzw").find(Attr);
+    if (Attr.size() != 1 || Index == std::string::npos || Index >= Base.T.NDim)
+      typingError(Node, "unknown attribute '" + Attr + "' of " + Base.T.str() + " (it has " +
+                            std::string("xyzw").substr(0, Base.T.NDim) + ")");
+    Typing.Expressions[Node].TupleField = Index;
+    return makeScalar(Base.T.Dtype, nullptr);
+  }
   if (std::optional<TypedValue> Field = typeAttributeOfTupleOrEnum(Base, Attr, Node))
     return *Field;
   if (Base.T.isScalar() && (Attr == "real" || Attr == "imag")) {

@@ -183,6 +183,8 @@ std::string Type::str() const {
            layoutName(ArrayLayout) + ")";
   case TypeKind::Record:
     return recordName(*Record);
+  case TypeKind::Vector: // CUDA's and Numba's spelling: float32x4
+    return std::string(scalarName(Dtype)) + "x" + std::to_string(NDim);
   case TypeKind::Tuple: {
     bool Uniform = isHomogeneousTuple();
     if (Named) { // Numba's: Point(int64 x 2), Point(int64, float64); then the fields
@@ -222,6 +224,8 @@ std::string Type::mangle() const {
            (ReadOnly ? "r" : "") + (Record ? recordMangle(*Record) : std::string(info(Dtype).Short));
   case TypeKind::Record:
     return (ReadOnly ? "r" : "") + recordMangle(*Record);
+  case TypeKind::Vector:
+    return "v" + std::to_string(NDim) + info(Dtype).Short;
   case TypeKind::Tuple: {
     std::string S = "t" + std::to_string(Elements.size());
     if (Named)
@@ -244,6 +248,8 @@ bool Type::operator==(const Type &O) const {
   switch (Kind) {
   case TypeKind::Scalar:
     return Dtype == O.Dtype;
+  case TypeKind::Vector:
+    return Dtype == O.Dtype && NDim == O.NDim;
   case TypeKind::Array:
     return Dtype == O.Dtype && NDim == O.NDim && ArrayLayout == O.ArrayLayout && ReadOnly == O.ReadOnly &&
            (Record == O.Record || (Record && O.Record && *Record == *O.Record));

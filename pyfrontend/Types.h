@@ -93,15 +93,16 @@ enum class TypeKind : uint8_t {
   Tuple,
   PyObject,  // a compile-time Python object: module, intrinsic, dtype, ...
   Record,    // a reference to a record (a pointer to its bytes)
+  Vector,    // a CUDA vector type (float32x4): NDim elements of Dtype, one LLVM struct
 };
 
 struct Type {
   TypeKind Kind = TypeKind::Undefined;
-  // Scalar: the scalar itself; Array: its element (dtype).
+  // Scalar: the scalar itself; Array: its element (dtype); Vector: its element.
   Scalar Dtype = Scalar::Int64;
   // Record, and arrays of records: the fields.
   std::shared_ptr<const RecordLayout> Record;
-  uint8_t NDim = 0;                // Array
+  uint8_t NDim = 0;                // Array; Vector: its element count
   Layout ArrayLayout = Layout::A;  // Array
   bool ReadOnly = false;           // Array, Record
   std::vector<Type> Elements;      // Tuple
@@ -117,6 +118,9 @@ struct Type {
   static Type array(Scalar S, unsigned NDim, Layout L, bool ReadOnly = false);
   static Type tuple(std::vector<Type> Elements);
   static Type pyObject(void *Object);
+  static Type vector(Scalar Element, unsigned Count) {
+    Type T; T.Kind = TypeKind::Vector; T.Dtype = Element; T.NDim = uint8_t(Count); return T;
+  }
   static Type record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly = false);
   static Type recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim, Layout L,
                           bool ReadOnly = false);
@@ -137,6 +141,7 @@ struct Type {
   bool isTuple() const { return Kind == TypeKind::Tuple; }
   bool isPyObject() const { return Kind == TypeKind::PyObject; }
   bool isNone() const { return Kind == TypeKind::None; }
+  bool isVector() const { return Kind == TypeKind::Vector; }
   bool isIntegerScalar() const { return isScalar() && isInteger(Dtype); }
   bool isFloatScalar() const { return isScalar() && isFloat(Dtype); }
   bool isComplexScalar() const { return isScalar() && isComplex(Dtype); }
