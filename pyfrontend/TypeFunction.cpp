@@ -128,8 +128,15 @@ void FunctionCompiler::typeNothing(PyObject *) {}
 // --- the rounds ---------------------------------------------------------------------
 
 void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
-  // Before any typing: local names, assignment before use, loop-only
-  // statements.
+  // Before any typing: the variables of loops that reuse a name, one per
+  // loop where that changes nothing read (tidal/_loop_variables.py); then
+  // local names, assignment before use, loop-only statements.
+  PyRef Params = PyRef::steal(PyList_New(0));
+  for (const std::string &P : ParamNames)
+    PyList_Append(Params.get(), PyRef::steal(PyUnicode_FromString(P.c_str())).get());
+  PyRef LoopVariables = importModule("tidal._loop_variables");
+  PyRef::check(PyObject_CallMethod(LoopVariables.get(), "split_loop_variables", "OO", Tree.get(),
+                                   Params.get()));
   NameBindings = analyseBindings(Body, ParamNames,
                                  [this](PyObject *Node) { return locate(Node); });
   LocalsBoundOnce = namesBoundOnce(Body, ParamNames);

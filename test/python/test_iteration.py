@@ -140,3 +140,36 @@ def test_refused_iterables_are_located():
 
     with pytest.raises(TypingError, match=r"cannot unpack Tuple\(int64, float64\) into 3 targets"):
         unpack[1, 1](np.zeros(2), np.zeros(1))
+
+
+def test_loops_reusing_a_variable_give_it_each_loop_its_type(target):
+    @cuda.jit
+    def k(out):
+        j = 0
+        for v in ((1, 2), (3, 4)):      # v: UniTuple(int64 x 2)
+            out[j] = v[0] + v[1]
+            j += 1
+        for v in (2.5, 3.5):            # v: float64
+            out[j] = v
+            j += 1
+        for v in range(2):              # v: int64
+            out[j] = v * 10
+            j += 1
+
+    out = np.zeros(6)
+    k[1, 1](out)
+    target.assert_result("k", out, [3, 7, 2.5, 3.5, 0, 10])
+
+
+def test_a_loop_variable_read_after_its_loop_keeps_one_type():
+    @cuda.jit
+    def k(out):
+        for v in ((1, 2), (3, 4)):
+            out[0] = v[0]
+        for v in (2.5, 3.5):
+            out[1] = v
+        out[2] = v  # reads the last loop's value: one variable, two types
+
+    with pytest.raises(TypingError, match=r"test_iteration\.py:\d+:\d+: variable 'v' has type "
+                                          r"UniTuple\(int64 x 2\) and cannot also hold"):
+        k[1, 1](np.zeros(3))
