@@ -33,6 +33,9 @@ TypedValue FunctionCompiler::emitCallExpression(PyObject *Node) {
     if (typeOf(ValueNode.get()).T.isArray())
       return emitArrayView(emitExpression(ValueNode.get()), typeOf(Node).T);
   }
+  // A call whose value is a compile-time object (numpy.dtype('f4')).
+  if (typeOf(Node).T.isPyObject())
+    return TypedValue(typeOf(Node).T);
   // The callee is a compile-time object: nothing to emit.
   std::vector<PyObject *> ArgNodes;
   std::vector<TypedValue> Args;

@@ -254,6 +254,9 @@ public:
                           llvm::ArrayRef<TypedValue> Args);
   std::string functionName() const;
   const FrontendOptions &options() const { return Options; }
+  // While typing `name = <value>`: name (for messages that name the
+  // variable, as Numba's do); "" otherwise.
+  const std::string &assignedVariable() const { return AssignedVariable; }
 
 private:
   // One typing handler and one emitter per AST node kind.
@@ -330,6 +333,7 @@ private:
   void typeForOverIterable(PyObject *Node);
   TypedValue callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
                         std::vector<PyObject *> &ArgNodes, std::vector<std::string> &Keywords);
+  void rejectListShape(PyObject *Callee, PyObject *Node);
   TypedValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<TypedValue> &Args,
                                 std::vector<PyObject *> &ArgNodes,
                                 std::vector<std::string> &Keywords);
@@ -463,6 +467,7 @@ private:
   llvm::Function *F = nullptr;
   bool TypesChanged = false;
   TypeMap Typing;
+  std::string AssignedVariable; // assignedVariable()
   // Errors that only the settled types decide, found in each typing round
   // and raised when the round is the last: the first read of a variable
   // that has no type, the first bare 'return' of a device function.

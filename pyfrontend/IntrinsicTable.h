@@ -72,6 +72,14 @@ void writePythonIntrinsicTable(std::ostream &Out);
 TypedValue typeRoundToDigits(IntrinsicCall &Call);
 TypedValue emitRoundToDigits(IntrinsicCall &Call, const Type &Result);
 
+// Numba's words for a cuda.shared.array/cuda.local.array call it cannot
+// type ("No implementation of function Function(<function shared.array>)
+// found for signature: >>> array(shape=..., dtype=...)"), which its users
+// search for; the reason in tidal's words follows it (IntrinsicsMemory.cpp).
+std::string noImplementationOfArray(FunctionCompiler &C, const std::string &Python,
+                                    const std::string &Shape, const TypedValue *DType,
+                                    PyObject *DTypeNode);
+
 // Helpers that the rules and emitters of several families share
 // (IntrinsicTable.cpp).
 // Checks a call without keywords has Min..Max arguments.

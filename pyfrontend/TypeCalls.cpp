@@ -38,6 +38,8 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
       return typeArrayView(Base, Node);
   }
   TypedValue Callee = typeExpression(FuncNode.get());
+  if (Callee.T.isPyObject())
+    rejectListShape(static_cast<PyObject *>(Callee.T.Object), Node);
   std::vector<PyObject *> ArgNodes;
   std::vector<TypedValue> Args;
   bool Undefined = Callee.T.isUndefined();
@@ -69,6 +71,49 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
   return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
 }
 
+// cuda.shared.array(shape=[5, 6], ...): a list, which kernels do not have,
+// as the shape; Numba's words, then tidal's (use a tuple).
+void FunctionCompiler::rejectListShape(PyObject *Callee, PyObject *Node) {
+  std::string Path = intrinsicName(Callee);
+  if (Path != "cuda.shared.array" && Path != "cuda.local.array")
+    return;
+  std::vector<PyObject *> Positional = listItems(field(Node, "args").get());
+  PyObject *ShapeNode = Positional.size() > 0 ? Positional[0] : nullptr;
+  PyObject *DTypeNode = Positional.size() > 1 ? Positional[1] : nullptr;
+  for (PyObject *K : listItems(field(Node, "keywords").get())) {
+    PyRef Name = field(K, "arg");
+    if (!Name.isNone() && Name.str() == "shape")
+      ShapeNode = field(K, "value").get();
+    if (!Name.isNone() && Name.str() == "dtype")
+      DTypeNode = field(K, "value").get();
+  }
+  if (!ShapeNode || nodeKind(ShapeNode) != "List")
+    return;
+  std::string Values, Element = "undefined";
+  bool AllConstant = true;
+  frontend::Type Unified;
+  for (PyObject *E : listItems(field(ShapeNode, "elts").get())) {
+    TypedValue V = typeExpression(E);
+    if (V.T.isUndefined())
+      return;
+    frontend::Type Next;
+    if (unify(Unified, V.T, Next))
+      Unified = Next;
+    Element = Unified.str();
+    AllConstant &= V.ConstInt.has_value();
+    if (V.ConstInt)
+      Values += (Values.empty() ? "" : ", ") + std::to_string(*V.ConstInt);
+  }
+  std::optional<TypedValue> DType;
+  if (DTypeNode)
+    DType = typeExpression(DTypeNode);
+  std::string Spelling = "list(" + Element + ")" + (AllConstant ? "<iv=[" + Values + "]>" : "");
+  typingError(ShapeNode, noImplementationOfArray(*this, Path, Spelling, DType ? &*DType : nullptr,
+                                                 DTypeNode) +
+                             "the shape of " + Path + "() is a list, which kernels do not have: "
+                             "write a tuple" + (AllConstant ? " (" + Values + ")" : ""));
+}
+
 // Numba's CPU dispatchers (and any jit wrapper like them): an object with a
 // Python function as py_func that is not one of tidal's dispatchers.
 static bool isCpuDispatcher(PyObject *Callee) {
@@ -92,6 +137,30 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
       if (Same.get() == Callee)
         Name = std::string(PyModule_GetName(Self)) + "." + Function;
     }
+  }
+  // numpy.dtype('float32'), numpy.dtype('O'): a dtype made while compiling.
+  if (PyType_Check(Callee) &&
+      std::string(reinterpret_cast<PyTypeObject *>(Callee)->tp_name) == "numpy.dtype") {
+    PyRef Arguments = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(Args.size())));
+    for (size_t I = 0; I < Args.size(); ++I) {
+      if (!Keywords.empty() || !Args[I].T.isPyObject())
+        typingError(Node, "numpy.dtype() in a kernel takes constants (a dtype's name or type)");
+      PyObject *A = static_cast<PyObject *>(Args[I].T.Object);
+      Py_INCREF(A);
+      PyTuple_SET_ITEM(Arguments.get(), static_cast<Py_ssize_t>(I), A);
+    }
+    PyObject *Made = PyObject_Call(Callee, Arguments.get(), nullptr);
+    if (!Made) {
+      PyObject *Type, *Value, *Traceback;
+      PyErr_Fetch(&Type, &Value, &Traceback);
+      std::string Why = Value ? PyRef::borrow(Value).str() : "invalid dtype";
+      Py_XDECREF(Type);
+      Py_XDECREF(Value);
+      Py_XDECREF(Traceback);
+      typingError(Node, "numpy.dtype(): " + Why);
+    }
+    KeptAlive.push_back(PyRef::steal(Made));
+    return TypedValue(frontend::Type::pyObject(Made));
   }
   if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
     Name = "builtins.range";
@@ -322,7 +391,8 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
       throw CompileError(E.Kind,
                          E.Message + " (in device function '" + Name + "' called at " +
                              Call.File + ":" + std::to_string(Call.Line) + ":" +
-                             std::to_string(Call.Column) + ")",
+                             std::to_string(Call.Column) + ")\nDuring: resolving callee type: "
+                             "type(CUDADispatcher(<function " + Name + ">))",
                          E.Where);
     }
     Devices.InProgress.pop_back();

@@ -76,7 +76,7 @@ TypedValue FunctionCompiler::typeGlobal(const std::string &Name, PyObject *Node)
     Object = Builtin.get();
     What = "builtin '" + Name + "'";
   } else {
-    typingError(Node, "name '" + Name + "' is not defined");
+    typingError(Node, "NameError: name '" + Name + "' is not defined");
   }
   TypedValue V = typeFrozen(Object, Node, What);
   Typing.Expressions[Node].Frozen = Object;

@@ -80,8 +80,13 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
 
 void FunctionCompiler::typeAssign(PyObject *Node) {
   PyRef ValueNode = field(Node, "value");
+  std::vector<PyObject *> Targets = listItems(field(Node, "targets").get());
+  AssignedVariable = Targets.size() == 1 && nodeKind(Targets[0]) == "Name"
+                         ? identifierField(Targets[0], "id")
+                         : "";
   TypedValue V = typeExpression(ValueNode.get());
-  for (PyObject *Target : listItems(field(Node, "targets").get()))
+  AssignedVariable.clear();
+  for (PyObject *Target : Targets)
     typeAssignTo(Target, V, ValueNode.get());
 }
 
