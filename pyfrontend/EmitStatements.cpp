@@ -140,7 +140,39 @@ void FunctionCompiler::emitIf(PyObject *Node) {
   B.SetInsertPoint(Done);
 }
 
+void FunctionCompiler::emitLoopWithElse(PyObject *Node, void (FunctionCompiler::*Loop)(PyObject *)) {
+  PyRef Else = field(Node, "orelse");
+  if (PyList_GET_SIZE(Else.get()) == 0)
+    return (this->*Loop)(Node);
+  // 1. The loop, its breaks to Broken; 2. at its normal exit, the else;
+  // 3. both join after it.
+  BasicBlock *Broken = BasicBlock::Create(Ctx, "loop.break", F);
+  PendingLoopBreak = Broken;
+  (this->*Loop)(Node);
+  emitBody(Else.get());
+  BasicBlock *After = BasicBlock::Create(Ctx, "loop.end", F);
+  if (!B.GetInsertBlock()->getTerminator())
+    B.CreateBr(After);
+  B.SetInsertPoint(Broken);
+  B.CreateBr(After);
+  B.SetInsertPoint(After);
+}
+
+BasicBlock *FunctionCompiler::loopBreakTarget(BasicBlock *Done) {
+  BasicBlock *Target = PendingLoopBreak ? PendingLoopBreak : Done;
+  PendingLoopBreak = nullptr;
+  return Target;
+}
+
 void FunctionCompiler::emitWhile(PyObject *Node) {
+  emitLoopWithElse(Node, &FunctionCompiler::emitWhileLoop);
+}
+
+void FunctionCompiler::emitFor(PyObject *Node) {
+  emitLoopWithElse(Node, &FunctionCompiler::emitForLoop);
+}
+
+void FunctionCompiler::emitWhileLoop(PyObject *Node) {
   PyRef Test = field(Node, "test"), Body = field(Node, "body");
   BasicBlock *Header = BasicBlock::Create(Ctx, "while.cond", F);
   BasicBlock *Loop = BasicBlock::Create(Ctx, "while.body", F);
@@ -149,7 +181,7 @@ void FunctionCompiler::emitWhile(PyObject *Node) {
   B.SetInsertPoint(Header);
   B.CreateCondBr(truth(emitExpression(Test.get()), Test.get()), Loop, Done);
   B.SetInsertPoint(Loop);
-  Loops.push_back({Header, Done});
+  Loops.push_back({Header, loopBreakTarget(Done)});
   emitBody(Body.get());
   Loops.pop_back();
   if (!B.GetInsertBlock()->getTerminator())
@@ -157,7 +189,7 @@ void FunctionCompiler::emitWhile(PyObject *Node) {
   B.SetInsertPoint(Done);
 }
 
-void FunctionCompiler::emitFor(PyObject *Node) {
+void FunctionCompiler::emitForLoop(PyObject *Node) {
   PyRef Target = field(Node, "target"), Iter = field(Node, "iter");
   PyRef Body = field(Node, "body");
   // Other iterables than range(...): EmitIteration.cpp.
@@ -204,7 +236,7 @@ void FunctionCompiler::emitFor(PyObject *Node) {
   B.CreateCondBr(Continue, Loop, Done);
   B.SetInsertPoint(Loop);
   emitStore(Name, makeScalar(Counter, I), Target.get());
-  Loops.push_back({Latch, Done});
+  Loops.push_back({Latch, loopBreakTarget(Done)});
   emitBody(Body.get());
   Loops.pop_back();
   if (!B.GetInsertBlock()->getTerminator())

@@ -112,6 +112,8 @@ public:
     std::vector<IterationSource> Children; // Enumerate: one; Zip: each argument
     bool Undefined = false;       // typing has not reached a type yet
   };
+  // The rows an N-D array (N > 1) gives when iterated over.
+  static Type rowViewType(const Type &Array);
   // Its length when a tuple in it fixes one (the loop is then unrolled).
   static std::optional<int64_t> staticIterationLength(const IterationSource &Source);
   FunctionCompiler(PyObject *Function, llvm::Module &M, const FrontendOptions &Options,
@@ -289,7 +291,8 @@ private:
   void typeExpressionStatement(PyObject *Node);
   void typeIf(PyObject *Node);
   void typeWhile(PyObject *Node);
-  void typeFor(PyObject *Node);
+  void typeFor(PyObject *Node);     // the loop, then its else
+  void typeForLoop(PyObject *Node);
   void typeNothing(PyObject *Node); // break, continue, pass
   void typeReturn(PyObject *Node);
   void typeAssert(PyObject *Node);
@@ -366,6 +369,15 @@ private:
   void emitIf(PyObject *Node);
   void emitWhile(PyObject *Node);
   void emitFor(PyObject *Node);
+  void emitWhileLoop(PyObject *Node);
+  void emitForLoop(PyObject *Node);
+  // A loop with its else (for/while ... else): Loop emits the loop, whose
+  // normal exit then runs the else; its breaks go past the else.
+  void emitLoopWithElse(PyObject *Node, void (FunctionCompiler::*Loop)(PyObject *));
+  // The block a loop's 'break' goes to: its normal exit Done, unless an
+  // else follows the loop (emitLoopWithElse set one, taken by the loop).
+  llvm::BasicBlock *loopBreakTarget(llvm::BasicBlock *Done);
+  llvm::BasicBlock *PendingLoopBreak = nullptr;
   void emitBreak(PyObject *Node);
   void emitContinue(PyObject *Node);
   void emitPass(PyObject *Node);
