@@ -95,6 +95,12 @@ struct DeviceFunctionCache {
     // Set while its body is being typed: a call that reaches it is
     // recursion (TypeCalls.cpp).
     bool Typing = false;
+    // Mutual recursion (f calls g calls f): while f is typed, its compiler,
+    // whose return type so far types g's call of f, and each type handed
+    // out so (f's final return type must be it); while f is emitted, its
+    // compiler, whose LLVM function g's call of f calls.
+    FunctionCompiler *InProgress = nullptr;
+    std::vector<Type> ProvisionalReturns;
   };
   std::vector<Entry> Compiled;
   std::vector<PyObject *> InProgress;

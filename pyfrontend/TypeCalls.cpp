@@ -347,11 +347,31 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     if (E.Function == PyFunc.get() && E.ArgTypes == Types && E.Constants == Constants)
       Found = I;
   }
+  if (Found && Devices.Compiled[*Found].Typing && PyFunc.get() != Function.get()) {
+    // Mutual recursion: f, being typed further up, is called from g. The
+    // call has f's declared return type, or the type f's returns typed so
+    // far give (which f's final type must then be, TypeCalls below).
+    DeviceFunctionCache::Entry &Callee = Devices.Compiled[*Found];
+    std::optional<frontend::Type> Result;
+    if (Declared)
+      Result = *Declared;
+    else if (Callee.InProgress && Callee.InProgress->HasReturnType)
+      Result = Callee.InProgress->ReturnType;
+    if (!Result)
+      typingError(Node, "cannot type the mutually recursive call of '" + Name +
+                            "': none of its returns has a type where this call is reached (put "
+                            "a return that does not recurse before the recursive calls, or "
+                            "declare its signature)");
+    if (!Declared)
+      Callee.ProvisionalReturns.push_back(*Result);
+    CallTarget &Target = Typing.Calls[Node];
+    Target.Result = *Result;
+    Target.ArgumentOrder = std::move(Order);
+    Target.Device = *Found;
+    Target.DeviceParameters = std::move(Types);
+    return TypedValue(*Result);
+  }
   if (Found && Devices.Compiled[*Found].Typing) {
-    if (PyFunc.get() != Function.get())
-      unsupported(Node, "mutual recursion of device functions is not supported ('" + Name +
-                            "' is still being compiled where this call reaches it): only a "
-                            "function calling itself");
     // A call of this function from itself: of its declared return type, or
     // of what its other returns have given so far (typing goes round again).
     std::optional<frontend::Type> Result;
@@ -381,8 +401,18 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     DeviceFunctionCache::Entry Entry;
     try {
       auto Callee = std::make_shared<FunctionCompiler>(PyFunc.get(), M, Options, Devices);
+      Devices.Compiled[Index].InProgress = Callee.get();
       Entry = Callee->typeDevice(Types, Declared ? &*Declared : nullptr, Constants);
       Entry.Compiler = std::move(Callee);
+      // Its mutually recursive callers were typed with its return type as
+      // it was then: it must not have changed since.
+      for (const frontend::Type &Seen : Devices.Compiled[Index].ProvisionalReturns)
+        if (Seen != Entry.Return)
+          Entry.Compiler->typingError(Entry.Compiler->Tree.get(),
+                                      "the return type of '" + Name + "' (" + Entry.Return.str() +
+                                          ") differs from the type its mutually recursive calls "
+                                          "were given (" + Seen.str() +
+                                          "): declare its signature, or return one type");
     } catch (const CompileError &E) {
       // The error is located inside the callee; say which call led there.
       Devices.InProgress.pop_back();
