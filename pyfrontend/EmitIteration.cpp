@@ -136,7 +136,7 @@ TypedValue FunctionCompiler::emitIterationElement(const IterationSource &S, Valu
       return Ref;
     }
     Value *L = B.CreateAlignedLoad(llvmMemoryType(A.Dtype), Ptr, Align(elementAlign(A.Dtype)));
-    return makeScalar(A.Dtype, A.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
+    return makeElement(A, A.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
   }
   case IterationSource::Enumerate: {
     TypedValue Count = makeScalar(Scalar::Int64, B.CreateAdd(S.Start.scalar(), Index));

@@ -41,7 +41,7 @@ void FunctionCompiler::emitAssignTo(PyObject *Target, const TypedValue &V, PyObj
       B.CreateMemMove(Ptr, Align(1), V.scalar(), Align(1), Base.T.Record->Size);
       return;
     }
-    Value *X = convert(V, frontend::Type::scalar(Base.T.Dtype), ValueNode).scalar();
+    Value *X = convert(V, Base.T.elementType(), ValueNode).scalar();
     if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
     B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));
@@ -86,10 +86,10 @@ void FunctionCompiler::emitAugAssign(PyObject *Node) {
     }
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
     Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Dtype), Ptr, Align(elementAlign(Base.T.Dtype)));
-    TypedValue Old = makeScalar(Base.T.Dtype,
+    TypedValue Old = makeElement(Base.T,
                                 Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
     TypedValue Result = emitBinary(Op, Old, Operand, Node);
-    Value *X = convert(Result, frontend::Type::scalar(Base.T.Dtype), Node).scalar();
+    Value *X = convert(Result, Base.T.elementType(), Node).scalar();
     if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
     B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));

@@ -80,7 +80,7 @@ class FunctionCompiler;
 // Device functions compiled into one module, shared by every
 // FunctionCompiler working on it: one specialisation per (Python function,
 // argument types, literal argument values), and the ones being typed (to
-// reject recursion). Typing a call types its callee (the whole call tree is
+// tell recursion). Typing a call types its callee (the whole call tree is
 // typed before any IR exists); the kernel's emission then emits them all,
 // in the order their typing finished (emitDevices).
 struct DeviceFunctionCache {
@@ -154,6 +154,12 @@ public:
   // TypingError at Node when V cannot convert to To.
   TypedValue convertedType(const TypedValue &V, const Type &To, PyObject *Node);
   TypedValue makeScalar(Scalar S, llvm::Value *V) const;
+  // An element of an array of type Array (a datetime's unit kept).
+  TypedValue makeElement(const Type &Array, llvm::Value *V) const {
+    TypedValue R = makeScalar(Array.Dtype, V);
+    R.T.Unit = Array.Unit;
+    return R;
+  }
   // A complex value from its parts; + - * / of two complex values of type S.
   llvm::Value *makeComplex(Scalar S, llvm::Value *Re, llvm::Value *Im);
   llvm::Value *complexArithmetic(BinaryOperator Op, Scalar S, llvm::Value *X, llvm::Value *Y);
@@ -402,6 +408,18 @@ private:
   // a.imag of an array (views of the components); a starred call argument
   // (f(*t)), whose tuple's elements become arguments.
   void typeComplexPower(PyObject *Node);
+  // datetime64/timedelta64 operators (Datetimes.cpp): typing (nullopt when
+  // neither operand is one), and emission of what typing decided.
+  std::optional<TypedValue> typeDatetimeBinary(BinaryOperator Op, const TypedValue &L,
+                                               const TypedValue &R, PyObject *Node);
+  std::optional<frontend::Type> typeDatetimeComparison(ComparisonOperator Op, const TypedValue &L,
+                                                       const TypedValue &R, PyObject *Node);
+  TypedValue emitDatetimeBinary(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
+                                PyObject *Node);
+  TypedValue emitDatetimeComparison(ComparisonOperator Op, const TypedValue &L,
+                                    const TypedValue &R, const frontend::Type &Common);
+  // A datetime operand's count in Unit (NaT kept), or an integer's as int64.
+  llvm::Value *datetimeIn(const TypedValue &V, TimeUnit Unit);
   TypedValue emitComplexPower(const TypedValue &L, const TypedValue &R, Scalar Common,
                               PyObject *Node);
   TypedValue typeArrayComponent(const TypedValue &Array, const std::string &Attr, PyObject *Node);

@@ -153,7 +153,7 @@ TypedValue FunctionCompiler::typeIterationElement(const IterationSource &S,
     checkIndex(A, frontend::Type::scalar(Scalar::Int64), S.Node);
     if (A.hasRecordElements()) // a reference to the record, as a[i] gives
       return TypedValue(frontend::Type::record(A.Record, A.ReadOnly));
-    return makeScalar(A.Dtype, nullptr);
+    return makeElement(A, nullptr);
   }
   case IterationSource::Enumerate: {
     TypedValue Count = makeScalar(Scalar::Int64, nullptr);

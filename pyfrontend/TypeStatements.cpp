@@ -61,7 +61,7 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
       typingError(ValueNode, "cannot store a value of type " + V.T.str() +
                                  " into an element of " + Base.T.str());
     checkIndex(Base.T, Index.T, SliceNode.get());
-    convertedType(V, frontend::Type::scalar(Base.T.Dtype), ValueNode);
+    convertedType(V, Base.T.elementType(), ValueNode);
     return;
   }
   if (Kind == "Attribute") {
@@ -121,8 +121,8 @@ void FunctionCompiler::typeAugAssign(PyObject *Node) {
     if (Base.T.ReadOnly)
       typingError(Target.get(), "cannot write to a read-only array (" + Base.T.str() + ")");
     checkIndex(Base.T, Index.T, SliceNode.get());
-    TypedValue Result = typeBinary(Op, makeScalar(Base.T.Dtype, nullptr), Operand, Node);
-    convertedType(Result, frontend::Type::scalar(Base.T.Dtype), Node);
+    TypedValue Result = typeBinary(Op, makeElement(Base.T, nullptr), Operand, Node);
+    convertedType(Result, Base.T.elementType(), Node);
     return;
   }
   if (Kind == "Attribute") { // r.field op= v: read, compute, write back
