@@ -137,3 +137,20 @@ def test_errors_are_located(target):
     with pytest.raises(TypingError, match=r"test_vector_types\.py:\d+:\d+: unknown attribute 'z' "
                                           r"of float32x2 \(it has xy\)"):
         no_such_field[1, 1](np.zeros(1))
+
+
+def test_numbas_vector_constructors_and_scalar_types_compile_as_tidals(target):
+    numba = pytest.importorskip("numba", reason="Numba's objects need python3-numba")
+    from numba import cuda as numba_cuda
+    numba_float32x2 = numba_cuda.float32x2  # a class of numba.cuda.stubs
+    numba_int16 = numba.types.int16         # a numba.core.types object
+
+    @cuda.jit
+    def k(out):
+        v = numba_float32x2(numba_int16(70000), 2.5)  # int16(70000) wraps to 4464
+        out[0] = v.x
+        out[1] = v.y
+
+    out = np.zeros(2)
+    k[1, 1](out)
+    target.assert_result("k", out, [70000 - 65536, 2.5])
