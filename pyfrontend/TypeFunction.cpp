@@ -175,11 +175,13 @@ void FunctionCompiler::typeStore(const std::string &Name, const TypedValue &V, P
   if (V.T.isUndefined())
     return;
   noteConstantLocal(Name, V);
+  // A loop's own copy of a reused loop variable (v.1) is v in the source.
+  std::string Shown = Name.substr(0, Name.find('.'));
   if (V.T.isPyObject() && !Var.T.isUndefined() && Var.T != V.T)
-    typingError(Node, "variable '" + Name + "' is bound to different compile-time objects");
+    typingError(Node, "variable '" + Shown + "' is bound to different compile-time objects");
   frontend::Type Unified;
   if (!unify(Var.T, V.T, Unified))
-    typingError(Node, "variable '" + Name + "' has type " + Var.T.str() +
+    typingError(Node, "variable '" + Shown + "' has type " + Var.T.str() +
                           " and cannot also hold a value of type " + V.T.str() +
                           ": a variable keeps one type in a kernel");
   if (Unified != Var.T) {
