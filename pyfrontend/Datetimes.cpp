@@ -5,6 +5,7 @@
 // (any NaT operand gives NaT, or NaN for a float result; comparisons with
 // NaT are false, != true).
 #include "FunctionCompiler.h"
+#include "AstAccess.h"
 
 #include "llvm/IR/Constants.h"
 
@@ -19,6 +20,18 @@ Value *isNaT(IRBuilder<> &B, Value *X) {
 }
 
 } // namespace
+
+std::optional<frontend::Type> FunctionCompiler::frozenDatetimeType(PyObject *O) {
+  PyRef DType = PyRef::borrow(O).attrOrNull("dtype");
+  PyRef Kind = DType ? DType.attrOrNull("kind") : PyRef();
+  if (!Kind || !PyUnicode_Check(Kind.get()) || (Kind.str() != "M" && Kind.str() != "m"))
+    return std::nullopt;
+  try {
+    return parseType(DType.attr("name").str()); // datetime64[D]
+  } catch (const std::invalid_argument &) {
+    return std::nullopt; // datetime64[2D]: a multiple of a unit
+  }
+}
 
 std::optional<TypedValue> FunctionCompiler::typeDatetimeBinary(BinaryOperator Op, const TypedValue &L,
                                                                const TypedValue &R, PyObject *Node) {
@@ -52,14 +65,24 @@ std::optional<TypedValue> FunctionCompiler::typeDatetimeBinary(BinaryOperator Op
       Fail("");
     OperandKind = XDate && YDate ? Scalar::Datetime64 : Scalar::Timedelta64;
   } else {
-    // A timedelta with an integer: * (either side), / and // (delta first).
     const frontend::Type &Delta = isDatetime(X.Dtype) ? X : Y;
     const frontend::Type &Other = isDatetime(X.Dtype) ? Y : X;
+    // A datetime or timedelta and an integer count of its unit: + (either
+    // side), - (the count second), as NumPy's.
+    if (IsInt(Other) && (Add || (Subtract && isDatetime(X.Dtype)))) {
+      ExpressionType &Recorded = Typing.Expressions[Node];
+      Recorded.Operands = {frontend::Type::datetime(Delta.Dtype, Delta.Unit)};
+      Recorded.T = Delta;
+      Recorded.ConstInt.reset();
+      return TypedValue(Delta);
+    }
+    // A timedelta with an integer: * (either side), / and // (delta first).
     bool Scales = Op == BinaryOperator::Multiply ||
                   (isDatetime(X.Dtype) &&
                    (Op == BinaryOperator::Divide || Op == BinaryOperator::FloorDivide));
     if (Delta.Dtype != Scalar::Timedelta64 || !IsInt(Other) || !Scales)
-      Fail(": a timedelta64 is multiplied or divided by an integer");
+      Fail(": an integer is added to or subtracted from a datetime64 or timedelta64, or "
+           "multiplies or divides a timedelta64");
     Common = Delta.Unit;
     Result = frontend::Type::datetime(Scalar::Timedelta64, Common);
   }

@@ -101,6 +101,13 @@ TypedValue FunctionCompiler::emitFrozen(PyObject *O, PyObject *Node) {
   if (DType && Item && !PyType_Check(O) && PyObject_HasAttrString(O, "shape")) {
     PyRef Shape = PyRef::borrow(O).attr("shape");
     if (PyTuple_Check(Shape.get()) && PyTuple_GET_SIZE(Shape.get()) == 0) {
+      if (std::optional<frontend::Type> Datetime = frozenDatetimeType(O)) { // its count
+        PyRef Count = PyRef::check(PyObject_CallMethod(O, "astype", "s", "int64"));
+        PyRef Int = PyRef::check(PyNumber_Long(Count.get()));
+        TypedValue V(*Datetime);
+        V.Parts.push_back(B.getInt64(PyLong_AsLongLong(Int.get())));
+        return V;
+      }
       Scalar S;
       if (!scalarFromName(DType.attr("name").str(), S))
         internalError(Node, "a NumPy scalar of an untyped dtype");

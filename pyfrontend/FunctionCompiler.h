@@ -418,6 +418,9 @@ private:
                                 PyObject *Node);
   TypedValue emitDatetimeComparison(ComparisonOperator Op, const TypedValue &L,
                                     const TypedValue &R, const frontend::Type &Common);
+  // The type of a frozen numpy.datetime64/timedelta64 scalar; nullopt for
+  // other objects.
+  static std::optional<Type> frozenDatetimeType(PyObject *O);
   // A datetime operand's count in Unit (NaT kept), or an integer's as int64.
   llvm::Value *datetimeIn(const TypedValue &V, TimeUnit Unit);
   TypedValue emitComplexPower(const TypedValue &L, const TypedValue &R, Scalar Common,

@@ -122,6 +122,8 @@ TypedValue FunctionCompiler::typeFrozen(PyObject *O, PyObject *Node, const std::
   if (DType && Item && !PyType_Check(O) && PyObject_HasAttrString(O, "shape")) {
     PyRef Shape = PyRef::borrow(O).attr("shape");
     if (PyTuple_Check(Shape.get()) && PyTuple_GET_SIZE(Shape.get()) == 0) {
+      if (std::optional<frontend::Type> Datetime = frozenDatetimeType(O)) // Datetimes.cpp
+        return TypedValue(*Datetime);
       Scalar S;
       if (!scalarFromName(DType.attr("name").str(), S))
         unsupported(Node, What + " has an unsupported dtype " + DType.attr("name").str());

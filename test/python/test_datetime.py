@@ -119,3 +119,25 @@ def test_refused_operations_are_located():
                                           r"convert to no common one"):
         calendar[1, 1](np.zeros(1, "datetime64[M]"), np.zeros(1, "datetime64[D]"),
                        np.zeros(1, "timedelta64[D]"))
+
+
+LAUNCH_DAY = np.datetime64("2005-02-03", "D")
+
+
+def test_global_datetimes_and_integer_counts(target):
+    @cuda.jit
+    def k(a, is_nat, after, before):
+        for i in range(a.size):
+            is_nat[i] = a[i] == NAT_D         # NaT equals nothing, itself included
+            after[i] = a[i] + 1               # one day later: an int counts the unit
+            before[i] = LAUNCH_DAY - (i + 1)
+
+    a = np.array(["2005-02-01", "NaT"], "datetime64[D]")
+    is_nat = np.ones(2, np.bool_)
+    after = np.zeros(2, "datetime64[D]")
+    before = np.zeros(2, "datetime64[D]")
+    k[1, 1](a, is_nat, after, before)
+    target.assert_result("k", is_nat, [False, False])
+    if not target.mock:
+        np.testing.assert_array_equal(after, a + 1)
+        np.testing.assert_array_equal(before, LAUNCH_DAY - np.arange(1, 3))
