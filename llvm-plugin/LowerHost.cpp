@@ -20,7 +20,8 @@
 // (LowerHostMarkers.cpp), makeResumable and markParallelAccesses
 // (LowerHostSyncPoints.cpp), createBlockFunction and addAloneVariant
 // (LowerHostRounds.cpp); the analyses in LowerHostUniformity.cpp. This file
-// inlines what the kernels call and runs the stages over each kernel.
+// expands half fma (expandHalfFma), inlines what the kernels call and runs
+// the stages over each kernel.
 // `-debug-only=tidal-lower-host` prints their decisions and `-stats` their
 // counters (docs/plugin.md).
 
@@ -127,6 +128,32 @@ void removeFromKernelList(Module &M, const SmallPtrSetImpl<Function *> &Lowered)
 }
 
 
+// llvm.fma.f16 (cuda.fp16.hfma; NVPTX's fma.rn.f16) as one float64 fma
+// rounded to half: x86 without AVX512-FP16 would compute it in float and
+// round twice. The float64 fma is exact where it matters (the product of
+// two halves fits; the sum rounds where half cannot tell), so this rounds
+// once, as fma.rn.f16 does.
+bool expandHalfFma(Module &M) {
+  Function *Fma = M.getFunction("llvm.fma.f16");
+  if (!Fma)
+    return false;
+  SmallVector<CallInst *, 8> Calls;
+  for (User *U : Fma->users())
+    if (auto *Call = dyn_cast<CallInst>(U))
+      Calls.push_back(Call);
+  for (CallInst *Call : Calls) {
+    IRBuilder<> B(Call);
+    Type *Double = B.getDoubleTy();
+    Value *Wide = B.CreateIntrinsic(Intrinsic::fma, {Double},
+                                    {B.CreateFPExt(Call->getArgOperand(0), Double),
+                                     B.CreateFPExt(Call->getArgOperand(1), Double),
+                                     B.CreateFPExt(Call->getArgOperand(2), Double)});
+    Call->replaceAllUsesWith(B.CreateFPTrunc(Wide, Call->getType()));
+    Call->eraseFromParent();
+  }
+  return !Calls.empty();
+}
+
 } // namespace
 } // namespace host_lowering
 
@@ -135,6 +162,9 @@ using namespace host_lowering;
 bool lowerHost(Module &M) {
   SmallVector<Function *, 8> Kernels = getKernels(M);
   bool Debug = isDebugModule(M);
+
+  // 0. Half-precision fma, rounded once (expandHalfFma).
+  bool ExpandedFma = expandHalfFma(M);
 
   // 1. Inline the functions that use markers into the kernels calling them.
   //    Recursive ones cannot be; their markers stay, and are reported.
@@ -185,7 +215,7 @@ bool lowerHost(Module &M) {
   //    (markers mean nothing outside a kernel), then unused markers.
   NumFunctionsInlined += Inlined.size();
   printStatisticsAtShutdown(); // after a counter counted: see DebugOutput.cpp
-  bool Changed = !Inlined.empty() || !Lowered.empty();
+  bool Changed = ExpandedFma || !Inlined.empty() || !Lowered.empty();
   removeFromKernelList(M, Lowered);
   for (Function *Kernel : Lowered)
     Kernel->eraseFromParent();

@@ -237,11 +237,9 @@ private:
   // A loop's body runs zero or more times, and each run starts with what the
   // one before assigned (the back edge): the body is analysed once quietly
   // to find that, then again from the entry and back-edge states together.
-  // After the loop: the entry, the end of a run or a break; after
-  // 'while True', which ends only by 'break', the breaks alone.
+  // After the loop: the entry or the end of a run (then its else), or a
+  // break; after 'while True', which ends only by 'break', the breaks alone.
   bool loop(const PyRef &Statement, bool IsFor, AssignedSet &State) {
-    if (PyList_GET_SIZE(Statement.attr("orelse").get()) > 0)
-      return false; // 'for ... else', 'while ... else': unsupported
     bool EndsOnlyByBreak = false;
     if (IsFor) {
       if (!reads(Statement.attr("iter").get(), State))
@@ -271,11 +269,15 @@ private:
       Body.join(Exits->AtContinue);
       Start.join(Body); // the next run starts with the back edge's state
     }
-    if (EndsOnlyByBreak) {
+    if (EndsOnlyByBreak) { // its 'else' never runs
       State = Exits->AtBreak;
       return true;
     }
+    // 'for ... else', 'while ... else': the else runs when the loop ends
+    // without a break, from the state the loop ends in.
     State.join(Start);
+    if (!statements(Statement.attr("orelse").get(), State))
+      return false;
     State.join(Exits->AtBreak);
     return true;
   }

@@ -130,7 +130,7 @@ TypedValue FunctionCompiler::emitSubscript(PyObject *Node) {
     llvm::Type *MemTy = llvmMemoryType(Base.T.Dtype);
     LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Dtype)));
     Value *V = Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;
-    return makeScalar(Base.T.Dtype, V);
+    return makeElement(Base.T, V);
   }
   default:
     internalError(Node, "the subscript '" + sourceText(Node) + "' was not typed");

@@ -33,6 +33,10 @@ TypedValue FunctionCompiler::emitCallExpression(PyObject *Node) {
     if (typeOf(ValueNode.get()).T.isArray())
       return emitArrayView(emitExpression(ValueNode.get()), typeOf(Node).T);
   }
+  // A call made while typing, whose value is a compile-time object
+  // (numpy.dtype('f4')): no call target, nothing to emit.
+  if (typeOf(Node).T.isPyObject() && !Typing.findCall(Node))
+    return TypedValue(typeOf(Node).T);
   // The callee is a compile-time object: nothing to emit.
   std::vector<PyObject *> ArgNodes;
   std::vector<TypedValue> Args;

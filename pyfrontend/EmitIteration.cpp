@@ -115,18 +115,28 @@ TypedValue FunctionCompiler::emitIterationElement(const IterationSource &S, Valu
   case IterationSource::Tuple:
     return tupleElements(S.Value)[static_cast<size_t>(StaticIndex.value_or(0))];
   case IterationSource::Array: {
+    const frontend::Type &A = S.Value.T;
+    if (A.NDim > 1) { // row Index: the data moved by Index strides, the other dimensions
+      TypedValue Row(rowViewType(A));
+      Row.Parts.push_back(B.CreateGEP(B.getInt8Ty(), S.Value.Parts[0],
+                                      B.CreateMul(Index, S.Value.Parts[1 + A.NDim]), "row"));
+      for (unsigned D = 1; D < A.NDim; ++D)
+        Row.Parts.push_back(S.Value.Parts[1 + D]);
+      for (unsigned D = 1; D < A.NDim; ++D)
+        Row.Parts.push_back(S.Value.Parts[1 + A.NDim + D]);
+      return Row;
+    }
     TypedValue I = makeScalar(Scalar::Int64, Index);
     if (StaticIndex)
       I.ConstInt = StaticIndex;
     Value *Ptr = elementPointer(S.Value, S.Node, I, S.Node);
-    const frontend::Type &A = S.Value.T;
     if (A.hasRecordElements()) { // a reference to the record, as a[i] gives
       TypedValue Ref(frontend::Type::record(A.Record, A.ReadOnly));
       Ref.Parts.push_back(Ptr);
       return Ref;
     }
     Value *L = B.CreateAlignedLoad(llvmMemoryType(A.Dtype), Ptr, Align(elementAlign(A.Dtype)));
-    return makeScalar(A.Dtype, A.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
+    return makeElement(A, A.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
   }
   case IterationSource::Enumerate: {
     TypedValue Count = makeScalar(Scalar::Int64, B.CreateAdd(S.Start.scalar(), Index));
@@ -149,6 +159,7 @@ void FunctionCompiler::emitForOverIterable(PyObject *Node) {
   IterationSource Source = emitIterationSource(Iter.get());
   std::optional<int64_t> Unrolled = staticIterationLength(Source);
   BasicBlock *Done = BasicBlock::Create(Ctx, "for.end", F);
+  BasicBlock *BreakTo = loopBreakTarget(Done);
   if (Unrolled) {
     Value *Length = hasRunTimeLength(Source) ? iterationLength(Source) : nullptr;
     for (int64_t K = 0; K < *Unrolled; ++K) {
@@ -159,7 +170,7 @@ void FunctionCompiler::emitForOverIterable(PyObject *Node) {
         B.SetInsertPoint(Copy);
       }
       emitAssignTo(Target.get(), emitIterationElement(Source, nullptr, K), Iter.get());
-      Loops.push_back({Next, Done});
+      Loops.push_back({Next, BreakTo});
       emitBody(Body.get());
       Loops.pop_back();
       if (!B.GetInsertBlock()->getTerminator())
@@ -182,7 +193,7 @@ void FunctionCompiler::emitForOverIterable(PyObject *Node) {
   B.CreateCondBr(B.CreateICmpSLT(I, Length), Loop, Done);
   B.SetInsertPoint(Loop);
   emitAssignTo(Target.get(), emitIterationElement(Source, I, std::nullopt), Iter.get());
-  Loops.push_back({Latch, Done});
+  Loops.push_back({Latch, BreakTo});
   emitBody(Body.get());
   Loops.pop_back();
   if (!B.GetInsertBlock()->getTerminator())

@@ -101,6 +101,13 @@ TypedValue FunctionCompiler::emitFrozen(PyObject *O, PyObject *Node) {
   if (DType && Item && !PyType_Check(O) && PyObject_HasAttrString(O, "shape")) {
     PyRef Shape = PyRef::borrow(O).attr("shape");
     if (PyTuple_Check(Shape.get()) && PyTuple_GET_SIZE(Shape.get()) == 0) {
+      if (std::optional<frontend::Type> Datetime = frozenDatetimeType(O)) { // its count
+        PyRef Count = PyRef::check(PyObject_CallMethod(O, "astype", "s", "int64"));
+        PyRef Int = PyRef::check(PyNumber_Long(Count.get()));
+        TypedValue V(*Datetime);
+        V.Parts.push_back(B.getInt64(PyLong_AsLongLong(Int.get())));
+        return V;
+      }
       Scalar S;
       if (!scalarFromName(DType.attr("name").str(), S))
         internalError(Node, "a NumPy scalar of an untyped dtype");
@@ -133,6 +140,9 @@ TypedValue FunctionCompiler::emitAttribute(PyObject *Node) {
     Value.T = Base.T.untagged();
     return Value;
   }
+  if (Base.T.isVector()) // v.x of a CUDA vector type
+    return makeScalar(Base.T.Dtype,
+                      B.CreateExtractValue(Base.scalar(), unsigned(*typeOf(Node).TupleField)));
   if (std::optional<size_t> Field = typeOf(Node).TupleField) // p.x of a namedtuple
     return tupleElements(Base)[*Field];
   if (Base.T.isScalar()) { // .real, .imag

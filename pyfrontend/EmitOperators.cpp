@@ -33,6 +33,8 @@ TypedValue FunctionCompiler::emitBinary(BinaryOperator Op, const TypedValue &L, 
   if (Typed.Operands.size() != 1)
     internalError(Node, "the operation '" + sourceText(Node) + "' has no operand type");
   frontend::Type CommonType = Typed.Operands[0];
+  if (isDatetime(CommonType.Dtype))
+    return emitDatetimeBinary(Op, L, R, Node); // Datetimes.cpp
   Scalar Common = CommonType.Dtype, Result = Typed.T.Dtype;
   if (isComplex(Common) && Op == BinaryOperator::Power)
     return emitComplexPower(L, R, Common, Node); // ComplexSupport.cpp
@@ -236,6 +238,8 @@ TypedValue FunctionCompiler::emitComparison(ComparisonOperator Op, const TypedVa
                                             PyObject *Node) {
   if (std::optional<TypedValue> Special = emitTupleOrEnumComparison(Op, L, R, Node))
     return *Special;
+  if (isDatetime(CommonType.Dtype))
+    return emitDatetimeComparison(Op, L, R, CommonType); // Datetimes.cpp
   if (isComplex(L.T.Dtype) || isComplex(R.T.Dtype)) {
     Value *X = convert(L, CommonType, Node).scalar(), *Y = convert(R, CommonType, Node).scalar();
     Value *Same = B.CreateAnd(B.CreateFCmpOEQ(B.CreateExtractValue(X, 0), B.CreateExtractValue(Y, 0)),

@@ -41,7 +41,7 @@ void FunctionCompiler::emitAssignTo(PyObject *Target, const TypedValue &V, PyObj
       B.CreateMemMove(Ptr, Align(1), V.scalar(), Align(1), Base.T.Record->Size);
       return;
     }
-    Value *X = convert(V, frontend::Type::scalar(Base.T.Dtype), ValueNode).scalar();
+    Value *X = convert(V, Base.T.elementType(), ValueNode).scalar();
     if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
     B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));
@@ -86,10 +86,10 @@ void FunctionCompiler::emitAugAssign(PyObject *Node) {
     }
     Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ArrayNode.get());
     Value *L = B.CreateAlignedLoad(llvmMemoryType(Base.T.Dtype), Ptr, Align(elementAlign(Base.T.Dtype)));
-    TypedValue Old = makeScalar(Base.T.Dtype,
+    TypedValue Old = makeElement(Base.T,
                                 Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L);
     TypedValue Result = emitBinary(Op, Old, Operand, Node);
-    Value *X = convert(Result, frontend::Type::scalar(Base.T.Dtype), Node).scalar();
+    Value *X = convert(Result, Base.T.elementType(), Node).scalar();
     if (Base.T.Dtype == Scalar::Bool)
       X = B.CreateZExt(X, B.getInt8Ty());
     B.CreateAlignedStore(X, Ptr, Align(elementAlign(Base.T.Dtype)));
@@ -140,7 +140,39 @@ void FunctionCompiler::emitIf(PyObject *Node) {
   B.SetInsertPoint(Done);
 }
 
+void FunctionCompiler::emitLoopWithElse(PyObject *Node, void (FunctionCompiler::*Loop)(PyObject *)) {
+  PyRef Else = field(Node, "orelse");
+  if (PyList_GET_SIZE(Else.get()) == 0)
+    return (this->*Loop)(Node);
+  // 1. The loop, its breaks to Broken; 2. at its normal exit, the else;
+  // 3. both join after it.
+  BasicBlock *Broken = BasicBlock::Create(Ctx, "loop.break", F);
+  PendingLoopBreak = Broken;
+  (this->*Loop)(Node);
+  emitBody(Else.get());
+  BasicBlock *After = BasicBlock::Create(Ctx, "loop.end", F);
+  if (!B.GetInsertBlock()->getTerminator())
+    B.CreateBr(After);
+  B.SetInsertPoint(Broken);
+  B.CreateBr(After);
+  B.SetInsertPoint(After);
+}
+
+BasicBlock *FunctionCompiler::loopBreakTarget(BasicBlock *Done) {
+  BasicBlock *Target = PendingLoopBreak ? PendingLoopBreak : Done;
+  PendingLoopBreak = nullptr;
+  return Target;
+}
+
 void FunctionCompiler::emitWhile(PyObject *Node) {
+  emitLoopWithElse(Node, &FunctionCompiler::emitWhileLoop);
+}
+
+void FunctionCompiler::emitFor(PyObject *Node) {
+  emitLoopWithElse(Node, &FunctionCompiler::emitForLoop);
+}
+
+void FunctionCompiler::emitWhileLoop(PyObject *Node) {
   PyRef Test = field(Node, "test"), Body = field(Node, "body");
   BasicBlock *Header = BasicBlock::Create(Ctx, "while.cond", F);
   BasicBlock *Loop = BasicBlock::Create(Ctx, "while.body", F);
@@ -149,7 +181,7 @@ void FunctionCompiler::emitWhile(PyObject *Node) {
   B.SetInsertPoint(Header);
   B.CreateCondBr(truth(emitExpression(Test.get()), Test.get()), Loop, Done);
   B.SetInsertPoint(Loop);
-  Loops.push_back({Header, Done});
+  Loops.push_back({Header, loopBreakTarget(Done)});
   emitBody(Body.get());
   Loops.pop_back();
   if (!B.GetInsertBlock()->getTerminator())
@@ -157,7 +189,7 @@ void FunctionCompiler::emitWhile(PyObject *Node) {
   B.SetInsertPoint(Done);
 }
 
-void FunctionCompiler::emitFor(PyObject *Node) {
+void FunctionCompiler::emitForLoop(PyObject *Node) {
   PyRef Target = field(Node, "target"), Iter = field(Node, "iter");
   PyRef Body = field(Node, "body");
   // Other iterables than range(...): EmitIteration.cpp.
@@ -204,7 +236,7 @@ void FunctionCompiler::emitFor(PyObject *Node) {
   B.CreateCondBr(Continue, Loop, Done);
   B.SetInsertPoint(Loop);
   emitStore(Name, makeScalar(Counter, I), Target.get());
-  Loops.push_back({Latch, Done});
+  Loops.push_back({Latch, loopBreakTarget(Done)});
   emitBody(Body.get());
   Loops.pop_back();
   if (!B.GetInsertBlock()->getTerminator())

@@ -57,6 +57,9 @@ std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) c
   case frontend::TypeKind::Record: // a pointer to the record's bytes
     Parts.push_back(PointerType::get(Ctx, 0));
     break;
+  case frontend::TypeKind::Vector: // Numba's model: a struct of the elements
+    Parts.push_back(StructType::get(Ctx, std::vector<llvm::Type *>(T.NDim, llvmType(T.Dtype))));
+    break;
   case frontend::TypeKind::Tuple:
     for (const frontend::Type &E : T.Elements) {
       std::vector<llvm::Type *> Sub = partTypes(E);
@@ -213,6 +216,11 @@ void FunctionCompiler::startDeadBlock() {
 TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &To, PyObject *Node) {
   if (V.T == To)
     return V;
+  if (V.T.isScalar() && To.isScalar() && isDatetime(To.Dtype)) {
+    TypedValue R(To);
+    R.Parts.push_back(datetimeIn(V, To.Unit));
+    return R;
+  }
   if (V.T.isScalar() && To.isScalar() && (isComplex(V.T.Dtype) || isComplex(To.Dtype))) {
     if (!isComplex(To.Dtype) && To.Dtype != Scalar::Bool)
       internalError(Node, "converting " + V.T.str() + " to " + To.str() + " while emitting");
@@ -275,6 +283,13 @@ TypedValue FunctionCompiler::convertedType(const TypedValue &V, const frontend::
                                            PyObject *Node) {
   if (V.T == To)
     return V;
+  if (V.T.isScalar() && To.isScalar() && (isDatetime(V.T.Dtype) || isDatetime(To.Dtype))) {
+    // Only to the same kind in a unit as fine or finer (NumPy's safe cast).
+    TimeUnit Common;
+    if (V.T.Dtype != To.Dtype || !commonTimeUnit(V.T.Unit, To.Unit, Common) || Common != To.Unit)
+      typingError(Node, "cannot convert " + V.T.str() + " to " + To.str());
+    return TypedValue(To);
+  }
   if (V.T.isScalar() && To.isScalar()) {
     if ((isComplex(V.T.Dtype) || isComplex(To.Dtype)) && !isComplex(To.Dtype) &&
         To.Dtype != Scalar::Bool)

@@ -457,9 +457,15 @@ llvm::Function *FunctionCompiler::emitDeviceFunction(size_t Index) {
   if (!Devices.Compiled[Index].F && Devices.Compiled[Index].Compiler) {
     // Held here while it emits: emitting it may emit others.
     std::shared_ptr<FunctionCompiler> Compiler = std::move(Devices.Compiled[Index].Compiler);
+    Devices.Compiled[Index].InProgress = Compiler.get();
     llvm::Function *Emitted = Compiler->emitDevice();
     Devices.Compiled[Index].F = Emitted;
+    Devices.Compiled[Index].InProgress = nullptr;
   }
+  // Being emitted (mutual recursion: f emits g, which calls f): its
+  // function exists from the start of its emission.
+  if (!Devices.Compiled[Index].F && Devices.Compiled[Index].InProgress)
+    return Devices.Compiled[Index].InProgress->F;
   return Devices.Compiled[Index].F;
 }
 

@@ -80,7 +80,7 @@ class FunctionCompiler;
 // Device functions compiled into one module, shared by every
 // FunctionCompiler working on it: one specialisation per (Python function,
 // argument types, literal argument values), and the ones being typed (to
-// reject recursion). Typing a call types its callee (the whole call tree is
+// tell recursion). Typing a call types its callee (the whole call tree is
 // typed before any IR exists); the kernel's emission then emits them all,
 // in the order their typing finished (emitDevices).
 struct DeviceFunctionCache {
@@ -95,6 +95,12 @@ struct DeviceFunctionCache {
     // Set while its body is being typed: a call that reaches it is
     // recursion (TypeCalls.cpp).
     bool Typing = false;
+    // Mutual recursion (f calls g calls f): while f is typed, its compiler,
+    // whose return type so far types g's call of f, and each type handed
+    // out so (f's final return type must be it); while f is emitted, its
+    // compiler, whose LLVM function g's call of f calls.
+    FunctionCompiler *InProgress = nullptr;
+    std::vector<Type> ProvisionalReturns;
   };
   std::vector<Entry> Compiled;
   std::vector<PyObject *> InProgress;
@@ -112,6 +118,8 @@ public:
     std::vector<IterationSource> Children; // Enumerate: one; Zip: each argument
     bool Undefined = false;       // typing has not reached a type yet
   };
+  // The rows an N-D array (N > 1) gives when iterated over.
+  static Type rowViewType(const Type &Array);
   // Its length when a tuple in it fixes one (the loop is then unrolled).
   static std::optional<int64_t> staticIterationLength(const IterationSource &Source);
   FunctionCompiler(PyObject *Function, llvm::Module &M, const FrontendOptions &Options,
@@ -146,6 +154,12 @@ public:
   // TypingError at Node when V cannot convert to To.
   TypedValue convertedType(const TypedValue &V, const Type &To, PyObject *Node);
   TypedValue makeScalar(Scalar S, llvm::Value *V) const;
+  // An element of an array of type Array (a datetime's unit kept).
+  TypedValue makeElement(const Type &Array, llvm::Value *V) const {
+    TypedValue R = makeScalar(Array.Dtype, V);
+    R.T.Unit = Array.Unit;
+    return R;
+  }
   // A complex value from its parts; + - * / of two complex values of type S.
   llvm::Value *makeComplex(Scalar S, llvm::Value *Re, llvm::Value *Im);
   llvm::Value *complexArithmetic(BinaryOperator Op, Scalar S, llvm::Value *X, llvm::Value *Y);
@@ -256,6 +270,9 @@ public:
                           llvm::ArrayRef<TypedValue> Args);
   std::string functionName() const;
   const FrontendOptions &options() const { return Options; }
+  // While typing `name = <value>`: name (for messages that name the
+  // variable, as Numba's do); "" otherwise.
+  const std::string &assignedVariable() const { return AssignedVariable; }
 
 private:
   // One typing handler and one emitter per AST node kind.
@@ -288,7 +305,8 @@ private:
   void typeExpressionStatement(PyObject *Node);
   void typeIf(PyObject *Node);
   void typeWhile(PyObject *Node);
-  void typeFor(PyObject *Node);
+  void typeFor(PyObject *Node);     // the loop, then its else
+  void typeForLoop(PyObject *Node);
   void typeNothing(PyObject *Node); // break, continue, pass
   void typeReturn(PyObject *Node);
   void typeAssert(PyObject *Node);
@@ -332,6 +350,7 @@ private:
   void typeForOverIterable(PyObject *Node);
   TypedValue callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
                         std::vector<PyObject *> &ArgNodes, std::vector<std::string> &Keywords);
+  void rejectListShape(PyObject *Callee, PyObject *Node);
   TypedValue callDeviceFunction(PyObject *Device, PyObject *Node, std::vector<TypedValue> &Args,
                                 std::vector<PyObject *> &ArgNodes,
                                 std::vector<std::string> &Keywords);
@@ -364,6 +383,15 @@ private:
   void emitIf(PyObject *Node);
   void emitWhile(PyObject *Node);
   void emitFor(PyObject *Node);
+  void emitWhileLoop(PyObject *Node);
+  void emitForLoop(PyObject *Node);
+  // A loop with its else (for/while ... else): Loop emits the loop, whose
+  // normal exit then runs the else; its breaks go past the else.
+  void emitLoopWithElse(PyObject *Node, void (FunctionCompiler::*Loop)(PyObject *));
+  // The block a loop's 'break' goes to: its normal exit Done, unless an
+  // else follows the loop (emitLoopWithElse set one, taken by the loop).
+  llvm::BasicBlock *loopBreakTarget(llvm::BasicBlock *Done);
+  llvm::BasicBlock *PendingLoopBreak = nullptr;
   void emitBreak(PyObject *Node);
   void emitContinue(PyObject *Node);
   void emitPass(PyObject *Node);
@@ -382,6 +410,21 @@ private:
   // a.imag of an array (views of the components); a starred call argument
   // (f(*t)), whose tuple's elements become arguments.
   void typeComplexPower(PyObject *Node);
+  // datetime64/timedelta64 operators (Datetimes.cpp): typing (nullopt when
+  // neither operand is one), and emission of what typing decided.
+  std::optional<TypedValue> typeDatetimeBinary(BinaryOperator Op, const TypedValue &L,
+                                               const TypedValue &R, PyObject *Node);
+  std::optional<frontend::Type> typeDatetimeComparison(ComparisonOperator Op, const TypedValue &L,
+                                                       const TypedValue &R, PyObject *Node);
+  TypedValue emitDatetimeBinary(BinaryOperator Op, const TypedValue &L, const TypedValue &R,
+                                PyObject *Node);
+  TypedValue emitDatetimeComparison(ComparisonOperator Op, const TypedValue &L,
+                                    const TypedValue &R, const frontend::Type &Common);
+  // The type of a frozen numpy.datetime64/timedelta64 scalar; nullopt for
+  // other objects.
+  static std::optional<Type> frozenDatetimeType(PyObject *O);
+  // A datetime operand's count in Unit (NaT kept), or an integer's as int64.
+  llvm::Value *datetimeIn(const TypedValue &V, TimeUnit Unit);
   TypedValue emitComplexPower(const TypedValue &L, const TypedValue &R, Scalar Common,
                               PyObject *Node);
   TypedValue typeArrayComponent(const TypedValue &Array, const std::string &Attr, PyObject *Node);
@@ -465,6 +508,7 @@ private:
   llvm::Function *F = nullptr;
   bool TypesChanged = false;
   TypeMap Typing;
+  std::string AssignedVariable; // assignedVariable()
   // Errors that only the settled types decide, found in each typing round
   // and raised when the round is the last: the first read of a variable
   // that has no type, the first bare 'return' of a device function.

@@ -21,7 +21,8 @@ const std::unordered_map<std::string, const IntrinsicRecord *> &recordsByPath() 
          {indexingIntrinsics(), builtinIntrinsics(), synchronizationIntrinsics(),
           memoryIntrinsics(), atomicIntrinsics(), warpIntrinsics(), mathIntrinsics(),
           complexIntrinsics(), libdeviceIntrinsics(), halfIntrinsics(),
-          cooperativeIntrinsics(), operatorIntrinsics(), floatPartIntrinsics()})
+          cooperativeIntrinsics(), operatorIntrinsics(), floatPartIntrinsics(),
+          vectorTypeIntrinsics()})
       for (const IntrinsicRecord &Record : Family)
         Out.emplace(Record.PythonPath, &Record);
     return Out;

@@ -58,6 +58,7 @@ llvm::ArrayRef<IntrinsicRecord> halfIntrinsics();      // cuda.fp16.<name>
 llvm::ArrayRef<IntrinsicRecord> cooperativeIntrinsics(); // cuda.cg.<name>
 llvm::ArrayRef<IntrinsicRecord> operatorIntrinsics();  // _operator.<name>
 llvm::ArrayRef<IntrinsicRecord> floatPartIntrinsics(); // math.frexp, ldexp, modf, remainder
+llvm::ArrayRef<IntrinsicRecord> vectorTypeIntrinsics(); // cuda.float32x4, ...
 
 // The record of a Python path; null when there is none.
 const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);
@@ -70,6 +71,14 @@ void writePythonIntrinsicTable(std::ostream &Out);
 // (IntrinsicsFloatParts.cpp).
 TypedValue typeRoundToDigits(IntrinsicCall &Call);
 TypedValue emitRoundToDigits(IntrinsicCall &Call, const Type &Result);
+
+// Numba's words for a cuda.shared.array/cuda.local.array call it cannot
+// type ("No implementation of function Function(<function shared.array>)
+// found for signature: >>> array(shape=..., dtype=...)"), which its users
+// search for; the reason in tidal's words follows it (IntrinsicsMemory.cpp).
+std::string noImplementationOfArray(FunctionCompiler &C, const std::string &Python,
+                                    const std::string &Shape, const TypedValue *DType,
+                                    PyObject *DTypeNode);
 
 // Helpers that the rules and emitters of several families share
 // (IntrinsicTable.cpp).

@@ -82,17 +82,9 @@ TypedValue emitHalfArithmetic(IntrinsicCall &Call, const Type &Result) {
     R = B.CreateSelect(B.CreateFCmpOGT(V[0], V[1]), V[0], V[1]);
   else if (Python == "cuda.fp16.hmin") // a < b ? a : b
     R = B.CreateSelect(B.CreateFCmpOLT(V[0], V[1]), V[0], V[1]);
-  else { // hfma: one rounding of a*b+c. The exact value is a multiple of
-         // 2^-48 below 2^33; in double it is exact below 2^5, and above,
-         // double's rounding cannot land on a half midpoint the exact value
-         // is not on, so rounding the double fma to half rounds once. (A
-         // float fma would not: 1.5 * 0.66699 + 2^-24.)
-    llvm::Type *Double = B.getDoubleTy();
-    Value *Wide = B.CreateIntrinsic(Intrinsic::fma, {Double},
-                                    {B.CreateFPExt(V[0], Double), B.CreateFPExt(V[1], Double),
-                                     B.CreateFPExt(V[2], Double)});
-    R = B.CreateFPTrunc(Wide, B.getHalfTy());
-  }
+  else // hfma: one rounding of a*b+c, fma.rn.f16 on NVPTX; the host
+         // lowering makes it a float64 fma rounded once (tidal-lower-host).
+    R = B.CreateIntrinsic(Intrinsic::fma, {B.getHalfTy()}, {V[0], V[1], V[2]});
   return Call.C.makeScalar(Result.Dtype, R);
 }
 

@@ -1,5 +1,6 @@
 // Memory: shared, local and constant arrays.
 #include "IntrinsicTable.h"
+#include "AstAccess.h"
 
 #include "llvm/IR/Intrinsics.h"
 
@@ -14,9 +15,52 @@ using frontend::Type;
 
 namespace {
 
+// A shape argument as Numba spells it in its "No implementation" error:
+// float32, Tuple(Literal[int](1), int32) (a tuple written in the call: its
+// elements' constants are the nodes').
+std::string numbaShapeSpelling(FunctionCompiler &C, const TypedValue &V, PyObject *Node) {
+  if (V.ConstInt && V.T.isIntegerScalar())
+    return "Literal[int](" + std::to_string(*V.ConstInt) + ")";
+  if (!V.T.isTuple() || V.T.Elements.empty() || nodeKind(Node) != "Tuple")
+    return V.T.str();
+  std::string Elements;
+  bool AnyConstant = false;
+  for (PyObject *E : listItems(field(Node, "elts").get())) {
+    const ExpressionType &Typed = C.typeOf(E);
+    AnyConstant |= Typed.ConstInt.has_value();
+    Elements += (Elements.empty() ? "" : ", ") +
+                (Typed.ConstInt ? "Literal[int](" + std::to_string(*Typed.ConstInt) + ")"
+                                : Typed.T.str());
+  }
+  return AnyConstant || !V.T.isHomogeneousTuple() ? "Tuple(" + Elements + ")" : V.T.str();
+}
+
+} // namespace
+
+std::string noImplementationOfArray(FunctionCompiler &C, const std::string &Python,
+                                    const std::string &Shape, const TypedValue *DType,
+                                    PyObject *DTypeNode) {
+  std::string DTypeText = "?";
+  if (DType) {
+    try {
+      DTypeText = std::string("class(") + scalarName(C.dtypeOf(*DType, DTypeNode)) + ")";
+    } catch (const CompileError &) {
+      DTypeText = DType->T.isPyObject() ? "'" + PyRef::borrow(static_cast<PyObject *>(DType->T.Object)).str() + "'"
+                                        : DType->T.str();
+    }
+  }
+  // Numba's words, which its users search for; tidal's reason follows.
+  return "No implementation of function Function(<function " + Python.substr(5) +
+         ">) found for signature:\n \n >>> array(shape=" + Shape + ", dtype=" + DTypeText +
+         ")\n \n";
+}
+
+namespace {
+
 // A constant shape: an int or a tuple of ints, each >= 0.
-std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std::string &What) {
+std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std::string &Python) {
   const TypedValue &V = Call.Args[Index];
+  std::string What = "the shape of " + Python + "()";
   std::vector<int64_t> Shape;
   if (V.T.isIntegerScalar() && V.ConstInt) {
     Shape.push_back(*V.ConstInt);
@@ -25,7 +69,10 @@ std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std:
     Shape = V.TupleConstInts;
   } else {
     Call.C.typingError(Call.ArgNodes[Index],
-                       What + " must be a constant int or a tuple of constant ints, not " +
+                       noImplementationOfArray(Call.C, Python, numbaShapeSpelling(Call.C, V, Call.ArgNodes[Index]),
+                                               Call.Args.size() > 1 ? &Call.Args[1] : nullptr,
+                                               Call.Args.size() > 1 ? Call.ArgNodes[1] : nullptr) +
+                           What + " must be a constant int or a tuple of constant ints, not " +
                            (V.T.isIntegerScalar() || V.T.isTuple() ? "a value computed at run time"
                                                                    : V.T.str()));
   }
@@ -48,7 +95,19 @@ bool isSharedArray(IntrinsicCall &Call) {
 TypedValue typeArrayMarker(IntrinsicCall &Call) {
   std::string Python = Call.Record->PythonPath;
   bindArguments(Call, Python, {"shape", "dtype"}, 2);
-  std::vector<int64_t> Shape = constantShape(Call, 0, "the shape of " + Python + "()");
+  std::vector<int64_t> Shape = constantShape(Call, 0, Python);
+  // An object dtype (numpy.dtype('O')): Numba cannot type the array.
+  if (Call.Args[1].T.isPyObject()) {
+    PyRef Kind = PyRef::borrow(static_cast<PyObject *>(Call.Args[1].T.Object)).attrOrNull("kind");
+    if (Kind && PyUnicode_Check(Kind.get()) && Kind.str() == "O") {
+      std::string Variable = Call.C.assignedVariable();
+      Call.C.typingError(Call.ArgNodes[1],
+                         (Variable.empty() ? std::string("Cannot infer the type of the array")
+                                           : "Cannot infer the type of variable '" + Variable + "'") +
+                             ": " + Python + "() of dtype object would hold Python objects; "
+                             "kernels' arrays hold numbers and records");
+    }
+  }
   // A structured dtype: an array of records (EmitRecords.cpp).
   std::shared_ptr<const RecordLayout> Records =
       Call.Args[1].T.isPyObject()

@@ -63,7 +63,7 @@ TypedValue FunctionCompiler::typeSubscript(PyObject *Node) {
     return TypedValue(frontend::Type::record(Base.T.Record, Base.T.ReadOnly));
   }
   Recorded.Subscript = SubscriptKind::ArrayElement;
-  return makeScalar(Base.T.Dtype, nullptr);
+  return makeElement(Base.T, nullptr);
 }
 
 // a[i, 2:n, ::-1]: a view of the same memory. Integer indices drop their

@@ -38,6 +38,8 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
       return typeArrayView(Base, Node);
   }
   TypedValue Callee = typeExpression(FuncNode.get());
+  if (Callee.T.isPyObject())
+    rejectListShape(static_cast<PyObject *>(Callee.T.Object), Node);
   std::vector<PyObject *> ArgNodes;
   std::vector<TypedValue> Args;
   bool Undefined = Callee.T.isUndefined();
@@ -69,6 +71,49 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
   return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
 }
 
+// cuda.shared.array(shape=[5, 6], ...): a list, which kernels do not have,
+// as the shape; Numba's words, then tidal's (use a tuple).
+void FunctionCompiler::rejectListShape(PyObject *Callee, PyObject *Node) {
+  std::string Path = intrinsicName(Callee);
+  if (Path != "cuda.shared.array" && Path != "cuda.local.array")
+    return;
+  std::vector<PyObject *> Positional = listItems(field(Node, "args").get());
+  PyObject *ShapeNode = Positional.size() > 0 ? Positional[0] : nullptr;
+  PyObject *DTypeNode = Positional.size() > 1 ? Positional[1] : nullptr;
+  for (PyObject *K : listItems(field(Node, "keywords").get())) {
+    PyRef Name = field(K, "arg");
+    if (!Name.isNone() && Name.str() == "shape")
+      ShapeNode = field(K, "value").get();
+    if (!Name.isNone() && Name.str() == "dtype")
+      DTypeNode = field(K, "value").get();
+  }
+  if (!ShapeNode || nodeKind(ShapeNode) != "List")
+    return;
+  std::string Values, Element = "undefined";
+  bool AllConstant = true;
+  frontend::Type Unified;
+  for (PyObject *E : listItems(field(ShapeNode, "elts").get())) {
+    TypedValue V = typeExpression(E);
+    if (V.T.isUndefined())
+      return;
+    frontend::Type Next;
+    if (unify(Unified, V.T, Next))
+      Unified = Next;
+    Element = Unified.str();
+    AllConstant &= V.ConstInt.has_value();
+    if (V.ConstInt)
+      Values += (Values.empty() ? "" : ", ") + std::to_string(*V.ConstInt);
+  }
+  std::optional<TypedValue> DType;
+  if (DTypeNode)
+    DType = typeExpression(DTypeNode);
+  std::string Spelling = "list(" + Element + ")" + (AllConstant ? "<iv=[" + Values + "]>" : "");
+  typingError(ShapeNode, noImplementationOfArray(*this, Path, Spelling, DType ? &*DType : nullptr,
+                                                 DTypeNode) +
+                             "the shape of " + Path + "() is a list, which kernels do not have: "
+                             "write a tuple" + (AllConstant ? " (" + Values + ")" : ""));
+}
+
 // Numba's CPU dispatchers (and any jit wrapper like them): an object with a
 // Python function as py_func that is not one of tidal's dispatchers.
 static bool isCpuDispatcher(PyObject *Callee) {
@@ -93,6 +138,30 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
         Name = std::string(PyModule_GetName(Self)) + "." + Function;
     }
   }
+  // numpy.dtype('float32'), numpy.dtype('O'): a dtype made while compiling.
+  if (PyType_Check(Callee) &&
+      std::string(reinterpret_cast<PyTypeObject *>(Callee)->tp_name) == "numpy.dtype") {
+    PyRef Arguments = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(Args.size())));
+    for (size_t I = 0; I < Args.size(); ++I) {
+      if (!Keywords.empty() || !Args[I].T.isPyObject())
+        typingError(Node, "numpy.dtype() in a kernel takes constants (a dtype's name or type)");
+      PyObject *A = static_cast<PyObject *>(Args[I].T.Object);
+      Py_INCREF(A);
+      PyTuple_SET_ITEM(Arguments.get(), static_cast<Py_ssize_t>(I), A);
+    }
+    PyObject *Made = PyObject_Call(Callee, Arguments.get(), nullptr);
+    if (!Made) {
+      PyObject *Type, *Value, *Traceback;
+      PyErr_Fetch(&Type, &Value, &Traceback);
+      std::string Why = Value ? PyRef::borrow(Value).str() : "invalid dtype";
+      Py_XDECREF(Type);
+      Py_XDECREF(Value);
+      Py_XDECREF(Traceback);
+      typingError(Node, "numpy.dtype(): " + Why);
+    }
+    KeptAlive.push_back(PyRef::steal(Made));
+    return TypedValue(frontend::Type::pyObject(Made));
+  }
   if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
     Name = "builtins.range";
   if (Name.empty() && PyType_Check(Callee)) {
@@ -113,7 +182,21 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
       TypeName = TypeName.substr(TypeName.rfind('.') + 1);
       if (Module.str() == "numpy" && scalarFromName(TypeName, S))
         Name = std::string("cast.") + scalarName(S);
+      // Numba's vector type constructors (numba.cuda.float32x4 is a class
+      // of numba.cuda.stubs) are tidal's rows of the same name.
+      if (Module.str() == "numba.cuda.stubs" && findIntrinsic("cuda." + TypeName))
+        Name = "cuda." + TypeName;
     }
+  }
+  if (Name.empty() && !PyType_Check(Callee)) {
+    // Numba's scalar type objects (numba.types.float32, from
+    // numba.core.types) cast as tidal's do.
+    PyRef Module = PyRef::borrow(reinterpret_cast<PyObject *>(Py_TYPE(Callee))).attrOrNull("__module__");
+    PyRef TypeName = Module ? PyRef::borrow(Callee).attrOrNull("name") : PyRef();
+    Scalar S;
+    if (TypeName && PyUnicode_Check(Module.get()) && PyUnicode_Check(TypeName.get()) &&
+        Module.str().rfind("numba.core.types", 0) == 0 && scalarFromName(TypeName.str(), S))
+      Name = std::string("cast.") + scalarName(S);
   }
   // Device functions (Numba's @njit functions: below).
   if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_device__"))
@@ -264,11 +347,31 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     if (E.Function == PyFunc.get() && E.ArgTypes == Types && E.Constants == Constants)
       Found = I;
   }
+  if (Found && Devices.Compiled[*Found].Typing && PyFunc.get() != Function.get()) {
+    // Mutual recursion: f, being typed further up, is called from g. The
+    // call has f's declared return type, or the type f's returns typed so
+    // far give (which f's final type must then be, TypeCalls below).
+    DeviceFunctionCache::Entry &Callee = Devices.Compiled[*Found];
+    std::optional<frontend::Type> Result;
+    if (Declared)
+      Result = *Declared;
+    else if (Callee.InProgress && Callee.InProgress->HasReturnType)
+      Result = Callee.InProgress->ReturnType;
+    if (!Result)
+      typingError(Node, "cannot type the mutually recursive call of '" + Name +
+                            "': none of its returns has a type where this call is reached (put "
+                            "a return that does not recurse before the recursive calls, or "
+                            "declare its signature)");
+    if (!Declared)
+      Callee.ProvisionalReturns.push_back(*Result);
+    CallTarget &Target = Typing.Calls[Node];
+    Target.Result = *Result;
+    Target.ArgumentOrder = std::move(Order);
+    Target.Device = *Found;
+    Target.DeviceParameters = std::move(Types);
+    return TypedValue(*Result);
+  }
   if (Found && Devices.Compiled[*Found].Typing) {
-    if (PyFunc.get() != Function.get())
-      unsupported(Node, "mutual recursion of device functions is not supported ('" + Name +
-                            "' is still being compiled where this call reaches it): only a "
-                            "function calling itself");
     // A call of this function from itself: of its declared return type, or
     // of what its other returns have given so far (typing goes round again).
     std::optional<frontend::Type> Result;
@@ -298,8 +401,18 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     DeviceFunctionCache::Entry Entry;
     try {
       auto Callee = std::make_shared<FunctionCompiler>(PyFunc.get(), M, Options, Devices);
+      Devices.Compiled[Index].InProgress = Callee.get();
       Entry = Callee->typeDevice(Types, Declared ? &*Declared : nullptr, Constants);
       Entry.Compiler = std::move(Callee);
+      // Its mutually recursive callers were typed with its return type as
+      // it was then: it must not have changed since.
+      for (const frontend::Type &Seen : Devices.Compiled[Index].ProvisionalReturns)
+        if (Seen != Entry.Return)
+          Entry.Compiler->typingError(Entry.Compiler->Tree.get(),
+                                      "the return type of '" + Name + "' (" + Entry.Return.str() +
+                                          ") differs from the type its mutually recursive calls "
+                                          "were given (" + Seen.str() +
+                                          "): declare its signature, or return one type");
     } catch (const CompileError &E) {
       // The error is located inside the callee; say which call led there.
       Devices.InProgress.pop_back();
@@ -308,7 +421,8 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
       throw CompileError(E.Kind,
                          E.Message + " (in device function '" + Name + "' called at " +
                              Call.File + ":" + std::to_string(Call.Line) + ":" +
-                             std::to_string(Call.Column) + ")",
+                             std::to_string(Call.Column) + ")\nDuring: resolving callee type: "
+                             "type(CUDADispatcher(<function " + Name + ">))",
                          E.Where);
     }
     Devices.InProgress.pop_back();

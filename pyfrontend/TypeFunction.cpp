@@ -128,8 +128,15 @@ void FunctionCompiler::typeNothing(PyObject *) {}
 // --- the rounds ---------------------------------------------------------------------
 
 void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
-  // Before any typing: local names, assignment before use, loop-only
-  // statements.
+  // Before any typing: the variables of loops that reuse a name, one per
+  // loop where that changes nothing read (tidal/_loop_variables.py); then
+  // local names, assignment before use, loop-only statements.
+  PyRef Params = PyRef::steal(PyList_New(0));
+  for (const std::string &P : ParamNames)
+    PyList_Append(Params.get(), PyRef::steal(PyUnicode_FromString(P.c_str())).get());
+  PyRef LoopVariables = importModule("tidal._loop_variables");
+  PyRef::check(PyObject_CallMethod(LoopVariables.get(), "split_loop_variables", "OO", Tree.get(),
+                                   Params.get()));
   NameBindings = analyseBindings(Body, ParamNames,
                                  [this](PyObject *Node) { return locate(Node); });
   LocalsBoundOnce = namesBoundOnce(Body, ParamNames);
@@ -168,11 +175,13 @@ void FunctionCompiler::typeStore(const std::string &Name, const TypedValue &V, P
   if (V.T.isUndefined())
     return;
   noteConstantLocal(Name, V);
+  // A loop's own copy of a reused loop variable (v.1) is v in the source.
+  std::string Shown = Name.substr(0, Name.find('.'));
   if (V.T.isPyObject() && !Var.T.isUndefined() && Var.T != V.T)
-    typingError(Node, "variable '" + Name + "' is bound to different compile-time objects");
+    typingError(Node, "variable '" + Shown + "' is bound to different compile-time objects");
   frontend::Type Unified;
   if (!unify(Var.T, V.T, Unified))
-    typingError(Node, "variable '" + Name + "' has type " + Var.T.str() +
+    typingError(Node, "variable '" + Shown + "' has type " + Var.T.str() +
                           " and cannot also hold a value of type " + V.T.str() +
                           ": a variable keeps one type in a kernel");
   if (Unified != Var.T) {

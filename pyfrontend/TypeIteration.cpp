@@ -103,16 +103,22 @@ FunctionCompiler::IterationSource FunctionCompiler::typeIterationSource(PyObject
     return S;
   }
   if (S.Value.T.isArray()) {
-    if (S.Value.T.NDim != 1)
-      unsupported(IterNode, "cannot iterate over " + S.Value.T.str() +
-                                ": kernels iterate over 1-D arrays only; loop over "
-                                "range(a.shape[0]) and index a[i] instead");
     S.Kind = IterationSource::Array;
     return S;
   }
   typingError(IterNode, "cannot iterate over a value of type " + S.Value.T.str() +
                             ": for loops in kernels iterate over range(), enumerate(), zip(), "
                             "1-D arrays and tuples");
+}
+
+// The type of a[i] of an N-D array (N > 1) iterated over: C-contiguous
+// rows of a C array, any layout otherwise.
+frontend::Type FunctionCompiler::rowViewType(const frontend::Type &A) {
+  frontend::Type Row = frontend::Type::array(A.Dtype, A.NDim - 1u,
+                                             A.ArrayLayout == Layout::C ? Layout::C : Layout::A,
+                                             A.ReadOnly);
+  Row.Record = A.Record;
+  return Row;
 }
 
 std::optional<int64_t> FunctionCompiler::staticIterationLength(const IterationSource &S) {
@@ -142,10 +148,12 @@ TypedValue FunctionCompiler::typeIterationElement(const IterationSource &S,
     return tupleElements(S.Value)[static_cast<size_t>(StaticIndex.value_or(0))];
   case IterationSource::Array: {
     const frontend::Type &A = S.Value.T;
+    if (A.NDim > 1) // the rows: views of one dimension less, as a[i] gives
+      return TypedValue(rowViewType(A));
     checkIndex(A, frontend::Type::scalar(Scalar::Int64), S.Node);
     if (A.hasRecordElements()) // a reference to the record, as a[i] gives
       return TypedValue(frontend::Type::record(A.Record, A.ReadOnly));
-    return makeScalar(A.Dtype, nullptr);
+    return makeElement(A, nullptr);
   }
   case IterationSource::Enumerate: {
     TypedValue Count = makeScalar(Scalar::Int64, nullptr);

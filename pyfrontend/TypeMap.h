@@ -57,7 +57,8 @@ struct ExpressionType {
   // An attribute read through an i32 marker (cuda.threadIdx.x): its name.
   std::string Marker;
   SubscriptKind Subscript = SubscriptKind::None;
-  // r['x']: the field's name; p.x of a namedtuple: the field's index.
+  // r['x']: the field's name; p.x of a namedtuple, v.x of a vector type: the
+  // field's index.
   std::string FieldName;
   std::optional<size_t> TupleField;
 };

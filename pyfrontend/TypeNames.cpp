@@ -76,7 +76,7 @@ TypedValue FunctionCompiler::typeGlobal(const std::string &Name, PyObject *Node)
     Object = Builtin.get();
     What = "builtin '" + Name + "'";
   } else {
-    typingError(Node, "name '" + Name + "' is not defined");
+    typingError(Node, "NameError: name '" + Name + "' is not defined");
   }
   TypedValue V = typeFrozen(Object, Node, What);
   Typing.Expressions[Node].Frozen = Object;
@@ -122,6 +122,8 @@ TypedValue FunctionCompiler::typeFrozen(PyObject *O, PyObject *Node, const std::
   if (DType && Item && !PyType_Check(O) && PyObject_HasAttrString(O, "shape")) {
     PyRef Shape = PyRef::borrow(O).attr("shape");
     if (PyTuple_Check(Shape.get()) && PyTuple_GET_SIZE(Shape.get()) == 0) {
+      if (std::optional<frontend::Type> Datetime = frozenDatetimeType(O)) // Datetimes.cpp
+        return TypedValue(*Datetime);
       Scalar S;
       if (!scalarFromName(DType.attr("name").str(), S))
         unsupported(Node, What + " has an unsupported dtype " + DType.attr("name").str());
@@ -152,6 +154,14 @@ TypedValue FunctionCompiler::typeAttribute(PyObject *Node) {
     return typeAttributeOfObject(Base, Attr, Node);
   if (Base.T.isRecord())
     return typeRecordFieldLoad(Base, Attr, Node);
+  if (Base.T.isVector()) { // v.x, v.y, v.z, v.w of a CUDA vector type
+    size_t Index = std::string("xyzw").find(Attr);
+    if (Attr.size() != 1 || Index == std::string::npos || Index >= Base.T.NDim)
+      typingError(Node, "unknown attribute '" + Attr + "' of " + Base.T.str() + " (it has " +
+                            std::string("xyzw").substr(0, Base.T.NDim) + ")");
+    Typing.Expressions[Node].TupleField = Index;
+    return makeScalar(Base.T.Dtype, nullptr);
+  }
   if (std::optional<TypedValue> Field = typeAttributeOfTupleOrEnum(Base, Attr, Node))
     return *Field;
   if (Base.T.isScalar() && (Attr == "real" || Attr == "imag")) {

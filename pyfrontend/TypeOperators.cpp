@@ -36,6 +36,8 @@ TypedValue FunctionCompiler::typeBinary(BinaryOperator Op, const TypedValue &L, 
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
+  if (std::optional<TypedValue> Datetime = typeDatetimeBinary(Op, L, R, Node)) // Datetimes.cpp
+    return *Datetime;
   Scalar Common = promoteArithmetic(L.T.Dtype, R.T.Dtype);
   bool Bitwise = Op == BinaryOperator::BitwiseAnd || Op == BinaryOperator::BitwiseOr ||
                  Op == BinaryOperator::BitwiseXor;
@@ -134,6 +136,8 @@ frontend::Type FunctionCompiler::typeComparison(ComparisonOperator Op, const Typ
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
+  if (std::optional<frontend::Type> Datetime = typeDatetimeComparison(Op, L, R, Node))
+    return *Datetime;
   if (Op == ComparisonOperator::Is || Op == ComparisonOperator::IsNot ||
       Op == ComparisonOperator::In || Op == ComparisonOperator::NotIn)
     unsupported(Node, std::string("the '") + operatorSymbol(Op) +

@@ -61,7 +61,7 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
       typingError(ValueNode, "cannot store a value of type " + V.T.str() +
                                  " into an element of " + Base.T.str());
     checkIndex(Base.T, Index.T, SliceNode.get());
-    convertedType(V, frontend::Type::scalar(Base.T.Dtype), ValueNode);
+    convertedType(V, Base.T.elementType(), ValueNode);
     return;
   }
   if (Kind == "Attribute") {
@@ -80,8 +80,13 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
 
 void FunctionCompiler::typeAssign(PyObject *Node) {
   PyRef ValueNode = field(Node, "value");
+  std::vector<PyObject *> Targets = listItems(field(Node, "targets").get());
+  AssignedVariable = Targets.size() == 1 && nodeKind(Targets[0]) == "Name"
+                         ? identifierField(Targets[0], "id")
+                         : "";
   TypedValue V = typeExpression(ValueNode.get());
-  for (PyObject *Target : listItems(field(Node, "targets").get()))
+  AssignedVariable.clear();
+  for (PyObject *Target : Targets)
     typeAssignTo(Target, V, ValueNode.get());
 }
 
@@ -116,8 +121,8 @@ void FunctionCompiler::typeAugAssign(PyObject *Node) {
     if (Base.T.ReadOnly)
       typingError(Target.get(), "cannot write to a read-only array (" + Base.T.str() + ")");
     checkIndex(Base.T, Index.T, SliceNode.get());
-    TypedValue Result = typeBinary(Op, makeScalar(Base.T.Dtype, nullptr), Operand, Node);
-    convertedType(Result, frontend::Type::scalar(Base.T.Dtype), Node);
+    TypedValue Result = typeBinary(Op, makeElement(Base.T, nullptr), Operand, Node);
+    convertedType(Result, Base.T.elementType(), Node);
     return;
   }
   if (Kind == "Attribute") { // r.field op= v: read, compute, write back
@@ -155,19 +160,21 @@ void FunctionCompiler::typeIf(PyObject *Node) {
 
 void FunctionCompiler::typeWhile(PyObject *Node) {
   PyRef Test = field(Node, "test"), Body = field(Node, "body"), Else = field(Node, "orelse");
-  if (PyList_GET_SIZE(Else.get()) > 0)
-    unsupported(Node, "'while ... else' is not supported in kernels");
   TypedValue C = typeExpression(Test.get());
   if (!C.T.isUndefined())
     checkCondition(C.T, Test.get());
   typeBody(Body.get());
+  typeBody(Else.get()); // runs when the loop ends without a break
 }
 
 void FunctionCompiler::typeFor(PyObject *Node) {
+  typeForLoop(Node);
+  typeBody(field(Node, "orelse").get()); // runs when the loop ends without a break
+}
+
+void FunctionCompiler::typeForLoop(PyObject *Node) {
   PyRef Target = field(Node, "target"), Iter = field(Node, "iter");
-  PyRef Body = field(Node, "body"), Else = field(Node, "orelse");
-  if (PyList_GET_SIZE(Else.get()) > 0)
-    unsupported(Node, "'for ... else' is not supported in kernels");
+  PyRef Body = field(Node, "body");
   // Only range(...): its callee must resolve to the builtin range.
   bool IsRange = false;
   if (nodeKind(Iter.get()) == "Call") {
@@ -323,18 +330,17 @@ bool FunctionCompiler::fallsThrough(PyObject *Body, bool &Breaks) {
         return false;
       continue;
     }
-    if (Kind == "While") {
+    // A loop ends by a break, or else by its condition or iterable (never
+    // for 'while True'), after which its else runs.
+    if (Kind == "While" || Kind == "For") {
       bool Value = false;
       bool LoopBreaks = false;
-      bool Forever = constantCondition(field(Statement, "test").get(), Value) && Value;
+      bool Forever = Kind == "While" &&
+                     constantCondition(field(Statement, "test").get(), Value) && Value;
       fallsThrough(field(Statement, "body").get(), LoopBreaks);
-      if (Forever && !LoopBreaks)
+      bool ElseFalls = !Forever && fallsThrough(field(Statement, "orelse").get(), Breaks);
+      if (!LoopBreaks && !ElseFalls)
         return false;
-      continue;
-    }
-    if (Kind == "For") {
-      bool LoopBreaks = false;
-      fallsThrough(field(Statement, "body").get(), LoopBreaks);
       continue;
     }
     if (Kind == "Assert" && Options.Debug) {

@@ -23,7 +23,19 @@ const ScalarInfo ScalarTable[] = {
     {Scalar::UInt64, "uint64", "u64", 64},   {Scalar::Float16, "float16", "f16", 16},
     {Scalar::Float32, "float32", "f32", 32}, {Scalar::Float64, "float64", "f64", 64},
     {Scalar::Complex64, "complex64", "c64", 64}, {Scalar::Complex128, "complex128", "c128", 128},
+    {Scalar::Datetime64, "datetime64", "M8", 64}, {Scalar::Timedelta64, "timedelta64", "m8", 64},
 };
+
+const char *const TimeUnitNames[] = {"",   "Y",  "M",  "W",  "D",  "h",  "m",
+                                     "s",  "ms", "us", "ns", "ps", "fs", "as"};
+
+// A scalar's or an array element's name with its unit: datetime64[D].
+std::string dtypeName(Scalar S, TimeUnit U) {
+  if (!isDatetime(S))
+    return scalarName(S);
+  std::string Name = scalarName(S);
+  return U == TimeUnit::Generic ? Name : Name + "[" + TimeUnitNames[static_cast<int>(U)] + "]";
+}
 
 const ScalarInfo &info(Scalar S) { return ScalarTable[static_cast<int>(S)]; }
 } // namespace
@@ -37,6 +49,43 @@ bool isComplex(Scalar S) { return S == Scalar::Complex64 || S == Scalar::Complex
 Scalar componentOf(Scalar S) { return S == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
 Scalar complexOf(Scalar S) {
   return S == Scalar::Float32 || S == Scalar::Float16 ? Scalar::Complex64 : Scalar::Complex128;
+}
+bool isDatetime(Scalar S) { return S == Scalar::Datetime64 || S == Scalar::Timedelta64; }
+const char *timeUnitName(TimeUnit U) { return TimeUnitNames[static_cast<int>(U)]; }
+bool timeUnitFromName(const std::string &Name, TimeUnit &Out) {
+  for (int I = 0; I < static_cast<int>(std::size(TimeUnitNames)); ++I)
+    if (Name == TimeUnitNames[I]) {
+      Out = static_cast<TimeUnit>(I);
+      return true;
+    }
+  return false;
+}
+int64_t timeUnitRatio(TimeUnit Coarse, TimeUnit Fine) {
+  if (Coarse == TimeUnit::Generic || Fine == TimeUnit::Generic)
+    return 1; // a generic count (timedelta64(0)) takes the other's unit
+  if (Coarse == Fine)
+    return 1;
+  if (Coarse == TimeUnit::Y && Fine == TimeUnit::M)
+    return 12;
+  if (Coarse < TimeUnit::W || Fine < TimeUnit::W || Fine < Coarse)
+    return 0;
+  // W D h m s ms us ns ps fs as: each step's factor.
+  static const int64_t Step[] = {7, 24, 60, 60, 1000, 1000, 1000, 1000, 1000, 1000};
+  int64_t Ratio = 1;
+  for (int U = static_cast<int>(Coarse); U < static_cast<int>(Fine); ++U) {
+    int64_t Next = Step[U - static_cast<int>(TimeUnit::W)];
+    if (__builtin_mul_overflow(Ratio, Next, &Ratio))
+      return 0;
+  }
+  return Ratio;
+}
+bool commonTimeUnit(TimeUnit A, TimeUnit B, TimeUnit &Out) {
+  if (A == TimeUnit::Generic || B == TimeUnit::Generic) {
+    Out = A == TimeUnit::Generic ? B : A;
+    return true;
+  }
+  Out = std::max(A, B);
+  return timeUnitRatio(std::min(A, B), Out) != 0;
 }
 unsigned bitWidth(Scalar S) { return info(S).Bits; }
 unsigned byteSize(Scalar S) { return S == Scalar::Bool ? 1 : info(S).Bits / 8; }
@@ -176,13 +225,15 @@ std::string Type::str() const {
   case TypeKind::None:
     return "none";
   case TypeKind::Scalar:
-    return scalarName(Dtype);
+    return dtypeName(Dtype, Unit);
   case TypeKind::Array:
     return std::string(ReadOnly ? "readonly array(" : "array(") +
-           (Record ? recordName(*Record) : scalarName(Dtype)) + ", " + std::to_string(NDim) + "d, " +
+           (Record ? recordName(*Record) : dtypeName(Dtype, Unit)) + ", " + std::to_string(NDim) + "d, " +
            layoutName(ArrayLayout) + ")";
   case TypeKind::Record:
     return recordName(*Record);
+  case TypeKind::Vector: // CUDA's and Numba's spelling: float32x4
+    return std::string(scalarName(Dtype)) + "x" + std::to_string(NDim);
   case TypeKind::Tuple: {
     bool Uniform = isHomogeneousTuple();
     if (Named) { // Numba's: Point(int64 x 2), Point(int64, float64); then the fields
@@ -216,12 +267,15 @@ std::string Type::mangle() const {
   }
   switch (Kind) {
   case TypeKind::Scalar:
-    return info(Dtype).Short;
+    return info(Dtype).Short + std::string(timeUnitName(Unit));
   case TypeKind::Array:
     return std::string("a") + std::to_string(NDim) + layoutName(ArrayLayout) +
-           (ReadOnly ? "r" : "") + (Record ? recordMangle(*Record) : std::string(info(Dtype).Short));
+           (ReadOnly ? "r" : "") +
+           (Record ? recordMangle(*Record) : std::string(info(Dtype).Short) + timeUnitName(Unit));
   case TypeKind::Record:
     return (ReadOnly ? "r" : "") + recordMangle(*Record);
+  case TypeKind::Vector:
+    return "v" + std::to_string(NDim) + info(Dtype).Short;
   case TypeKind::Tuple: {
     std::string S = "t" + std::to_string(Elements.size());
     if (Named)
@@ -243,9 +297,12 @@ bool Type::operator==(const Type &O) const {
     return false;
   switch (Kind) {
   case TypeKind::Scalar:
-    return Dtype == O.Dtype;
+    return Dtype == O.Dtype && Unit == O.Unit;
+  case TypeKind::Vector:
+    return Dtype == O.Dtype && NDim == O.NDim;
   case TypeKind::Array:
-    return Dtype == O.Dtype && NDim == O.NDim && ArrayLayout == O.ArrayLayout && ReadOnly == O.ReadOnly &&
+    return Dtype == O.Dtype && Unit == O.Unit && NDim == O.NDim && ArrayLayout == O.ArrayLayout &&
+           ReadOnly == O.ReadOnly &&
            (Record == O.Record || (Record && O.Record && *Record == *O.Record));
   case TypeKind::Record:
     return ReadOnly == O.ReadOnly && (Record == O.Record || (Record && O.Record && *Record == *O.Record));
@@ -329,6 +386,13 @@ bool unify(const Type &A, const Type &B, Type &Out) {
     Out = A;
     return true;
   }
+  if (A.isScalar() && B.isScalar() && (isDatetime(A.Dtype) || isDatetime(B.Dtype))) {
+    TimeUnit U;
+    if (A.Dtype != B.Dtype || !commonTimeUnit(A.Unit, B.Unit, U))
+      return false;
+    Out = Type::datetime(A.Dtype, U);
+    return true;
+  }
   if (A.isScalar() && B.isScalar()) {
     Scalar S;
     if (!unifyScalar(A.Dtype, B.Dtype, S))
@@ -336,11 +400,12 @@ bool unify(const Type &A, const Type &B, Type &Out) {
     Out = Type::scalar(S);
     return true;
   }
-  if (A.isArray() && B.isArray() && A.Dtype == B.Dtype && A.NDim == B.NDim &&
+  if (A.isArray() && B.isArray() && A.Dtype == B.Dtype && A.Unit == B.Unit && A.NDim == B.NDim &&
       (A.Record == B.Record || (A.Record && B.Record && *A.Record == *B.Record))) {
     Out = Type::array(A.Dtype, A.NDim, A.ArrayLayout == B.ArrayLayout ? A.ArrayLayout : Layout::A,
                       A.ReadOnly || B.ReadOnly);
     Out.Record = A.Record;
+    Out.Unit = A.Unit;
     return true;
   }
   if (A.isTuple() && B.isTuple() && A.Elements.size() == B.Elements.size()) {
@@ -458,8 +523,19 @@ private:
       Pos = Start;
       fail("unknown type '" + Name + "'");
     }
-    if (peek() != '[')
-      return Type::scalar(S);
+    TimeUnit Unit = TimeUnit::Generic;
+    if (isDatetime(S) && peek() == '[' && Pos + 1 < Text.size() && std::isalpha(static_cast<unsigned char>(Text[Pos + 1]))) {
+      ++Pos; // datetime64[D]
+      std::string UnitName = identifier();
+      if (!timeUnitFromName(UnitName, Unit))
+        fail("unknown time unit '" + UnitName + "'");
+      expect(']');
+    }
+    if (peek() != '[') {
+      Type T = Type::scalar(S);
+      T.Unit = Unit;
+      return T;
+    }
     // Array: one entry per dimension, ':' or '::1' (contiguous in that one).
     ++Pos;
     unsigned NDim = 0;
@@ -491,7 +567,9 @@ private:
       L = Layout::F;
     else if (ContiguousDim >= 0)
       fail("'::1' must be on the first or the last dimension");
-    return Type::array(S, NDim, L);
+    Type T = Type::array(S, NDim, L);
+    T.Unit = Unit;
+    return T;
   }
 };
 } // namespace

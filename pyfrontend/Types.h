@@ -17,7 +17,21 @@ enum class Scalar : uint8_t {
   UInt8, UInt16, UInt32, UInt64,
   Float16, Float32, Float64,
   Complex64, Complex128, // pairs of float32 / float64
+  Datetime64, Timedelta64, // int64 counts of a time unit (Type::TimeUnit); NaT is INT64_MIN
 };
+
+// NumPy's time units, coarsest first (Y, M, W, D, h, m, s, ms, us, ns, ps,
+// fs, as); Generic: none given (numpy.timedelta64(0)).
+enum class TimeUnit : uint8_t { Generic, Y, M, W, D, h, m, s, ms, us, ns, ps, fs, as };
+const char *timeUnitName(TimeUnit U); // "D"; "" for Generic
+bool timeUnitFromName(const std::string &Name, TimeUnit &Out);
+bool isDatetime(Scalar S); // datetime64 or timedelta64
+// How many of Fine make one Coarse (D in h: 24), when both are linear
+// units (W and finer) or both calendar units (Y, M); 0 otherwise.
+int64_t timeUnitRatio(TimeUnit Coarse, TimeUnit Fine);
+// The finer of two units that values of each convert to exactly; false
+// when one is a calendar unit (Y, M) and the other is not.
+bool commonTimeUnit(TimeUnit A, TimeUnit B, TimeUnit &Out);
 
 bool isInteger(Scalar S);
 bool isSigned(Scalar S);
@@ -93,15 +107,18 @@ enum class TypeKind : uint8_t {
   Tuple,
   PyObject,  // a compile-time Python object: module, intrinsic, dtype, ...
   Record,    // a reference to a record (a pointer to its bytes)
+  Vector,    // a CUDA vector type (float32x4): NDim elements of Dtype, one LLVM struct
 };
 
 struct Type {
   TypeKind Kind = TypeKind::Undefined;
-  // Scalar: the scalar itself; Array: its element (dtype).
+  // Scalar: the scalar itself; Array: its element (dtype); Vector: its element.
   Scalar Dtype = Scalar::Int64;
+  // Datetime64/Timedelta64 scalars and arrays: the unit of their counts.
+  TimeUnit Unit = TimeUnit::Generic;
   // Record, and arrays of records: the fields.
   std::shared_ptr<const RecordLayout> Record;
-  uint8_t NDim = 0;                // Array
+  uint8_t NDim = 0;                // Array; Vector: its element count
   Layout ArrayLayout = Layout::A;  // Array
   bool ReadOnly = false;           // Array, Record
   std::vector<Type> Elements;      // Tuple
@@ -114,9 +131,17 @@ struct Type {
   static Type undefined() { return Type(); }
   static Type none() { Type T; T.Kind = TypeKind::None; return T; }
   static Type scalar(Scalar S) { Type T; T.Kind = TypeKind::Scalar; T.Dtype = S; return T; }
+  static Type datetime(Scalar S, TimeUnit U) { Type T = scalar(S); T.Unit = U; return T; }
+  // An array's element as a scalar type (its unit kept).
+  Type elementType() const { return datetime(Dtype, Unit); }
+  bool isDatetimeScalar() const { return Kind == TypeKind::Scalar && Dtype == Scalar::Datetime64; }
+  bool isTimedeltaScalar() const { return Kind == TypeKind::Scalar && Dtype == Scalar::Timedelta64; }
   static Type array(Scalar S, unsigned NDim, Layout L, bool ReadOnly = false);
   static Type tuple(std::vector<Type> Elements);
   static Type pyObject(void *Object);
+  static Type vector(Scalar Element, unsigned Count) {
+    Type T; T.Kind = TypeKind::Vector; T.Dtype = Element; T.NDim = uint8_t(Count); return T;
+  }
   static Type record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly = false);
   static Type recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim, Layout L,
                           bool ReadOnly = false);
@@ -137,6 +162,7 @@ struct Type {
   bool isTuple() const { return Kind == TypeKind::Tuple; }
   bool isPyObject() const { return Kind == TypeKind::PyObject; }
   bool isNone() const { return Kind == TypeKind::None; }
+  bool isVector() const { return Kind == TypeKind::Vector; }
   bool isIntegerScalar() const { return isScalar() && isInteger(Dtype); }
   bool isFloatScalar() const { return isScalar() && isFloat(Dtype); }
   bool isComplexScalar() const { return isScalar() && isComplex(Dtype); }

@@ -56,6 +56,29 @@ bool scalarOfKind(char Kind, int Size, Scalar &Out) {
 
 bool scalarOfDescr(PyArray_Descr *D, Scalar &Out) { return scalarOfKind(D->kind, D->elsize, Out); }
 
+// A datetime64/timedelta64 dtype (kind 'M' or 'm') as a scalar type with its
+// unit (numpy.datetime_data); false for other dtypes, and for multiples of a
+// unit (datetime64[2D]), which kernels do not take.
+bool datetimeOfDescr(PyArray_Descr *D, Type &Out) {
+  if (D->kind != 'M' && D->kind != 'm')
+    return false;
+  PyRef NumPy = PyRef::steal(PyImport_ImportModule("numpy"));
+  PyRef Data = NumPy ? PyRef::steal(PyObject_CallMethod(NumPy.get(), "datetime_data", "O",
+                                                        reinterpret_cast<PyObject *>(D)))
+                     : PyRef();
+  TimeUnit Unit;
+  if (!Data || PyTuple_GET_SIZE(Data.get()) != 2 ||
+      PyLong_AsLong(PyTuple_GET_ITEM(Data.get(), 1)) != 1 ||
+      !timeUnitFromName(PyRef::borrow(PyTuple_GET_ITEM(Data.get(), 0)).str(), Unit)) {
+    PyErr_Clear();
+    if (!Data || PyRef::borrow(PyTuple_GET_ITEM(Data.get(), 0)).str() != "generic")
+      return false;
+    Unit = TimeUnit::Generic;
+  }
+  Out = Type::datetime(D->kind == 'M' ? Scalar::Datetime64 : Scalar::Timedelta64, Unit);
+  return true;
+}
+
 // The NumPy array over a device array's memory (tidal.cuda.DeviceNDArray's
 // _tidal_host: on the cpu target device memory is host memory), borrowed:
 // the device array owns it and never rebinds it. Null, with no error set,
@@ -267,6 +290,13 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
       return true;
     }
     Scalar S;
+    Type Datetime;
+    if (datetimeOfDescr(PyArray_DESCR(A), Datetime)) { // int64 counts of a unit
+      Out = Type::array(Datetime.Dtype, static_cast<unsigned>(PyArray_NDIM(A)), L,
+                        !PyArray_ISWRITEABLE(A));
+      Out.Unit = Datetime.Unit;
+      return true;
+    }
     if (!scalarOfDescr(PyArray_DESCR(A), S)) {
       Why = "a NumPy array of dtype " +
             PyRef::borrow(reinterpret_cast<PyObject *>(PyArray_DESCR(A))).str() +
@@ -296,6 +326,8 @@ bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
   }
   if (PyArray_IsScalar(O, Generic)) {
     PyRef Descr = PyRef::steal(reinterpret_cast<PyObject *>(PyArray_DescrFromScalar(O)));
+    if (Descr && datetimeOfDescr(reinterpret_cast<PyArray_Descr *>(Descr.get()), Out))
+      return true; // numpy.datetime64, numpy.timedelta64: its int64 count
     Scalar S;
     if (!Descr || !scalarOfDescr(reinterpret_cast<PyArray_Descr *>(Descr.get()), S)) {
       PyErr_Clear();

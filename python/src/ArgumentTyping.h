@@ -21,6 +21,9 @@ namespace tidal::binding {
 // item size; false when kernels can't take it.
 bool scalarOfKind(char Kind, int Size, frontend::Scalar &Out);
 bool scalarOfDescr(PyArray_Descr *Descr, frontend::Scalar &Out);
+// A datetime64/timedelta64 dtype as its scalar type with its unit; false
+// for other dtypes (and for multiples of a unit, datetime64[2D]).
+bool datetimeOfDescr(PyArray_Descr *Descr, frontend::Type &Out);
 
 // The NumPy array over a cpu-target device array's memory (_tidal_host),
 // borrowed; null, with no error set, for any other object.

@@ -331,6 +331,11 @@ static bool viewMatches(const ArrayView &V, const Type &T, PyObject *Records) {
     return false;
   if (T.hasRecordElements())
     return Descr->names && sameRecords(Descr, Records);
+  if (isDatetime(T.Dtype)) { // and of the same unit
+    Type Datetime;
+    return PyArray_ISNOTSWAPPED(V.Array) && datetimeOfDescr(Descr, Datetime) &&
+           Datetime.Dtype == T.Dtype && Datetime.Unit == T.Unit;
+  }
   Scalar Dtype;
   return !Descr->names && PyArray_ISNOTSWAPPED(V.Array) && scalarOfDescr(Descr, Dtype) &&
          Dtype == T.Dtype;
@@ -403,6 +408,8 @@ static int numpyTypeNumber(Scalar S) {
   case Scalar::Float64: return NPY_FLOAT64;
   case Scalar::Complex64: return NPY_COMPLEX64;
   case Scalar::Complex128: return NPY_COMPLEX128;
+  case Scalar::Datetime64: return NPY_DATETIME;
+  case Scalar::Timedelta64: return NPY_TIMEDELTA;
   }
   return NPY_NOTYPE;
 }

@@ -127,8 +127,10 @@ def test_error_inside_a_device_function_points_into_it():
     with pytest.raises(TypingError) as info:
         k[1, 1](np.zeros(1))
     err = info.value
-    assert "name 'undefined_name' is not defined" in str(err)
+    assert "NameError: name 'undefined_name' is not defined" in str(err)
     assert "return x + undefined_name" in str(err)
+    # Numba's words for the call that led there, which its users search for.
+    assert "During: resolving callee type: type(CUDADispatcher(<function broken>))" in str(err)
 
 
 def test_return_type_unifies_over_returns(target):

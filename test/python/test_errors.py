@@ -331,3 +331,59 @@ def test_kernel_without_source_says_why():
         namespace["nosource"][1, 1](np.zeros(1))
     assert "cannot read the source of 'nosource'" in str(info.value)
     assert "import tidal before exec()/compile() of the kernel's source" in str(info.value)
+
+
+GLOBAL_ROWS, GLOBAL_COLUMNS = 5, 6
+
+
+@pytest.mark.parametrize("shape_source, signature, spelling, caret", [
+    ("a[0]", "void(float32[:])", "array(shape=float32, dtype=class(float32))", "a[0]"),
+    ("a[0]", "void(int32[:])", "array(shape=int32, dtype=class(float32))", "a[0]"),
+    ("(1, a[0])", "void(int32[:])", "array(shape=Tuple(Literal[int](1), int32), dtype=class(float32))",
+     "(1, a[0])"),
+    ("[GLOBAL_ROWS, GLOBAL_COLUMNS]", "void(int32[:])",
+     "array(shape=list(int64)<iv=[5, 6]>, dtype=class(float32))", "[GLOBAL_ROWS, GLOBAL_COLUMNS]"),
+])
+def test_array_shapes_kernels_cannot_take_say_it_in_numbas_words(shape_source, signature, spelling,
+                                                                 caret):
+    namespace = {"cuda": cuda, "float32": np.float32, "GLOBAL_ROWS": GLOBAL_ROWS,
+                 "GLOBAL_COLUMNS": GLOBAL_COLUMNS}
+    exec(f"def k(a):\n    s = cuda.shared.array({shape_source}, float32)\n    a[0] = s[0]\n",
+         namespace)
+    with pytest.raises(TypingError) as info:
+        cuda.jit(signature)(namespace["k"])
+    text = str(info.value)
+    assert ":2:27: No implementation of function Function(<function shared.array>) found for " \
+           f"signature:\n \n >>> {spelling}\n \n" in text
+    assert text.splitlines()[-1].strip() == "^" * len(caret)
+    if shape_source.startswith("["):
+        assert "write a tuple (5, 6)" in text
+
+
+def test_an_object_dtype_names_the_variable():
+    with pytest.raises(TypingError, match=r"test_errors\.py:\d+:\d+: Cannot infer the type of "
+                                          r"variable 'arr': cuda\.shared\.array\(\) of dtype object"):
+        @cuda.jit("void()")
+        def k():
+            arr = cuda.shared.array(10, dtype=np.dtype("O"))  # noqa: F841
+
+
+def test_numpy_dtype_calls_are_compile_time_dtypes(target):
+    @cuda.jit
+    def k(out):
+        s = cuda.local.array(2, dtype=np.dtype("int16"))
+        s[0] = 40000  # wraps as an int16
+        out[0] = s[0]
+
+    out = np.zeros(1)
+    k[1, 1](out)
+    target.assert_result("k", out, [40000 - 65536])
+
+    @cuda.jit
+    def bad(out):
+        s = cuda.local.array(2, dtype=np.dtype("int33"))
+        out[0] = s[0]
+
+    with pytest.raises(TypingError, match=r"test_errors\.py:\d+:\d+: numpy\.dtype\(\): data type "
+                                          r"'int33' not understood"):
+        bad[1, 1](np.zeros(1))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tidal import cuda
-from tidal.errors import TypingError, UnsupportedError
+from tidal.errors import TypingError
 
 COEFFICIENTS = (1, 2.5, 4)
 
@@ -108,16 +108,6 @@ def test_iterating_records_gives_references(target):
 
 def test_refused_iterables_are_located():
     @cuda.jit
-    def two_d(a, out):
-        for row in a:
-            out[0] = 1
-
-    with pytest.raises(UnsupportedError, match=r"test_iteration\.py:\d+:\d+: cannot iterate over "
-                                               r"array\(float64, 2d, C\): kernels iterate over 1-D "
-                                               r"arrays only"):
-        two_d[1, 1](np.zeros((2, 2)), np.zeros(1))
-
-    @cuda.jit
     def number(x, out):
         for v in x:
             out[0] = v
@@ -140,3 +130,105 @@ def test_refused_iterables_are_located():
 
     with pytest.raises(TypingError, match=r"cannot unpack Tuple\(int64, float64\) into 3 targets"):
         unpack[1, 1](np.zeros(2), np.zeros(1))
+
+
+def test_loops_reusing_a_variable_give_it_each_loop_its_type(target):
+    @cuda.jit
+    def k(out):
+        j = 0
+        for v in ((1, 2), (3, 4)):      # v: UniTuple(int64 x 2)
+            out[j] = v[0] + v[1]
+            j += 1
+        for v in (2.5, 3.5):            # v: float64
+            out[j] = v
+            j += 1
+        for v in range(2):              # v: int64
+            out[j] = v * 10
+            j += 1
+
+    out = np.zeros(6)
+    k[1, 1](out)
+    target.assert_result("k", out, [3, 7, 2.5, 3.5, 0, 10])
+
+
+def test_a_loop_variable_read_after_its_loop_keeps_one_type():
+    @cuda.jit
+    def k(out):
+        for v in ((1, 2), (3, 4)):
+            out[0] = v[0]
+        for v in (2.5, 3.5):
+            out[1] = v
+        out[2] = v  # reads the last loop's value: one variable, two types
+
+    with pytest.raises(TypingError, match=r"test_iteration\.py:\d+:\d+: variable 'v' has type "
+                                          r"UniTuple\(int64 x 2\) and cannot also hold"):
+        k[1, 1](np.zeros(3))
+
+
+def test_iterating_an_n_d_array_gives_its_rows_as_views(target):
+    @cuda.jit
+    def k(a, f, out):
+        i = 0
+        for row in a:            # array(float64, 1d, C) views
+            total = 0.0
+            for v in row:
+                total += v
+            out[i] = total
+            row[0] = -1.0        # writes go to a
+            i += 1
+        for j, plane in enumerate(f):   # 2-D views of a 3-D F-ordered array
+            out[3 + j] = plane[1, 0]
+        for row in a[:, ::2]:    # rows of a strided view
+            out[5] += row[1]
+
+    a = np.arange(12.0).reshape(3, 4)
+    f = np.asfortranarray(np.arange(8.0).reshape(2, 2, 2))
+    out = np.zeros(6)
+    expected_a = a.copy()
+    expected_a[:, 0] = -1
+    k[1, 1](a, f, out)
+    target.assert_result("k", out, [6, 22, 38, 2, 6, 2 + 6 + 10])
+    if target.ran("k"):
+        np.testing.assert_array_equal(a, expected_a)
+
+
+def test_for_and_while_else_run_when_no_break_ends_the_loop(target):
+    @cuda.jit(device=True)
+    def find(a, x):
+        for i in range(a.size):
+            if a[i] == x:
+                break
+        else:
+            return -1           # every path returns: no fall-through error
+        return i
+
+    @cuda.jit
+    def k(a, out):
+        out[0] = find(a, 3.0)
+        out[1] = find(a, 7.0)
+        n = 0
+        while n < 10:
+            n += 1
+            if n == 20:
+                break
+        else:
+            out[2] = n          # assigned only here: the binding analysis follows the else
+        for v in a:
+            if v > 2:
+                break
+        else:
+            out[3] = 1          # not reached: the loop breaks
+        for c in (1, 2.5):      # an unrolled loop
+            if c > 2:
+                out[4] = c
+                break
+        else:
+            out[4] = -1
+        for w in (1, 2):
+            pass
+        else:
+            out[5] = w
+
+    out = np.zeros(6)
+    k[1, 1](np.array([1.0, 2, 3, 4]), out)
+    target.assert_result("k", out, [2, -1, 10, 0, 2.5, 2])

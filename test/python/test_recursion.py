@@ -1,14 +1,16 @@
 """Recursive device functions, typed as Numba types them: a function that
 calls itself, with a declared signature or with the return type its other
 returns give (typing goes round until the type settles); literal arguments
-do not specialise the recursive calls. Run-away recursion (no return that
-types without calling itself) and mutual recursion are located errors."""
+do not specialise the recursive calls; mutual recursion (f calls g calls f)
+with f's return type as its returns typed before the cycle give it. Run-away
+recursion (no return that types without calling itself) and mutual recursion
+whose type is not known or changes are located errors."""
 
 import numpy as np
 import pytest
 
 from tidal import cuda, int64
-from tidal.errors import TypingError, UnsupportedError
+from tidal.errors import TypingError
 from source_positions import position_of
 
 
@@ -109,15 +111,63 @@ def is_odd(n):
     return is_even(n - 1)
 
 
-def test_mutual_recursion_is_unsupported_and_located():
+def test_mutual_recursion(target):
     @cuda.jit
     def kernel(r, x):
-        r[0] = is_even(x[0])
+        i = cuda.grid(1)
+        if i < x.size:
+            r[i] = is_even(x[i])
 
-    with pytest.raises(UnsupportedError) as info:
-        kernel[1, 1](np.zeros(1, np.bool_), np.array([4]))
-    assert "mutual recursion of device functions is not supported ('is_even'" in str(info.value)
-    line, column = position_of(is_odd.py_func, "is_even(n - 1)")
+    x = np.arange(40)
+    r = np.zeros(40, np.bool_)
+    kernel[2, 32](r, x)
+    target.assert_result("kernel", r, x % 2 == 0)
+
+
+@cuda.jit(device=True)
+def countdown_a(n):
+    if n <= 0:
+        return 0
+    return countdown_b(n - 1) + 1
+
+
+@cuda.jit(device=True)
+def countdown_b(n):
+    if n <= 0:
+        return 0.5  # a float where countdown_a's calls were typed as int64
+    return countdown_a(n - 1)
+
+
+@cuda.jit(device=True)
+def recurse_first(n):
+    if n > 0:
+        return recurse_second(n - 1)
+    return 1
+
+
+@cuda.jit(device=True)
+def recurse_second(n):
+    return recurse_first(n)
+
+
+def test_mutual_recursion_errors_are_located():
+    @cuda.jit
+    def widening(r, x):
+        r[0] = countdown_a(x[0])
+
+    with pytest.raises(TypingError) as info:
+        widening[1, 1](np.zeros(1), np.array([4]))
+    assert "the return type of 'countdown_a' (float64) differs from the type its mutually " \
+           "recursive calls were given (int64)" in str(info.value)
+
+    @cuda.jit
+    def no_type_yet(r, x):
+        r[0] = recurse_first(x[0])
+
+    with pytest.raises(TypingError) as info:
+        no_type_yet[1, 1](np.zeros(1), np.array([4]))
+    assert "cannot type the mutually recursive call of 'recurse_first'" in str(info.value)
+    line, column = position_of(recurse_second.py_func, "recurse_first(n)")
     assert (info.value.line, info.value.column) == (line, column)
 
 

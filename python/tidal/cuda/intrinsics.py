@@ -71,3 +71,28 @@ def _build(records):
 _CUDA = [record for record in INTRINSICS if record[0].startswith("cuda.")]
 globals().update(_build(_CUDA))
 __all__ = sorted(path.split(".")[1] for path, _, _ in _CUDA if path.count(".") == 1)
+
+
+def _vector_type_aliases(objects):
+    """CUDA's C names of the vector types (float4, double2, short2, ulong3,
+    ...), each the same object as its sized name, as in Numba: the C type's
+    size on this platform picks the element (long is int64 on Linux)."""
+    c_types = {"char": "byte", "short": "short", "int": "intc", "long": "int_",
+               "longlong": "longlong", "uchar": "ubyte", "ushort": "ushort",
+               "uint": "uintc", "ulong": "uint", "ulonglong": "ulonglong",
+               "float": "single", "double": "double"}
+    import numpy as np
+    aliases = {}
+    for c_name, numpy_name in c_types.items():
+        dtype = np.dtype(getattr(np, numpy_name))
+        element = {"f": "float", "i": "int", "u": "uint"}[dtype.kind] + str(dtype.itemsize * 8)
+        for count in range(1, 5):
+            vector = objects[f"{element}x{count}"]
+            vector.aliases = getattr(vector, "aliases", []) + [f"{c_name}{count}"]
+            aliases[f"{c_name}{count}"] = vector
+    return aliases
+
+
+_VECTOR_ALIASES = _vector_type_aliases(globals())
+globals().update(_VECTOR_ALIASES)
+__all__ += sorted(_VECTOR_ALIASES)

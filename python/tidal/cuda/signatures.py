@@ -49,6 +49,7 @@ _SCALARS = {
     "complex128": "complex128", "c16": "complex128", "complex_": "complex128",
 }
 _NONE_NAMES = ("void", "none", "None")
+_DATETIMES = ("datetime64", "timedelta64")
 
 
 class Signature:
@@ -209,6 +210,13 @@ class _TextParser:
             return self.record()
         if name in _NONE_NAMES:
             return ("none",)
+        if name in _DATETIMES:  # datetime64[D], timedelta64[ns]: int64 counts of a unit
+            unit = re.compile(r"\[(Y|M|W|D|h|m|s|ms|us|ns|ps|fs|as)\]").match(self.text, self.pos)
+            if unit:
+                self.pos = unit.end()
+                name = f"{name}[{unit.group(1)}]"
+            scalar = ("scalar", name)
+            return self.array_dims(scalar) if self.peek("[") else scalar
         if name not in _SCALARS:
             self.pos = start
             self.fail(f"unknown type '{name}'")
@@ -319,7 +327,7 @@ class _TextParser:
 
 
 def _numpy_name(scalar):
-    return "bool" if scalar == "bool" else scalar
+    return "bool" if scalar == "bool" else scalar  # datetime64[D] too
 
 
 def _array(element, ndim, layout, readonly):
@@ -363,6 +371,8 @@ def type_of(value):
             return ("record", dtype)
         if dtype.name in _SCALARS:
             return ("scalar", _SCALARS[dtype.name])
+        if dtype.kind in "mM":
+            return _parse_type(dtype.name)
         raise TypeError(f"NumPy dtype {dtype} is not a type kernels take")
     # Numba's array types: dtype, ndim, layout (and mutable).
     if all(hasattr(value, a) for a in ("dtype", "ndim", "layout")) and \

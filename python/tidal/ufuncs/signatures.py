@@ -9,9 +9,10 @@ import string
 import numpy as np
 
 from ..cuda._native import native
+from ..cuda.signatures import canonical_text, type_of
 
 # The frontend's text for an array type: array(float32, 2d, A).
-_ARRAY_TYPE = re.compile(r"^array\((\w+), (\d+)d, ([CFA])\)$")
+_ARRAY_TYPE = re.compile(r"^array\(([\w\[\]]+), (\d+)d, ([CFA])\)$")  # datetime64[D] too
 
 
 class ArgumentType:
@@ -49,8 +50,8 @@ def signature_text(signature):
     object (str() of it), or a tuple/list of types (no return type)."""
     if isinstance(signature, str):
         return signature
-    if isinstance(signature, (tuple, list)):
-        return "(" + ", ".join(str(t) for t in signature) + ")"
+    if isinstance(signature, (tuple, list)):  # each type in the frontend's spelling
+        return "(" + ", ".join(canonical_text(type_of(t)) for t in signature) + ")"
     return str(signature)
 
 
