@@ -227,11 +227,11 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
     if (Execute && PyErr_CheckSignals() < 0)
       return nullptr;
     std::vector<std::unique_ptr<char[]>> InOnlyCopies;
-    if (Execute)
+    if (Execute && Plan.AnyCopyInOnly)
       InOnlyCopies = copyInOnlyArrays(Plan, Leaves, *Packed);
     // NumPy arrays are read in place here; the warning, once per kernel,
     // says what a GPU's launch would copy (PerformanceWarnings.h).
-    if (Execute && !D.ImplicitCopyWarned)
+    if (Execute && Plan.AnyHostArray && !D.ImplicitCopyWarned)
       for (size_t I = 0; I < Plan.ParameterTypes.size(); ++I)
         if (Plan.Kinds[I] == ArgKind::HostArray && wouldCopyOnCudaTarget(Leaves[I])) {
           warnImplicitCopyOnce(D);

@@ -280,6 +280,8 @@ static std::shared_ptr<LaunchPlan> makePlan(DispatcherState &D, PyObject *const 
                                                                     : CopyIn | CopyOut);
     Plan->Converts.push_back(Plan->ParameterTypes[I] != Types[I]);
     Plan->AnyConverts |= Plan->Converts.back() != 0;
+    Plan->AnyHostArray |= Plan->Kinds[I] == ArgKind::HostArray;
+    Plan->AnyCopyInOnly |= Plan->Kinds[I] == ArgKind::DirectedArray && Plan->Copies[I] == CopyIn;
   }
   // A few plans per kernel is the common case; a program cycling through
   // many argument classes keeps the most recent ones.

@@ -81,6 +81,11 @@ struct LaunchPlan {
   // each launch.
   std::vector<uint8_t> Converts;
   bool AnyConverts = false;
+  // Whether some leaf is a NumPy array (the host-array warning), or a
+  // cuda.In array (the cpu target's launch copies it): decided here, so that
+  // a launch without either does not look at its arguments again.
+  bool AnyHostArray = false;
+  bool AnyCopyInOnly = false;
 };
 
 // One flattened parameter value: 16 bytes hold the widest scalar (complex128).
