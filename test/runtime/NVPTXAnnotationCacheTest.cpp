@@ -117,8 +117,13 @@ TEST(NVPTXAnnotationCache, AModuleDroppedUnprintedLeavesNothingForTheNextAtItsAd
     EXPECT_NE(ptxOf(*New).find(".entry f("), std::string::npos) << "round " << Round;
   }
   // The allocator gave the new module the old address at least once, so
-  // stale entries, had they been kept, were looked up.
+  // stale entries, had they been kept, were looked up. (AddressSanitizer's
+  // allocator holds freed memory back, so there no address comes back.)
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_GT(Reused, 0) << "no module address was reused: the test did not reach the cache";
+#else
+  (void)Reused;
+#endif
 }
 
 } // namespace
