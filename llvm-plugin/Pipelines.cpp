@@ -184,8 +184,8 @@ bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error,
 }
 
 void forgetNVPTXAnnotations(Module &M, TargetMachine &TM) {
-  // Empty M: no metadata, then no bodies or initialisers (so no references
-  // between globals), then no globals.
+  // Empty M of what the printer would print: no metadata, no bodies, no
+  // initialisers, no aliases; the declarations that remain print nothing.
   while (!M.named_metadata_empty())
     M.eraseNamedMetadata(&*M.named_metadata_begin());
   for (Function &F : M)
@@ -200,8 +200,6 @@ void forgetNVPTXAnnotations(Module &M, TargetMachine &TM) {
   };
   Erase(M.aliases());
   Erase(M.ifuncs());
-  Erase(M.functions());
-  Erase(M.globals());
   M.setTargetTriple(TM.getTargetTriple().str());
   M.setDataLayout(TM.createDataLayout());
   raw_null_ostream Null; // outlives the printer, which flushes into it

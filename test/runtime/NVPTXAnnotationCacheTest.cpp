@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -95,35 +96,38 @@ std::string ptxOf(Module &M) {
   return std::string(PTX.str());
 }
 
-TEST(NVPTXAnnotationCache, AModuleDroppedUnprintedLeavesNothingForTheNextAtItsAddress) {
+// The hazard needs the allocator to give a new module and its kernel the
+// addresses of a dropped module and one of its device functions. glibc's
+// does so in a fresh process when nothing runs between the two (checked by
+// hand: without forgetNVPTXAnnotations, every round of this loop lost its
+// .entry), but the printer that forgetting runs allocates in between, so
+// with it the addresses rarely come back, and a test cannot make them. What
+// is checked: forgetting leaves only declarations, runs the printer on them
+// (its stream outlives it: it once did not, and crashed), and later
+// modules keep their kernels; the count of rounds that met the hazard is
+// printed.
+TEST(NVPTXAnnotationCache, ForgettingLeavesDeclarationsAndLaterModulesKeepTheirKernels) {
   LLVMContext Context;
-  int Reused = 0;
+  int Hazards = 0;
   for (int Round = 0; Round < 20; ++Round) {
-    const void *OldModule;
+    const void *OldModule, *OldFunction;
     {
       std::unique_ptr<Module> Old = parse(DeviceFunction, Context);
       optimise(*Old);
       OldModule = Old.get();
+      OldFunction = Old->getFunction("f");
       tidal::forgetNVPTXAnnotations(*Old, nvptxMachine());
-      EXPECT_TRUE(Old->empty());
+      ASSERT_TRUE(Old->getFunction("f"));
+      EXPECT_TRUE(Old->getFunction("f")->isDeclaration());
+      EXPECT_TRUE(Old->named_metadata_empty());
     }
     std::unique_ptr<Module> New = parse(Kernel, Context);
-    // The cache is keyed by the module first: a new module at the old
-    // address reads whatever the old one left. (Without forgetting, the
-    // allocator also put @f at the old @f's address, and every round lost
-    // its .entry; forgetting frees @f earlier, so that no longer holds.)
-    if (New.get() == OldModule)
-      ++Reused;
+    if (New.get() == OldModule && New->getFunction("f") == OldFunction)
+      ++Hazards;
     EXPECT_NE(ptxOf(*New).find(".entry f("), std::string::npos) << "round " << Round;
   }
-  // The allocator gave the new module the old address at least once, so
-  // stale entries, had they been kept, were looked up. (AddressSanitizer's
-  // allocator holds freed memory back, so there no address comes back.)
-#ifndef __SANITIZE_ADDRESS__
-  EXPECT_GT(Reused, 0) << "no module address was reused: the test did not reach the cache";
-#else
-  (void)Reused;
-#endif
+  std::printf("[ hazards  ] %d of 20 rounds reused the old module's and function's addresses\n",
+              Hazards);
 }
 
 } // namespace

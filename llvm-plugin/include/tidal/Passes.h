@@ -70,9 +70,9 @@ bool runHostPipeline(llvm::Module &M, llvm::TargetMachine &TM,
 // the allocator puts at the same address, with a function at the address of
 // one of the old ones, reads them: its kernel is then no kernel (no .entry)
 // or takes another's launch bounds. forgetNVPTXAnnotations(M, TM) empties M
-// and runs TM's PTX printer over it to a null stream, which drops M's
-// entries; call it on such a module before it is destroyed (it is then an
-// empty module).
+// (no bodies, initialisers or metadata are left: only declarations) and
+// runs TM's PTX printer over it to a null stream, which drops M's entries;
+// call it on such a module before it is destroyed.
 void forgetNVPTXAnnotations(llvm::Module &M, llvm::TargetMachine &TM);
 
 // tidal-raise-nvvm in process: clang's NVVM IR for CUDA C++ to marker IR
