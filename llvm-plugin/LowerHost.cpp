@@ -68,18 +68,36 @@ SmallPtrSet<Function *, 16> findRecursiveFunctions(Module &M) {
   return Recursive;
 }
 
+// True if `Call` passes a pointer into one of its function's local arrays.
+bool passesLocalArray(const CallBase &Call) {
+  return any_of(Call.args(), [](const Use &Argument) {
+    if (!Argument->getType()->isPointerTy())
+      return false;
+    const auto *Base = dyn_cast<CallInst>(getUnderlyingObject(Argument.get()));
+    std::optional<MarkerName> Name = Base ? getMarkerCall(*Base) : std::nullopt;
+    return Name && Name->Kind == MarkerKind::LocalArray;
+  });
+}
+
 // Inlines into `Kernel`, transitively, every call of a function in
-// `Inlinable`, so that the kernel's markers are all in its own body.
+// `Inlinable`, so that the kernel's markers are all in its own body; and
+// every call of a non-recursive defined function that is given a local
+// array, so that guardLocalArrays sees every access to it.
 void inlineMarkerUsers(Function &Kernel,
                        const SmallPtrSetImpl<Function *> &Inlinable,
+                       const SmallPtrSetImpl<Function *> &Recursive,
                        SmallPtrSetImpl<Function *> &Inlined) {
   bool Progress = true;
   while (Progress) {
     SmallVector<CallBase *, 8> Calls;
     for (Instruction &I : instructions(Kernel))
-      if (auto *Call = dyn_cast<CallBase>(&I))
-        if (Inlinable.contains(Call->getCalledFunction()))
+      if (auto *Call = dyn_cast<CallBase>(&I)) {
+        Function *Callee = Call->getCalledFunction();
+        if (Inlinable.contains(Callee) ||
+            (Callee && !Callee->isDeclaration() && !Recursive.contains(Callee) &&
+             passesLocalArray(*Call)))
           Calls.push_back(Call);
+      }
     Progress = false;
     for (CallBase *Call : Calls) {
       Function *Callee = Call->getCalledFunction();
@@ -168,15 +186,19 @@ bool lowerHost(Module &M) {
 
   // 1. Inline the functions that use markers into the kernels calling them.
   //    Recursive ones cannot be; their markers stay, and are reported.
+  //    So are the functions given a local array (guardLocalArrays).
   SmallPtrSet<Function *, 16> Inlinable = findMarkerUsers(M);
-  for (Function *F : findRecursiveFunctions(M))
+  SmallPtrSet<Function *, 16> Recursive = findRecursiveFunctions(M);
+  for (Function *F : Recursive)
     Inlinable.erase(F);
-  for (Function *Kernel : Kernels)
+  for (Function *Kernel : Kernels) {
     Inlinable.erase(Kernel);
+    Recursive.insert(Kernel); // a kernel is never inlined
+  }
   SmallPtrSet<Function *, 16> Inlined;
   for (Function *Kernel : Kernels)
     if (!Kernel->isDeclaration())
-      inlineMarkerUsers(*Kernel, Inlinable, Inlined);
+      inlineMarkerUsers(*Kernel, Inlinable, Recursive, Inlined);
 
   // 2. K -> K.thread + __tidal_block_K.
   SmallPtrSet<Function *, 8> Lowered;
@@ -199,6 +221,7 @@ bool lowerHost(Module &M) {
     }
     ThreadFunction Thread = createThreadFunction(*Kernel);
     EntryValues Values(Thread);
+    guardLocalArrays(Thread);
     MarkerLowering Markers = lowerMarkers(Thread, Values);
     FrameLayout Frame = makeResumable(Thread, Values, Markers);
     MDNode *ThreadAccesses =

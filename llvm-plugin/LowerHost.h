@@ -1,6 +1,7 @@
 // The host lowering's stages (tidal-lower-host; LowerHost.cpp drives them),
 // each a function from what the stage before produced to what it adds:
 //   createThreadFunction  LowerHostMarkers.cpp     Kernel -> ThreadFunction
+//   guardLocalArrays      LowerHostGuards.cpp      local arrays' accesses checked
 //   lowerMarkers          LowerHostMarkers.cpp     -> MarkerLowering (sync points,
 //                                                  rounds, shared bytes)
 //   makeResumable         LowerHostSyncPoints.cpp  -> FrameLayout
@@ -38,6 +39,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Analysis/Utils/Local.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
@@ -235,6 +237,11 @@ struct MarkerLowering {
 };
 
 MarkerLowering lowerMarkers(ThreadFunction &Thread, EntryValues &Values);
+
+// Before lowerMarkers: every access to a local array of K.thread checked
+// against the array's size, also without debug mode (LowerHostGuards.cpp:
+// a store past one would overwrite the worker's stack).
+void guardLocalArrays(ThreadFunction &Thread);
 
 // Stage 3, makeResumable: the sync points lowered (K.thread returns their
 // number there and resumes after them), the values that live across them

@@ -345,8 +345,13 @@ bool isKernel(const Function &F) {
 
 std::string describeLocation(const Instruction &I) {
   const DILocation *Location = I.getDebugLoc().get();
-  if (!Location)
-    return "";
+  if (!Location) { // the frontend's !tidal.where, without debug locations
+    const MDNode *Where = I.getMetadata(WhereMetadataName);
+    const auto *Text = Where && Where->getNumOperands() == 1
+                           ? dyn_cast<MDString>(Where->getOperand(0))
+                           : nullptr;
+    return Text ? Text->getString().str() : "";
+  }
   return (Location->getFilename() + ":" + Twine(Location->getLine()) + ":" +
           Twine(Location->getColumn()))
       .str();

@@ -130,7 +130,8 @@ bool lowerMarkerCalls(
 llvm::SmallVector<llvm::Function *, 8> getKernels(const llvm::Module &M);
 bool isKernel(const llvm::Function &F);
 
-// "file:line:col" of the instruction's debug location, or "" without one.
+// "file:line:col" of the instruction's debug location, else of its
+// !tidal.where, or "" without either.
 std::string describeLocation(const llvm::Instruction &I);
 
 // Emits a DS_Error diagnostic "tidal: <Message>" on `Context`. Under opt the

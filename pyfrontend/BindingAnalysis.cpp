@@ -45,21 +45,24 @@ std::vector<PyObject *> statementsOf(PyObject *List) {
   return Items;
 }
 
-// The locals assigned on at least one path to a point of the function, one
-// flag per local. An unreachable point (after return, break, continue) has
-// every local assigned, so that reads in dead code are not reported, and
-// joins ignore it.
+// The locals assigned on at least one path to a point of the function
+// (Assigned), and on every path (Definite), one flag per local. An
+// unreachable point (after return, break, continue) has every local
+// assigned, so that reads in dead code are not reported, and joins ignore
+// it.
 struct AssignedSet {
-  std::vector<bool> Assigned;
+  std::vector<bool> Assigned, Definite;
   bool Unreachable = false;
 
   static AssignedSet unreachable(size_t Count) {
     AssignedSet S;
     S.Assigned.assign(Count, true);
+    S.Definite.assign(Count, true);
     S.Unreachable = true;
     return S;
   }
-  // The locals assigned on either path.
+  void assign(size_t Local) { Assigned[Local] = Definite[Local] = true; }
+  // The locals assigned on either path, and on both.
   void join(const AssignedSet &Other) {
     if (Other.Unreachable)
       return;
@@ -67,8 +70,10 @@ struct AssignedSet {
       *this = Other;
       return;
     }
-    for (size_t I = 0; I < Assigned.size(); ++I)
+    for (size_t I = 0; I < Assigned.size(); ++I) {
       Assigned[I] = Assigned[I] || Other.Assigned[I];
+      Definite[I] = Definite[I] && Other.Definite[I];
+    }
   }
 };
 
@@ -92,8 +97,9 @@ public:
     // 2. Each local read is assigned on some path before the read.
     AssignedSet Entry;
     Entry.Assigned.assign(LocalIndex.size(), false);
+    Entry.Definite.assign(LocalIndex.size(), false);
     for (const std::string &Name : ParamNames)
-      Entry.Assigned[LocalIndex.at(Name)] = true;
+      Entry.assign(LocalIndex.at(Name));
     statements(Body, Entry);
     return std::move(Result);
   }
@@ -127,9 +133,13 @@ private:
     if (Kind == "Name") {
       std::string Name = PyRef::borrow(Node).attr("id").str();
       auto It = LocalIndex.find(Name);
-      if (It != LocalIndex.end() && !State.Assigned[It->second] && !Quiet)
+      if (It == LocalIndex.end() || Quiet)
+        return true;
+      if (!State.Assigned[It->second])
         typingError(Node, "local variable '" + Name +
                               "' is read before it is assigned (no path to here assigns it)");
+      if (!State.Definite[It->second])
+        Result.MaybeUnboundReads.insert(Node);
       return true;
     }
     if (Kind == "Lambda" || Kind == "ListComp" || Kind == "SetComp" || Kind == "DictComp" ||
@@ -147,7 +157,7 @@ private:
   bool assigns(PyObject *Target, AssignedSet &State) {
     std::string Kind = typeName(Target);
     if (Kind == "Name") {
-      State.Assigned[LocalIndex.at(PyRef::borrow(Target).attr("id").str())] = true;
+      State.assign(LocalIndex.at(PyRef::borrow(Target).attr("id").str()));
       return true;
     }
     if (Kind == "Tuple" || Kind == "List") {

@@ -5,7 +5,8 @@
 // 'break' and 'continue' sit inside a loop. Its errors carry the offending
 // node's file:line:col. A local assigned on some paths only compiles, as in
 // Numba (a loop with a known trip count, an if/elif chain that covers every
-// case); it reads zero on the other paths.
+// case); it reads zero on the other paths, and such reads are listed
+// (MaybeUnboundReads) for the emitters to check those of arrays.
 #ifndef TIDAL_FRONTEND_BINDINGANALYSIS_H
 #define TIDAL_FRONTEND_BINDINGANALYSIS_H
 
@@ -26,6 +27,10 @@ struct Bindings {
   // A name read in the function that is not here is a global, a closure
   // variable or a builtin.
   std::set<std::string> LocalNames;
+  // The reads (Name nodes) of a local that some path to them assigns and
+  // another does not: the emitters check those of arrays and records
+  // (whose zero would be a null pointer) at run time.
+  std::set<PyObject *> MaybeUnboundReads;
 };
 
 // Analyses the body (a list of statements) of a function with parameters

@@ -2,6 +2,7 @@
 // statement and expression (lineinfo=True or debug=True).
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
+#include "tidal/Contract.h"
 #include "llvm/IR/DIBuilder.h"
 
 #include "llvm/IR/CFG.h"
@@ -54,17 +55,30 @@ DISubprogram *FunctionCompiler::debugSubprogram(llvm::Function *Fn, const std::s
 }
 
 void FunctionCompiler::setDebugLocation(PyObject *Node) {
-  if (!Subprogram) // neither lineinfo nor debug
-    return;
   PyObject *Line = PyObject_GetAttrString(Node, "lineno");
   if (!Line) {
     PyErr_Clear();
     return;
   }
   Py_DECREF(Line);
+  LocationNode = Node;
+  if (!Subprogram) // neither lineinfo nor debug
+    return;
   SourceLocation Where = locate(Node);
   B.SetCurrentDebugLocation(DILocation::get(Ctx, static_cast<unsigned>(Where.Line),
                                             static_cast<unsigned>(Where.Column), Subprogram));
+}
+
+// Without debug locations, a marker call still says where it is, in
+// !tidal.where (docs/markers.md): the cpu target's reports name the
+// syncthreads or collective that threads of a block disagreed on.
+void FunctionCompiler::markWhere(llvm::CallInst *Call) {
+  if (Subprogram || !LocationNode)
+    return;
+  SourceLocation Where = locate(LocationNode);
+  std::string Text = Where.File + ":" + std::to_string(Where.Line) + ":" +
+                     std::to_string(Where.Column);
+  Call->setMetadata(WhereMetadataName, MDNode::get(Ctx, MDString::get(Ctx, Text)));
 }
 
 } // namespace tidal::frontend

@@ -345,7 +345,10 @@ Value *FunctionCompiler::callMarker(const std::string &Name, llvm::Type *Result,
   size_t Fixed = VarArg ? 1 : Args.size();
   for (size_t I = 0; I < Fixed; ++I)
     Params.push_back(Args[I]->getType());
-  return B.CreateCall(declareMarker(Name, FunctionType::get(Result, Params, VarArg)), Args);
+  CallInst *Call =
+      B.CreateCall(declareMarker(Name, FunctionType::get(Result, Params, VarArg)), Args);
+  markWhere(Call);
+  return Call;
 }
 
 Scalar FunctionCompiler::dtypeOf(const TypedValue &DType, PyObject *Node) {
@@ -388,12 +391,7 @@ Scalar FunctionCompiler::dtypeOf(const TypedValue &DType, PyObject *Node) {
     else if (!Result && !PyErr_ExceptionMatches(PyExc_ValueError))
       throw PythonErrorSet();
     else if (!Result) {
-      PyObject *Type, *Value, *Traceback;
-      PyErr_Fetch(&Type, &Value, &Traceback);
-      std::string Message = Value ? PyRef::borrow(Value).str() : "invalid dtype";
-      Py_XDECREF(Type);
-      Py_XDECREF(Value);
-      Py_XDECREF(Traceback);
+      std::string Message = takePendingErrorText("invalid dtype");
       typingError(Node, Message);
     }
   }

@@ -177,12 +177,7 @@ static void parseSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
     // No source (a kernel from an interactive session, ...): say so, and why.
     if (!PyErr_ExceptionMatches(PyExc_OSError) && !PyErr_ExceptionMatches(PyExc_TypeError))
       throw PythonErrorSet();
-    PyObject *Type, *Value, *Traceback;
-    PyErr_Fetch(&Type, &Value, &Traceback);
-    std::string Why = Value ? PyRef::borrow(Value).str() : "";
-    Py_XDECREF(Type);
-    Py_XDECREF(Value);
-    Py_XDECREF(Traceback);
+    std::string Why = takePendingErrorText("");
     PyRef Name = PyRef::borrow(Function).attr("__qualname__");
     int Line = static_cast<int>(Code.attr("co_firstlineno").asLong());
     throw CompileError("CompileError",
@@ -228,12 +223,7 @@ static void parseSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
     if (!Definition) {
       if (!PyErr_ExceptionMatches(PyExc_OSError))
         throw PythonErrorSet();
-      PyObject *Type, *Value, *Traceback;
-      PyErr_Fetch(&Type, &Value, &Traceback);
-      std::string Why = Value ? PyRef::borrow(Value).str() : "";
-      Py_XDECREF(Type);
-      Py_XDECREF(Value);
-      Py_XDECREF(Traceback);
+      std::string Why = takePendingErrorText("");
       throw CompileError("CompileError", Why, {Source.File, Source.FirstLine, 0, 0, ""});
     }
     Tree = Definition;
@@ -314,41 +304,24 @@ void FunctionCompiler::fail(const std::string &Kind, PyObject *Node,
 
 // --- dispatch ---------------------------------------------------------------------
 
-const std::unordered_map<std::string, FunctionCompiler::ExprHandler> &
-FunctionCompiler::emitExpressionTable() {
-  static const std::unordered_map<std::string, ExprHandler> Table = {
-      {"Constant", &FunctionCompiler::emitConstant},
-      {"Name", &FunctionCompiler::emitName},
-      {"BinOp", &FunctionCompiler::emitBinOp},
-      {"UnaryOp", &FunctionCompiler::emitUnaryOp},
-      {"Compare", &FunctionCompiler::emitCompare},
-      {"BoolOp", &FunctionCompiler::emitBoolOp},
-      {"IfExp", &FunctionCompiler::emitIfExp},
-      {"Attribute", &FunctionCompiler::emitAttribute},
-      {"Subscript", &FunctionCompiler::emitSubscript},
-      {"Call", &FunctionCompiler::emitCallExpression},
-      {"Tuple", &FunctionCompiler::emitTuple},
+const FunctionCompiler::ExpressionRule *FunctionCompiler::expressionRule(const std::string &Kind) {
+  static const std::unordered_map<std::string, ExpressionRule> Rules = {
+#define TIDAL_EXPRESSION(Kind, TypeHandler, EmitHandler)                                      \
+  {#Kind, {&FunctionCompiler::TypeHandler, &FunctionCompiler::EmitHandler}},
+#include "AstNodes.def"
   };
-  return Table;
+  auto It = Rules.find(Kind);
+  return It == Rules.end() ? nullptr : &It->second;
 }
 
-const std::unordered_map<std::string, FunctionCompiler::StmtHandler> &
-FunctionCompiler::emitStatementTable() {
-  static const std::unordered_map<std::string, StmtHandler> Table = {
-      {"Assign", &FunctionCompiler::emitAssign},
-      {"AugAssign", &FunctionCompiler::emitAugAssign},
-      {"Expr", &FunctionCompiler::emitExpressionStatement},
-      {"If", &FunctionCompiler::emitIf},
-      {"While", &FunctionCompiler::emitWhile},
-      {"For", &FunctionCompiler::emitFor},
-      {"Break", &FunctionCompiler::emitBreak},
-      {"Continue", &FunctionCompiler::emitContinue},
-      {"Pass", &FunctionCompiler::emitPass},
-      {"Return", &FunctionCompiler::emitReturn},
-      {"Assert", &FunctionCompiler::emitAssert},
-      {"Raise", &FunctionCompiler::emitRaiseStatement},
+const FunctionCompiler::StatementRule *FunctionCompiler::statementRule(const std::string &Kind) {
+  static const std::unordered_map<std::string, StatementRule> Rules = {
+#define TIDAL_STATEMENT(Kind, TypeHandler, EmitHandler)                                       \
+  {#Kind, {&FunctionCompiler::TypeHandler, &FunctionCompiler::EmitHandler}},
+#include "AstNodes.def"
   };
-  return Table;
+  auto It = Rules.find(Kind);
+  return It == Rules.end() ? nullptr : &It->second;
 }
 
 void FunctionCompiler::internalError(PyObject *Node, const std::string &Message) {
@@ -359,25 +332,27 @@ TypedValue FunctionCompiler::emitExpression(PyObject *Node) {
   // Instructions get the position of the node that makes them: children
   // set their own and the parent's comes back after each.
   DebugLoc Parent = B.getCurrentDebugLocation();
+  PyObject *ParentNode = LocationNode;
   setDebugLocation(Node);
-  auto It = emitExpressionTable().find(nodeKind(Node));
-  if (It == emitExpressionTable().end())
+  const ExpressionRule *Rule = expressionRule(nodeKind(Node));
+  if (!Rule)
     internalError(Node, "no emitter for the expression '" + sourceText(Node) + "'");
-  TypedValue Result = (this->*It->second)(Node);
+  TypedValue Result = (this->*Rule->Emit)(Node);
   // The compile-time values are typing's.
   const ExpressionType &Typed = typeOf(Node);
   Result.ConstInt = Typed.ConstInt;
   Result.TupleConstInts = Typed.TupleConstInts;
   B.SetCurrentDebugLocation(Parent);
+  LocationNode = ParentNode;
   return Result;
 }
 
 void FunctionCompiler::emitStatement(PyObject *Node) {
   setDebugLocation(Node);
-  auto It = emitStatementTable().find(nodeKind(Node));
-  if (It == emitStatementTable().end())
+  const StatementRule *Rule = statementRule(nodeKind(Node));
+  if (!Rule)
     internalError(Node, "no emitter for the statement '" + sourceText(Node) + "'");
-  (this->*It->second)(Node);
+  (this->*Rule->Emit)(Node);
   // A statement's trailing code (loop latches, joins) is the statement's.
   setDebugLocation(Node);
 }
@@ -542,6 +517,9 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
   if (Options.FastMath)
     B.setFastMathFlags(FastMathFlags::getFast());
   Subprogram = debugSubprogram(F, identifierField(Tree.get(), "name"));
+  std::set<std::string> MaybeUnbound;
+  for (PyObject *Read : NameBindings.MaybeUnboundReads)
+    MaybeUnbound.insert(identifierField(Read, "id"));
   for (auto &[VarName, Var] : Variables) {
     if (Var.T.isUndefined() || Var.T.isPyObject())
       continue;
@@ -552,6 +530,15 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
       Var.Slots.push_back(entryAlloca(
           Parts[I], VarName + (Parts.size() > 1 ? "." + std::to_string(I) : "") + ".addr"));
       B.CreateStore(Constant::getNullValue(Parts[I]), Var.Slots.back());
+    }
+    // ... but an array's or record's zero is a null pointer, whose use
+    // LLVM may take as unreachable (the whole kernel with it): such reads
+    // check that the variable was assigned (emitLoad).
+    bool HasPointer = std::any_of(Parts.begin(), Parts.end(),
+                                  [](llvm::Type *P) { return P->isPointerTy(); });
+    if (HasPointer && MaybeUnbound.count(VarName)) {
+      Var.Bound = entryAlloca(B.getInt1Ty(), VarName + ".bound");
+      B.CreateStore(B.getFalse(), Var.Bound);
     }
   }
   unsigned ArgIndex = 0;
@@ -614,6 +601,8 @@ void FunctionCompiler::emitStore(const std::string &Name, const TypedValue &V, P
   TypedValue Converted = convert(V, Var.T, Node);
   for (size_t I = 0; I < Var.Slots.size(); ++I)
     B.CreateStore(Converted.Parts[I], Var.Slots[I]);
+  if (Var.Bound)
+    B.CreateStore(B.getTrue(), Var.Bound);
 }
 
 TypedValue FunctionCompiler::emitLoad(const std::string &Name, PyObject *Node) {
@@ -626,6 +615,20 @@ TypedValue FunctionCompiler::emitLoad(const std::string &Name, PyObject *Node) {
   if (auto Constant = ConstantParameters.find(Name); Constant != ConstantParameters.end()) {
     V.ConstInt = Constant->second.Int;
     V.TupleConstInts = Constant->second.Tuple;
+  }
+  if (Var.Bound && NameBindings.MaybeUnboundReads.count(Node)) {
+    // As Python: UnboundLocalError (with debug=True; else the thread ends,
+    // as for any raise in Numba).
+    BasicBlock *Unbound = BasicBlock::Create(Ctx, Name + ".unbound", F);
+    BasicBlock *Bound = BasicBlock::Create(Ctx, Name + ".bound", F);
+    B.CreateCondBr(B.CreateLoad(B.getInt1Ty(), Var.Bound), Bound, Unbound);
+    B.SetInsertPoint(Unbound);
+    PyRef Arguments = PyRef::check(Py_BuildValue(
+        "(s)", ("local variable '" + Name + "' referenced before assignment").c_str()));
+    emitRaise(PyExc_UnboundLocalError, Arguments.get(), Node);
+    if (!B.GetInsertBlock()->getTerminator()) // emitRaise's dead block
+      B.CreateUnreachable();
+    B.SetInsertPoint(Bound);
   }
   std::vector<llvm::Type *> Parts = partTypes(Var.T);
   for (size_t I = 0; I < Parts.size(); ++I)

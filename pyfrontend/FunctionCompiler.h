@@ -275,13 +275,18 @@ public:
   const std::string &assignedVariable() const { return AssignedVariable; }
 
 private:
-  // One typing handler and one emitter per AST node kind.
+  // One typing handler and one emitter per AST node kind: the rows of
+  // AstNodes.def; null for a kind that kernels do not support.
   using ExprHandler = TypedValue (FunctionCompiler::*)(PyObject *);
   using StmtHandler = void (FunctionCompiler::*)(PyObject *);
-  static const std::unordered_map<std::string, ExprHandler> &typeExpressionTable();
-  static const std::unordered_map<std::string, StmtHandler> &typeStatementTable();
-  static const std::unordered_map<std::string, ExprHandler> &emitExpressionTable();
-  static const std::unordered_map<std::string, StmtHandler> &emitStatementTable();
+  struct ExpressionRule {
+    ExprHandler Type, Emit;
+  };
+  struct StatementRule {
+    StmtHandler Type, Emit;
+  };
+  static const ExpressionRule *expressionRule(const std::string &Kind);
+  static const StatementRule *statementRule(const std::string &Kind);
 
   // --- typing (Type*.cpp): decide types, raise typing errors, record them ---
   TypedValue typeExpression(PyObject *Node);
@@ -485,6 +490,8 @@ private:
   std::map<PyObject *, llvm::GlobalVariable *> ConstantArrays;
   std::unique_ptr<llvm::DIBuilder> DebugBuilder; // with lineinfo or debug
   llvm::DISubprogram *Subprogram = nullptr;
+  // The statement or expression being emitted (setDebugLocation).
+  PyObject *LocationNode = nullptr;
   std::vector<TypedValue> tupleElements(const TypedValue &V) const;
   std::vector<llvm::Type *> partTypes(const Type &T) const;
   llvm::AllocaInst *entryAlloca(llvm::Type *T, const std::string &Name);
@@ -537,6 +544,8 @@ private:
   void typeToFixedPoint(PyObject *Body);
   void applyKernelOptions(llvm::Function *Kernel);
   void setDebugLocation(PyObject *Node);
+  // !tidal.where on a marker call when there are no debug locations.
+  void markWhere(llvm::CallInst *Call);
   llvm::DISubprogram *debugSubprogram(llvm::Function *F, const std::string &Name);
   llvm::Function *emitFunction(PyObject *Body, const std::vector<Type> &ArgTypes,
                                const std::string &Symbol, llvm::Type *ResultType,
@@ -557,6 +566,9 @@ private:
   struct Variable {
     Type T;
     std::vector<llvm::AllocaInst *> Slots; // one per part, made by emission
+    // An array or record read where it may be unassigned: true once
+    // assigned (emitLoad raises UnboundLocalError there otherwise).
+    llvm::AllocaInst *Bound = nullptr;
   };
   std::map<std::string, Variable> Variables;
   // Device functions: the parameters specialised on a literal value that

@@ -85,6 +85,19 @@ inline std::string typeName(PyObject *O) {
   return Dot == std::string::npos ? N : N.substr(Dot + 1);
 }
 
+// Takes the pending Python error (clearing it) and returns str() of its
+// value, or `Otherwise` when it has none: for errors that become a
+// located CompileError.
+inline std::string takePendingErrorText(const std::string &Otherwise) {
+  PyObject *Type, *Value, *Traceback;
+  PyErr_Fetch(&Type, &Value, &Traceback);
+  std::string Text = Value ? PyRef::borrow(Value).str() : Otherwise;
+  Py_XDECREF(Type);
+  Py_XDECREF(Value);
+  Py_XDECREF(Traceback);
+  return Text;
+}
+
 inline PyRef importModule(const char *Name) {
   return PyRef::check(PyImport_ImportModule(Name));
 }

@@ -151,12 +151,7 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
     }
     PyObject *Made = PyObject_Call(Callee, Arguments.get(), nullptr);
     if (!Made) {
-      PyObject *Type, *Value, *Traceback;
-      PyErr_Fetch(&Type, &Value, &Traceback);
-      std::string Why = Value ? PyRef::borrow(Value).str() : "invalid dtype";
-      Py_XDECREF(Type);
-      Py_XDECREF(Value);
-      Py_XDECREF(Traceback);
+      std::string Why = takePendingErrorText("invalid dtype");
       typingError(Node, "numpy.dtype(): " + Why);
     }
     KeptAlive.push_back(PyRef::steal(Made));

@@ -48,51 +48,10 @@ static const std::map<std::string, std::string> &unsupportedConstructs() {
   return Names;
 }
 
-// --- dispatch ---------------------------------------------------------------------
-
-const std::unordered_map<std::string, FunctionCompiler::ExprHandler> &
-FunctionCompiler::typeExpressionTable() {
-  static const std::unordered_map<std::string, ExprHandler> Table = {
-      {"Constant", &FunctionCompiler::typeConstant},
-      {"Name", &FunctionCompiler::typeNameNode},
-      {"BinOp", &FunctionCompiler::typeBinOp},
-      {"UnaryOp", &FunctionCompiler::typeUnaryOp},
-      {"Compare", &FunctionCompiler::typeCompare},
-      {"BoolOp", &FunctionCompiler::typeBoolOp},
-      {"IfExp", &FunctionCompiler::typeIfExp},
-      {"Attribute", &FunctionCompiler::typeAttribute},
-      {"Subscript", &FunctionCompiler::typeSubscript},
-      {"Call", &FunctionCompiler::typeCall},
-      {"Tuple", &FunctionCompiler::typeTuple},
-  };
-  return Table;
-}
-
-const std::unordered_map<std::string, FunctionCompiler::StmtHandler> &
-FunctionCompiler::typeStatementTable() {
-  static const std::unordered_map<std::string, StmtHandler> Table = {
-      {"Assign", &FunctionCompiler::typeAssign},
-      {"AugAssign", &FunctionCompiler::typeAugAssign},
-      {"Expr", &FunctionCompiler::typeExpressionStatement},
-      {"If", &FunctionCompiler::typeIf},
-      {"While", &FunctionCompiler::typeWhile},
-      {"For", &FunctionCompiler::typeFor},
-      // The binding analysis rejected a 'break' or 'continue' outside a loop.
-      {"Break", &FunctionCompiler::typeNothing},
-      {"Continue", &FunctionCompiler::typeNothing},
-      {"Pass", &FunctionCompiler::typeNothing},
-      {"Return", &FunctionCompiler::typeReturn},
-      {"Assert", &FunctionCompiler::typeAssert},
-      {"Raise", &FunctionCompiler::typeRaise},
-  };
-  return Table;
-}
-
 TypedValue FunctionCompiler::typeExpression(PyObject *Node) {
   std::string Kind = nodeKind(Node);
-  auto It = typeExpressionTable().find(Kind);
-  if (It != typeExpressionTable().end()) {
-    TypedValue Result = (this->*It->second)(Node);
+  if (const ExpressionRule *Rule = expressionRule(Kind)) {
+    TypedValue Result = (this->*Rule->Type)(Node);
     // The handler may have recorded more about the node (operand types, a
     // frozen object, a subscript's kind): keep it.
     ExpressionType &Recorded = Typing.Expressions[Node];
@@ -109,9 +68,8 @@ TypedValue FunctionCompiler::typeExpression(PyObject *Node) {
 
 void FunctionCompiler::typeStatement(PyObject *Node) {
   std::string Kind = nodeKind(Node);
-  auto It = typeStatementTable().find(Kind);
-  if (It != typeStatementTable().end())
-    return (this->*It->second)(Node);
+  if (const StatementRule *Rule = statementRule(Kind))
+    return (this->*Rule->Type)(Node);
   auto Named = unsupportedConstructs().find(Kind);
   unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
                                                             : "'" + Kind + "' statements") +

@@ -24,6 +24,10 @@ inline constexpr const char *MarkerPrefix = "tidal.";
 // host thread (docs/cpu-target.md, "Launches that run alone").
 inline constexpr const char *KernelsMetadataName = "tidal.kernels";
 inline constexpr const char *RunAloneMetadataName = "tidal.run.alone";
+// Instruction metadata: !{!"file:line:col"} on a marker call, set by the
+// frontend when the module has no debug locations, for the reports that
+// name a call (a divergent barrier on the cpu target).
+inline constexpr const char *WhereMetadataName = "tidal.where";
 
 // Module flags (i32 0/1) set by the frontend from the jit options.
 inline constexpr const char *FlushDenormalsFlag = "tidal.ftz";

@@ -160,6 +160,61 @@ def test_huge_local_array_is_an_error_not_a_crash():
     assert "pool ok" in out
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_store_past_a_local_array_is_an_index_error_not_a_crash(threads):
+    # frontend fuzzer, seed 19, input 2996: the store overwrote the worker's
+    # stack and killed the process (SIGSEGV past the fault handler's reach).
+    # Without debug=True too, local arrays are checked on the cpu target,
+    # also in a device function that is given one (inlined to be checked).
+    out = run_script("""
+        @cuda.jit
+        def past_local(x, out):
+            tmp = cuda.local.array(4, dtype=np.float32)
+            i = cuda.grid(1)
+            for k in range(4):
+                tmp[i] = k * 1.5
+            out[i] = x[i] + tmp[i % 4]
+
+        @cuda.jit(device=True)
+        def put(array, i, j, value):
+            array[i, j] = value
+
+        @cuda.jit
+        def past_local_in_device_function(out):
+            tmp = cuda.local.array((2, 2), dtype=np.int64)
+            i = cuda.grid(1)
+            put(tmp, i // 2, i % 2, 7)
+            out[i] = tmp[0, 0]
+
+        x = np.arange(64, dtype=np.float32)
+        for kernel, args in [(past_local, (x, np.zeros(64, np.float32))),
+                             (past_local_in_device_function, (np.zeros(64, np.int64),))]:
+            for _ in range(3):
+                try:
+                    kernel[2, 32](*args)
+                    print("no error")
+                except IndexError as e:
+                    print("error:", e)
+            check_pool()
+
+        # In range, the same kernels compute.
+        out = np.zeros(4, np.float32)
+        past_local[1, 4](x, out)
+        print("in range", out.tolist())
+    """, threads=threads)
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 6, out
+    for line in errors[:3]:
+        assert "index 4 is out of bounds for axis 0 with size 4 in a local array of " \
+               "16 bytes of kernel 'past_local'" in line, line
+        assert "thread (4, 0, 0) of block (0, 0, 0)" in line, line
+    for line in errors[3:]:
+        assert "index 4 is out of bounds for axis 0 with size 4 in a local array of " \
+               "32 bytes of kernel 'past_local_in_device_function'" in line, line
+    assert out.count("pool ok") == 2, out
+    assert "in range [4.5, 5.5, 6.5, 7.5]" in out, out
+
+
 SPIN_ON_ANOTHER_THREAD = """
     import os, signal, threading
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tidal import cuda, float32
+from source_positions import position_of
 from targets import needs_gpu, on_targets
 from child_processes import python_environment
 
@@ -106,6 +107,10 @@ def test_divergent_barrier_is_reported_not_hung(target):
     assert "kernel 'divergent' reached different barriers" in message
     assert "threads (0, 0, 0)..(15, 0, 0) at syncthreads" in message
     assert "threads (16, 0, 0)..(63, 0, 0) finished" in message
+    # Located without debug information too (the frontend's !tidal.where;
+    # the frontend fuzzer counted such reports as unlocated).
+    line, column = position_of(divergent.py_func, "cuda.syncthreads()")
+    assert f"at syncthreads at {os.path.abspath(__file__)}:{line}:{column}" in message
 
 
 @on_targets("cpu")

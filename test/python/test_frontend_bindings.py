@@ -3,7 +3,8 @@ assigned it is a TypingError naming the variable at its file:line:col (Python
 would raise UnboundLocalError), found before typing. A local assigned on some
 paths only compiles, as Numba compiles it (loops with a known trip count,
 if/elif chains that cover every case), and reads zero on the other paths:
-never an undefined value."""
+never an undefined value; an array or record, whose zero would be a null
+pointer, is checked where it is read and raises UnboundLocalError."""
 
 import os
 
@@ -208,3 +209,42 @@ def test_a_break_path_joins_after_while_true():
     assert out[0] == 4
     k[1, 1](np.array([-1, 0], np.int64), out)
     assert out[0] == -1
+
+
+def test_an_array_that_may_be_unbound_is_checked_where_it_is_read(target):
+    # Frontend fuzzer, seed 19, input 9629: an array assigned later in a loop
+    # body was read as a null pointer on the first run, and LLVM made the
+    # whole kernel unreachable ("launch of a null block function"). Such a
+    # read checks that the array was assigned: it raises UnboundLocalError
+    # with debug=True and ends the thread without, as any raise does.
+    @cuda.jit
+    def assigned_first(out):
+        i = cuda.grid(1)
+        for j in range(2):
+            if j == 1:
+                out[i] = tmp[0]
+            tmp = cuda.local.array(1, np.float64)
+            tmp[0] = i + 0.5
+
+    out = np.zeros(4)
+    assigned_first[1, 4](out)
+    target.assert_result("assigned_first", out, [0.5, 1.5, 2.5, 3.5])
+
+    def read_first(out):
+        i = cuda.grid(1)
+        for j in range(2):
+            tmp[0] = 1.0
+            tmp = cuda.local.array(1, np.float64)
+        out[i] = 2.0
+
+    out = np.full(4, 7.0)
+    cuda.jit(read_first)[1, 4](out)
+    target.assert_result("read_first", out, [7.0, 7.0, 7.0, 7.0])
+    checked = cuda.jit(debug=True)(read_first)
+    if target.computes:
+        with pytest.raises(UnboundLocalError) as info:
+            checked[1, 4](out)
+        line, _ = position_of(read_first, "tmp[0] = 1.0")
+        assert str(info.value) == (
+            f"In function 'read_first', file {THIS_FILE}, line {line}, tid=[0, 0, 0] "
+            "ctaid=[0, 0, 0]: local variable 'tmp' referenced before assignment")

@@ -36,7 +36,7 @@ def everything(f, d):
 # PTX-DAG: __internal_accurate_pow
 # PTX-DAG: sqrt.rn.f32
 
-# NOLIB: tidalc: error: lowering for NVPTX failed: tidal: marker 'tidal.math.sin.f32' in function 'everything': this math function needs libdevice from a CUDA toolkit, and none was found (set CUDA_HOME, or TIDAL_LIBDEVICE to the libdevice.10.bc file)
+# NOLIB: tidalc: error: lowering for NVPTX failed: tidal: marker 'tidal.math.sin.f32' in function 'everything' at {{.*}}math-libdevice.py:21:13: this math function needs libdevice from a CUDA toolkit, and none was found (set CUDA_HOME, or TIDAL_LIBDEVICE to the libdevice.10.bc file)
 
 
 @cuda.jit
