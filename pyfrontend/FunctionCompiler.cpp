@@ -324,6 +324,15 @@ const FunctionCompiler::StatementRule *FunctionCompiler::statementRule(const std
   return It == Rules.end() ? nullptr : &It->second;
 }
 
+void FunctionCompiler::warnAt(PyObject *Node, const char *Module, const char *Category,
+                              const std::string &Message) {
+  PyRef Class = importModule(Module).attr(Category);
+  SourceLocation Where = locate(Node);
+  if (PyErr_WarnExplicit(Class.get(), Message.c_str(), Where.File.c_str(), Where.Line, nullptr,
+                         nullptr) < 0)
+    throw PythonErrorSet();
+}
+
 void FunctionCompiler::internalError(PyObject *Node, const std::string &Message) {
   throw CompileError("CompileError", "internal error: " + Message, locate(Node));
 }

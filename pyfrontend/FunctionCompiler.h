@@ -270,6 +270,10 @@ public:
                           llvm::ArrayRef<TypedValue> Args);
   std::string functionName() const;
   const FrontendOptions &options() const { return Options; }
+  // Issues the Python warning Module.Category(Message) at Node's file and
+  // line (warnings filters apply; an error raised by one propagates).
+  void warnAt(PyObject *Node, const char *Module, const char *Category,
+              const std::string &Message);
   // While typing `name = <value>`: name (for messages that name the
   // variable, as Numba's do); "" otherwise.
   const std::string &assignedVariable() const { return AssignedVariable; }

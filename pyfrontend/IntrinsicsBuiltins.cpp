@@ -214,6 +214,7 @@ TypedValue typePrint(IntrinsicCall &Call) {
   }
   return TypedValue(Type::none());
 }
+constexpr size_t MaxPrintItems = 32;
 TypedValue emitPrint(IntrinsicCall &Call, const Type &) {
   std::string Format;
   std::vector<Value *> Values;
@@ -243,6 +244,18 @@ TypedValue emitPrint(IntrinsicCall &Call, const Type &) {
     }
   }
   Format += "\n";
+  if (Call.Args.size() > MaxPrintItems) {
+    // CUDA's vprintf takes 32 arguments: as Numba does, warn and print the
+    // format itself (a GPU would print garbage), on every target alike.
+    Call.C.warnAt(Call.Node, "tidal.errors", "CompileWarning",
+                  "CUDA print() cannot print more than 32 items. The raw format string "
+                  "will be emitted by the kernel instead.");
+    std::string Raw;
+    for (char Ch : Format)
+      Raw += Ch == '%' ? std::string("%%") : std::string(1, Ch);
+    Format = Raw;
+    Values.clear();
+  }
   Values.insert(Values.begin(), Call.C.constantString(Format, "print.format"));
   Call.C.callMarker("print", B.getVoidTy(), Values, /*VarArg=*/true);
   return TypedValue(Type::none());

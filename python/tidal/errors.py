@@ -45,3 +45,13 @@ class InvalidConfigWarning(Warning):
 
 
 NumbaInvalidConfigWarning = InvalidConfigWarning
+
+
+class CompileWarning(Warning):
+    """What a kernel compiles to differs from what its source asks, as a GPU
+    would have it: print() of more than 32 items (CUDA's vprintf takes 32)
+    prints its raw format string instead, on every target. Numba's
+    NumbaWarning, under that name too."""
+
+
+NumbaWarning = CompileWarning

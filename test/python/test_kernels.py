@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tidal import cuda, float32, int32
+from tidal.errors import CompileWarning
 from child_processes import python_environment
 
 THREADS = 128
@@ -381,6 +382,24 @@ def test_print_formats_like_numba(tmp_path):
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == ["thread 0 value 1.500000 True",
                                                 "thread 1 value -2.250000 False"]
+
+
+def test_print_of_more_than_32_items_prints_its_format_and_warns(target, capfd):
+    # Numba's test_print.test_too_many_args: CUDA's vprintf takes 32
+    # arguments, so Numba prints the raw format string and warns; tidal
+    # does the same on every target.
+    @cuda.jit
+    def many(r):
+        print(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+              r[11], r[12], r[13], r[14], r[15], r[16], r[17], r[18], r[19], r[20],
+              r[21], r[22], r[23], r[24], r[25], r[26], r[27], r[28], r[29], r[30],
+              r[31], r[32])
+
+    with pytest.warns(CompileWarning, match="cannot print more than 32 items"):
+        many[1, 1](np.arange(33))
+    cuda.synchronize()
+    if target.ran("many"):
+        assert capfd.readouterr().out == " ".join(["%lld"] * 33) + "\n"
 
 
 # --- sleep -----------------------------------------------------------------
