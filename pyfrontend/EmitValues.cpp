@@ -257,7 +257,13 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
     } else if (isInteger(From)) {
       R.Parts.push_back(isSigned(From) ? B.CreateSIToFP(X, T) : B.CreateUIToFP(X, T));
     } else if (isInteger(Target)) {
-      R.Parts.push_back(isSigned(Target) ? B.CreateFPToSI(X, T) : B.CreateFPToUI(X, T));
+      // A float out of the integer's range (int(1e30), a NaN) converts to
+      // poison in LLVM, whose uses LLVM may treat as unreachable (the
+      // kernel vanished: the frontend fuzzer's seed 19, input 4911): frozen,
+      // it is some integer instead, as the hardware's conversion gives one
+      // (a GPU's cvt saturates; x86's gives the lowest integer).
+      R.Parts.push_back(B.CreateFreeze(isSigned(Target) ? B.CreateFPToSI(X, T)
+                                                        : B.CreateFPToUI(X, T)));
     } else {
       R.Parts.push_back(B.CreateFPCast(X, T));
     }

@@ -359,8 +359,19 @@ CpuObject prepareModule(llvm::Module &M) {
   CpuObject Prepared;
   for (const llvm::Function &F : M)
     if (!F.isDeclaration() && F.hasExternalLinkage() &&
-        F.getName().starts_with(TIDAL_BLOCK_PREFIX))
+        F.getName().starts_with(TIDAL_BLOCK_PREFIX)) {
+      // A body that is only `unreachable`: the optimiser proved that every
+      // path through the kernel has undefined behaviour. Its code would be
+      // empty, and a launch would run into whatever follows it.
+      const llvm::Instruction &First = F.getEntryBlock().front();
+      if (llvm::isa<llvm::UnreachableInst>(First))
+        throw RuntimeError(
+            "kernel '" + F.getName().drop_front(sizeof(TIDAL_BLOCK_PREFIX) - 1).str() +
+            "' cannot run: LLVM's optimiser found undefined behaviour on every path "
+            "through it and removed its body (a null or undefined pointer used, a "
+            "value read before it is defined); debug=True checks more of it");
       Prepared.BlockNames.push_back(F.getName().str());
+    }
   if (Prepared.BlockNames.empty())
     throw RuntimeError("module '" + ModuleName +
                        "' defines no block function (" TIDAL_BLOCK_PREFIX

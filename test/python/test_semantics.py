@@ -305,3 +305,26 @@ def test_an_integer_literal_beyond_uint64_is_a_located_error():
 
     with pytest.raises(TypingError, match="does not fit in int64 or uint64"):
         k[1, 1](np.zeros(1, np.uint64))
+
+
+def test_a_float_out_of_an_ints_range_converts_to_some_int_not_to_nothing(target):
+    # Frontend fuzzer, seed 19, input 4911: int(1e30) converted to LLVM's
+    # poison, the branch on it made the whole kernel unreachable, and the
+    # launch failed with "launch of a null block function". The conversion
+    # of an out-of-range float gives some integer (which one is the
+    # hardware's: CUDA leaves it undefined), and the rest of the kernel runs.
+    @cuda.jit
+    def k(out, x):
+        i = int(1e30)
+        j = int(x[0])
+        if i < out.size:
+            out[1] = 2
+        if j < out.size:
+            out[2] = 3
+        out[0] = 1
+
+    out = np.zeros(3, np.int64)
+    k[1, 1](out, np.array([np.nan]))
+    if target.ran("k"):
+        assert out[0] == 1
+        assert set(out[1:]) <= {0, 2, 3}

@@ -479,6 +479,23 @@ TEST(CpuModule, ModuleWithoutBlockFunctionIsRejected) {
   EXPECT_THROW(compileKernels(NoKernel, "no_kernel"), RuntimeError);
 }
 
+TEST(CpuModule, BlockFunctionWithoutABodyIsRejectedNamingTheKernel) {
+  // What O3 leaves of a kernel with undefined behaviour on every path (the
+  // frontend fuzzer's "launch of a null block function"): refused at
+  // compile, naming the kernel, not launched into whatever code follows.
+  const char *Vanished = "define void @__tidal_block_gone(ptr %p, ptr %c) {\n"
+                         "  unreachable\n}\n";
+  try {
+    compileKernels(Vanished, "vanished");
+    ADD_FAILURE() << "a block function of only 'unreachable' was accepted";
+  } catch (const RuntimeError &E) {
+    EXPECT_NE(std::string(E.what()).find("kernel 'gone' cannot run: LLVM's optimiser found "
+                                         "undefined behaviour on every path"),
+              std::string::npos)
+        << E.what();
+  }
+}
+
 TEST(CpuModule, ModulesWithTheSameKernelNameStayApart) {
   std::unique_ptr<CpuModule> First =
       compileKernels(storeConstantKernel(1), "first");
