@@ -36,6 +36,9 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
   const frontend::Type &AT = Array.T;
   std::vector<TypedValue> Indices = Index.T.isTuple() ? tupleElements(Index)
                                                   : std::vector<TypedValue>{Index};
+  for (TypedValue &I : Indices)
+    if (I.T.isZeroDimensionalIntegerArray())
+      I = loadZeroDimensionalIndex(I);
   if (Indices.size() != AT.NDim)
     internalError(IndexNode, "an index typing did not check");
   unsigned N = AT.NDim;
@@ -78,6 +81,12 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
     Linear = Linear ? B.CreateAdd(B.CreateMul(Linear, Array.Parts[1 + D]), Idx[D]) : Idx[D];
   }
   return B.CreateInBoundsGEP(ElemTy, Data, Linear, "elem.addr");
+}
+
+TypedValue FunctionCompiler::loadZeroDimensionalIndex(const TypedValue &Index) {
+  return makeScalar(Index.T.Dtype,
+                    B.CreateAlignedLoad(llvmMemoryType(Index.T.Dtype), Index.Parts[0],
+                                        Align(elementAlign(Index.T.Dtype)), "index"));
 }
 
 void FunctionCompiler::checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNode,

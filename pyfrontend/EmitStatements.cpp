@@ -11,6 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <functional>
 
 using namespace llvm;
 
@@ -30,6 +31,9 @@ void FunctionCompiler::emitAssignTo(PyObject *Target, const TypedValue &V, PyObj
     return;
   }
   if (Kind == "Subscript") {
+    if (const ExpressionType *Whole = Typing.find(Target);
+        Whole && Whole->Subscript == SubscriptKind::ArrayView) // a[1:n] = v
+      return emitViewStore(Target, V, ValueNode);
     PyRef ArrayNode = field(Target, "value");
     TypedValue Base = emitExpression(ArrayNode.get());
     PyRef SliceNode = field(Target, "slice");
@@ -52,6 +56,94 @@ void FunctionCompiler::emitAssignTo(PyObject *Target, const TypedValue &V, PyObj
     return emitRecordFieldStore(Base, identifierField(Target, "attr"), V, Target, ValueNode);
   }
   internalError(Target, "an assignment target typing did not accept");
+}
+
+void FunctionCompiler::emitIndexLoops(ArrayRef<Value *> Extents,
+                                      function_ref<void(ArrayRef<Value *>)> Body) {
+  std::vector<Value *> Indices;
+  std::function<void(size_t)> Level = [&](size_t D) {
+    if (D == Extents.size())
+      return Body(Indices);
+    BasicBlock *Before = B.GetInsertBlock();
+    BasicBlock *Head = BasicBlock::Create(Ctx, "fill.head", F);
+    BasicBlock *Loop = BasicBlock::Create(Ctx, "fill.body", F);
+    BasicBlock *Done = BasicBlock::Create(Ctx, "fill.end", F);
+    B.CreateBr(Head);
+    B.SetInsertPoint(Head);
+    PHINode *I = B.CreatePHI(B.getInt64Ty(), 2, "fill.i");
+    I->addIncoming(B.getInt64(0), Before);
+    B.CreateCondBr(B.CreateICmpSLT(I, Extents[D]), Loop, Done);
+    B.SetInsertPoint(Loop);
+    Indices.push_back(I);
+    Level(D + 1);
+    Indices.pop_back();
+    I->addIncoming(B.CreateAdd(I, B.getInt64(1)), B.GetInsertBlock());
+    B.CreateBr(Head);
+    B.SetInsertPoint(Done);
+  };
+  Level(0);
+}
+
+// Every element of the view gets the number, or the source array's element
+// (NumPy's broadcasting: dimensions aligned at the end, an extent of 1
+// repeats). Element by element in C order: a source that overlaps the view
+// reads what earlier iterations wrote (NumPy would copy it first).
+void FunctionCompiler::emitViewStore(PyObject *Target, const TypedValue &V, PyObject *ValueNode) {
+  TypedValue View = emitExpression(Target);
+  unsigned N = View.T.NDim;
+  ArrayRef<Value *> Extents(View.Parts.data() + 1, N);
+  Type Element = View.T.elementType();
+  auto Store = [&](Value *Ptr, TypedValue X) {
+    Value *Stored = convert(X, Element, ValueNode).scalar();
+    if (Element.Dtype == Scalar::Bool)
+      Stored = B.CreateZExt(Stored, B.getInt8Ty());
+    B.CreateAlignedStore(Stored, Ptr, Align(elementAlign(Element.Dtype)));
+  };
+  auto IndexOf = [&](ArrayRef<Value *> Indices) {
+    std::vector<TypedValue> Parts;
+    for (Value *I : Indices)
+      Parts.push_back(makeScalar(Scalar::Int64, I));
+    return Parts.size() == 1 ? Parts[0] : makeTuple(std::move(Parts));
+  };
+  if (V.T.isScalar()) {
+    TypedValue Converted = convert(V, Element, ValueNode); // once, before the loops
+    emitIndexLoops(Extents, [&](ArrayRef<Value *> Indices) {
+      Store(elementPointer(View, Target, IndexOf(Indices), nullptr), Converted);
+    });
+    return;
+  }
+  unsigned M = V.T.NDim, Skipped = N - M;
+  if (Options.Debug) // a source extent must be the view's or 1, as NumPy's rule
+    for (unsigned D = 0; D < M; ++D) {
+      Value *Source = V.Parts[1 + D], *Destination = Extents[Skipped + D];
+      Value *Bad = B.CreateAnd(B.CreateICmpNE(Source, Destination),
+                               B.CreateICmpNE(Source, B.getInt64(1)));
+      BasicBlock *Fail = BasicBlock::Create(Ctx, "broadcast.error", F);
+      BasicBlock *Ok = BasicBlock::Create(Ctx, "broadcast.ok", F);
+      B.CreateCondBr(Bad, Fail, Ok);
+      B.SetInsertPoint(Fail);
+      PyRef Arguments = PyRef::check(Py_BuildValue(
+          "(s)", ("cannot broadcast the assigned array to the slice's shape in dimension " +
+                  std::to_string(D)).c_str()));
+      emitRaise(PyExc_ValueError, Arguments.get(), ValueNode);
+      if (!B.GetInsertBlock()->getTerminator())
+        B.CreateUnreachable();
+      B.SetInsertPoint(Ok);
+    }
+  emitIndexLoops(Extents, [&](ArrayRef<Value *> Indices) {
+    std::vector<Value *> SourceIndices;
+    for (unsigned D = 0; D < M; ++D) {
+      Value *Extent = V.Parts[1 + D];
+      SourceIndices.push_back(B.CreateSelect(B.CreateICmpEQ(Extent, B.getInt64(1)),
+                                             B.getInt64(0), Indices[Skipped + D]));
+    }
+    Value *From = elementPointer(V, ValueNode, IndexOf(SourceIndices), nullptr);
+    LoadInst *L = B.CreateAlignedLoad(llvmMemoryType(V.T.Dtype), From,
+                                      Align(elementAlign(V.T.Dtype)));
+    Store(elementPointer(View, Target, IndexOf(Indices), nullptr),
+          makeElement(V.T, V.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0))
+                                                     : static_cast<Value *>(L)));
+  });
 }
 
 void FunctionCompiler::emitAssign(PyObject *Node) {

@@ -216,6 +216,8 @@ public:
   // Typing: a TypingError at IndexNode unless Index (an integer or a tuple
   // of them) indexes one element of an array of type Array.
   void checkIndex(const Type &Array, const Type &Index, PyObject *IndexNode);
+  // A 0-d array of integers (np.asarray(1)) as an array index.
+  TypedValue loadZeroDimensionalIndex(const TypedValue &Index);
   // The address of Array[Index] (Index: an integer or a tuple of them).
   // In debug mode, an index out of range calls tidal.bounds.error, naming
   // ArrayNode's source text.
@@ -331,6 +333,19 @@ private:
   TypedValue typeFrozen(PyObject *Object, PyObject *Node, const std::string &What);
   TypedValue typeConstantArray(PyObject *Array, PyObject *Node, const std::string &What);
   TypedValue typeSlice(const TypedValue &Base, PyObject *SliceNode);
+  // True if `Base[SliceNode]` is a view: a slice among the indices, or
+  // fewer indices than an array's dimensions.
+  static bool selectsView(const Type &Base, PyObject *SliceNode);
+  // a[1:n] = v, a[i] = v of a 2-D array: a number into every element of
+  // the view, or an array broadcast to its shape (TypeStatements.cpp,
+  // EmitStatements.cpp).
+  void typeViewStore(PyObject *Target, const TypedValue &Base, const TypedValue &V,
+                     PyObject *ValueNode);
+  void emitViewStore(PyObject *Target, const TypedValue &V, PyObject *ValueNode);
+  // Loops over every index of `Extents` (C order, the last fastest), calling
+  // Body with the indices (i64) inside the innermost.
+  void emitIndexLoops(llvm::ArrayRef<llvm::Value *> Extents,
+                      llvm::function_ref<void(llvm::ArrayRef<llvm::Value *>)> Body);
   TypedValue typeGlobal(const std::string &Name, PyObject *Node);
   TypedValue typeAttributeOfObject(const TypedValue &Base, const std::string &Attr, PyObject *Node);
   // Tuples, namedtuples and enums (TypeTuples.cpp): each answers for the

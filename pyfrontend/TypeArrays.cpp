@@ -15,23 +15,27 @@ void FunctionCompiler::checkIndex(const frontend::Type &Array, const frontend::T
                                std::to_string(Indices.size()) + " indices: it has " +
                                std::to_string(Array.NDim) + " dimensions");
   for (const frontend::Type &I : Indices)
-    if (!I.isScalar() || !isInteger(I.Dtype))
+    if (!isInteger(I.Dtype) || !(I.isScalar() || I.isZeroDimensionalIntegerArray()))
       typingError(IndexNode, "cannot index " + Array.str() + " with " + I.str() +
                                  ": array indices must be integers");
+}
+
+bool FunctionCompiler::selectsView(const Type &Base, PyObject *SliceNode) {
+  bool HasSlice = nodeKind(SliceNode) == "Slice";
+  if (nodeKind(SliceNode) == "Tuple")
+    for (PyObject *E : listItems(field(SliceNode, "elts").get()))
+      HasSlice |= nodeKind(E) == "Slice";
+  // Fewer indices than dimensions (a[i] on a 2-D array) is a view too.
+  size_t IndexCount = nodeKind(SliceNode) == "Tuple"
+                          ? static_cast<size_t>(PyList_GET_SIZE(field(SliceNode, "elts").get()))
+                          : 1;
+  return HasSlice || (Base.isArray() && IndexCount < Base.NDim);
 }
 
 TypedValue FunctionCompiler::typeSubscript(PyObject *Node) {
   PyRef ValueNode = field(Node, "value"), SliceNode = field(Node, "slice");
   TypedValue Base = typeExpression(ValueNode.get());
-  bool HasSlice = nodeKind(SliceNode.get()) == "Slice";
-  if (nodeKind(SliceNode.get()) == "Tuple")
-    for (PyObject *E : listItems(field(SliceNode.get(), "elts").get()))
-      HasSlice |= nodeKind(E) == "Slice";
-  // Fewer indices than dimensions (a[i] on a 2-D array) is a view too.
-  size_t IndexCount = nodeKind(SliceNode.get()) == "Tuple"
-                          ? static_cast<size_t>(PyList_GET_SIZE(field(SliceNode.get(), "elts").get()))
-                          : 1;
-  HasSlice |= Base.T.isArray() && IndexCount < Base.T.NDim;
+  bool HasSlice = selectsView(Base.T, SliceNode.get());
   ExpressionType &Recorded = Typing.Expressions[Node];
   if (HasSlice) {
     if (Base.T.isUndefined())

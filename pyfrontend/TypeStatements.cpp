@@ -34,8 +34,8 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
   if (Kind == "Subscript") {
     TypedValue Base = typeExpression(field(Target, "value").get());
     PyRef SliceNode = field(Target, "slice");
-    if (nodeKind(SliceNode.get()) == "Slice")
-      unsupported(SliceNode.get(), "assigning to array slices is not supported yet");
+    if (selectsView(Base.T, SliceNode.get())) // a[1:n] = v
+      return typeViewStore(Target, Base, V, ValueNode);
     TypedValue Index = typeExpression(SliceNode.get());
     if (Base.T.isUndefined() || Index.T.isUndefined() || V.T.isUndefined())
       return;
@@ -76,6 +76,34 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
     return typeRecordFieldStore(Base, Attr, V, Target, ValueNode);
   }
   unsupported(Target, "cannot assign to this target in a kernel");
+}
+
+void FunctionCompiler::typeViewStore(PyObject *Target, const TypedValue &Base,
+                                     const TypedValue &V, PyObject *ValueNode) {
+  if (Base.T.isUndefined())
+    return;
+  if (!Base.T.isArray())
+    unsupported(field(Target, "slice").get(),
+                "slicing is supported on arrays, not on " + Base.T.str());
+  if (Base.T.ReadOnly)
+    typingError(Target, "cannot write to a read-only array (" + Base.T.str() + ")");
+  if (Base.T.hasRecordElements())
+    unsupported(Target, "assigning to a slice of a record array is not supported");
+  TypedValue View = typeExpression(Target); // records the view (ArrayView)
+  if (View.T.isUndefined() || V.T.isUndefined())
+    return;
+  if (V.T.isScalar()) {
+    convertedType(V, View.T.elementType(), ValueNode);
+    return;
+  }
+  if (!V.T.isArray() || V.T.hasRecordElements())
+    typingError(ValueNode, "cannot assign a value of type " + V.T.str() + " to a slice of " +
+                               Base.T.str() + ": expected a number or an array");
+  if (V.T.NDim > View.T.NDim)
+    typingError(ValueNode, "cannot assign a " + V.T.str() + " to a " +
+                               std::to_string(View.T.NDim) + "-dimensional slice (" +
+                               View.T.str() + "): it has more dimensions");
+  convertedType(TypedValue(V.T.elementType()), View.T.elementType(), ValueNode);
 }
 
 void FunctionCompiler::typeAssign(PyObject *Node) {

@@ -167,6 +167,10 @@ struct Type {
   bool isFloatScalar() const { return isScalar() && isFloat(Dtype); }
   bool isComplexScalar() const { return isScalar() && isComplex(Dtype); }
   bool isBool() const { return isScalar() && Dtype == Scalar::Bool; }
+  // np.asarray(1): an array index as its element (NumPy's and Numba's rule).
+  bool isZeroDimensionalIntegerArray() const {
+    return isArray() && NDim == 0 && !Record && isInteger(Dtype);
+  }
 
   // Numba's spelling: float32, array(float32, 1d, C), UniTuple(int64 x 2),
   // Tuple(int64, float32).

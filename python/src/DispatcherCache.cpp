@@ -35,11 +35,22 @@ std::vector<std::string> splitLines(const std::string &Text) {
   return Out;
 }
 
-// cache.load(kind, signature): the entry's fields, or nullopt on a miss.
+// The argument types as the key needs them: their mangled names, exact
+// where the signature's text is not (two record layouts of the same field
+// names and types print alike).
+std::string exactTypes(const std::vector<Type> &Types) {
+  std::string S;
+  for (const Type &T : Types)
+    S += T.mangle() + ";";
+  return S;
+}
+
+// cache.load(kind, signature, exact): the entry's fields, or nullopt on a miss.
 std::optional<Entry> loadEntry(const DispatcherState &D, const std::string &Kind,
-                               const std::string &Signature) {
-  PyRef Fields = PyRef::check(
-      PyObject_CallMethod(D.Cache.get(), "load", "ss", Kind.c_str(), Signature.c_str()));
+                               const std::vector<Type> &Types) {
+  PyRef Fields = PyRef::check(PyObject_CallMethod(D.Cache.get(), "load", "sss", Kind.c_str(),
+                                                  signatureText(Types).c_str(),
+                                                  exactTypes(Types).c_str()));
   if (Fields.isNone())
     return std::nullopt;
   if (!PyDict_Check(Fields.get()))
@@ -66,13 +77,14 @@ const std::string &field(const Entry &E, const std::string &Name) {
 
 // An entry that passed the checksum but does not load: counted as a miss
 // and removed by the Python half, which then lets the compile write a new one.
-void rejectEntry(const DispatcherState &D, const std::string &Kind, const std::string &Signature,
-                 const std::string &Why) {
-  PyRef Result = PyRef::check(PyObject_CallMethod(D.Cache.get(), "reject", "sss", Kind.c_str(),
-                                                  Signature.c_str(), Why.c_str()));
+void rejectEntry(const DispatcherState &D, const std::string &Kind,
+                 const std::vector<Type> &Types, const std::string &Why) {
+  PyRef Result = PyRef::check(PyObject_CallMethod(D.Cache.get(), "reject", "ssss", Kind.c_str(),
+                                                  signatureText(Types).c_str(), Why.c_str(),
+                                                  exactTypes(Types).c_str()));
 }
 
-void saveEntry(const DispatcherState &D, const std::string &Kind, const std::string &Signature,
+void saveEntry(const DispatcherState &D, const std::string &Kind, const std::vector<Type> &Types,
                const Entry &E) {
   PyRef Fields = PyRef::check(PyDict_New());
   for (const auto &[Key, Value] : E) {
@@ -81,8 +93,9 @@ void saveEntry(const DispatcherState &D, const std::string &Kind, const std::str
     if (PyDict_SetItemString(Fields.get(), Key.c_str(), Bytes.get()) < 0)
       throw PythonErrorSet();
   }
-  PyRef Result = PyRef::check(PyObject_CallMethod(D.Cache.get(), "save", "ssO", Kind.c_str(),
-                                                  Signature.c_str(), Fields.get()));
+  PyRef Result = PyRef::check(PyObject_CallMethod(D.Cache.get(), "save", "ssOs", Kind.c_str(),
+                                                  signatureText(Types).c_str(), Fields.get(),
+                                                  exactTypes(Types).c_str()));
 }
 
 } // namespace
@@ -92,8 +105,7 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
   if (!hasCache(D))
     return nullptr;
   const std::string Kind = targetName(D.Target);
-  const std::string Signature = signatureText(Types);
-  std::optional<Entry> E = loadEntry(D, Kind, Signature);
+  std::optional<Entry> E = loadEntry(D, Kind, Types);
   if (!E)
     return nullptr;
   try {
@@ -116,7 +128,7 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
     }
     return Spec;
   } catch (const std::exception &Error) {
-    rejectEntry(D, Kind, Signature, Error.what());
+    rejectEntry(D, Kind, Types, Error.what());
     return nullptr;
   }
 }
@@ -134,7 +146,7 @@ void saveSpecialization(const DispatcherState &D, const Specialization &S,
     E.emplace_back("alone_names", joinLines(Object->AloneNames));
     E.emplace_back("watched", Object->Watched ? "1" : "0");
   }
-  saveEntry(D, targetName(D.Target), signatureText(S.ArgTypes), E);
+  saveEntry(D, targetName(D.Target), S.ArgTypes, E);
 }
 
 std::optional<std::string> loadCachedPTX(const DispatcherState &D, const Specialization &S,
@@ -142,14 +154,13 @@ std::optional<std::string> loadCachedPTX(const DispatcherState &D, const Special
   if (!hasCache(D))
     return std::nullopt;
   const std::string Kind = "ptx" + std::to_string(SM);
-  const std::string Signature = signatureText(S.ArgTypes);
-  std::optional<Entry> E = loadEntry(D, Kind, Signature);
+  std::optional<Entry> E = loadEntry(D, Kind, S.ArgTypes);
   if (!E)
     return std::nullopt;
   try {
     return field(*E, "ptx");
   } catch (const std::exception &Error) {
-    rejectEntry(D, Kind, Signature, Error.what());
+    rejectEntry(D, Kind, S.ArgTypes, Error.what());
     return std::nullopt;
   }
 }
@@ -157,7 +168,7 @@ std::optional<std::string> loadCachedPTX(const DispatcherState &D, const Special
 void savePTX(const DispatcherState &D, const Specialization &S, unsigned SM,
              const std::string &PTX) {
   if (hasCache(D) && !S.LinksForeignCode)
-    saveEntry(D, "ptx" + std::to_string(SM), signatureText(S.ArgTypes), {{"ptx", PTX}});
+    saveEntry(D, "ptx" + std::to_string(SM), S.ArgTypes, {{"ptx", PTX}});
 }
 
 namespace {

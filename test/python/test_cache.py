@@ -164,11 +164,52 @@ def test_the_default_folder_is_pycache_beside_the_source(target, tmp_path, monke
 def test_what_changes_the_code_misses(target, tmp_path, cache_dir, change):
     path = write_kernels(tmp_path)
     run_scale(load(path), target)
+    before = entries(cache_dir, target.name)
     write_kernels(tmp_path, **change)
     stats = run_scale(load(path), target, factor=change.get("factor", 3),
                       offset=change.get("offset", 1))
     assert dict(stats.cache_misses) == {SIGNATURE: 1} and not stats.cache_hits
-    assert len(entries(cache_dir, target.name)) == 2
+    # The entry of the edited file's older version is removed as the new
+    # one is written (the function's index is stamped with its source).
+    after = entries(cache_dir, target.name)
+    assert len(before) == len(after) == 1 and before != after
+
+
+def test_each_function_has_one_index_beside_its_entries(target, tmp_path, cache_dir):
+    # Numba's layout, which its suite counts: one index per function, one
+    # entry per specialisation; closures of one function with different
+    # frozen values are entries of one index, kept side by side.
+    path = tmp_path / "closures.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+        from tidal import cuda
+
+        def make(x):
+            @cuda.jit(cache=True)
+            def add(a):
+                a[0] += x
+            return add
+
+        first, second = make(1), make(2)
+    """))
+    module = load(path)
+    a = np.zeros(1)
+    module.first[1, 1](a)
+    module.first[1, 1](a)
+    module.second[1, 1](a)
+    folder = Path(module.first.stats.cache_path)
+    names = sorted(os.listdir(folder))
+    indexes = [n for n in names if n.endswith(".tidali")]
+    assert indexes == ["closures.make.locals.add.tidali"], names
+    assert len(entries(cache_dir, target.name)) == 2, names
+    if target.computes:
+        assert a[0] == 4
+    # A process that only hits leaves every file as it was.
+    stamps = {n: os.stat(folder / n).st_mtime_ns for n in names}
+    module = load(path)
+    module.first[1, 1](a)
+    module.second[1, 1](a)
+    assert {n: os.stat(folder / n).st_mtime_ns for n in os.listdir(folder)} == stamps
 
 
 def test_an_edit_of_a_device_function_misses(target, tmp_path, cache_dir):
@@ -338,3 +379,34 @@ def test_a_declared_signature_is_compiled_from_the_cache(target, tmp_path, cache
     target.forget_driver_calls()
     second.add[1, 4](a, 2)  # an int converts to the declared float32
     target.assert_result("add", a, np.full(4, 2, np.float32))
+
+
+def test_record_layouts_that_print_alike_are_different_entries(target, tmp_path, cache_dir):
+    # Numba's test_caching.record_return: a packed and an aligned record of
+    # the same fields print alike ("Record(a:int8, b:float64)"); the key had
+    # only that text, so the packed call read the aligned entry's code and
+    # returned garbage. The key holds the exact layouts.
+    path = tmp_path / "records.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+        from tidal import cuda
+
+        packed = np.dtype([('a', np.int8), ('b', np.float64)])
+        aligned = np.dtype([('a', np.int8), ('b', np.float64)], align=True)
+
+        @cuda.jit(cache=True)
+        def record_return(r, ary, i):
+            r[()] = ary[i]
+    """))
+    for attempt in range(2):  # the second module reads the entries
+        module = load(path)
+        for dtype in (module.aligned, module.packed):
+            source = np.zeros(2, dtype)
+            source[1] = (2, 43.5)
+            out = np.zeros((), dtype)
+            module.record_return[1, 1](out, source, np.asarray(1))
+            if target.computes:
+                assert tuple(out[()]) == (2, 43.5), (attempt, dtype)
+        stats = module.record_return.stats
+        assert sum(stats.cache_misses.values()) == (2 if attempt == 0 else 0), stats
+    assert len(entries(cache_dir, target.name)) == 2

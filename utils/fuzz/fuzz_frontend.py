@@ -18,6 +18,7 @@ import copy
 import os
 import random
 import re
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -312,6 +313,10 @@ def main():
                                                     default=LAUNCH_SECONDS,
                                                     help="SIGINT a mutant after this long"))
     sys.path.insert(0, os.path.join(os.path.abspath(options.build), "python"))
+    # Endless mutants are stopped with SIGINT. A shell starts a background
+    # job with SIGINT ignored, and Python then keeps ignoring it: every
+    # endless mutant was a "hang". The workers need Python's handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     os.environ["TIDAL_TARGET"] = "cpu"
     os.environ.setdefault("TIDAL_CPU_THREADS", "2")
     import numpy  # noqa: F401 - imported once, before the forks

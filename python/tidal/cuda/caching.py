@@ -22,6 +22,9 @@ import warnings
 FORMAT_VERSION = 1
 MAGIC = b"TIDAL-KERNEL-CACHE\n"
 SUFFIX = ".tidalk"
+# One index per function: the entries written from the current version of
+# its source file, so that those of an older version are removed.
+INDEX_SUFFIX = ".tidali"
 
 # Numba's dispatcher.stats: where the cache is, and hits and misses per signature.
 CompileStats = collections.namedtuple("_CompileStats",
@@ -203,8 +206,11 @@ def _function_name(py_func):
 
 class KernelCache:
     """One kernel's entries on disk, and its hits and misses. The C++ half
-    calls load(kind, signature), save(kind, signature, fields) and
-    reject(kind, signature, why); kind is "cpu", "cuda" or "ptx<sm>"."""
+    calls load(kind, signature, exact), save(kind, signature, fields, exact)
+    and reject(kind, signature, why, exact); kind is "cpu", "cuda" or
+    "ptx<sm>", signature the argument types as Numba prints them (the
+    stats' keys), exact their mangled names (record layouts that print
+    alike differ there)."""
 
     def __init__(self, dispatcher):
         py_func = dispatcher.py_func
@@ -220,11 +226,17 @@ class KernelCache:
         self.prefix = f"{stem}.{_function_name(py_func)}"
         self.hits = collections.Counter()
         self.misses = collections.Counter()
+        self.exact = {}  # signature -> its exact types, as the C++ half gave them
 
     # The key ----------------------------------------------------------------
 
-    def key(self, kind, signature):
-        """Everything the code of (kind, signature) depends on, hashed."""
+    def key(self, kind, signature, exact=""):
+        """Everything the code of (kind, signature) depends on, hashed.
+        Without `exact`, the one the C++ half last gave for the signature."""
+        if exact:
+            self.exact[signature] = exact
+        else:
+            exact = self.exact.get(signature, "")
         global _BUILD_ID
         if _BUILD_ID is None:
             _BUILD_ID = _build_id()
@@ -236,7 +248,7 @@ class KernelCache:
         other = {k: v for k, v in self.dispatcher.options.items()
                  if k not in ("cache", "extensions")}
         fingerprint = _Fingerprint()
-        fingerprint.add(FORMAT_VERSION, _BUILD_ID, sys.version, kind, signature,
+        fingerprint.add(FORMAT_VERSION, _BUILD_ID, sys.version, kind, signature, exact,
                         repr(sorted(options.items())), repr(sorted(other.items(), key=str)))
         if kind == "cpu":
             fingerprint.add(_host_description())
@@ -248,10 +260,10 @@ class KernelCache:
 
     # Reading -----------------------------------------------------------------
 
-    def load(self, kind, signature):
+    def load(self, kind, signature, exact=""):
         """The entry's fields, or None (a miss: no file, or one that is not
         exactly what this key wrote)."""
-        key = self.key(kind, signature)
+        key = self.key(kind, signature, exact)
         fields = None
         try:
             with open(self.path(kind, key), "rb") as file:
@@ -261,7 +273,7 @@ class KernelCache:
         self._count(kind, signature, fields is not None)
         return fields
 
-    def reject(self, kind, signature, why):
+    def reject(self, kind, signature, why, exact=""):
         """An entry that the C++ half could not use: a miss after all, and
         removed so that the compile that follows writes a good one."""
         if kind in ("cpu", "cuda"):
@@ -270,7 +282,7 @@ class KernelCache:
                 del self.hits[signature]
             self.misses[signature] += 1
         try:
-            os.unlink(self.path(kind, self.key(kind, signature)))
+            os.unlink(self.path(kind, self.key(kind, signature, exact)))
         except OSError:
             pass
 
@@ -280,12 +292,12 @@ class KernelCache:
 
     # Writing -----------------------------------------------------------------
 
-    def save(self, kind, signature, fields):
+    def save(self, kind, signature, fields, exact=""):
         """Writes the entry: to a file of its own in the folder, then renamed
         over the entry, so that a reader sees a whole entry or none, and
         processes that write the same entry at once each leave a whole one."""
         import tempfile
-        key = self.key(kind, signature)
+        key = self.key(kind, signature, exact)
         data = _encode(fields, key)
         temporary = None
         try:
@@ -297,6 +309,7 @@ class KernelCache:
             os.chmod(temporary, 0o644)  # as other files of __pycache__ (mkstemp's is 0600)
             os.replace(temporary, self.path(kind, key))
             temporary = None
+            self._index(os.path.basename(self.path(kind, key)))
         except OSError as error:
             warnings.warn(f"cannot write the cache of kernel {_function_name(self.dispatcher.py_func)!r} "
                           f"in {self.cache_path}: {error}", CacheWarning, stacklevel=2)
@@ -306,6 +319,50 @@ class KernelCache:
                     os.unlink(temporary)
                 except OSError:
                     pass
+
+
+    def _index(self, entry):
+        """Adds the entry's file to the function's index, stamped with its
+        source file's modification time and size (as Numba's index is).
+        An index of another stamp lists entries of an older source, which no
+        key will match again: their files are removed and the index starts
+        anew. Hits never read or write it (an entry is found by its key), so
+        a process that only hits leaves the folder as it was. Processes that
+        write at once may lose a name from the index: the entry stays
+        usable, and only its removal waits."""
+        import json
+        import tempfile
+        path = os.path.join(self.cache_path, self.prefix + INDEX_SUFFIX)
+        source = os.stat(self.source_file)
+        stamp = [source.st_mtime_ns, source.st_size]
+        try:
+            with open(path) as file:
+                index = json.load(file)
+            if not isinstance(index, dict) or not isinstance(index.get("entries"), list):
+                index = None
+        except (OSError, ValueError):
+            index = None
+        if index is None or index.get("version") != FORMAT_VERSION or index.get("stamp") != stamp:
+            for name in (index or {}).get("entries", []):
+                if isinstance(name, str) and name != entry and os.path.basename(name) == name:
+                    try:
+                        os.unlink(os.path.join(self.cache_path, name))
+                    except OSError:
+                        pass
+            index = {"version": FORMAT_VERSION, "stamp": stamp, "entries": []}
+        if entry in index["entries"]:
+            return
+        index["entries"].append(entry)
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=INDEX_SUFFIX,
+                                             dir=self.cache_path)
+        try:
+            with os.fdopen(handle, "w") as file:
+                json.dump(index, file)
+            os.chmod(temporary, 0o644)
+            os.replace(temporary, path)
+        except OSError:
+            os.unlink(temporary)
+            raise
 
 
 def _encode(fields, key):
