@@ -12,6 +12,7 @@
 #include "tidal/runtime/CudaTarget.h"
 
 #include "tidal/Contract.h"
+#include "tidal/PtxText.h"
 #include "tidal/Passes.h"
 
 #include "llvm/AsmParser/Parser.h"
@@ -170,77 +171,19 @@ SourceLocation lineIn(const std::string &File, const std::string &Text, int Line
   return Where;
 }
 
-// The `.func`s of PTX text: name, linkage (.extern, .visible, .weak or a
-// module's own), whether a body follows, the parameters, and the header
-// as written (for messages).
+// The `.func`s of PTX text (tidal/PtxText.h), with their headers as
+// written for messages.
 std::vector<PtxFunction> readPtxFunctions(const std::string &PTX) {
   std::vector<PtxFunction> Out;
-  auto skipSpace = [&](size_t I) {
-    while (I < PTX.size() && std::isspace(static_cast<unsigned char>(PTX[I])))
-      ++I;
-    return I;
-  };
-  auto skipParens = [&](size_t I, unsigned *Commas) {
-    int Depth = 0;
-    bool Any = false;
-    for (; I < PTX.size(); ++I) {
-      char C = PTX[I];
-      if (C == '(') {
-        ++Depth;
-      } else if (C == ')') {
-        if (--Depth == 0)
-          break;
-      } else if (Depth == 1 && C == ',' && Commas) {
-        ++*Commas;
-      } else if (Depth >= 1 && !std::isspace(static_cast<unsigned char>(C))) {
-        Any = true;
-      }
-    }
-    if (Commas && Any)
-      ++*Commas; // parameters = commas + 1
-    return I < PTX.size() ? I + 1 : I;
-  };
-  for (size_t At = PTX.find(".func"); At != std::string::npos; At = PTX.find(".func", At + 5)) {
-    size_t LineStart = PTX.rfind('\n', At);
-    LineStart = LineStart == std::string::npos ? 0 : LineStart + 1;
-    std::string Before = PTX.substr(LineStart, At - LineStart);
-    char After = At + 5 < PTX.size() ? PTX[At + 5] : ' ';
-    if (Before.find("//") != std::string::npos ||
-        !(std::isspace(static_cast<unsigned char>(After)) || After == '('))
-      continue; // a comment, or a longer word
+  for (const ptx::FunctionHeader &H : ptx::readFunctionHeaders(PTX)) {
     PtxFunction F;
-    F.Offset = LineStart;
-    for (const char *Linkage : {"extern", "visible", "weak"})
-      if (Before.find(std::string(".") + Linkage) != std::string::npos)
-        F.Linkage = Linkage;
-    size_t I = skipSpace(At + 5);
-    if (I < PTX.size() && PTX[I] == '(') {
-      F.Returns = true;
-      I = skipSpace(skipParens(I, nullptr));
-    }
-    size_t NameStart = I;
-    while (I < PTX.size() && (std::isalnum(static_cast<unsigned char>(PTX[I])) || PTX[I] == '_' ||
-                              PTX[I] == '$' || PTX[I] == '.'))
-      ++I;
-    F.Name = PTX.substr(NameStart, I - NameStart);
-    if (F.Name.empty())
-      continue;
-    I = skipSpace(I);
-    if (I < PTX.size() && PTX[I] == '(')
-      I = skipParens(I, &F.Parameters);
-    size_t Body = PTX.find_first_of("{;", I);
-    F.Defined = F.Linkage != "extern" && Body != std::string::npos && PTX[Body] == '{';
-    std::string Header = PTX.substr(LineStart, I - LineStart);
-    std::string Flat;
-    for (char C : Header) {
-      bool Space = std::isspace(static_cast<unsigned char>(C));
-      if (Space && (Flat.empty() || Flat.back() == ' ' || Flat.back() == '('))
-        continue;
-      if (C == ')' && !Flat.empty() && Flat.back() == ' ')
-        Flat.pop_back();
-      Flat += Space ? ' ' : C;
-    }
-    F.Header = Flat;
+    F.Name = H.Name;
+    F.Linkage = H.Linkage;
+    F.Header = H.header(PTX);
+    F.Defined = H.Defined;
+    F.Returns = H.Returns;
+    F.Parameters = H.Parameters;
+    F.Offset = H.Start;
     Out.push_back(std::move(F));
   }
   return Out;

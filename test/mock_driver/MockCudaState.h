@@ -20,6 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "tidal/PtxText.h"
+
 namespace tidal_mock {
 
 
@@ -288,21 +290,19 @@ inline bool parseEntryParams(const std::string &PTX, const std::string &Name, st
   return true;
 }
 
-// The functions of a PTX text: the name of each '.func' with how it is
-// declared ('extern', 'visible', 'weak' or '' for a module's own) and
-// whether this is its definition (a body follows) or a prototype.
-struct PtxFunction {
-  std::string Name, Linkage;
-  bool Defined = false;
-  size_t Start = 0, End = 0; // its declaration: from its line to its ';' or '{'
-};
+// The functions of a PTX text (tidal/PtxText.h): each '.func' with how it
+// is declared ('extern', 'visible', 'weak' or '' for a module's own),
+// whether this is its definition or a prototype, and where its
+// declaration lies (from its line to its ';' or '{').
+using PtxFunction = tidal::ptx::FunctionHeader;
+inline std::vector<PtxFunction> ptxFunctions(const std::string &PTX) {
+  return tidal::ptx::readFunctionHeaders(PTX);
+}
 
 // Whether Name is used in PTX outside [Start, End) (a call, an address
 // taken): a whole word, not in a comment.
 inline bool ptxMentions(const std::string &PTX, const std::string &Name, size_t Start, size_t End) {
-  auto word = [](char C) {
-    return std::isalnum(static_cast<unsigned char>(C)) || C == '_' || C == '$' || C == '.';
-  };
+  auto word = tidal::ptx::isIdentifierChar;
   for (size_t At = PTX.find(Name); At != std::string::npos; At = PTX.find(Name, At + 1)) {
     if (At >= Start && At < End)
       continue;
@@ -316,55 +316,6 @@ inline bool ptxMentions(const std::string &PTX, const std::string &Name, size_t 
     return true;
   }
   return false;
-}
-
-inline std::vector<PtxFunction> ptxFunctions(const std::string &PTX) {
-  std::vector<PtxFunction> Out;
-  auto skipSpace = [&](size_t I) {
-    while (I < PTX.size() && std::isspace(static_cast<unsigned char>(PTX[I])))
-      ++I;
-    return I;
-  };
-  auto skipParens = [&](size_t I) {
-    int Depth = 0;
-    for (; I < PTX.size(); ++I) {
-      if (PTX[I] == '(')
-        ++Depth;
-      else if (PTX[I] == ')' && --Depth == 0)
-        return I + 1;
-    }
-    return I;
-  };
-  for (size_t At = PTX.find(".func"); At != std::string::npos; At = PTX.find(".func", At + 5)) {
-    size_t LineStart = PTX.rfind('\n', At);
-    LineStart = LineStart == std::string::npos ? 0 : LineStart + 1;
-    std::string Before = PTX.substr(LineStart, At - LineStart);
-    if (Before.find("//") != std::string::npos || (At + 5 < PTX.size() && !std::isspace(static_cast<unsigned char>(PTX[At + 5])) && PTX[At + 5] != '('))
-      continue; // a comment, or a longer word
-    PtxFunction F;
-    for (const char *Linkage : {"extern", "visible", "weak"})
-      if (Before.find(std::string(".") + Linkage) != std::string::npos)
-        F.Linkage = Linkage;
-    size_t I = skipSpace(At + 5);
-    if (I < PTX.size() && PTX[I] == '(')
-      I = skipSpace(skipParens(I)); // the return parameter
-    size_t NameStart = I;
-    while (I < PTX.size() && (std::isalnum(static_cast<unsigned char>(PTX[I])) || PTX[I] == '_' ||
-                              PTX[I] == '$' || PTX[I] == '.'))
-      ++I;
-    F.Name = PTX.substr(NameStart, I - NameStart);
-    if (F.Name.empty())
-      continue;
-    I = skipSpace(I);
-    if (I < PTX.size() && PTX[I] == '(')
-      I = skipParens(I);
-    size_t Body = PTX.find_first_of("{;", I);
-    F.Defined = F.Linkage != "extern" && Body != std::string::npos && PTX[Body] == '{';
-    F.Start = LineStart;
-    F.End = Body == std::string::npos ? PTX.size() : Body;
-    Out.push_back(std::move(F));
-  }
-  return Out;
 }
 
 // The functions the driver itself provides to PTX (its system calls).
