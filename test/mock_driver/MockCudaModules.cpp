@@ -1,0 +1,247 @@
+// libtidal_mock_cuda.so, continued (MockCudaDriver.cpp has the overview and
+// the environment variables): loading PTX into modules (cuModuleLoadData,
+// cuModuleLoadDataEx), with ptxas's check of undefined .extern functions,
+// and the JIT linker (cuLinkCreate_v2, cuLinkAddData_v2, cuLinkComplete,
+// cuLinkDestroy).
+#include "MockCudaState.h"
+
+using namespace tidal_mock;
+
+extern "C" {
+
+namespace {
+
+// The mock's "cubin": what cuLinkComplete makes of its inputs, the PTX of
+// each after a marker line, which cuModuleLoadData(Ex) reads back.
+constexpr const char *MockCubinMarker = "// tidal mock cubin: linked PTX\n";
+
+void writeLog(char *Buffer, size_t Size, void **SizeSlot, const std::string &Log) {
+  if (!Buffer || !Size)
+    return;
+  std::snprintf(Buffer, Size, "%s", Log.c_str());
+  // The driver writes back the length of the log it wrote.
+  if (SizeSlot)
+    *SizeSlot = reinterpret_cast<void *>(std::min(Log.size(), Size - 1));
+}
+
+void appendPtxOut(const std::string &Text) {
+  if (const char *Path = std::getenv("TIDAL_MOCK_CUDA_PTX_OUT"); Path && *Path)
+    if (FILE *F = std::fopen(Path, "a")) {
+      std::fputs(Text.c_str(), F);
+      std::fputs("\n// ---- end of image ----\n", F);
+      std::fclose(F);
+    }
+}
+
+// What ptxas says of one PTX input (empty when it takes it): the JIT fail
+// marker, or no .version/.target.
+std::string rejectPtx(const std::string &PTX, const std::string &Name) {
+  const char *Marker = std::getenv("TIDAL_MOCK_CUDA_JIT_FAIL_MARKER");
+  if (Marker && *Marker && PTX.find(Marker) != std::string::npos)
+    return "ptxas application ptx input, line 1; error   : mock JIT rejects PTX containing '" +
+           std::string(Marker) + "'" + (Name.empty() ? "" : " (" + Name + ")");
+  if (PTX.find(".version") == std::string::npos || PTX.find(".target") == std::string::npos)
+    return "ptxas application ptx input, line 1; fatal   : " +
+           std::string(Name.empty() ? "" : Name + ": ") +
+           "not PTX: no .version and .target directives";
+  return "";
+}
+
+// The `.extern .func`s the inputs refer to that no input defines visibly
+// (nor the driver provides), as "'symbol' in 'input'" for the log (nvlink's
+// "Undefined reference to 'symbol' in 'input'").
+std::vector<std::string> unresolvedExterns(
+    const std::vector<std::pair<std::string, std::string>> &Inputs) {
+  std::vector<std::string> Defined, Missing;
+  std::vector<std::pair<std::string, std::string>> Externs; // (symbol, input)
+  for (const auto &[Name, PTX] : Inputs)
+    for (const PtxFunction &F : ptxFunctions(PTX)) {
+      // An extern nothing refers to is dropped, as ptxas and nvlink do.
+      if (F.Linkage == "extern" && ptxMentions(PTX, F.Name, F.Start, F.End))
+        Externs.push_back({F.Name, Name});
+      else if (F.Defined && (F.Linkage == "visible" || F.Linkage == "weak"))
+        Defined.push_back(F.Name);
+    }
+  for (const auto &[Symbol, Input] : Externs)
+    if (!isPtxSystemCall(Symbol) &&
+        std::find(Defined.begin(), Defined.end(), Symbol) == Defined.end())
+      Missing.push_back("'" + Symbol + "' in '" + Input + "'");
+  return Missing;
+}
+
+// A module from PTX or from the mock's cubin, in the current context.
+CUresult loadModule(MockState &S, const char *Call, void **Module, const void *Image,
+                    char *ErrorLog, size_t ErrorLogSize, void **ErrorLogSizeSlot) {
+  if (!CurrentContext) {
+    record(S, Call, "\"result\": 201");
+    return InvalidContext;
+  }
+  if (!Image) {
+    record(S, Call, "\"result\": 1");
+    return InvalidValue;
+  }
+  std::string PTX = static_cast<const char *>(Image);
+  appendPtxOut(PTX);
+  bool Linked = PTX.rfind(MockCubinMarker, 0) == 0;
+  if (!Linked) {
+    // One PTX text: compiled whole, so a function it declares .extern and
+    // does not define is an error (cuLinkComplete resolves those).
+    std::string Log = rejectPtx(PTX, "");
+    CUresult Result = InvalidPtx;
+    if (Log.empty()) {
+      std::vector<std::string> Missing = unresolvedExterns({{"", PTX}});
+      if (!Missing.empty()) {
+        std::string Symbol = Missing.front().substr(0, Missing.front().find(" in "));
+        Log = "ptxas fatal   : Unresolved extern function " + Symbol;
+      }
+    }
+    if (!Log.empty()) {
+      writeLog(ErrorLog, ErrorLogSize, ErrorLogSizeSlot, Log);
+      record(S, Call, "\"result\": " + std::to_string(Result));
+      return Result;
+    }
+  }
+  auto Owned = std::make_unique<MockModule>();
+  Owned->PTX = PTX;
+  Owned->Device = currentDevice();
+  MockModule *Handle = Owned.get();
+  S.Modules[Handle] = std::move(Owned);
+  *Module = Handle;
+  size_t Target = PTX.find(".target ");
+  std::string TargetText = PTX.substr(Target + 8, PTX.find_first_of("\n,", Target) - Target - 8);
+  record(S, Call, "\"result\": 0, \"target\": " + jsonString(TargetText) + ", \"linked\": " +
+                      (Linked ? "true" : "false") + ", " + deviceJson(Handle->Device));
+  return Success;
+}
+
+// The error-log options of a JIT call: the buffer, its size, and the slot
+// the written length goes back to.
+void errorLogOptions(unsigned Options, int *OptionIds, void **OptionValues, char *&Buffer,
+                     size_t &Size, void **&SizeSlot) {
+  for (unsigned I = 0; I < Options; ++I) {
+    if (OptionIds[I] == 5) {
+      Buffer = static_cast<char *>(OptionValues[I]);
+    } else if (OptionIds[I] == 6) {
+      Size = reinterpret_cast<uintptr_t>(OptionValues[I]);
+      SizeSlot = &OptionValues[I];
+    }
+  }
+}
+
+} // namespace
+
+CUresult cuModuleLoadDataEx(void **Module, const void *Image, unsigned Options, int *OptionIds,
+                            void **OptionValues) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  char *ErrorLog = nullptr;
+  size_t ErrorLogSize = 0;
+  void **SizeSlot = nullptr;
+  errorLogOptions(Options, OptionIds, OptionValues, ErrorLog, ErrorLogSize, SizeSlot);
+  return loadModule(S, "cuModuleLoadDataEx", Module, Image, ErrorLog, ErrorLogSize, SizeSlot);
+}
+
+CUresult cuModuleLoadData(void **Module, const void *Image) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  return loadModule(S, "cuModuleLoadData", Module, Image, nullptr, 0, nullptr);
+}
+
+// --- the JIT linker: cuLinkCreate_v2, cuLinkAddData_v2, cuLinkComplete,
+// cuLinkDestroy. PTX inputs only (CU_JIT_INPUT_PTX); each is checked as
+// ptxas would (TIDAL_MOCK_CUDA_JIT_FAIL_MARKER, .version/.target), and
+// cuLinkComplete fails with CUDA_ERROR_NOT_FOUND and nvlink's log when an
+// input calls an `.extern .func` that no input defines (.visible/.weak).
+
+CUresult cuLinkCreate_v2(unsigned Options, int *OptionIds, void **OptionValues, void **State) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  if (!State || (Options && (!OptionIds || !OptionValues))) {
+    record(S, "cuLinkCreate_v2", "\"result\": 1");
+    return InvalidValue;
+  }
+  if (!CurrentContext) {
+    record(S, "cuLinkCreate_v2", "\"result\": 201");
+    return InvalidContext;
+  }
+  auto Link = std::make_unique<MockLink>();
+  errorLogOptions(Options, OptionIds, OptionValues, Link->ErrorLog, Link->ErrorLogSize,
+                  Link->ErrorLogSizeSlot);
+  MockLink *Handle = Link.get();
+  S.Links[Handle] = std::move(Link);
+  *State = Handle;
+  record(S, "cuLinkCreate_v2", "\"result\": 0, \"options\": " + std::to_string(Options));
+  return Success;
+}
+
+CUresult cuLinkAddData_v2(void *State, int Type, void *Data, size_t Bytes, const char *Name,
+                          unsigned, int *, void **) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  std::string Shown = Name ? Name : "";
+  auto It = S.Links.find(static_cast<MockLink *>(State));
+  if (It == S.Links.end()) {
+    record(S, "cuLinkAddData_v2", "\"result\": 400");
+    return InvalidHandle;
+  }
+  MockLink &Link = *It->second;
+  if (Type != 1 || !Data || !Bytes) { // CU_JIT_INPUT_PTX only
+    record(S, "cuLinkAddData_v2", "\"result\": 1, \"type\": " + std::to_string(Type));
+    return InvalidValue;
+  }
+  // PTX is text; the size may count the terminating NUL.
+  std::string PTX(static_cast<const char *>(Data), Bytes);
+  while (!PTX.empty() && PTX.back() == '\0')
+    PTX.pop_back();
+  std::string Log = rejectPtx(PTX, Shown);
+  if (!Log.empty()) {
+    writeLog(Link.ErrorLog, Link.ErrorLogSize, Link.ErrorLogSizeSlot, Log);
+    record(S, "cuLinkAddData_v2", "\"result\": 218, \"name\": " + jsonString(Shown));
+    return InvalidPtx;
+  }
+  Link.Inputs.push_back({Shown, PTX});
+  record(S, "cuLinkAddData_v2", "\"result\": 0, \"type\": 1, \"name\": " + jsonString(Shown) +
+                                    ", \"bytes\": " + std::to_string(PTX.size()));
+  return Success;
+}
+
+CUresult cuLinkComplete(void *State, void **Image, size_t *Bytes) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto It = S.Links.find(static_cast<MockLink *>(State));
+  if (It == S.Links.end() || !Image || !Bytes) {
+    record(S, "cuLinkComplete", "\"result\": 400");
+    return InvalidHandle;
+  }
+  MockLink &Link = *It->second;
+  std::vector<std::string> Missing = unresolvedExterns(Link.Inputs);
+  if (Link.Inputs.empty() || !Missing.empty()) {
+    std::string Log;
+    for (const std::string &M : Missing)
+      Log += (Log.empty() ? "" : "\n") + std::string("error   : Undefined reference to ") + M;
+    if (Link.Inputs.empty())
+      Log = "error   : no input to link";
+    writeLog(Link.ErrorLog, Link.ErrorLogSize, Link.ErrorLogSizeSlot, Log);
+    record(S, "cuLinkComplete", "\"result\": 500");
+    return NotFound;
+  }
+  Link.Image = MockCubinMarker;
+  std::string Names;
+  for (const auto &[Name, PTX] : Link.Inputs) {
+    Link.Image += "// ---- input " + Name + "\n" + PTX + "\n";
+    Names += (Names.empty() ? "" : ", ") + jsonString(Name);
+  }
+  *Image = Link.Image.data();
+  *Bytes = Link.Image.size() + 1;
+  record(S, "cuLinkComplete", "\"result\": 0, \"inputs\": [" + Names + "]");
+  return Success;
+}
+
+CUresult cuLinkDestroy(void *State) {
+  MOCK_ENTER(S);
+  bool Known = S.Links.erase(static_cast<MockLink *>(State)) != 0;
+  record(S, "cuLinkDestroy", std::string("\"result\": ") + (Known ? "0" : "400"));
+  return Known ? Success : InvalidHandle;
+}
+
+} // extern "C"
