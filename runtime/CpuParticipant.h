@@ -12,6 +12,8 @@
 #include <mutex>
 #include <cstdlib>
 #include <limits>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace tidal::runtime {
 
@@ -20,34 +22,65 @@ constexpr size_t SharedMemoryAlignment = 64;
 // The blocks of a launch; throws RuntimeError for an invalid configuration.
 uint64_t countBlocks(const Dim3 &Grid, const Dim3 &Block);
 
-// Dynamic shared memory of one participant: 64-byte aligned, never null,
-// grown on demand, reused across launches, not zeroed.
+// Shared memory (and the threads' frames) of one participant: 64-byte
+// aligned, never null, grown on demand, reused across launches, not zeroed.
+// Its own mapping, between two unmapped guard regions, with its end at the
+// second: a kernel's store past a shared array (a wrong index, without
+// debug=True) is a fault the pool recovers from, where in the malloc heap
+// it corrupted the allocator's records and the process aborted later
+// (docs/cpu-target.md, "Faults and interrupts").
 class SharedMemoryBuffer {
 public:
-  void *data() const { return Storage.get(); }
+  // Unmapped address space on each side (no memory: PROT_NONE, reserved).
+  static constexpr size_t GuardBytes = size_t(16) << 20;
+
+  SharedMemoryBuffer() = default;
+  SharedMemoryBuffer(const SharedMemoryBuffer &) = delete;
+  SharedMemoryBuffer &operator=(const SharedMemoryBuffer &) = delete;
+  ~SharedMemoryBuffer() { release(); }
+
+  void *data() const { return Storage; }
 
   void reserve(size_t Bytes) {
     if (Storage && Bytes <= Capacity)
       return;
-    if (Bytes > std::numeric_limits<size_t>::max() - SharedMemoryAlignment)
-      throw RuntimeError("dynamic shared memory of " + std::to_string(Bytes) +
-                         " bytes is too large");
+    const size_t Page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    if (Bytes > std::numeric_limits<size_t>::max() / 2 - 2 * GuardBytes)
+      throw RuntimeError("shared memory of " + std::to_string(Bytes) + " bytes is too large");
     const size_t Rounded =
         (std::max(Bytes, SharedMemoryAlignment) + SharedMemoryAlignment - 1) /
         SharedMemoryAlignment * SharedMemoryAlignment;
-    void *Memory = std::aligned_alloc(SharedMemoryAlignment, Rounded);
-    if (!Memory)
+    const size_t Pages = (Rounded + Page - 1) / Page * Page;
+    const size_t Total = GuardBytes + Pages + GuardBytes;
+    void *Base = mmap(nullptr, Total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                      -1, 0);
+    if (Base == MAP_FAILED)
+      throw RuntimeError("cannot reserve " + std::to_string(Total) +
+                         " bytes of address space for shared memory");
+    char *Usable = static_cast<char *>(Base) + GuardBytes;
+    if (mprotect(Usable, Pages, PROT_READ | PROT_WRITE) != 0) {
+      munmap(Base, Total);
       throw RuntimeError("cannot allocate " + std::to_string(Bytes) +
-                         " bytes of dynamic shared memory");
-    Storage.reset(Memory);
+                         " bytes of shared memory");
+    }
+    release();
+    Mapping = Base;
+    MappingBytes = Total;
+    Storage = Usable + (Pages - Rounded); // its end at the second guard
     Capacity = Rounded;
   }
 
 private:
-  struct Free {
-    void operator()(void *Memory) const { std::free(Memory); }
-  };
-  std::unique_ptr<void, Free> Storage;
+  void release() {
+    if (Mapping)
+      munmap(Mapping, MappingBytes);
+    Mapping = Storage = nullptr;
+    MappingBytes = Capacity = 0;
+  }
+
+  void *Mapping = nullptr;
+  size_t MappingBytes = 0;
+  void *Storage = nullptr;
   size_t Capacity = 0;
 };
 

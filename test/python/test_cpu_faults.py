@@ -215,6 +215,45 @@ def test_store_past_a_local_array_is_an_index_error_not_a_crash(threads):
     assert "in range [4.5, 5.5, 6.5, 7.5]" in out, out
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_store_past_a_shared_array_is_a_fault_not_heap_corruption(threads):
+    # The frontend fuzzer's 10^5 run: a store a few elements past a shared
+    # array (no debug=True) went into the malloc heap; the process aborted
+    # later ("corrupted size vs. prev_size"). Shared memory now has its own
+    # mapping whose end touches an unmapped guard region.
+    out = run_script("""
+        @cuda.jit
+        def past_shared(x, out):
+            buf = cuda.shared.array(32, np.float32)
+            tid = cuda.threadIdx.x
+            buf[tid + 40] = 1.0
+            cuda.syncthreads()
+            out[tid] = buf[tid % 32]
+
+        @cuda.jit
+        def past_dynamic(out):
+            buf = cuda.shared.array(0, np.float64)
+            buf[cuda.threadIdx.x * 64] = 1.0
+
+        x = np.zeros(64, np.float32)
+        for _ in range(5):
+            for kernel, args, config in [(past_shared, (x, np.zeros(64, np.float32)), (4, 64)),
+                                         (past_dynamic, (np.zeros(1),), (2, 64, 0, 256))]:
+                try:
+                    kernel[config](*args)
+                    print("no error")
+                except RuntimeError as e:
+                    print("error:", e)
+            junk = [np.zeros(i * 10) for i in range(300)]  # the heap, used again
+        check_pool()
+    """, threads=threads)
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 10, out
+    for line in errors:
+        assert "faulted: illegal memory access (SIGSEGV" in line, line
+    assert "pool ok" in out
+
+
 SPIN_ON_ANOTHER_THREAD = """
     import os, signal, threading
 
