@@ -111,6 +111,9 @@ def serve_by_name(name):
         return "ok", str(os.getpid()), False
     if name == "abort":
         os.abort()
+    if name == "aborts-after-answering":  # as free() over a corrupted heap did
+        os._exit = lambda status: os.abort()
+        return "ok", str(os.getpid()), False
     if name == "endless":  # stops at SIGINT, as a kernel does
         try:
             while True:
@@ -130,6 +133,18 @@ def test_a_worker_runs_inputs_one_after_another_until_one_crashes():
     assert answers["ok1"] == answers["ok2"]  # one worker (its pid) served both
     assert answers["ok3"] == answers["ok4"]
     assert answers["ok2"] != answers["ok3"]  # replaced after the crash
+
+
+def test_a_crash_after_the_answer_is_a_crash_of_that_input():
+    # The frontend fuzzer's 10^5 run printed "corrupted size vs. prev_size"
+    # and counted no crash: the worker aborted after its answer, and was
+    # killed without a look at how it had ended.
+    crashes = []
+    import workers
+    workers.run([(n, n) for n in ["ok1", "aborts-after-answering", "ok2"]], serve_by_name, 1,
+                5.0, 5.0, lambda name, outcome, text: crashes.append((name, outcome, text))
+                if outcome == "crash" else None)
+    assert crashes == [("aborts-after-answering", "crash", "died after answering, of signal 6")]
 
 
 def test_a_worker_is_not_reused_after_an_input_that_is_not_clean():

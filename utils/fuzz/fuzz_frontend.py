@@ -340,7 +340,8 @@ def main():
                   f"{message[:200]}\n# launched as kernel[2, 32] on the corpus arguments of "
                   f"the kernel it came from\n")
         tally.record(outcome, index, message, header + text, ".py")
-        os.unlink(path)
+        if os.path.exists(path):  # a crash after the answer comes second
+            os.unlink(path)
 
     workers.run(items(), run_input, options.jobs, options.launch_seconds, ANSWER_SECONDS,
                 on_result)

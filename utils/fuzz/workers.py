@@ -38,6 +38,7 @@ class Worker:
         os.close(result_write)
         self.buffer = b""
         self.current = None       # the item it is running
+        self.last = None          # the item it answered last
         self.deadline = None
         self.interrupted = False
         self.served = 0
@@ -49,15 +50,27 @@ class Worker:
         self.interrupted = False
         os.write(self.requests, (json.dumps(request) + "\n").encode())
 
-    def stop(self):
-        """Kills and reaps it (once); its exit status."""
+    def stop(self, graceful_seconds=0.0):
+        """Reaps it (once) and returns its exit status: first, for up to
+        graceful_seconds, as it leaves by itself once its request pipe is
+        closed (so that a crash after its last answer, such as an abort in
+        free() over a heap a kernel corrupted, is seen), then killed."""
         if self.status is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            _, self.status = os.waitpid(self.pid, 0)
             os.close(self.requests)
+            deadline = time.monotonic() + graceful_seconds
+            while True:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    self.status = status
+                    break
+                if time.monotonic() >= deadline:
+                    try:
+                        os.kill(self.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    _, self.status = os.waitpid(self.pid, 0)
+                    break
+                time.sleep(0.002)
             os.close(self.results)
         return self.status
 
@@ -97,7 +110,15 @@ def run(items, serve, jobs, launch_seconds, answer_seconds, on_result):
         return [d for w in workers for d in (w.requests, w.results)]
 
     def replace(worker):
-        worker.stop()
+        # A worker that answered leaves by itself; one that died on the way
+        # out crashed after its answer, of what its last input did.
+        status = worker.stop(graceful_seconds=0.0 if worker.current is not None else 5.0)
+        if worker.current is None and worker.last is not None and (
+                os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL
+                or os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0):
+            how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                   else f"exit status {os.WEXITSTATUS(status)}")
+            on_result(worker.last, "crash", f"died after answering, of {how}")
         workers.remove(worker)
         workers.append(Worker(serve, open_descriptors()))
 
@@ -163,6 +184,7 @@ def _read_result(worker, on_result, replace):
     line, worker.buffer = worker.buffer.split(b"\n", 1)
     answer = json.loads(line)
     item, worker.current = worker.current, None
+    worker.last = item
     worker.served += 1
     on_result(item, answer["outcome"], answer["text"])
     if worker.interrupted or not answer["clean"] or answer["outcome"] in REPLACE_AFTER \
