@@ -86,6 +86,10 @@ public:
       DeviceFunctions = bindTranslationUnit(Context);
   }
 
+  // Instances of kernel templates too: those the source instantiates
+  // (CuPy's name_expressions become explicit instantiations, raw.py).
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
   bool VisitFunctionDecl(clang::FunctionDecl *F) {
     if (!F->hasAttr<clang::CUDAGlobalAttr>() || !F->doesThisDeclarationHaveABody() ||
         F->isDependentContext() || F->getTemplatedKind() == clang::FunctionDecl::TK_FunctionTemplate)
@@ -93,6 +97,11 @@ public:
     Kernel K;
     K.Symbol = Names->getName(F);
     K.Name = F->getNameAsString();
+    if (F->getTemplateSpecializationArgs()) { // scale<float, 3>, as clang prints it
+      K.Name.clear();
+      llvm::raw_string_ostream Stream(K.Name);
+      F->getNameForDiagnostic(Stream, AST->getPrintingPolicy(), /*Qualified=*/true);
+    }
     for (const clang::ParmVarDecl *P : F->parameters()) {
       K.Parameters.push_back(describeParameter(*AST, P->getType()));
       K.ParameterNames.push_back(P->getNameAsString());

@@ -180,3 +180,48 @@ def test_construct_raise_nvvm_refuses(target):
                                            r"tidal: .*special register "
                                            r"'llvm.nvvm.read.ptx.sreg.clock64' in function 'k'"):
         kernel[1, 1](np.zeros(1, np.int64))
+
+
+TEMPLATES = r"""
+template <typename T, int N>
+__global__ void scale(T *x, T a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) x[i] *= a;
+}
+namespace ops {
+template <typename T>
+__global__ void add_one(T *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += T(1);
+}
+}
+"""
+
+
+def test_kernel_templates_by_name_expressions(target):
+    # CuPy's RawModule(..., name_expressions=[...]).get_function("f<T>").
+    module = cuda.RawModule(code=TEMPLATES, name_expressions=[
+        "scale<float, 3>", "scale<double,5>", "ops::add_one<int>"])
+    assert module.kernel_names == ["scale<float, 3>", "scale<double, 5>", "ops::add_one<int>"]
+    x = np.ones(8, np.float32)
+    module.get_function("scale<float,3>")[1, 8](x, 2.5)  # spaces as the user writes them
+    target.assert_result("_Z5scaleIfLi3EEvPT_S0_", x, [2.5] * 3 + [1.0] * 5)  # its symbol
+    y = np.ones(8)
+    scale = module.get_function("scale<double, 5>")
+    assert scale.parameter_types == ("float64*", "float64")
+    scale[1, 8](y, 3.0)
+    z = np.zeros(4, np.int32)
+    module.get_function("ops::add_one<int>")[1, 4](z, 3)
+    if target.computes:
+        np.testing.assert_array_equal(y, [3.0] * 5 + [1.0] * 3)
+        np.testing.assert_array_equal(z, [1, 1, 1, 0])
+
+
+def test_kernel_template_errors():
+    module = cuda.RawModule(code=TEMPLATES, name_expressions=["scale<float, 3>"])
+    with pytest.raises(ValueError, match="no kernel 'scale<int, 3>'.*name_expressions names it"):
+        module.get_function("scale<int, 3>")
+    with pytest.raises(CompileError, match=r"rawmodule.cu:\d+:\d+: CUDA C\+\+: "):
+        cuda.RawModule(code=TEMPLATES, name_expressions=["scale<float>"])  # N is missing
+    with pytest.raises(TypeError, match="a name expression is one C\\+\\+ name"):
+        cuda.RawModule(code=TEMPLATES, name_expressions=["scale<float, 3>; int x"])

@@ -41,12 +41,35 @@ def _describe(kernel):
     return f"{shown}({', '.join(types)})"
 
 
+def _spaceless(name):
+    return "".join(name.split())
+
+
+def _instantiations(name_expressions):
+    """CuPy's name_expressions ("scale<float, 3>"): one explicit
+    instantiation of each kernel template instance, appended to the source,
+    so that clang emits it and get_function finds it by that name."""
+    if name_expressions is None:
+        return ()
+    if isinstance(name_expressions, str):
+        name_expressions = (name_expressions,)
+    names = tuple(name_expressions)
+    for name in names:
+        if not isinstance(name, str) or not name.strip() or "\n" in name or ";" in name:
+            raise TypeError(f"a name expression is one C++ name (a kernel template's "
+                            f"instance, such as 'scale<float, 3>'), not {name!r}")
+    return names
+
+
 class RawModule:
     """The kernels of one CUDA C++ source: `code` (a str) or the file at
     `path`, compiled with clang `options` (-DNAME=VALUE, -I DIR, -std=c++20).
-    Clang's errors raise tidal.errors.CompileError at the C++ file:line:col."""
+    `name_expressions` names instances of kernel templates to compile
+    ("scale<float, 3>"), which get_function then takes by that name, as in
+    CuPy. Clang's errors raise tidal.errors.CompileError at the C++
+    file:line:col."""
 
-    def __init__(self, code=None, path=None, options=()):
+    def __init__(self, code=None, path=None, options=(), name_expressions=None):
         if (code is None) == (path is None):
             raise TypeError("RawModule takes code (a str) or path (a file), exactly one of them")
         if path is not None:
@@ -57,6 +80,12 @@ class RawModule:
             if not isinstance(code, str):
                 raise TypeError(f"RawModule's code is a str of CUDA C++, not {type(code).__name__}")
             file_name = "rawmodule.cu"
+        self.name_expressions = _instantiations(name_expressions)
+        if self.name_expressions:
+            # After the user's lines, so that clang's line numbers stay theirs.
+            code = code + "\n// name_expressions (tidal.cuda.RawModule)\n" + "".join(
+                f"template __global__ decltype({name}) {name};\n"
+                for name in self.name_expressions)
         self.code = code
         self.path = path
         self.options = _options_tuple(options)
@@ -97,10 +126,14 @@ class RawKernel(Dispatcher):
         if not isinstance(name, str):
             raise TypeError(f"a kernel's name is a str, not {type(name).__name__}")
         found = [k for k in module._kernels if name in (k[0], k[1])]
+        if not found:  # "scale<float,3>" for clang's "scale<float, 3>"
+            found = [k for k in module._kernels if _spaceless(name) == _spaceless(k[1])]
         if not found:
             listed = ", ".join(_describe(k) for k in module._kernels) or "none"
+            hint = ("; an instance of a kernel template is compiled when RawModule's "
+                    "name_expressions names it" if "<" in name else "")
             raise ValueError(f"CUDA C++ source {module._file_name} has no kernel '{name}'; "
-                             f"its __global__ functions: {listed}")
+                             f"its __global__ functions: {listed}{hint}")
         if len(found) > 1:
             listed = ", ".join(_describe(k) for k in found)
             raise ValueError(f"'{name}' names {len(found)} kernels of {module._file_name} "
