@@ -12,10 +12,11 @@
 // IndexError of debug mode's bounds checks, without the source line.
 //
 // The accesses are the loads, stores, atomics and memory intrinsics whose
-// address is the array plus GEP offsets. A pointer that leaves that chain
-// (a phi or select of two arrays, a pointer stored to memory, a call that
-// could not be inlined) is not followed; LowerHost.cpp inlines the
-// functions given a local array so that calls seldom are the reason.
+// address is the array plus GEP offsets (through casts). A pointer that
+// leaves that chain (a phi or select of two arrays, a pointer stored to
+// memory, a call that could not be inlined, a vector of addresses) is not
+// followed; LowerHost.cpp inlines the functions given a local array so that
+// calls seldom are the reason.
 
 #include "LowerHost.h"
 
@@ -77,11 +78,13 @@ struct LocalArrayGuard {
       SmallVector<User *, 8> Users(Pointer->users());
       for (User *U : Users) {
         if (auto *GEP = dyn_cast<GetElementPtrInst>(U)) {
-          if (GEP->getPointerOperand() != Pointer)
-            continue;
+          if (GEP->getPointerOperand() != Pointer || GEP->getType()->isVectorTy())
+            continue; // an index into the array, or a vector of addresses: not followed
           IRBuilder<> B(GEP);
           Value *Step = emitGEPOffset(&B, DL, GEP, /*NoAssumptions=*/true);
           Work.emplace_back(GEP, B.CreateAdd(Offset, B.CreateSExtOrTrunc(Step, B.getInt64Ty())));
+        } else if (isa<BitCastInst, AddrSpaceCastInst>(U)) {
+          Work.emplace_back(U, Offset); // the same address
         } else if (auto *Load = dyn_cast<LoadInst>(U)) {
           check(Load, Offset, sizeOf(Load->getType()));
         } else if (auto *Store = dyn_cast<StoreInst>(U)) {
