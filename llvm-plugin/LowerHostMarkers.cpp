@@ -180,7 +180,7 @@ void MarkerLowerer::lowerFailure(CallInst &Call, MarkerKind Kind) {
   Argument *const *ThreadIndex = Thread.ThreadIndex;
   IRBuilder<> B(&Call);
   Type *Pointer = B.getPtrTy(), *I32 = B.getInt32Ty(), *I64 = B.getInt64Ty();
-  if (Kind == MarkerKind::BoundsError) {
+  if (Kind == MarkerKind::BoundsError || Kind == MarkerKind::BoundsFault) {
     Function *Hook = getHook(M, CpuBoundsErrorHook, B.getVoidTy(),
                              {Pointer, Pointer, I64, I64, I32, I32, I32, I32});
     B.CreateCall(Hook, {ContextPointer, Call.getArgOperand(0),
@@ -293,6 +293,7 @@ bool MarkerLowerer::lowerMarkerCall(CallInst &Call,
       break;
     }
     case MarkerKind::BoundsError:
+    case MarkerKind::BoundsFault:
     case MarkerKind::AssertFail:
       lowerFailure(Call, Marker.Kind);
       return true;

@@ -32,7 +32,8 @@ std::string FunctionCompiler::sourceText(PyObject *Node) const {
 }
 
 Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *IndexNode,
-                                        const TypedValue &Index, PyObject *ArrayNode) {
+                                        const TypedValue &Index, PyObject *ArrayNode,
+                                        ElementAccess Access) {
   const frontend::Type &AT = Array.T;
   std::vector<TypedValue> Indices = Index.T.isTuple() ? tupleElements(Index)
                                                   : std::vector<TypedValue>{Index};
@@ -56,16 +57,20 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
       V = B.CreateSelect(B.CreateICmpSLT(V, B.getInt64(0)), B.CreateAdd(V, Extent), V);
     Idx.push_back(V);
   }
-  // Debug mode: every index checked against its extent (dynamic shared
-  // arrays, whose extent is not known, excepted).
-  if (Options.Debug)
-    for (unsigned D = 0; D < N; ++D) {
-      Value *Original = Indices[D].ConstInt
-                            ? static_cast<Value *>(B.getInt64(*Indices[D].ConstInt))
-                            : B.CreateIntCast(Indices[D].scalar(), B.getInt64Ty(),
-                                              isSigned(Indices[D].T.Dtype));
-      checkIndexInBounds(IndexNode, ArrayNode, Original, Idx[D], Array.Parts[1 + D], D);
-    }
+  // Every index checked against its extent (dynamic shared arrays, whose
+  // extent is not known, excepted): in debug mode an IndexError on every
+  // target; without, for writes only, tidal.bounds.fault, which the NVPTX
+  // lowering drops (an index out of range is undefined there, as in CUDA)
+  // and the cpu target keeps, so that a store past an array does not
+  // corrupt the process (a read past one reads garbage or faults, and the
+  // fault is recovered).
+  for (unsigned D = 0; D < N && (Options.Debug || Access == ElementAccess::Write); ++D) {
+    Value *Original = Indices[D].ConstInt
+                          ? static_cast<Value *>(B.getInt64(*Indices[D].ConstInt))
+                          : B.CreateIntCast(Indices[D].scalar(), B.getInt64Ty(),
+                                            isSigned(Indices[D].T.Dtype));
+    checkIndexInBounds(IndexNode, ArrayNode, Original, Idx[D], Array.Parts[1 + D], D);
+  }
   llvm::Type *ElemTy = AT.Record ? static_cast<llvm::Type *>(ArrayType::get(B.getInt8Ty(), AT.Record->Size))
                               : llvmMemoryType(AT.Dtype);
   Value *Data = Array.Parts[0];
@@ -97,15 +102,18 @@ void FunctionCompiler::checkIndexInBounds(PyObject *IndexNode, PyObject *ArrayNo
   if (auto *C = dyn_cast<ConstantInt>(Extent); C && C->isZero())
     return;
   SourceLocation Where = locate(IndexNode);
-  std::string ArrayName = ArrayNode ? sourceText(ArrayNode) : "array";
+  std::string ArrayName = !ArrayNode                     ? "array"
+                          : nodeKind(ArrayNode) == "Name" ? identifierField(ArrayNode, "id")
+                                                          : sourceText(ArrayNode);
   std::string Message = std::string(IsDevice ? "device function '" : "kernel '") +
                         functionName() + "' at " + Where.File + ":" +
                         std::to_string(Where.Line) + ", array '" + ArrayName + "'";
-  BasicBlock *Fail = BasicBlock::Create(Ctx, "bounds.error", F);
+  const char *Marker = Options.Debug ? "bounds.error" : "bounds.fault";
+  BasicBlock *Fail = BasicBlock::Create(Ctx, Marker, F);
   BasicBlock *Ok = BasicBlock::Create(Ctx, "bounds.ok", F);
   B.CreateCondBr(B.CreateICmpUGE(Index, Extent), Fail, Ok);
   B.SetInsertPoint(Fail);
-  callMarker("bounds.error", B.getVoidTy(),
+  callMarker(Marker, B.getVoidTy(),
              {constantString(Message, "bounds.where"), Original, Extent, B.getInt32(Dimension)});
   B.CreateUnreachable();
   B.SetInsertPoint(Ok);
@@ -135,7 +143,8 @@ TypedValue FunctionCompiler::emitSubscript(PyObject *Node) {
     return Ref;
   }
   case SubscriptKind::ArrayElement: {
-    Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get());
+    Value *Ptr = elementPointer(Base, SliceNode.get(), Index, ValueNode.get(),
+                                ElementAccess::Read);
     llvm::Type *MemTy = llvmMemoryType(Base.T.Dtype);
     LoadInst *L = B.CreateAlignedLoad(MemTy, Ptr, Align(elementAlign(Base.T.Dtype)));
     Value *V = Base.T.Dtype == Scalar::Bool ? B.CreateICmpNE(L, B.getInt8(0)) : L;

@@ -129,7 +129,10 @@ TypedValue FunctionCompiler::emitIterationElement(const IterationSource &S, Valu
     TypedValue I = makeScalar(Scalar::Int64, Index);
     if (StaticIndex)
       I.ConstInt = StaticIndex;
-    Value *Ptr = elementPointer(S.Value, S.Node, I, S.Node);
+    // In range by the loop's bounds; a record may be written through.
+    Value *Ptr = elementPointer(S.Value, S.Node, I, S.Node,
+                                A.hasRecordElements() ? ElementAccess::Write
+                                                      : ElementAccess::Read);
     if (A.hasRecordElements()) { // a reference to the record, as a[i] gives
       TypedValue Ref(frontend::Type::record(A.Record, A.ReadOnly));
       Ref.Parts.push_back(Ptr);

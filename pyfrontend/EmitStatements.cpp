@@ -137,7 +137,8 @@ void FunctionCompiler::emitViewStore(PyObject *Target, const TypedValue &V, PyOb
       SourceIndices.push_back(B.CreateSelect(B.CreateICmpEQ(Extent, B.getInt64(1)),
                                              B.getInt64(0), Indices[Skipped + D]));
     }
-    Value *From = elementPointer(V, ValueNode, IndexOf(SourceIndices), nullptr);
+    Value *From = elementPointer(V, ValueNode, IndexOf(SourceIndices), nullptr,
+                                 ElementAccess::Read);
     LoadInst *L = B.CreateAlignedLoad(llvmMemoryType(V.T.Dtype), From,
                                       Align(elementAlign(V.T.Dtype)));
     Store(elementPointer(View, Target, IndexOf(Indices), nullptr),

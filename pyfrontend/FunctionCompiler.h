@@ -220,9 +220,13 @@ public:
   TypedValue loadZeroDimensionalIndex(const TypedValue &Index);
   // The address of Array[Index] (Index: an integer or a tuple of them).
   // In debug mode, an index out of range calls tidal.bounds.error, naming
-  // ArrayNode's source text.
+  // ArrayNode's source text; without, an address to write through calls
+  // tidal.bounds.fault (the cpu target's guard against stores into the
+  // process's memory; nothing on a GPU), and one only read is unchecked.
+  enum class ElementAccess { Read, Write };
   llvm::Value *elementPointer(const TypedValue &Array, PyObject *IndexNode, const TypedValue &Index,
-                              PyObject *ArrayNode = nullptr);
+                              PyObject *ArrayNode = nullptr,
+                              ElementAccess Access = ElementAccess::Write);
   // The source text of an expression (ast.unparse).
   std::string sourceText(PyObject *Node) const;
   // The scalar type a dtype object names: tidal.float32, numpy.float32,

@@ -254,6 +254,50 @@ def test_store_past_a_shared_array_is_a_fault_not_heap_corruption(threads):
     assert "pool ok" in out
 
 
+def test_store_just_past_a_global_array_is_an_index_error_not_heap_corruption():
+    # The frontend fuzzer's 10^5 run, inputs 40970 and 47491: a matmul whose
+    # guard became `i <= c.shape[0]` stored a row past C, into the malloc
+    # heap, and the process died later (SIGABRT, SIGSEGV). Without
+    # debug=True the cpu target checks the index of every store
+    # (tidal.bounds.fault); reads are not checked.
+    out = run_script("""
+        @cuda.jit
+        def matmul(a, b, c):
+            i, j = cuda.grid(2)
+            if i <= c.shape[0] and j < c.shape[1]:
+                acc = 0.0
+                for k in range(a.shape[1]):
+                    acc += a[min(i, a.shape[0] - 1), k] * b[k, j]
+                c[i, j] = acc
+
+        @cuda.jit
+        def atomic_past(counts):
+            cuda.atomic.add(counts, cuda.grid(1), 1)
+
+        a, b = np.ones((16, 16)), np.ones((16, 16))
+        for _ in range(3):
+            c = np.zeros((16, 16))
+            try:
+                matmul[(2, 1), (16, 16)](a, b, c)
+                print("no error")
+            except IndexError as e:
+                print("error:", e)
+            try:
+                atomic_past[1, 32](np.zeros(16, np.int32))
+                print("no error")
+            except IndexError as e:
+                print("error:", e)
+            junk = [np.zeros(i * 10) for i in range(300)]  # the heap, used again
+        check_pool()
+    """, threads=2)
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 6, out
+    assert "index 16 is out of bounds for axis 0 with size 16 in kernel 'matmul' at " in errors[0]
+    assert ", array 'c', thread (0, 0, 0) of block (1, 0, 0)" in errors[0], errors[0]
+    assert "index 16 is out of bounds for axis 0 with size 16 in kernel 'atomic_past'" in errors[1]
+    assert "pool ok" in out
+
+
 SPIN_ON_ANOTHER_THREAD = """
     import os, signal, threading
 

@@ -61,9 +61,14 @@ def plain(x):
     assert i < 0
     x[i] = 1.0
 
-# Without debug=True, asserts are compiled out and nothing is checked.
+# Without debug=True, asserts are compiled out, and the store's index is
+# checked by tidal.bounds.fault only (dropped on a GPU; the cpu target's
+# guard against stores into the process's memory).
 # PLAIN-LABEL: define void @plain(
 # PLAIN-NOT: tidal.assert
-# PLAIN-NOT: tidal.bounds
+# PLAIN-NOT: tidal.bounds.error
+# PLAIN: call void @tidal.bounds.fault(
+# PLAIN-NOT: tidal.assert
+# PLAIN-NOT: tidal.bounds.error
 # PLAIN-NOT: !dbg
 # PLAIN-NOT: tidal.debug

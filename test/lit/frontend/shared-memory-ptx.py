@@ -12,7 +12,7 @@
 # the kernel that uses them).
 # MATMUL: .visible .entry matmul(
 # MATMUL-DAG: .shared .align 4 .b8 matmul{{.*}}shared[1024];
-# MATMUL-DAG: .shared .align 4 .b8 matmul{{.*}}shared1[1024];
+# MATMUL-DAG: .shared .align 4 .b8 matmul{{.*}}shared{{[0-9]+}}[1024];
 # MATMUL-DAG: ld.global.f32
 # MATMUL-DAG: st.shared.f32
 # MATMUL-DAG: bar.sync 0;
