@@ -59,18 +59,22 @@ def test_tidal_cpu_debug_checks_every_kernel(tmp_path):
         from tidal import cuda
 
         @cuda.jit
-        def k(out):
-            out[cuda.grid(1)] = 1
+        def k(out, source):
+            i = cuda.grid(1)
+            out[i % 4] = source[i]
 
-        backing = np.zeros(8)
+        backing = np.arange(8.0)
+        out = np.zeros(4)
         try:
-            k[1, 5](backing[:4])   # thread 4 is out of bounds
-            print("unchecked, wrote", backing[4])
+            k[1, 5](out, backing[:4])   # thread 4 reads past the view
+            print("unchecked, read", out[0])
         except IndexError as e:
             print("IndexError:", e)
     """)
     assert code == 0, err
-    assert out.strip() == "unchecked, wrote 1.0"  # without the variable: unchecked
+    # Without the variable a read is unchecked (stores are always checked on
+    # the cpu target: test_cpu_faults.py).
+    assert out.strip() == "unchecked, read 4.0"
     script = tmp_path / "program.py"
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=python_environment(TIDAL_TARGET="cpu", TIDAL_CPU_DEBUG="1"),
