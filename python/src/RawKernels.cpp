@@ -13,11 +13,16 @@
 #include "tidal/Contract.h"
 #include "tidal/Passes.h"
 
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugLoc.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <regex>
@@ -202,6 +207,119 @@ const KernelInfo &findKernel(const std::vector<KernelInfo> &Kernels, const std::
   throw std::runtime_error("internal error: kernel '" + Symbol + "' is gone from its module");
 }
 
+// A write of the adapter: where to, and how many bytes.
+struct Write {
+  llvm::Instruction *At;
+  llvm::Value *Address;
+  llvm::Value *Bytes; // i64
+};
+
+std::vector<Write> writesOf(llvm::Function &F) {
+  const llvm::DataLayout &Layout = F.getParent()->getDataLayout();
+  llvm::Type *I64 = llvm::Type::getInt64Ty(F.getContext());
+  auto sizeOf = [&](llvm::Type *T) {
+    return llvm::ConstantInt::get(I64, Layout.getTypeStoreSize(T).getFixedValue());
+  };
+  std::vector<Write> Writes;
+  for (llvm::Instruction &I : llvm::instructions(F)) {
+    if (auto *Store = llvm::dyn_cast<llvm::StoreInst>(&I)) {
+      Writes.push_back({&I, Store->getPointerOperand(), sizeOf(Store->getValueOperand()->getType())});
+    } else if (auto *RMW = llvm::dyn_cast<llvm::AtomicRMWInst>(&I)) {
+      Writes.push_back({&I, RMW->getPointerOperand(), sizeOf(RMW->getValOperand()->getType())});
+    } else if (auto *CAS = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&I)) {
+      Writes.push_back({&I, CAS->getPointerOperand(), sizeOf(CAS->getNewValOperand()->getType())});
+    } else if (auto *Fill = llvm::dyn_cast<llvm::MemIntrinsic>(&I)) {
+      llvm::IRBuilder<> B(&I);
+      Writes.push_back({&I, Fill->getRawDest(), B.CreateZExtOrTrunc(Fill->getLength(), I64)});
+    } else if (auto *Call = llvm::dyn_cast<llvm::CallInst>(&I)) {
+      // The atomics that tidal-raise-nvvm made markers: tidal.atomic.*(ptr, ...).
+      llvm::Function *Callee = Call->getCalledFunction();
+      if (Callee && Callee->getName().starts_with(std::string(MarkerPrefix) + "atomic.") &&
+          Call->arg_size() > 1 && Call->getArgOperand(0)->getType()->isPointerTy())
+        Writes.push_back({&I, Call->getArgOperand(0), sizeOf(Call->getArgOperand(1)->getType())});
+    }
+  }
+  return Writes;
+}
+
+// Every write of the adapter (the C++ kernel inlined in it) through an
+// array's pointer parameter is checked against the array passed, as the
+// frontend checks a Python kernel's stores: tidal.bounds.fault, which the
+// cpu target makes the debug mode's IndexError and the NVPTX lowering drops
+// (the PTX is as before). So a C++ store past a global array does not
+// corrupt the process's heap on the cpu target. Checked: addresses whose
+// every underlying object is that one parameter (through GEPs, casts, phis
+// and selects). Not checked: reads (a read past an array reads garbage or
+// faults, and the fault is recovered), and pointers that C++ code stores
+// to memory and loads back, or passes to a function it does not inline.
+void guardWritesThroughArrays(llvm::Function &Adapter, const std::vector<Type> &Types,
+                              const std::vector<std::string> &ParamNames,
+                              const RawKernelSource &Raw) {
+  llvm::LLVMContext &Context = Adapter.getContext();
+  llvm::Module &M = *Adapter.getParent();
+  llvm::Type *I64 = llvm::Type::getInt64Ty(Context);
+  llvm::Type *I32 = llvm::Type::getInt32Ty(Context);
+  llvm::Type *Pointer = llvm::PointerType::get(Context, 0);
+  struct ArrayParameter {
+    unsigned Index;          // into Types
+    llvm::Value *Elements;   // i64: the array's size
+    uint64_t ElementBytes;
+  };
+  llvm::DenseMap<const llvm::Value *, ArrayParameter> Arrays;
+  llvm::BasicBlock &Entry = Adapter.getEntryBlock();
+  llvm::IRBuilder<> B(&Entry, Entry.getFirstInsertionPt());
+  unsigned Next = 0;
+  for (unsigned I = 0; I < Types.size(); ++I) {
+    const Type &T = Types[I];
+    if (!T.isArray()) {
+      ++Next;
+      continue;
+    }
+    llvm::Value *Elements = B.getInt64(1);
+    for (unsigned D = 0; D < T.NDim; ++D)
+      Elements = B.CreateMul(Elements, Adapter.getArg(Next + 1 + D));
+    Arrays[Adapter.getArg(Next)] = {I, Elements, frontend::byteSize(T.Dtype)};
+    Next += 1 + 2 * T.NDim;
+  }
+  if (Arrays.empty())
+    return;
+  llvm::FunctionCallee Fault = M.getOrInsertFunction(
+      std::string(MarkerPrefix) + "bounds.fault",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(Context), {Pointer, I64, I64, I32}, false));
+  for (const Write &W : writesOf(Adapter)) {
+    llvm::SmallVector<const llvm::Value *, 4> Objects;
+    llvm::getUnderlyingObjects(W.Address, Objects, nullptr, 0);
+    if (Objects.empty() || !llvm::all_equal(Objects))
+      continue;
+    auto Found = Arrays.find(Objects.front());
+    if (Found == Arrays.end())
+      continue;
+    const ArrayParameter &Array = Found->second;
+    B.SetInsertPoint(W.At);
+    llvm::Value *Base = const_cast<llvm::Value *>(Objects.front());
+    // Reported: the first element written outside the array.
+    llvm::Value *Offset = B.CreateSub(B.CreatePtrToInt(W.Address, I64),
+                                      B.CreatePtrToInt(Base, I64), "write.offset");
+    llvm::Value *Extent = B.CreateMul(Array.Elements, B.getInt64(Array.ElementBytes));
+    llvm::Value *Before = B.CreateICmpUGT(Offset, Extent); // or past the end
+    llvm::Value *Last = B.CreateSub(B.CreateAdd(Offset, W.Bytes), B.getInt64(1));
+    llvm::Value *Outside = B.CreateOr(Before, B.CreateICmpUGE(Last, Extent), "write.outside");
+    llvm::Instruction *Fail = llvm::SplitBlockAndInsertIfThen(Outside, W.At, /*Unreachable=*/true);
+    Fail->getParent()->setName("bounds.fault");
+    std::string Where = "CUDA C++ kernel '" + Raw.Name + "' at " + Raw.FileName;
+    if (const llvm::DebugLoc &Location = W.At->getDebugLoc())
+      Where += ":" + std::to_string(Location.getLine());
+    Where += ", pointer '" + ParamNames[Array.Index] + "'";
+    B.SetInsertPoint(Fail);
+    llvm::CallInst *Call = B.CreateCall(
+        Fault, {B.CreateGlobalStringPtr(Where, "bounds.where", 0, &M),
+                B.CreateSDiv(B.CreateSelect(Before, Offset, Last), B.getInt64(Array.ElementBytes)),
+                Array.Elements,
+                B.getInt32(0)});
+    Call->setDebugLoc(W.At->getDebugLoc());
+  }
+}
+
 } // namespace
 
 KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::string> &ParamNames,
@@ -295,6 +413,7 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
   llvm::InlineFunctionInfo Inlining;
   if (!llvm::InlineFunction(*Call, Inlining).isSuccess())
     throw std::runtime_error("internal error: cannot inline CUDA C++ kernel '" + Raw.Name + "'");
+  guardWritesThroughArrays(*Adapter, Types, ParamNames, Raw);
 
   // The adapter is the module's one kernel; the C++ kernels go.
   if (llvm::NamedMDNode *Kernels = M.getNamedMetadata(KernelsMetadataName))

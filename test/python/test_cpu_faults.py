@@ -322,6 +322,61 @@ def test_store_just_past_a_global_array_is_an_index_error_not_heap_corruption():
     assert "pool ok" in out
 
 
+def test_cxx_writes_past_a_global_array_are_index_errors_not_heap_corruption():
+    # CUDA C++ has no index checks of its own: the adapter of a RawKernel
+    # checks every write through an array's pointer parameter (a store, an
+    # atomic, a memset) against the array passed, as Python kernels' stores
+    # are checked. Reads are not checked.
+    out = run_script("""
+        past = cuda.RawModule(code=r'''
+            extern "C" __global__ void store_past(float *out, int n) {
+                int i = blockIdx.x * blockDim.x + threadIdx.x;
+                if (i <= n)  // one past the end
+                    out[i] = 2.0f;
+            }
+            extern "C" __global__ void count_past(int *counts) {
+                atomicAdd(&counts[threadIdx.x], 1);
+            }
+            extern "C" __global__ void fill_past(char *bytes, int n) {
+                if (threadIdx.x == 0)
+                    __builtin_memset(bytes + 8, 0, n);
+            }
+            extern "C" __global__ void before_start(double *out) {
+                double *p = out;
+                for (int k = 0; k < 3; ++k)
+                    p -= threadIdx.x;
+                *p = 1.0;
+            }''')
+        for _ in range(3):
+            out = np.zeros(16, np.float32)
+            for name, config, args in [
+                    ("store_past", (2, 16), (out, np.int32(16))),
+                    ("count_past", (1, 32), (np.zeros(16, np.int32),)),
+                    ("fill_past", (1, 1), (np.zeros(16, np.int8), np.int32(9))),
+                    ("before_start", (1, 4), (np.zeros(4),))]:
+                try:
+                    past.get_function(name)[config](*args)
+                    print("no error")
+                except IndexError as e:
+                    print("error:", e)
+            print("kept:", out.sum())
+            junk = [np.zeros(i * 10) for i in range(300)]  # the heap, used again
+        check_pool()
+    """, threads=2)
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 12, out
+    assert ("index 16 is out of bounds for axis 0 with size 16 in CUDA C++ kernel 'store_past' at "
+            "rawmodule.cu") in errors[0], errors[0]
+    assert "pointer 'out', thread (0, 0, 0) of block (1, 0, 0)" in errors[0], errors[0]
+    assert "size 16 in CUDA C++ kernel 'count_past'" in errors[1], errors[1]
+    assert "pointer 'counts', thread (16, 0, 0)" in errors[1], errors[1]
+    assert "index 16 is out of bounds for axis 0 with size 16 in CUDA C++ kernel 'fill_past'" in errors[2]
+    assert "index -3 is out of bounds for axis 0 with size 4 in CUDA C++ kernel 'before_start'" in errors[3]
+    # The threads before the failing one wrote what they were meant to.
+    assert "kept: 32.0" in out, out
+    assert "pool ok" in out
+
+
 SPIN_ON_ANOTHER_THREAD = """
     import os, signal, threading
 

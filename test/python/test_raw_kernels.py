@@ -225,3 +225,29 @@ def test_kernel_template_errors():
         cuda.RawModule(code=TEMPLATES, name_expressions=["scale<float>"])  # N is missing
     with pytest.raises(TypeError, match="a name expression is one C\\+\\+ name"):
         cuda.RawModule(code=TEMPLATES, name_expressions=["scale<float, 3>; int x"])
+
+
+def test_writes_in_range_run_and_the_ptx_keeps_no_check(target, mock_script):
+    # The adapter checks C++ writes through array pointers (test_cpu_faults.py
+    # has the writes out of range); on every target writes in range run, and
+    # over the cuda target the check is gone from the PTX: an address out of
+    # range is undefined on a GPU, as in CUDA.
+    code = r'''
+        extern "C" __global__ void put(float *out) {
+            out[blockIdx.x * blockDim.x + threadIdx.x] = 2.0f;
+            atomicAdd(&out[0], 1.0f);
+        }'''
+    out = cuda.to_device(np.zeros(64, np.float32))
+    cuda.RawKernel(code, "put")[2, 32](out)
+    if not target.mock:
+        expected = np.full(64, 2.0, np.float32)
+        expected[0] += 64
+        np.testing.assert_array_equal(out.copy_to_host(), expected)
+    run = mock_script(f"""
+        put = cuda.RawKernel(r'''{code}''', "put")
+        put[2, 32](np.zeros(64, np.float32))
+    """)
+    assert run.returncode == 0, run.stderr
+    body = run.ptx[run.ptx.index(".entry put("):]
+    assert "st.global" in body and "atom.global.add.f32" in body, body
+    assert "setp" not in body and "bra" not in body, body
