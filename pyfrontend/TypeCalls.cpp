@@ -231,6 +231,27 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
     Target.Result = Typed.T;
     return Typed;
   }
+  // A Python function with overloads (tidal.extending.overload): the
+  // implementation its typing functions give for these argument types, as
+  // a device function.
+  if (Name.empty() && !PyType_Check(Callee) && !PyModule_Check(Callee)) {
+    PyRef Extending = importModule("tidal.extending");
+    PyRef Texts = PyRef::steal(PyList_New(0));
+    for (const TypedValue &A : Args)
+      PyList_Append(Texts.get(), PyRef::steal(PyUnicode_FromString(A.T.str().c_str())).get());
+    PyRef Found = PyRef::steal(
+        PyObject_CallMethod(Extending.get(), "_implementation", "OO", Callee, Texts.get()));
+    if (!Found)
+      typingError(Node, takePendingErrorText("an overload's typing failed"));
+    if (PyUnicode_Check(Found.get()))
+      typingError(Node, Found.str());
+    if (Found.get() != Py_None) {
+      if (!Keywords.empty())
+        unsupported(Node, "keyword arguments in a call of an overloaded function");
+      KeptAlive.push_back(Found);
+      return callDeviceFunction(Found.get(), Node, Args, ArgNodes, Keywords);
+    }
+  }
   std::string Shown = Name;
   if (Shown.empty()) {
     PyRef QualName = PyRef::borrow(Callee).attrOrNull("__qualname__");

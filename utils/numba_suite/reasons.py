@@ -15,7 +15,6 @@ MODULE_REASONS = {
     "cudapy.test_const_string": "Numba internal: drives Numba's NVVM and lowering directly",
     "cudapy.test_debug": "Numba internal: Numba's NUMBA_DEBUG_* dumps (bytecode, IR, CFG, assembly)",
     "cudapy.test_extending": "Numba internal: the numba.core extension API (typeof, models, lower_builtin)",
-    "cudapy.test_overload": "Numba internal: numba.core.extending.overload with target='cuda'",
     "cudapy.test_ipc": "GPU-only check: CUDA IPC handles between processes",
     "cudapy.test_multigpu": "GPU-only check: several GPUs",
     "cudapy.test_inspect": "Numba internal: Numba's inspect_* output (its LLVM IR, NVVM PTX, SASS)",

@@ -51,6 +51,10 @@ PUBLIC_COMPILER_NAMES = {"numba.cuda.compiler": frozenset({
 # Errors a test expects from compiling a kernel, and warnings from launching
 # one: tidal's of that name.
 ERROR_NAMES = {"numba.core.errors": frozenset({"TypingError", "NumbaPerformanceWarning"})}
+# Numba's extension API for functions kernels call (overload with
+# target='cuda'/'generic', register_jitable): tidal.extending's, which also
+# registers with Numba where it is loaded, for the tests' @njit code.
+EXTENSION_NAMES = {"numba.core.extending": frozenset({"overload", "register_jitable"})}
 # The driver's error a user catches (test_multiprocessing's forked child):
 # tidal.cuda.CudaDriverError.
 DRIVER_ERROR_NAMES = {"numba.cuda.cudadrv.error": frozenset({"CudaDriverError"})}
@@ -101,7 +105,8 @@ def _rewrite_import_from(node, for_tidal):
             return [_lookup_statement("tidal" + module[len("numba"):], node.names)]
     for names, tidal_module in ((ERROR_NAMES, "tidal.errors"),
                                 (PUBLIC_COMPILER_NAMES, "tidal.cuda"),
-                                (DRIVER_ERROR_NAMES, "tidal.cuda")):
+                                (DRIVER_ERROR_NAMES, "tidal.cuda"),
+                                (EXTENSION_NAMES, "tidal.extending")):
         if module not in names:
             continue
         to_tidal = [a for a in node.names if a.name in names[module]]
