@@ -176,6 +176,8 @@ void CudaDriver::resolveEntryPoints() {
       {"cuCtxSetCurrent", "cuCtxSetCurrent", slot(Api.CtxSetCurrent)},
       {"cuCtxGetCurrent", "cuCtxGetCurrent", slot(Api.CtxGetCurrent)},
       {"cuCtxSynchronize", "cuCtxSynchronize", slot(Api.CtxSynchronize)},
+      {"cuProfilerStart", "cuProfilerStart", slot(Api.ProfilerStart)},
+      {"cuProfilerStop", "cuProfilerStop", slot(Api.ProfilerStop)},
       {"cuModuleLoadDataEx", "cuModuleLoadDataEx", slot(Api.ModuleLoadDataEx)},
       {"cuModuleLoadData", "cuModuleLoadData", slot(Api.ModuleLoadData)},
       {"cuModuleUnload", "cuModuleUnload", slot(Api.ModuleUnload)},
@@ -296,7 +298,7 @@ void CudaDriver::fail(cu::Result Result, const char *Call,
 
 void CudaDriver::requireUsable() const {
   if (!Usable)
-    throw RuntimeError("the CUDA driver is not usable: " + Reason);
+    throw CudaSupportError("the CUDA driver is not usable: " + Reason);
   requireNotForked();
 }
 

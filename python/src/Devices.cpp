@@ -66,6 +66,24 @@ PyObject *module_cuda_synchronize(PyObject *, PyObject *Args) {
 
 // which allocations, streams, events and launches use.
 
+// cuda_profile(start): cuProfilerStart (true) or cuProfilerStop (false) in
+// the current device's context (tidal.cuda.profile_start / profile_stop).
+PyObject *module_cuda_profile(PyObject *, PyObject *Args) {
+  int Start = 0;
+  if (!PyArg_ParseTuple(Args, "p", &Start))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    runtime::CudaContext &Context = runtime::CudaContext::forDevice(deviceOrdinalArgument(Py_None));
+    withoutGIL([&] {
+      runtime::ScopedCurrentContext Current(Context);
+      const runtime::CudaDriver &Driver = Context.driver();
+      Driver.check(Start ? Driver.api().ProfilerStart() : Driver.api().ProfilerStop(),
+                   Start ? "cuProfilerStart" : "cuProfilerStop");
+    });
+    Py_RETURN_NONE;
+  });
+}
+
 // cuda_device_count(): the driver's devices (RuntimeError with the driver's
 // reason when it is not usable).
 PyObject *module_cuda_device_count(PyObject *, PyObject *) {
@@ -195,6 +213,8 @@ PyMethodDef DeviceMethods[] = {
      "driver_status(): (usable, device_count, reason, library)."},
     {"cuda_driver_version", module_cuda_driver_version, METH_NOARGS,
      "cuda_driver_version(): cuDriverGetVersion's number, or None without a usable driver."},
+    {"cuda_profile", module_cuda_profile, METH_VARARGS,
+     "cuda_profile(start): cuProfilerStart or cuProfilerStop in the current device's context."},
     {"cuda_synchronize", module_cuda_synchronize, METH_VARARGS,
      "cuda_synchronize(ordinal=None): cuCtxSynchronize of a device's context."},
     {"cuda_device_count", module_cuda_device_count, METH_NOARGS,

@@ -68,6 +68,12 @@ PyObject *raisePythonError() {
                      : E.kind() == runtime::KernelError::Kind::Assert ? PyExc_AssertionError
                                                                       : PyExc_RuntimeError;
     PyErr_SetString(Type, E.what());
+  } catch (const runtime::CudaSupportError &E) {
+    PyRef Driver = PyRef::steal(PyImport_ImportModule("tidal.cuda.driver"));
+    PyRef Class = Driver ? Driver.attrOrNull("CudaSupportError") : PyRef();
+    if (!Class)
+      PyErr_Clear();
+    PyErr_SetString(Class ? Class.get() : PyExc_RuntimeError, E.what());
   } catch (const runtime::CudaDriverError &E) {
     // tidal.cuda.CudaDriverError(message, call, error_name, code)
     PyRef Driver = PyRef::steal(PyImport_ImportModule("tidal.cuda.driver"));

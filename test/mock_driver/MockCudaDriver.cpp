@@ -209,6 +209,21 @@ CUresult cuCtxSynchronize() {
   return Success;
 }
 
+// The profiler: recorded (a test checks the calls), nothing collected.
+CUresult cuProfilerStart() {
+  MOCK_ENTER(S);
+  record(S, "cuProfilerStart", deviceJson(currentDevice()));
+  MOCK_REQUIRE_INIT(S);
+  return CurrentContext ? Success : InvalidContext;
+}
+
+CUresult cuProfilerStop() {
+  MOCK_ENTER(S);
+  record(S, "cuProfilerStop", deviceJson(currentDevice()));
+  MOCK_REQUIRE_INIT(S);
+  return CurrentContext ? Success : InvalidContext;
+}
+
 CUresult cuModuleUnload(void *Module) {
   MOCK_ENTER(S);
   record(S, "cuModuleUnload");
@@ -832,6 +847,8 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
       {"cuCtxSetCurrent", reinterpret_cast<void *>(&cuCtxSetCurrent)},
       {"cuCtxGetCurrent", reinterpret_cast<void *>(&cuCtxGetCurrent)},
       {"cuCtxSynchronize", reinterpret_cast<void *>(&cuCtxSynchronize)},
+      {"cuProfilerStart", reinterpret_cast<void *>(&cuProfilerStart)},
+      {"cuProfilerStop", reinterpret_cast<void *>(&cuProfilerStop)},
       {"cuModuleLoadDataEx", reinterpret_cast<void *>(&cuModuleLoadDataEx)},
       {"cuModuleLoadData", reinterpret_cast<void *>(&cuModuleLoadData)},
       {"cuModuleUnload", reinterpret_cast<void *>(&cuModuleUnload)},

@@ -197,17 +197,26 @@ def test_bad_device_ids(mock_script):
 
 
 def test_no_driver_says_why(mock_script):
+    # Numba's class, CudaSupportError (an ImportError), which is also the
+    # RuntimeError tidal raised before; from the runtime and from set_target.
     r = mock_script("""
         out = [cuda.is_available()]
         try:
             len(cuda.gpus)
-        except RuntimeError as e:
+        except cuda.CudaSupportError as e:
+            out.append([str(e), isinstance(e, ImportError), isinstance(e, RuntimeError)])
+        from tidal.cuda.target import set_target
+        try:
+            set_target("cuda")
+        except cuda.CudaSupportError as e:
             out.append(str(e))
         print(json.dumps(out))
     """, driver="/nonexistent/libcuda.so.1")
-    available, message = r.result
+    available, (message, is_import_error, is_runtime_error), selecting = r.result
     assert available is False
     assert message.startswith("the CUDA driver is not usable: cannot open /nonexistent/libcuda.so.1")
+    assert is_import_error and is_runtime_error
+    assert selecting.startswith("the cuda target cannot be selected: the CUDA driver is not usable")
 
 
 # --- the current device ------------------------------------------------------------------

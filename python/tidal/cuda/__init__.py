@@ -28,7 +28,8 @@ from .devices import (  # noqa: F401
     close, current_context, defer_cleanup, detect, get_current_device, gpus, list_devices,
     select_device,
 )
-from .driver import CudaDriverError  # noqa: F401
+from .driver import CudaDriverError, CudaSupportError, KernelRuntimeError  # noqa: F401
+from .profiling import profile_start, profile_stop, profiling  # noqa: F401
 # Numba's cuda.runtime (get_version) and cuda.is_supported_version().
 from . import runtime  # noqa: F401
 from .runtime import is_supported_version  # noqa: F401

@@ -14,6 +14,7 @@ import os
 import sys
 
 from ._native import native
+from .driver import CudaSupportError
 
 TARGETS = ("cpu", "cuda")
 
@@ -58,13 +59,13 @@ def on_cuda():
 def set_target(name):
     """Launches go to target ``name`` ('cpu' or 'cuda') from now on. The
     cuda target needs a usable CUDA driver (TIDAL_CUDA_DRIVER names one,
-    read at its first use): without one this raises the RuntimeError a
-    launch on it would raise."""
+    read at its first use): without one this raises the CudaSupportError
+    (a RuntimeError too) a launch on it would raise."""
     _checked_name(name)
     if name == "cuda":
         usable, _, reason, _ = native.driver_status()
         if not usable:
-            raise RuntimeError(
+            raise CudaSupportError(
                 f"the cuda target cannot be selected: the CUDA driver is not usable: "
                 f"{reason} (TIDAL_TARGET=cpu runs kernels on the cpu)")
     native.select_target(name)

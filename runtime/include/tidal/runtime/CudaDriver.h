@@ -83,6 +83,13 @@ constexpr unsigned MemAttachHost = 0x2;          // CU_MEM_ATTACH_HOST
 
 // A failed driver call: what() is "<call> failed: <NAME> (<description>)"
 // plus any context the caller adds (the kernel, the JIT's log).
+// No usable CUDA driver (none found, or it failed to load or initialise):
+// tidal.cuda.CudaSupportError, Numba's class for it.
+class CudaSupportError : public RuntimeError {
+public:
+  using RuntimeError::RuntimeError;
+};
+
 class CudaDriverError : public RuntimeError {
 public:
   CudaDriverError(const std::string &Message, std::string Call, int Result,
@@ -112,6 +119,9 @@ struct CudaDriverApi {
   cu::Result (*CtxSetCurrent)(cu::Context Context) = nullptr;
   cu::Result (*CtxGetCurrent)(cu::Context *Context) = nullptr;
   cu::Result (*CtxSynchronize)() = nullptr;
+  // The profiler's collection, for the current context (cuda.profile_start).
+  cu::Result (*ProfilerStart)() = nullptr;
+  cu::Result (*ProfilerStop)() = nullptr;
   cu::Result (*ModuleLoadDataEx)(cu::Module *Module, const void *Image, unsigned Options,
                                  int *OptionIds, void **OptionValues) = nullptr;
   // A module from a linked image (cuLinkComplete's cubin).
