@@ -30,6 +30,11 @@ from .devices import (  # noqa: F401
 )
 from .driver import CudaDriverError, CudaSupportError, KernelRuntimeError  # noqa: F401
 from .profiling import profile_start, profile_stop, profiling  # noqa: F401
+from .memory_managers import (  # noqa: F401
+    BaseCUDAMemoryManager, MappedMemory, MemoryInfo, MemoryPointer, PinnedMemory,
+    set_memory_manager,
+)
+from .memory_plugins import GetIpcHandleMixin, HostOnlyCUDAMemoryManager  # noqa: F401
 # Numba's cuda.runtime (get_version) and cuda.is_supported_version().
 from . import runtime  # noqa: F401
 from .runtime import is_supported_version  # noqa: F401

@@ -23,7 +23,7 @@ import operator
 
 import numpy as np
 
-from . import dlpack
+from . import devices, dlpack, memory_managers
 from ._native import native
 from .array_interface import (
     _check_host_memory, _checked_interface, _interface_stream, _wait_for_producer,
@@ -45,13 +45,39 @@ def _is_host_memory_array(obj):
     return isinstance(obj, np.ndarray) and getattr(type(obj), "__cuda_memory__", False)
 
 
+def _plugin():
+    """The memory-manager plugin of the current device, or None."""
+    if not memory_managers.plugin_set():
+        return None
+    return memory_managers.plugin_of(devices.current_context())
+
+
 def _allocate_device(shape, strides, dtype, stream):
     """(layout, allocation) of new device memory for this layout."""
     low, high = _extent(shape, strides, dtype.itemsize)
     if high <= low:
         return np.empty(shape, dtype=dtype), None
+    plugin = _plugin()
+    if plugin is not None:  # the layout keeps the plugin's MemoryPointer alive
+        pointer, owner = memory_managers.allocate(plugin, high - low)
+        return _device_layout(pointer - low, shape, strides, dtype, owner), None
     memory, pointer = native.cuda_alloc(high - low, _stream_handle(stream))
     return _device_layout(pointer - low, shape, strides, dtype, memory), memory
+
+
+def _allocate_host(shape, strides, dtype):
+    """Device memory of the cpu target (host memory) for this layout: a
+    plugin's (checked to be host memory), else NumPy's."""
+    plugin = _plugin()
+    low, high = _extent(shape, strides, dtype.itemsize)
+    if plugin is None or high <= low:
+        return _allocate(shape, strides, dtype)
+    pointer, owner = memory_managers.allocate(plugin, high - low)
+    _check_host_memory(pointer, 0, high - low)
+    interface = {"shape": shape, "typestr": dtype.str, "data": (pointer - low, False),
+                 "strides": strides, "version": 3}
+    host = np.asarray(_InterfaceHolder(owner, interface))
+    return host if dtype.fields is None else host.view(dtype)
 
 
 # --- device arrays ------------------------------------------------------------------
@@ -75,7 +101,7 @@ class DeviceNDArray:
             layout, memory = _allocate_device(shape, strides, dtype, _check_stream(stream))
             self._init_device(layout, memory, stream)
         else:
-            self._init(_allocate(shape, strides, dtype), stream)
+            self._init(_allocate_host(shape, strides, dtype), stream)
 
     @classmethod
     def _wrap_device(cls, layout, memory, stream=0):

@@ -24,7 +24,7 @@ import contextlib
 import operator
 import threading
 
-from . import streams
+from . import memory_managers, streams
 from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
 from .target import current_target, on_cuda
 
@@ -252,7 +252,11 @@ class Context:
     def get_memory_info(self):
         """(free, total) bytes of the device's memory (cuMemGetInfo in this
         context); on the cpu target this machine's memory (MemAvailable and
-        MemTotal of /proc/meminfo)."""
+        MemTotal of /proc/meminfo). With a memory-manager plugin, its
+        get_memory_info()."""
+        plugin = memory_managers.plugin_of(self)
+        if plugin is not None:
+            return plugin.get_memory_info()
         if on_cuda():
             return _MemoryInfo(*native.cuda_memory_info(self.device.id))
         fields = {}
@@ -271,8 +275,12 @@ class Context:
             streams.synchronize()
 
     def reset(self):
-        """Returns cached memory to the driver: arrays hold their own memory."""
+        """Returns cached memory to the driver: arrays hold their own memory.
+        With a memory-manager plugin, its reset() too."""
         self.deallocations.clear()
+        plugin = memory_managers.plugin_of(self)
+        if plugin is not None:
+            plugin.reset()
 
     def create_stream(self):
         with _on_device(self.device.id):
@@ -293,7 +301,9 @@ class Context:
 
     @contextlib.contextmanager
     def defer_cleanup(self):
-        with self.deallocations.disable():
+        plugin = memory_managers.plugin_of(self)
+        with self.deallocations.disable(), \
+                (plugin.defer_cleanup() if plugin is not None else contextlib.nullcontext()):
             yield
 
     def __repr__(self):
