@@ -144,3 +144,15 @@ def test_the_base_class_is_abstract_and_ipc_is_refused():
 
     with pytest.raises(NotImplementedError, match="CUDA IPC handles are not supported"):
         Ipc(context=None).get_ipc_handle(None)
+
+
+def test_gpu_data_describes_the_bytes_of_the_elements(target):
+    d = cuda.to_device(np.arange(10, dtype=np.float64))
+    memory = d.gpu_data
+    assert isinstance(memory, cuda.MemoryPointer)
+    assert memory.size == 80 and memory.owner is d
+    assert memory.device_pointer_value == d.device_ctypes_pointer.value
+    assert d.view(np.int64).gpu_data == memory  # the same bytes
+    assert d[2:].gpu_data != memory
+    assert d[2:].gpu_data.device_pointer_value == memory.device_pointer_value + 16
+    assert cuda.device_array(0).gpu_data.size == 0

@@ -184,6 +184,16 @@ class DeviceNDArray:
         return ctypes.c_void_p(self._layout.ctypes.data if self.size else None)
 
     @property
+    def gpu_data(self):
+        """Numba's gpu_data: the memory of the array's elements as a
+        MemoryPointer (its lowest byte and its extent; a host pointer on the
+        cpu target). Arrays over the same bytes (a dtype view, a view of the
+        whole) compare equal."""
+        address, nbytes = _span(self._layout) if self.size else (0, 0)
+        return memory_managers.MemoryPointer(devices.current_context(), address, nbytes,
+                                             owner=self)
+
+    @property
     def __cuda_array_interface__(self):
         """Version 3 of the CUDA Array Interface. On the cpu target ``data``
         is a host pointer (device memory is host memory): hand it only to

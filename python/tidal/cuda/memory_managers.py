@@ -75,6 +75,16 @@ class MemoryPointer:
         if self._finalizer is not None:
             self._finalizer()
 
+    # Equal when they describe the same bytes (DeviceNDArray.gpu_data makes
+    # a new one at each access).
+    def __eq__(self, other):
+        if not isinstance(other, MemoryPointer):
+            return NotImplemented
+        return (self.device_pointer_value, self.size) == (other.device_pointer_value, other.size)
+
+    def __hash__(self):
+        return hash((self.device_pointer_value, self.size))
+
     def __repr__(self):
         return (f"<{type(self).__name__} 0x{self.device_pointer_value:x} of {self.size} bytes>")
 
