@@ -510,3 +510,24 @@ def test_setitem_transpose_and_memory_info(mock_script):
     assert res["d2"] == res["d"] and res["total"] == 1 << 30
     assert "cuda target" in res["repr"]
     assert r.named("cuMemcpyDtoD_v2")
+
+
+def test_numbas_devicearray_names(target):
+    # cuda.devicearray: the names of Numba's module that programs use.
+    from tidal.cuda import devicearray
+    d, new = devicearray.auto_device(2)
+    assert new and d.shape == ()
+    if target.computes:
+        assert d.copy_to_host() == 2
+    same, new = devicearray.auto_device(d)
+    assert same is d and not new
+    host = np.arange(6.0)
+    copied, new = devicearray.auto_device(host)
+    assert new and isinstance(copied, devicearray.DeviceNDArray)
+    if target.computes:
+        np.testing.assert_array_equal(copied.copy_to_host(), host)
+    with pytest.raises(ValueError, match="non-contiguous"):
+        devicearray.auto_device(host[::2])
+    assert devicearray.is_cuda_ndarray(d) and not devicearray.is_cuda_ndarray(host)
+    with pytest.raises(ValueError):
+        devicearray.require_cuda_ndarray(host)
