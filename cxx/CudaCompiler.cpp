@@ -52,6 +52,17 @@ std::string describeParameter(clang::ASTContext &AST, clang::QualType Type) {
       return "float" + std::to_string(Bits);
     return "";
   };
+  // A struct of numbers, by value or through a pointer: a record dtype of
+  // the same layout ("struct P{x:float32@0,n:int32@4;8}", DeviceBinding.h).
+  const clang::Type *Underlying = Canonical.getTypePtr();
+  if (const auto *Pointer = Canonical->getAs<clang::PointerType>())
+    Underlying = Pointer->getPointeeType().getCanonicalType().getTypePtr();
+  if (Underlying->isRecordType()) {
+    std::string Why;
+    std::string Text = bindingType(AST, Type, /*AllowVoid=*/false, Why);
+    return Text.empty() ? "?" + Type.getAsString(AST.getPrintingPolicy()) + " (" + Why + ")"
+                        : Text;
+  }
   if (const auto *Pointer = Canonical->getAs<clang::PointerType>()) {
     clang::QualType Pointee = Pointer->getPointeeType();
     std::string Element = Scalar(Pointee.getUnqualifiedType());

@@ -30,8 +30,11 @@ namespace tidal::cxx {
 // __global__ function defined in the source, read from Clang's AST:
 // !{!"symbol", !"name as written", !"type", !"parameter name", ...} with
 // each parameter's type as tidal's scalar name ("int32", "uint64",
-// "float32", "bool"), a pointer to one ("float32*", "const float64*"), or
-// "?" and the C++ spelling for anything else ("?struct Pair").
+// "float32", "bool"), a pointer to one ("float32*", "const float64*"), a
+// struct of numbers by value or through a pointer, as DeviceBinding.h
+// spells it ("struct Pair{a:int32@0,b:int32@4;8}", "... ;8}*"), or "?" and
+// the C++ spelling for anything else ("?Node (field 'next' of 'Node' is
+// not a number ...)").
 inline constexpr const char *KernelParametersMetadata = "tidal.cxx.kernels";
 
 std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::StringRef Source,

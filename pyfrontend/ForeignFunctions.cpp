@@ -78,8 +78,6 @@ std::string foreignParameterText(const ForeignParameter &P) {
   return (P.Const ? "const " : "") + std::string(scalarName(P.Element)) + (P.Pointer ? "*" : "");
 }
 
-namespace {
-
 // The fields of a record layout as a user reads them.
 std::string describeRecord(const std::string &Name, const RecordLayout &Layout) {
   std::string Out = "struct " + Name + " {";
@@ -102,7 +100,6 @@ bool sameLayout(const RecordLayout &Struct, const RecordLayout &Record) {
   return true;
 }
 
-} // namespace
 
 namespace {
 

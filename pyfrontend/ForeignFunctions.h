@@ -77,6 +77,13 @@ struct ForeignFunction {
 bool parseForeignParameter(const std::string &Text, ForeignParameter &Out);
 std::string foreignParameterText(const ForeignParameter &P);
 
+// The fields of a struct's layout as a user reads them: "struct Pair {a:
+// int32 at 0, b: float32 at 4} (8 bytes)".
+std::string describeRecord(const std::string &Name, const RecordLayout &Layout);
+// A record dtype's layout matches a C++ struct's: the same numbers at the
+// same offsets, the same size (the names may differ).
+bool sameLayout(const RecordLayout &Struct, const RecordLayout &Record);
+
 } // namespace tidal::frontend
 
 #endif

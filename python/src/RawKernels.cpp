@@ -10,6 +10,7 @@
 #include "PyRef.h"
 
 #include "CudaCompiler.h"
+#include "ForeignFunctions.h"
 #include "tidal/Contract.h"
 #include "tidal/Passes.h"
 
@@ -144,6 +145,11 @@ bool parseParameter(const std::string &Text, Scalar &Element, bool &Pointer) {
 
 // The C++ spelling of a parameter text, for errors.
 std::string cxxSpelling(const std::string &Text) {
+  frontend::ForeignParameter Struct;
+  if (Text.find("struct ") != std::string::npos && frontend::parseForeignParameter(Text, Struct) &&
+      Struct.Record)
+    return (Struct.Const ? "const " : "") +
+           frontend::describeRecord(Struct.RecordName, *Struct.Record) + (Struct.Pointer ? " *" : "");
   static const char *const Names[][2] = {
       {"bool", "bool"},      {"int8", "signed char"},  {"uint8", "unsigned char"},
       {"int16", "short"},    {"uint16", "unsigned short"}, {"int32", "int"},
@@ -278,7 +284,8 @@ void guardWritesThroughArrays(llvm::Function &Adapter, const std::vector<Type> &
     llvm::Value *Elements = B.getInt64(1);
     for (unsigned D = 0; D < T.NDim; ++D)
       Elements = B.CreateMul(Elements, Adapter.getArg(Next + 1 + D));
-    Arrays[Adapter.getArg(Next)] = {I, Elements, frontend::byteSize(T.Dtype)};
+    Arrays[Adapter.getArg(Next)] = {I, Elements,
+                                    T.Record ? T.Record->Size : frontend::byteSize(T.Dtype)};
     Next += 1 + 2 * T.NDim;
   }
   if (Arrays.empty())
@@ -341,12 +348,34 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
     const std::string &Text = Info.Types[I];
     std::string Where = "argument '" + ParamNames[I] + "' of kernel '" + Raw.Name + "' (C++ type '" +
                         cxxSpelling(Text) + "'): ";
+    const Type &T = Types[I];
+    frontend::ForeignParameter Struct;
+    if (Text.find("struct ") != std::string::npos &&
+        frontend::parseForeignParameter(Text, Struct) && Struct.Record) {
+      // A struct of numbers: a record of the same layout, by value (a
+      // record scalar) or through a pointer (a record array).
+      const bool Matches = T.Record && frontend::sameLayout(*Struct.Record, *T.Record) &&
+                           (Struct.Pointer ? T.isArray() : T.Kind == frontend::TypeKind::Record);
+      if (!Matches)
+        throw std::invalid_argument(
+            Where + "takes " + (Struct.Pointer ? "an array of records" : "a record") +
+            " of that layout, not " +
+            (T.Record ? T.str() + ", whose layout is " +
+                            frontend::describeRecord("record", *T.Record)
+                      : T.str()));
+      if (Struct.Pointer && T.ArrayLayout == frontend::Layout::A)
+        throw std::invalid_argument(Where + "takes a contiguous array (C or F order), not " +
+                                    T.str());
+      if (Struct.Pointer && T.ReadOnly && !Struct.Const)
+        throw std::invalid_argument(Where + "writes through its pointer: a read-only array "
+                                            "needs a const parameter");
+      continue;
+    }
     Scalar Element;
     bool Pointer;
     if (!parseParameter(Text, Element, Pointer))
-      throw std::invalid_argument(Where + "tidal passes only scalars and pointers to scalars "
-                                          "to CUDA C++ kernels");
-    const Type &T = Types[I];
+      throw std::invalid_argument(Where + "tidal passes only scalars, structs of numbers and "
+                                          "pointers to them to CUDA C++ kernels");
     if (Pointer) {
       if (!T.isArray() || T.Record || T.Dtype != Element)
         throw std::invalid_argument(Where + "takes an array of " +
@@ -380,6 +409,8 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
     if (T.isArray()) {
       Parameters.push_back(Pointer);
       Parameters.insert(Parameters.end(), 2u * T.NDim, Int64);
+    } else if (T.Kind == frontend::TypeKind::Record) {
+      Parameters.push_back(Pointer); // a record argument is passed by reference
     } else {
       Parameters.push_back(llvmScalar(Context, T.Dtype));
     }
@@ -401,6 +432,14 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
     if (T.isArray()) {
       Arguments.push_back(Adapter->getArg(Next));
       Next += 1 + 2 * T.NDim;
+    } else if (T.Kind == frontend::TypeKind::Record) {
+      // A struct by value: clang's `ptr byval(%struct)` takes the record's
+      // address (the callee copies it); a struct passed directly is loaded.
+      llvm::Value *Record = Adapter->getArg(Next++);
+      Arguments.push_back(Expected->isPointerTy()
+                              ? Record
+                              : static_cast<llvm::Value *>(B.CreateAlignedLoad(
+                                    Expected, Record, llvm::Align(T.Record->Align))));
     } else {
       Scalar To;
       bool IsPointer;

@@ -164,10 +164,56 @@ def test_wrong_arguments(target):
 
 
 def test_unsupported_parameter_type():
-    with pytest.raises(TypeError, match=r"parameter 'p' of CUDA C\+\+ kernel 'k' has type "
-                                        r"'Pair': tidal passes only scalars and pointers"):
-        cuda.RawKernel('struct Pair { int a, b; };\n'
-                       'extern "C" __global__ void k(Pair p, int *out) { out[0] = p.a; }', "k")
+    # A struct with a pointer field is no record dtype.
+    with pytest.raises(TypeError, match=r"parameter 'n' of CUDA C\+\+ kernel 'k' has type "
+                                        r"'Node \('Node' is a struct tidal cannot pass by value: "
+                                        r"field 'next' of 'Node' is not a number.*\)': "
+                                        r"tidal passes only scalars, structs of numbers"):
+        cuda.RawKernel('struct Node { int value; Node *next; };\n'
+                       'extern "C" __global__ void k(Node n, int *out) { out[0] = n.value; }',
+                       "k")
+
+
+STRUCTS = r"""
+struct Params { float scale; int n; };
+struct Particle { float x, y; double mass; };
+extern "C" __global__ void fill(Params p, float *out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n) out[i] = p.scale * i;
+}
+extern "C" __global__ void move(Particle *ps, int n, float dx) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { ps[i].x += dx; ps[i].mass *= 2; }
+}
+"""
+PARAMS = np.dtype([("scale", np.float32), ("n", np.int32)])
+PARTICLE = np.dtype([("x", np.float32), ("y", np.float32), ("mass", np.float64)])
+
+
+def test_structs_by_value_and_through_pointers_are_records(target):
+    module = cuda.RawModule(code=STRUCTS)
+    out = np.zeros(8, np.float32)
+    module.get_function("fill")[1, 8](np.array((2.5, 6), dtype=PARAMS)[()], out)
+    particles = np.zeros(4, PARTICLE)
+    particles["mass"] = 1
+    module.get_function("move")[1, 8](particles, np.int32(4), np.float32(0.5))
+    if target.computes:
+        np.testing.assert_array_equal(out, [0, 2.5, 5, 7.5, 10, 12.5, 0, 0])
+        np.testing.assert_array_equal(particles["x"], 0.5)
+        np.testing.assert_array_equal(particles["mass"], 2)
+    # The field names may differ; the layout may not.
+    renamed = np.array((1.0, 2), dtype=[("s", np.float32), ("count", np.int32)])[()]
+    module.get_function("fill")[1, 8](renamed, out)
+    with pytest.raises(TypeError, match=r"argument 'p' of kernel 'fill' \(C\+\+ type 'struct "
+                                        r"Params \{scale: float32 at 0, n: int32 at 4\} \(8 "
+                                        r"bytes\)'\): takes a record of that layout, not "
+                                        r"Record\(a:float64, b:float64\), whose layout is struct "
+                                        r"record \{a: float64 at 0, b: float64 at 8\} \(16 bytes\)"):
+        module.get_function("fill")[1, 8](
+            np.array((2.5, 6.0), dtype=[("a", np.float64), ("b", np.float64)])[()], out)
+    with pytest.raises(TypeError, match=r"argument 'ps' .*takes an array of records of that "
+                                        r"layout, not array\(float32, 1d, C\)"):
+        module.get_function("move")[1, 8](np.zeros(4, np.float32), np.int32(4), np.float32(1))
 
 
 def test_construct_raise_nvvm_refuses(target):

@@ -144,7 +144,8 @@ class RawKernel(Dispatcher):
             if text.startswith("?"):
                 raise TypeError(
                     f"parameter '{parameter}' of CUDA C++ kernel '{written}' has type "
-                    f"'{text[1:]}': tidal passes only scalars and pointers to scalars")
+                    f"'{text[1:]}': tidal passes only scalars, structs of numbers (as "
+                    f"records) and pointers to them")
         native.Dispatcher.__init__(
             self, raw=(module.code, module._file_name, list(module.options), symbol, written,
                        list(types), names))
