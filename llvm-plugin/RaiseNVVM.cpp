@@ -424,11 +424,15 @@ bool checkAddressSpaces(Module &M) {
 bool raiseNVVM(Module &M) {
   if (!raiseKernelAnnotations(M))
     return true;
-  for (GlobalVariable &G : make_early_inc_range(M.globals())) {
+  // Collected first: raising one variable replaces llvm.compiler.used (it
+  // is erased and made again), which an iterator over the globals could be
+  // standing on (a __device__ and a __constant__ variable both in that list
+  // crashed here).
+  SmallVector<GlobalVariable *, 8> ToRaise;
+  for (GlobalVariable &G : M.globals()) {
     unsigned Space = G.getAddressSpace();
     if (Space == GlobalAddressSpace || Space == ConstantAddressSpace) {
-      if (!raiseGlobalVariable(M, G))
-        return true;
+      ToRaise.push_back(&G);
     } else if (Space != 0 && Space != SharedAddressSpace) {
       reportError(M.getContext(), "tidal-raise-nvvm: global '" + G.getName() +
                                       "' in addrspace(" + Twine(Space) +
@@ -437,6 +441,9 @@ bool raiseNVVM(Module &M) {
       return true;
     }
   }
+  for (GlobalVariable *G : ToRaise)
+    if (!raiseGlobalVariable(M, *G))
+      return true;
   if (!raiseSharedVariables(M))
     return true;
   internalizeDeviceFunctions(M);

@@ -209,7 +209,8 @@ struct DispatcherObject {
 // Dispatcher(function): the Python dispatcher (tidal.cuda.dispatcher.Dispatcher)
 // subclasses this type and gives the options through _tidal_options().
 // Dispatcher(function) or Dispatcher(raw=(code, file_name, options, symbol,
-// name, parameter types, parameter names)), a CUDA C++ kernel (RawKernels.h).
+// name, parameter types, parameter names[, RawModule])), a CUDA C++ kernel
+// (RawKernels.h).
 int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
   static const char *Keywords[] = {"function", "raw", nullptr};
   PyObject *Function = Py_None, *RawSpec = nullptr;
@@ -226,15 +227,16 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
     std::vector<std::string> RawParamNames;
     if (RawSpec) {
       const char *Code, *FileName, *Symbol, *Name;
-      PyObject *Options, *ParamTypes, *ParamNames;
-      if (!PyArg_ParseTuple(RawSpec, "ssOssOO", &Code, &FileName, &Options, &Symbol, &Name,
-                            &ParamTypes, &ParamNames))
+      PyObject *Options, *ParamTypes, *ParamNames, *Module = Py_None;
+      if (!PyArg_ParseTuple(RawSpec, "ssOssOO|O", &Code, &FileName, &Options, &Symbol, &Name,
+                            &ParamTypes, &ParamNames, &Module))
         return -1;
       Raw = std::make_shared<RawKernelSource>();
       Raw->Code = Code;
       Raw->FileName = FileName;
       Raw->Symbol = Symbol;
       Raw->Name = Name;
+      Raw->Module = PyRef::borrow(Module);
       auto Strings = [](PyObject *Sequence, std::vector<std::string> &Out) {
         PyRef Items = PyRef::check(PySequence_Fast(Sequence, "expected a sequence of str"));
         for (Py_ssize_t I = 0; I < PySequence_Fast_GET_SIZE(Items.get()); ++I)

@@ -15,6 +15,7 @@
 #include "tidal/Passes.h"
 
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugLoc.h"
 #include "llvm/IR/IRBuilder.h"
@@ -25,7 +26,9 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
+#include <cstring>
 #include <regex>
 #include <stdexcept>
 
@@ -213,6 +216,118 @@ const KernelInfo &findKernel(const std::vector<KernelInfo> &Kernels, const std::
   throw std::runtime_error("internal error: kernel '" + Symbol + "' is gone from its module");
 }
 
+// A __device__ or __constant__ variable of the source (clang's addrspace(1)
+// and addrspace(4) globals it defines and names).
+struct DeviceGlobal {
+  std::string Symbol, Name;
+  uint64_t Size = 0, Align = 1;
+  bool Constant = false;
+  bool Copyable = false; // its initializer is numbers (Bytes holds them)
+  std::string Bytes;
+};
+
+// Writes C's bytes at Out (Layout's sizes and offsets); false for a
+// constant that is not numbers (a pointer, an expression).
+bool constantBytes(const llvm::DataLayout &Layout, const llvm::Constant *C, char *Out) {
+  if (llvm::isa<llvm::ConstantAggregateZero>(C) || llvm::isa<llvm::ConstantPointerNull>(C) ||
+      llvm::isa<llvm::UndefValue>(C))
+    return true; // the storage starts zeroed
+  if (const auto *Int = llvm::dyn_cast<llvm::ConstantInt>(C)) {
+    uint64_t Bytes = Layout.getTypeStoreSize(Int->getType());
+    llvm::APInt Value = Int->getValue().zextOrTrunc(Bytes * 8);
+    for (uint64_t I = 0; I < Bytes; ++I)
+      Out[I] = static_cast<char>(Value.extractBitsAsZExtValue(8, I * 8));
+    return true;
+  }
+  if (const auto *Float = llvm::dyn_cast<llvm::ConstantFP>(C)) {
+    llvm::APInt Bits = Float->getValueAPF().bitcastToAPInt();
+    uint64_t Bytes = Layout.getTypeStoreSize(Float->getType());
+    for (uint64_t I = 0; I < Bytes; ++I)
+      Out[I] = static_cast<char>(Bits.extractBitsAsZExtValue(8, I * 8));
+    return true;
+  }
+  if (const auto *Data = llvm::dyn_cast<llvm::ConstantDataSequential>(C)) {
+    llvm::StringRef Raw = Data->getRawDataValues();
+    std::memcpy(Out, Raw.data(), Raw.size());
+    return true;
+  }
+  if (const auto *Struct = llvm::dyn_cast<llvm::ConstantStruct>(C)) {
+    const llvm::StructLayout *Fields = Layout.getStructLayout(Struct->getType());
+    for (unsigned I = 0; I < Struct->getNumOperands(); ++I)
+      if (!constantBytes(Layout, Struct->getOperand(I),
+                         Out + Fields->getElementOffset(I).getFixedValue()))
+        return false;
+    return true;
+  }
+  if (const auto *Array = llvm::dyn_cast<llvm::ConstantArray>(C)) {
+    uint64_t Stride = Layout.getTypeAllocSize(Array->getType()->getElementType());
+    for (unsigned I = 0; I < Array->getNumOperands(); ++I)
+      if (!constantBytes(Layout, Array->getOperand(I), Out + I * Stride))
+        return false;
+    return true;
+  }
+  return false;
+}
+
+// The __device__ and __constant__ variables clang's module defines (not
+// the private constants clang makes, such as string literals).
+std::vector<DeviceGlobal> deviceGlobalsOf(const llvm::Module &M) {
+  const llvm::DataLayout &Layout = M.getDataLayout();
+  std::vector<DeviceGlobal> Globals;
+  for (const llvm::GlobalVariable &G : M.globals()) {
+    unsigned Space = G.getAddressSpace();
+    if ((Space != 1 && Space != 4) || G.isDeclaration() || G.hasPrivateLinkage() ||
+        G.getName().starts_with("llvm."))
+      continue;
+    DeviceGlobal D;
+    D.Symbol = G.getName().str();
+    D.Name = llvm::demangle(D.Symbol);
+    D.Size = Layout.getTypeAllocSize(G.getValueType());
+    D.Align = std::max<uint64_t>(1, G.getAlign() ? G.getAlign()->value()
+                                                 : Layout.getPrefTypeAlign(G.getValueType()).value());
+    D.Constant = Space == 4 || G.isConstant();
+    D.Bytes.assign(D.Size, '\0');
+    D.Copyable = constantBytes(Layout, G.getInitializer(), D.Bytes.data());
+    Globals.push_back(std::move(D));
+  }
+  return Globals;
+}
+
+// Every __device__/__constant__ variable of a RawModule's kernel becomes
+// the address of the module's one storage for it (Module._global_address,
+// tidal/cuda/raw.py), so that the module's kernels share it, as in CUDA,
+// and get_global() reads and writes it. A variable whose initializer is not
+// numbers stays the module's own (each specialisation has a copy).
+void shareDeviceGlobals(llvm::Module &M, const std::vector<DeviceGlobal> &Globals,
+                        const RawKernelSource &Raw) {
+  if (!Raw.Module || Raw.Module.isNone())
+    return;
+  llvm::Type *I64 = llvm::Type::getInt64Ty(M.getContext());
+  for (const DeviceGlobal &D : Globals) {
+    llvm::GlobalVariable *G = M.getNamedGlobal(D.Symbol);
+    if (!D.Copyable || !G)
+      continue;
+    PyRef Address = PyRef::check(PyObject_CallMethod(Raw.Module.get(), "_global_address", "s",
+                                                     D.Symbol.c_str()));
+    uint64_t Value = PyLong_AsUnsignedLongLong(Address.get());
+    if (PyErr_Occurred())
+      throw frontend::PythonErrorSet();
+    llvm::Constant *Storage =
+        llvm::ConstantExpr::getIntToPtr(llvm::ConstantInt::get(I64, Value), G->getType());
+    // A constant read through tidal.const.array reads the storage directly.
+    for (llvm::User *U : llvm::make_early_inc_range(G->users()))
+      if (auto *Call = llvm::dyn_cast<llvm::CallInst>(U))
+        if (llvm::Function *Callee = Call->getCalledFunction();
+            Callee && Callee->getName() == std::string(MarkerPrefix) + "const.array") {
+          Call->replaceAllUsesWith(Storage);
+          Call->eraseFromParent();
+        }
+    llvm::removeFromUsedLists(M, [G](llvm::Constant *C) { return C->stripPointerCasts() == G; });
+    G->replaceAllUsesWith(Storage);
+    G->eraseFromParent();
+  }
+}
+
 // A write of the adapter: where to, and how many bytes.
 struct Write {
   llvm::Instruction *At;
@@ -391,12 +506,14 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
     }
   }
 
+  const std::vector<DeviceGlobal> Globals = deviceGlobalsOf(M);
   std::string RaiseError;
   if (!tidal::raiseNVVMModule(M, RaiseError))
     throw CompileError("CompileError",
                        "CUDA C++ kernel '" + Raw.Name + "' of " + Raw.FileName +
                            " cannot run on tidal: " + RaiseError,
                        frontend::SourceLocation{});
+  shareDeviceGlobals(M, Globals, Raw);
   llvm::Function *Body = M.getFunction(Raw.Symbol);
   if (!Body)
     throw std::runtime_error("internal error: kernel '" + Raw.Symbol + "' is gone after raising");
@@ -529,6 +646,31 @@ PyObject *module_raw_kernels(PyObject *, PyObject *Args) {
   });
 }
 
+PyObject *module_raw_globals(PyObject *, PyObject *Args) {
+  const char *Code, *FileName;
+  PyObject *Options;
+  if (!PyArg_ParseTuple(Args, "ssO", &Code, &FileName, &Options))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    llvm::LLVMContext Context;
+    std::unique_ptr<llvm::Module> M =
+        compileOrThrow(Context, Code, FileName, stringsOf(Options));
+    PyRef List = PyRef::check(PyList_New(0));
+    for (const DeviceGlobal &D : deviceGlobalsOf(*M)) {
+      PyRef Bytes = D.Copyable ? PyRef::check(PyBytes_FromStringAndSize(
+                                     D.Bytes.data(), static_cast<Py_ssize_t>(D.Bytes.size())))
+                               : PyRef::borrow(Py_None);
+      PyRef Entry = PyRef::check(Py_BuildValue("(ssKKOO)", D.Symbol.c_str(), D.Name.c_str(),
+                                               static_cast<unsigned long long>(D.Size),
+                                               static_cast<unsigned long long>(D.Align),
+                                               Bytes.get(), D.Constant ? Py_True : Py_False));
+      if (PyList_Append(List.get(), Entry.get()) < 0)
+        return nullptr;
+    }
+    return List.release();
+  });
+}
+
 PyObject *module_set_cxx_compiler(PyObject *, PyObject *Capsule) {
   void *Function = PyCapsule_GetPointer(Capsule, "tidal.cxx.compileCuda");
   if (!Function)
@@ -543,6 +685,9 @@ PyMethodDef RawKernelMethods[] = {
     {"_raw_kernels", module_raw_kernels, METH_VARARGS,
      "_raw_kernels(code, file_name, options): [(symbol, name, [parameter types], [parameter "
      "names])] of the __global__ functions of CUDA C++ source."},
+    {"_raw_globals", module_raw_globals, METH_VARARGS,
+     "_raw_globals(code, file_name, options): [(symbol, name, size, align, initial bytes or "
+     "None, constant)] of the __device__ and __constant__ variables of CUDA C++ source."},
     {nullptr, nullptr, 0, nullptr}};
 
 } // namespace

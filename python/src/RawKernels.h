@@ -13,6 +13,7 @@
 #include <Python.h>
 
 #include "Frontend.h"
+#include "PyRef.h"
 #include "Types.h"
 
 #include <memory>
@@ -40,6 +41,10 @@ struct RawKernelSource {
   std::string Symbol;               // the kernel's symbol in the module
   std::string Name;                 // as written in the source
   std::vector<std::string> ParameterTypes; // KernelParametersMetadata's text
+  // The tidal.cuda.RawModule the kernel belongs to: its _global_address(symbol)
+  // gives the one storage of each __device__/__constant__ variable that all
+  // its kernels share (None for none: each specialisation keeps its own).
+  frontend::PyRef Module;
 };
 
 // The marker-IR module of Raw's kernel for launch arguments of types Types
@@ -52,7 +57,11 @@ frontend::KernelModule emitRawKernel(const RawKernelSource &Raw,
 
 // _raw_kernels(code, file_name, options): [(symbol, name, [parameter types],
 // [parameter names]), ...] of each __global__ function, or CompileError with
-// clang's first error at its file:line:col. 0, or -1 with a Python error set.
+// clang's first error at its file:line:col.
+// _raw_globals(code, file_name, options): [(symbol, name, size, align,
+// initial bytes or None, constant)] of each __device__ and __constant__
+// variable the source defines (None: an initializer tidal cannot copy).
+// 0, or -1 with a Python error set.
 int addRawKernelFunctions(PyObject *Module);
 
 } // namespace tidal::binding

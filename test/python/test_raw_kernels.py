@@ -297,3 +297,45 @@ def test_writes_in_range_run_and_the_ptx_keeps_no_check(target, mock_script):
     body = run.ptx[run.ptx.index(".entry put("):]
     assert "st.global" in body and "atom.global.add.f32" in body, body
     assert "setp" not in body and "bra" not in body, body
+
+
+GLOBALS = r"""
+__device__ int counter;
+__device__ float table[4] = {1.5f, 2.5f, 3.5f, 4.5f};
+__constant__ float coeffs[3];
+namespace ns { __device__ double offset = 0.25; }
+__device__ int *where = &counter;
+extern "C" __global__ void bump() { atomicAdd(&counter, 1); }
+extern "C" __global__ void read(float *out) {
+    int i = threadIdx.x;
+    out[i] = table[i] * coeffs[i % 3] + counter + ns::offset;
+}
+"""
+
+
+def test_device_and_constant_variables_are_shared_by_the_modules_kernels(target):
+    # As in CUDA: one storage per variable, which every kernel of the module
+    # uses and get_global() reads and writes (CuPy's name).
+    module = cuda.RawModule(code=GLOBALS)
+    module.get_global("coeffs", np.float32).copy_to_device(np.array([1, 10, 100], np.float32))
+    module.get_function("bump")[1, 32]()
+    module.get_function("bump")[2, 16]()
+    out = np.zeros(4, np.float32)
+    module.get_function("read")[1, 4](out)
+    if target.computes:
+        np.testing.assert_array_equal(out, np.array([1.5, 25, 350, 4.5]) + 64.25)
+        assert module.get_global("counter", np.int32).copy_to_host()[0] == 64
+        assert module.get_global("_ZN2ns6offsetE", np.float64).copy_to_host()[0] == 0.25
+        np.testing.assert_array_equal(module.get_global("table", np.float32).copy_to_host(),
+                                      [1.5, 2.5, 3.5, 4.5])
+    assert module.get_global("ns::offset").shape == (8,)  # bytes, without a dtype
+    # Another module of the same source has its own variables.
+    other = cuda.RawModule(code=GLOBALS)
+    if target.computes:
+        assert other.get_global("counter", np.int32).copy_to_host()[0] == 0
+    with pytest.raises(KeyError, match=r"has no __device__ or __constant__ variable 'nothing'; "
+                                       r"its variables: counter, table, coeffs, ns::offset, where"):
+        module.get_global("nothing")
+    with pytest.raises(ValueError, match=r"__device__ variable 'where' of rawmodule.cu has an "
+                                         r"initializer that is not numbers"):
+        module.get_global("where")

@@ -11,8 +11,13 @@ stands in for cuda_runtime.h), raised to marker IR, and lowered for the
 target like a Python kernel (docs/cpp.md, "From Python"). The C++ half is
 python/src/RawKernels.cpp."""
 
+import numpy as np
+
 from ._native import native
+from .device_arrays import DeviceNDArray, to_device
+from .devices import get_current_device
 from .dispatcher import Dispatcher
+from .target import current_target
 
 __all__ = ["RawKernel", "RawModule"]
 
@@ -23,6 +28,45 @@ from .foreign import load_compiler as _load_compiler
 def _compile(code, file_name, options):
     _load_compiler()
     return native._raw_kernels(code, file_name, list(options))
+
+
+class _DeviceGlobals:
+    """The __device__ and __constant__ variables of one RawModule: one storage
+    per variable, target and device, which every kernel of the module uses
+    (the C++ half makes each kernel's references to the variable that
+    address) and get_global() returns. A variable starts with its C++
+    initializer."""
+
+    def __init__(self, code, file_name, options):
+        self._source = (code, file_name, list(options))
+        self._variables = None  # symbol -> (name, size, align, initial bytes, constant)
+        self._storage = {}
+
+    def variables(self):
+        if self._variables is None:
+            _load_compiler()
+            self._variables = {v[0]: v[1:] for v in native._raw_globals(*self._source)}
+        return self._variables
+
+    def storage(self, symbol):
+        """The device array of a variable's bytes on the current target and device."""
+        target = current_target()
+        key = (target, get_current_device().id if target == "cuda" else 0, symbol)
+        found = self._storage.get(key)
+        if found is not None:
+            return found
+        _, size, align, initial, _ = self.variables()[symbol]
+        host = np.zeros(size, np.uint8)
+        if initial:
+            host[:] = np.frombuffer(initial, np.uint8)
+        if target == "cuda":
+            array = to_device(host)  # the allocator's blocks are 256-byte aligned
+        else:
+            buffer = np.zeros(size + align, np.uint8)
+            start = -buffer.ctypes.data % align
+            array = DeviceNDArray._wrap(buffer[start:start + size])
+            array._tidal_host[:] = host
+        return self._storage.setdefault(key, array)
 
 
 def _options_tuple(options):
@@ -91,6 +135,7 @@ class RawModule:
         self.options = _options_tuple(options)
         self._file_name = file_name
         self._kernels = _compile(code, file_name, self.options)
+        self._device_globals = _DeviceGlobals(code, file_name, self.options)
 
     @property
     def kernel_names(self):
@@ -101,6 +146,30 @@ class RawModule:
         """The kernel `name` (its name as written, or its symbol) as a
         RawKernel."""
         return RawKernel._from_module(self, name)
+
+    def get_global(self, name, dtype=None):
+        """The __device__ or __constant__ variable `name` (as written, or its
+        symbol) as a device array of its bytes (uint8; of `dtype` when given),
+        on the current target and device: what the module's kernels read and
+        write. CuPy returns a MemoryPointer; copy_to_device/copy_to_host on
+        this array do what its copy_from_host/copy_to_host do."""
+        variables = self._device_globals.variables()
+        found = [s for s, v in variables.items() if name in (s, v[0])]
+        if not found:
+            listed = ", ".join(v[0] for v in variables.values()) or "none"
+            raise KeyError(f"CUDA C++ source {self._file_name} has no __device__ or "
+                           f"__constant__ variable '{name}'; its variables: {listed}")
+        symbol = found[0]
+        if variables[symbol][3] is None:
+            raise ValueError(f"__device__ variable '{name}' of {self._file_name} has an "
+                             f"initializer that is not numbers (a pointer, an expression): "
+                             f"each kernel keeps its own copy, which get_global cannot reach")
+        array = self._device_globals.storage(symbol)
+        return array if dtype is None else array.view(dtype)
+
+    def _global_address(self, symbol):
+        """The address of a variable's storage (the C++ half's question)."""
+        return self._device_globals.storage(symbol).device_ctypes_pointer.value
 
 
 class RawKernel(Dispatcher):
@@ -114,6 +183,7 @@ class RawKernel(Dispatcher):
         module.options = _options_tuple(options)
         module._file_name = "rawkernel.cu"
         module._kernels = _compile(code, module._file_name, module.options)
+        module._device_globals = _DeviceGlobals(code, module._file_name, module.options)
         self._start(module, name)
 
     @classmethod
@@ -148,7 +218,7 @@ class RawKernel(Dispatcher):
                     f"records) and pointers to them")
         native.Dispatcher.__init__(
             self, raw=(module.code, module._file_name, list(module.options), symbol, written,
-                       list(types), names))
+                       list(types), names, module))
         self.module = module
         self.name = name
         self.code = module.code
