@@ -535,7 +535,29 @@ PyObject *Dispatcher_signatures(PyObject *Self, void *) {
   });
 }
 
+// _forget(): drops every target's specialisations and launch plans, so that
+// the next compile or launch compiles afresh (Numba's recompile(), which
+// the Python dispatcher builds on this). Returns the signatures the
+// selected target had.
+PyObject *Dispatcher_forget(PyObject *Self, PyObject *) {
+  return translateErrors([&]() -> PyObject * {
+    PyRef Signatures = PyRef::check(Dispatcher_signatures(Self, nullptr));
+    for (DispatcherState *State : reinterpret_cast<DispatcherObject *>(Self)->States) {
+      if (!State)
+        continue;
+      State->Plans.clear();
+      for (auto &S : State->Specializations)
+        State->Retired.push_back(std::move(S));
+      State->Specializations.clear();
+    }
+    return Signatures.release();
+  });
+}
+
 PyMethodDef DispatcherMethods[] = {
+    {"_forget", Dispatcher_forget, METH_NOARGS,
+     "_forget(): drops the compiled specialisations of every target; returns the selected "
+     "target's signatures."},
     {"_compile", Dispatcher_compile, METH_O,
      "_compile(signature): compile eagerly; returns the signature's text."},
     {"_declare", Dispatcher_declare, METH_O,

@@ -104,6 +104,9 @@ struct DispatcherState {
   // Python code it calls (an argument's __dlpack__, ...) may let another
   // thread launch the kernel and replace plans.
   std::vector<std::shared_ptr<LaunchPlan>> Plans;
+  // Specialisations dropped by recompile(): kept alive, since a launch on
+  // another thread may still run one (its plan points at it).
+  std::vector<std::unique_ptr<Specialization>> Retired;
 
   Specialization *find(const std::vector<frontend::Type> &Types);
   // The specialisation for Types, compiled for this target when new.

@@ -287,3 +287,43 @@ def test_a_device_function_is_not_a_kernel():
         add[1, 1]
     with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
         add.inspect_sass((tidal.int32, tidal.int32))
+
+
+OFFSET = 1
+
+
+@cuda.jit
+def add_offset(out, x):
+    out[0] = x + OFFSET
+
+
+@cuda.jit("void(float64[::1], float64)")
+def add_offset_declared(out, x):
+    out[0] = x + OFFSET
+
+
+def test_recompile_reads_the_globals_again(target):
+    # Numba's recompile(): a kernel freezes its globals when it compiles;
+    # recompile() compiles every signature so far again with their values now.
+    global OFFSET
+    OFFSET = 1
+    out = np.zeros(1)
+    try:
+        for kernel in (add_offset, add_offset_declared):
+            kernel.recompile()  # the module may have been compiled with another OFFSET
+            kernel[1, 1](out, 2.0)
+            signatures = list(kernel.signatures)
+            if target.computes:
+                assert out[0] == 3
+            OFFSET = 10
+            kernel[1, 1](out, 2.0)
+            if target.computes:
+                assert out[0] == 3  # still the frozen value
+            kernel.recompile()
+            assert list(kernel.signatures) == signatures  # compiled again, now
+            kernel[1, 1](out, 2.0)
+            if target.computes:
+                assert out[0] == 12
+            OFFSET = 1
+    finally:
+        OFFSET = 1

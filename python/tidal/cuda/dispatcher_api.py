@@ -283,6 +283,17 @@ class NumbaDispatcherAPI:
         return tuple(native.parse_signature(str(arg))[1][0] if _is_type(arg)
                      else native.typeof(arg) for arg in args)
 
+    def recompile(self):
+        """Numba's recompile(): compiles again every signature compiled so far
+        on the current target, reading the kernel's globals and closure
+        variables as they are now (a kernel freezes them when it compiles);
+        on other targets the kernel compiles afresh at its next launch. With
+        cache=True the new code is saved beside the old, under its own key
+        (docs/cache.md). A launch running on another thread meanwhile
+        finishes with the old code."""
+        for signature in self._forget():
+            self.compile(signature)
+
     @property
     def definitions(self):
         """{argument types: compiled kernel}, as overloads."""
