@@ -127,7 +127,8 @@ private:
 };
 
 // Makes clang emit the `static` and `inline` __device__ functions the
-// file defines, which it would emit only where the file calls them, so
+// file defines, and the explicit instances of its __device__ function
+// templates, which it would emit only where the file calls them, so
 // that cuda.include and declare_device can bind them: each gets an
 // implicit `used` before the code generator sees it (a consumer ahead of
 // it), and Marked keeps their symbols, whose @llvm.used entries
@@ -161,6 +162,18 @@ private:
       return;
     }
     auto *F = llvm::dyn_cast<clang::FunctionDecl>(D);
+    // An explicit instance of a __device__ function template
+    // (`template __device__ decltype(f<float>) f<float>;`, cuda.include's
+    // name_expressions): clang emits it only where the file calls it (its
+    // body is instantiated at the end of the file).
+    if (F && F->getTemplateSpecializationKind() == clang::TSK_ExplicitInstantiationDefinition &&
+        F->hasAttr<clang::CUDADeviceAttr>() && !F->hasAttr<clang::CUDAGlobalAttr>() &&
+        !F->hasAttr<clang::UsedAttr>() && !llvm::isa<clang::CXXMethodDecl>(F) &&
+        AST->getSourceManager().isInMainFile(F->getLocation())) {
+      F->addAttr(clang::UsedAttr::CreateImplicit(*AST));
+      Marked->push_back(Names->getName(F));
+      return;
+    }
     if (!F || !F->doesThisDeclarationHaveABody() || !F->hasAttr<clang::CUDADeviceAttr>() ||
         F->hasAttr<clang::CUDAGlobalAttr>() || F->hasAttr<clang::UsedAttr>() ||
         F->isDependentContext() || F->isTemplated() || llvm::isa<clang::CXXMethodDecl>(F) ||

@@ -85,9 +85,17 @@ public:
     DeviceFunctionBinding B;
     B.Symbol = B.QualifiedName = F->getQualifiedNameAsString();
     B.Declaration = "template " + F->getQualifiedNameAsString();
-    B.Reason = "a template (tidal binds functions, not templates: instantiate it in a "
-               "non-template function)";
+    B.Reason = "a template (name the instances to compile: cuda.include(..., "
+               "name_expressions=['" + F->getNameAsString() +
+               "<float>']); or instantiate it in a non-template function)";
     Bindings.push_back(std::move(B));
+    // Its explicit instances (cuda.include's name_expressions) bind as
+    // overloads of the template's name.
+    for (const clang::FunctionDecl *Instance : Template->specializations())
+      if (Instance->getTemplateSpecializationKind() ==
+          clang::TSK_ExplicitInstantiationDefinition)
+        if (std::optional<DeviceFunctionBinding> Bound = bindDeviceFunction(AST, Names, *Instance))
+          Bindings.push_back(std::move(*Bound));
     return true;
   }
 
@@ -149,17 +157,28 @@ std::string bindingType(clang::ASTContext &AST, const clang::QualType &Type, boo
 std::optional<DeviceFunctionBinding> bindDeviceFunction(clang::ASTContext &AST,
                                                         clang::ASTNameGenerator &Names,
                                                         const clang::FunctionDecl &F) {
+  // An instance of a function template binds when it is explicitly
+  // instantiated (cuda.include's name_expressions), under its template's name.
+  const bool ExplicitInstance =
+      F.getTemplateSpecializationKind() == clang::TSK_ExplicitInstantiationDefinition;
   if (!AST.getSourceManager().isInMainFile(F.getLocation()) ||
       !F.hasAttr<clang::CUDADeviceAttr>() || F.hasAttr<clang::CUDAGlobalAttr>() ||
-      F.isTemplated() || F.isTemplateInstantiation() || llvm::isa<clang::CXXMethodDecl>(F) ||
-      F.getPreviousDecl() || F.isDependentContext())
+      F.isTemplated() || (F.isTemplateInstantiation() && !ExplicitInstance) ||
+      llvm::isa<clang::CXXMethodDecl>(F) || (F.getPreviousDecl() && !ExplicitInstance) ||
+      F.isDependentContext())
     return std::nullopt;
   DeviceFunctionBinding B;
   B.QualifiedName = F.getQualifiedNameAsString();
+  std::string Shown = B.QualifiedName;
+  if (ExplicitInstance) { // add<float>
+    llvm::raw_string_ostream Stream(Shown);
+    Shown.clear();
+    F.getNameForDiagnostic(Stream, AST.getPrintingPolicy(), /*Qualified=*/true);
+  }
   B.ExternC = F.isExternC();
   B.Defined = F.getDefinition() != nullptr;
   B.Symbol = Names.getName(&F);
-  B.Declaration = spelled(AST, F.getReturnType()) + " " + B.QualifiedName + "(";
+  B.Declaration = spelled(AST, F.getReturnType()) + " " + Shown + "(";
   for (unsigned I = 0; I < F.getNumParams(); ++I) {
     const clang::ParmVarDecl *P = F.getParamDecl(I);
     std::string Type = spelled(AST, P->getType());

@@ -328,9 +328,15 @@ TypedValue FunctionCompiler::callForeignFunction(PyObject *Callee, PyObject *Nod
                  " cannot be bound: " + C.Reason;
     typingError(Node, Message);
   }
-  if (!Best)
+  if (!Best) {
+    // The candidates that cannot be bound say why too (a template without
+    // an instance for these types, ...).
+    for (const Candidate &C : Candidates)
+      if (!C.Reason.empty())
+        Mismatches += "\n  " + C.Function.Declared + ": cannot be bound: " + C.Reason;
     typingError(Node, "no '" + Shown + "' takes arguments " + argumentTypesText(Args) + ":" +
                           Mismatches);
+  }
   if (!Tied.empty()) {
     std::string Message = "call of '" + Shown + "' with arguments " + argumentTypesText(Args) +
                           " is ambiguous between\n  " + Best->Function.Declared;

@@ -791,3 +791,49 @@ def test_a_ptx_link_the_calls_do_not_need_runs_on_every_target(target, tmp_path)
     out = np.zeros_like(x)
     needs_only_the_cu[1, 8](x, out)
     target.assert_result("needs_only_the_cu", out, 2 * x + 1)
+
+
+TEMPLATES = r"""
+template <typename T> __device__ T clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+namespace ops { template <typename T> __device__ T axpy(T a, T x, T y) { return a * x + y; } }
+"""
+
+
+def test_include_binds_the_template_instances_named(target):
+    # CuPy's name_expressions, for device function templates: each instance
+    # named is compiled and bound as one more overload of the template's name.
+    lib = cuda.include(code=TEMPLATES,
+                       name_expressions=["clamp<float>", "clamp<double>", "ops::axpy<float>"])
+    assert lib.clamp.declarations == ["template clamp",
+                                      "float clamp<float>(float x, float lo, float hi)",
+                                      "double clamp<double>(double x, double lo, double hi)"]
+
+    @cuda.jit
+    def use(a, b, out32, out64):
+        i = cuda.grid(1)
+        if i < a.size:
+            clamped = lib.clamp(a[i], np.float32(0), np.float32(1))
+            out32[i] = lib.ops.axpy(np.float32(2), clamped, np.float32(1))
+            out64[i] = lib.clamp(b[i], 0.0, 1.0)
+
+    a, b = np.linspace(-1, 2, 8).astype(np.float32), np.linspace(-1, 2, 8)
+    out32, out64 = np.zeros(8, np.float32), np.zeros(8)
+    use[1, 8](a, b, out32, out64)
+    if target.computes:
+        np.testing.assert_allclose(out32, 2 * np.clip(a, 0, 1) + 1, rtol=1e-6)
+        np.testing.assert_array_equal(out64, np.clip(b, 0, 1))
+
+    # A type no instance takes: the template's candidate says what to do.
+    @cuda.jit
+    def use_int(x, out):
+        out[0] = lib.ops.axpy(x, x, x)
+
+    with pytest.raises(TypingError, match=r"(?s)no 'include.cu.ops.axpy' takes arguments .*"
+                                          r"template ops::axpy: cannot be bound: a template "
+                                          r"\(name the instances to compile: "
+                                          r"cuda.include\(\.\.\., "
+                                          r"name_expressions=\['axpy<float>'\]\); or"):
+        use_int[1, 1](np.zeros(1, np.int32), np.zeros(1, np.int32))
+    with pytest.raises(TypeError, match=r"a name expression is one C\+\+ name \(a device "
+                                        r"function template's instance"):
+        cuda.include(code=TEMPLATES, name_expressions=["clamp<float>; int x"])

@@ -211,6 +211,31 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
 
 # --- tidal's way: include ----------------------------------------------------------------
 
+def instantiations(name_expressions, what):
+    """CuPy's name_expressions ("scale<float, 3>"): the instances of C++
+    templates (of kernels or of device functions: `what`) to compile."""
+    if name_expressions is None:
+        return ()
+    if isinstance(name_expressions, str):
+        name_expressions = (name_expressions,)
+    names = tuple(name_expressions)
+    for name in names:
+        if not isinstance(name, str) or not name.strip() or "\n" in name or ";" in name:
+            raise TypeError(f"a name expression is one C++ name (a {what} template's "
+                            f"instance, such as 'scale<float, 3>'), not {name!r}")
+    return names
+
+
+def with_instantiations(code, names, attribute, api):
+    """The source with an explicit instantiation of each name appended
+    (`template __device__ decltype(E) E;`), after the user's lines so that
+    clang's line numbers stay theirs."""
+    if not names:
+        return code
+    return code + f"\n// name_expressions (tidal.cuda.{api})\n" + "".join(
+        f"template {attribute} decltype({name}) {name};\n" for name in names)
+
+
 class CxxFunction:
     """lib.name of cuda.include: the C++ overloads of one name."""
 
@@ -291,12 +316,15 @@ class CxxLibrary(_CxxScope):
         return f"<tidal CUDA C++ library {self._file_name}>"
 
 
-def include(source=None, *, path=None, code=None, options=()):
+def include(source=None, *, path=None, code=None, options=(), name_expressions=None):
     """tidal's cuda.include: the CUDA C++ file `path` (or the code string
     `code`) compiled, its __device__ functions bound to tidal's types and
     callable from kernels as attributes, no signatures needed. A single
     positional argument is a path when it names a file (or ends in .cu,
-    .cuh, .h), else code. `options` are clang's (-DNAME=VALUE, -I DIR)."""
+    .cuh, .h), else code. `options` are clang's (-DNAME=VALUE, -I DIR).
+    `name_expressions` names instances of function templates to compile
+    ("clamp<float>", "ops::axpy<double>"), as RawModule's do for kernels:
+    each is then one more overload of its template's name."""
     if source is not None:
         if path is not None or code is not None:
             raise TypeError("cuda.include takes a source, or path=, or code=, one of them")
@@ -322,4 +350,6 @@ def include(source=None, *, path=None, code=None, options=()):
             raise TypeError(f"cuda.include's code is a str of CUDA C++, not "
                             f"{type(code).__name__}")
         file_name = "include.cu"
-    return CxxLibrary(code, file_name, options)
+    names = instantiations(name_expressions, "device function")
+    return CxxLibrary(with_instantiations(code, names, "__device__", "include"), file_name,
+                      options)

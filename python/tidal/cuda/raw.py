@@ -22,7 +22,7 @@ from .target import current_target
 __all__ = ["RawKernel", "RawModule"]
 
 
-from .foreign import load_compiler as _load_compiler
+from .foreign import instantiations, load_compiler as _load_compiler, with_instantiations
 
 
 def _compile(code, file_name, options):
@@ -89,22 +89,6 @@ def _spaceless(name):
     return "".join(name.split())
 
 
-def _instantiations(name_expressions):
-    """CuPy's name_expressions ("scale<float, 3>"): one explicit
-    instantiation of each kernel template instance, appended to the source,
-    so that clang emits it and get_function finds it by that name."""
-    if name_expressions is None:
-        return ()
-    if isinstance(name_expressions, str):
-        name_expressions = (name_expressions,)
-    names = tuple(name_expressions)
-    for name in names:
-        if not isinstance(name, str) or not name.strip() or "\n" in name or ";" in name:
-            raise TypeError(f"a name expression is one C++ name (a kernel template's "
-                            f"instance, such as 'scale<float, 3>'), not {name!r}")
-    return names
-
-
 class RawModule:
     """The kernels of one CUDA C++ source: `code` (a str) or the file at
     `path`, compiled with clang `options` (-DNAME=VALUE, -I DIR, -std=c++20).
@@ -124,12 +108,8 @@ class RawModule:
             if not isinstance(code, str):
                 raise TypeError(f"RawModule's code is a str of CUDA C++, not {type(code).__name__}")
             file_name = "rawmodule.cu"
-        self.name_expressions = _instantiations(name_expressions)
-        if self.name_expressions:
-            # After the user's lines, so that clang's line numbers stay theirs.
-            code = code + "\n// name_expressions (tidal.cuda.RawModule)\n" + "".join(
-                f"template __global__ decltype({name}) {name};\n"
-                for name in self.name_expressions)
+        self.name_expressions = instantiations(name_expressions, "kernel")
+        code = with_instantiations(code, self.name_expressions, "__global__", "RawModule")
         self.code = code
         self.path = path
         self.options = _options_tuple(options)
