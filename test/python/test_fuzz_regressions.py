@@ -114,6 +114,10 @@ def serve_by_name(name):
     if name == "aborts-after-answering":  # as free() over a corrupted heap did
         os._exit = lambda status: os.abort()
         return "ok", str(os.getpid()), False
+    if name == "interrupted-when-idle":  # the parent's SIGINT, just after the answer
+        import threading
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return "ok", str(os.getpid()), True
     if name == "endless":  # stops at SIGINT, as a kernel does
         try:
             while True:
@@ -145,6 +149,26 @@ def test_a_crash_after_the_answer_is_a_crash_of_that_input():
                 5.0, 5.0, lambda name, outcome, text: crashes.append((name, outcome, text))
                 if outcome == "crash" else None)
     assert crashes == [("aborts-after-answering", "crash", "died after answering, of signal 6")]
+
+
+def test_an_interrupt_that_comes_after_the_answer_is_not_a_crash():
+    # The frontend fuzzer's 10^5 run counted input 48649 as a crash ("died
+    # after answering, of exit status 3"): the parent's SIGINT for a late
+    # deadline reached the worker after its answer, while it waited for the
+    # next input, and the KeyboardInterrupt ended it as a fuzzer error.
+    import time
+    import workers
+
+    def items():  # the next input comes late: the worker waits, idle, when SIGINT comes
+        yield "interrupted-when-idle", "interrupted-when-idle"
+        time.sleep(0.5)
+        yield "ok1", "ok1"
+        yield "ok2", "ok2"
+
+    outcomes = []
+    workers.run(items(), serve_by_name, 1, 5.0, 5.0,
+                lambda name, outcome, text: outcomes.append((name, outcome)))
+    assert outcomes == [("interrupted-when-idle", "ok"), ("ok1", "ok"), ("ok2", "ok")]
 
 
 def test_a_worker_is_not_reused_after_an_input_that_is_not_clean():

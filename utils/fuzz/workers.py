@@ -84,7 +84,15 @@ def _serve_forever(serve, request_read, result_write):
     status = 0
     try:
         requests = os.fdopen(request_read, "r")
-        for line in requests:
+        while True:
+            try:
+                line = requests.readline()
+            except KeyboardInterrupt:
+                # The parent's interrupt for an input already answered (it
+                # passed its deadline as the answer went out): nothing runs.
+                continue
+            if not line:
+                break
             outcome, text, clean = serve(json.loads(line))
             os.write(result_write, (json.dumps({"outcome": outcome, "text": text[:2000],
                                                 "clean": clean}) + "\n").encode())
@@ -153,6 +161,8 @@ def run(items, serve, jobs, launch_seconds, answer_seconds, on_result):
                 _read_result(worker, on_result, replace)
             now = time.monotonic()
             for worker in [w for w in workers if w.current is not None and w.deadline <= now]:
+                if select.select([worker.results], [], [], 0)[0]:
+                    continue  # its answer came as the deadline passed: read it first
                 if not worker.interrupted:
                     os.kill(worker.pid, signal.SIGINT)
                     worker.interrupted = True
