@@ -37,43 +37,46 @@ MemoryInfo = collections.namedtuple("MemoryInfo", "free,total")
 MemoryInfo.__doc__ = "Free and total memory of a device, in bytes."
 
 
-class MemoryPointer:
-    """Device memory a plugin gives: ``pointer`` (an int or a ctypes
-    c_void_p) and ``size`` bytes in ``context``; ``finalizer`` (called once,
-    with no arguments) frees it when this object is freed or dropped."""
-
-    __cuda_memory__ = True
+class _Memory:
+    """Memory a plugin gives: ``pointer`` (an int or a ctypes c_void_p) and
+    ``size`` bytes in ``context``; ``finalizer`` (called once, with no
+    arguments) frees it when this object is freed or dropped; ``owner``
+    keeps what the memory belongs to alive."""
 
     def __init__(self, context, pointer, size, owner=None, finalizer=None):
         self.context = context
         address = pointer.value if isinstance(pointer, ctypes.c_void_p) else pointer
-        self.device_pointer = ctypes.c_void_p(address or 0)
+        self._pointer = ctypes.c_void_p(address or 0)
         self.size = int(size)
         self._owner = owner
         self.is_managed = finalizer is not None
-        self.refct = 1
         self._finalizer = weakref.finalize(self, finalizer) if finalizer is not None else None
 
     @property
     def owner(self):
         return self if self._owner is None else self._owner
 
-    @property
-    def handle(self):
-        return self.device_pointer
-
-    @property
-    def device_pointer_value(self):
-        return self.device_pointer.value or 0
-
-    @property
-    def device_ctypes_pointer(self):
-        return self.device_pointer
-
     def free(self):
         """Frees the memory now (its finalizer); later calls do nothing."""
         if self._finalizer is not None:
             self._finalizer()
+
+
+class MemoryPointer(_Memory):
+    """Device memory: ``device_pointer`` (a ctypes c_void_p) and ``size``."""
+
+    __cuda_memory__ = True
+    refct = 1
+
+    @property
+    def device_pointer(self):
+        return self._pointer
+
+    handle = device_ctypes_pointer = device_pointer
+
+    @property
+    def device_pointer_value(self):
+        return self._pointer.value or 0
 
     # Equal when they describe the same bytes (DeviceNDArray.gpu_data makes
     # a new one at each access).
@@ -93,30 +96,17 @@ class MappedMemory(MemoryPointer):
     """Host memory mapped into the device's address space: ``host_pointer``
     and ``device_pointer`` (equal under unified addressing)."""
 
-    def __init__(self, context, pointer, size, owner=None, finalizer=None):
-        super().__init__(context, pointer, size, owner, finalizer)
-        self.host_pointer = self.device_pointer
+    @property
+    def host_pointer(self):
+        return self._pointer
 
 
-class PinnedMemory:
+class PinnedMemory(_Memory):
     """Page-locked host memory: ``host_pointer`` and ``size``."""
 
-    def __init__(self, context, pointer, size, owner=None, finalizer=None):
-        self.context = context
-        address = pointer.value if isinstance(pointer, ctypes.c_void_p) else pointer
-        self.host_pointer = ctypes.c_void_p(address or 0)
-        self.size = int(size)
-        self._owner = owner
-        self.is_managed = finalizer is not None
-        self._finalizer = weakref.finalize(self, finalizer) if finalizer is not None else None
-
     @property
-    def owner(self):
-        return self if self._owner is None else self._owner
-
-    def free(self):
-        if self._finalizer is not None:
-            self._finalizer()
+    def host_pointer(self):
+        return self._pointer
 
 
 class BaseCUDAMemoryManager:
