@@ -156,3 +156,44 @@ def test_gpu_data_describes_the_bytes_of_the_elements(target):
     assert d[2:].gpu_data != memory
     assert d[2:].gpu_data.device_pointer_value == memory.device_pointer_value + 16
     assert cuda.device_array(0).gpu_data.size == 0
+
+
+def test_the_environment_names_a_plugin_module(tmp_path):
+    # Numba's NUMBA_CUDA_MEMORY_MANAGER (tidal also reads
+    # TIDAL_CUDA_MEMORY_MANAGER): a module whose _numba_memory_manager is the
+    # plugin class, read at the first allocation.
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "counting_manager.py").write_text(
+        "import numpy as np\n"
+        "from tidal import cuda\n"
+        "calls = []\n"
+        "class Plugin(cuda.HostOnlyCUDAMemoryManager):\n"
+        "    def initialize(self): pass\n"
+        "    def memalloc(self, size):\n"
+        "        calls.append(size)\n"
+        "        owner = np.empty(size, np.uint8)\n"
+        "        return cuda.MemoryPointer(self.context, owner.ctypes.data, size, owner=owner)\n"
+        "    def get_memory_info(self): return cuda.MemoryInfo(1, 2)\n"
+        "    def get_ipc_handle(self, memory): raise NotImplementedError\n"
+        "    @property\n"
+        "    def interface_version(self): return 1\n"
+        "_numba_memory_manager = Plugin\n")
+    script = ("import numpy as np, counting_manager\n"
+              "from tidal import cuda\n"
+              "cuda.to_device(np.zeros(4))\n"
+              "print(counting_manager.calls)\n")
+    env = dict(os.environ, TIDAL_TARGET="cpu", NUMBA_CUDA_MEMORY_MANAGER="counting_manager",
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[32]"
+    env["NUMBA_CUDA_MEMORY_MANAGER"] = "no_such_module"
+    out = subprocess.run([sys.executable, "-c", "import numpy as np\nfrom tidal import cuda\n"
+                          "cuda.to_device(np.zeros(4))"], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode != 0
+    assert "the memory manager module 'no_such_module' (NUMBA_CUDA_MEMORY_MANAGER) could " \
+           "not be used" in out.stderr
