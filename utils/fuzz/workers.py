@@ -19,6 +19,10 @@ import time
 INPUTS_PER_WORKER = 200
 # Outcomes after which the worker is replaced: its state may be damaged.
 REPLACE_AFTER = ("interrupted", "fault", "fuzzer error", "unlocated")
+# The exit status of a worker that a SIGINT reached while it waited for an
+# input (the parent's interrupt for an input it had answered as the deadline
+# passed): no crash; an input sent to it meanwhile is run again elsewhere.
+LATE_INTERRUPT = 4
 
 
 class Worker:
@@ -46,6 +50,7 @@ class Worker:
 
     def send(self, item, request, launch_seconds):
         self.current = item
+        self.request = request
         self.deadline = time.monotonic() + launch_seconds
         self.interrupted = False
         os.write(self.requests, (json.dumps(request) + "\n").encode())
@@ -84,18 +89,12 @@ def _serve_forever(serve, request_read, result_write):
     status = 0
     try:
         requests = os.fdopen(request_read, "r")
-        while True:
-            try:
-                line = requests.readline()
-            except KeyboardInterrupt:
-                # The parent's interrupt for an input already answered (it
-                # passed its deadline as the answer went out): nothing runs.
-                continue
-            if not line:
-                break
+        for line in requests:
             outcome, text, clean = serve(json.loads(line))
             os.write(result_write, (json.dumps({"outcome": outcome, "text": text[:2000],
                                                 "clean": clean}) + "\n").encode())
+    except KeyboardInterrupt:  # between inputs: see LATE_INTERRUPT
+        status = LATE_INTERRUPT
     except BaseException:  # noqa: BLE001 - the fuzzer's own failure, reported
         import traceback
         try:
@@ -113,15 +112,21 @@ def run(items, serve, jobs, launch_seconds, answer_seconds, on_result):
     """Runs every (item, request) of items on `jobs` workers; on_result(item,
     outcome, text) for each, in the order they end."""
     workers = []
+    again = []  # inputs to run again: their worker left on a late interrupt
 
     def open_descriptors():
         return [d for w in workers for d in (w.requests, w.results)]
+
+    def late_interrupt(status):
+        return os.WIFEXITED(status) and os.WEXITSTATUS(status) == LATE_INTERRUPT
 
     def replace(worker):
         # A worker that answered leaves by itself; one that died on the way
         # out crashed after its answer, of what its last input did.
         status = worker.stop(graceful_seconds=0.0 if worker.current is not None else 5.0)
-        if worker.current is None and worker.last is not None and (
+        if late_interrupt(status):
+            pass
+        elif worker.current is None and worker.last is not None and (
                 os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL
                 or os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0):
             how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
@@ -139,26 +144,31 @@ def run(items, serve, jobs, launch_seconds, answer_seconds, on_result):
             for worker in list(workers):
                 if exhausted or worker.current is not None:
                     continue
-                pair = next(items, None)
+                pair = again.pop() if again else next(items, None)
                 if pair is None:
                     exhausted = True
                     break
                 item, request = pair
                 try:
                     worker.send(item, request, launch_seconds)
-                except BrokenPipeError:  # it ended between inputs: a crash of its own
+                except BrokenPipeError:  # it ended between inputs
                     status = worker.stop()
-                    on_result(item, "crash", f"worker gone before the input (status {status})")
+                    if late_interrupt(status):
+                        again.append(pair)
+                    else:
+                        on_result(item, "crash", f"worker gone before the input (status {status})")
                     workers.remove(worker)
                     workers.append(Worker(serve, open_descriptors()))
             busy = [w for w in workers if w.current is not None]
             if not busy:
+                if again or not exhausted:  # a worker was replaced before it took an input
+                    continue
                 break
             wait = max(0.0, min(w.deadline for w in busy) - time.monotonic())
             ready, _, _ = select.select([w.results for w in busy], [], [], wait)
             for descriptor in ready:
                 worker = next(w for w in busy if w.results == descriptor)
-                _read_result(worker, on_result, replace)
+                _read_result(worker, on_result, replace, again, late_interrupt)
             now = time.monotonic()
             for worker in [w for w in workers if w.current is not None and w.deadline <= now]:
                 if select.select([worker.results], [], [], 0)[0]:
@@ -176,11 +186,19 @@ def run(items, serve, jobs, launch_seconds, answer_seconds, on_result):
             worker.stop()
 
 
-def _read_result(worker, on_result, replace):
+def _read_result(worker, on_result, replace, again, late_interrupt):
     chunk = os.read(worker.results, 65536)
     if not chunk:  # it died during the input
-        item = worker.current
+        item, request = worker.current, worker.request
         status = worker.stop()
+        if late_interrupt(status):
+            if worker.interrupted:  # this input's own interrupt, outside serve()
+                on_result(item, "interrupted", "interrupted between the kernel and its answer")
+            else:  # a late one, before it read the input: run it elsewhere
+                again.append((item, request))
+            worker.current = None
+            replace(worker)
+            return
         if os.WIFSIGNALED(status):
             outcome, text = "crash", f"killed by signal {os.WTERMSIG(status)}"
         else:
