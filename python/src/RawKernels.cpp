@@ -332,7 +332,7 @@ void shareDeviceGlobals(llvm::Module &M, const std::vector<DeviceGlobal> &Global
 struct Write {
   llvm::Instruction *At;
   llvm::Value *Address;
-  llvm::Value *Bytes; // i64
+  llvm::Value *Bytes; // an integer (a memory intrinsic's length may be i32)
 };
 
 std::vector<Write> writesOf(llvm::Function &F) {
@@ -350,8 +350,7 @@ std::vector<Write> writesOf(llvm::Function &F) {
     } else if (auto *CAS = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(&I)) {
       Writes.push_back({&I, CAS->getPointerOperand(), sizeOf(CAS->getNewValOperand()->getType())});
     } else if (auto *Fill = llvm::dyn_cast<llvm::MemIntrinsic>(&I)) {
-      llvm::IRBuilder<> B(&I);
-      Writes.push_back({&I, Fill->getRawDest(), B.CreateZExtOrTrunc(Fill->getLength(), I64)});
+      Writes.push_back({&I, Fill->getRawDest(), Fill->getLength()}); // widened where checked
     } else if (auto *Call = llvm::dyn_cast<llvm::CallInst>(&I)) {
       // The atomics that tidal-raise-nvvm made markers: tidal.atomic.*(ptr, ...).
       llvm::Function *Callee = Call->getCalledFunction();
@@ -424,7 +423,8 @@ void guardWritesThroughArrays(llvm::Function &Adapter, const std::vector<Type> &
                                       B.CreatePtrToInt(Base, I64), "write.offset");
     llvm::Value *Extent = B.CreateMul(Array.Elements, B.getInt64(Array.ElementBytes));
     llvm::Value *Before = B.CreateICmpUGT(Offset, Extent); // or past the end
-    llvm::Value *Last = B.CreateSub(B.CreateAdd(Offset, W.Bytes), B.getInt64(1));
+    llvm::Value *Bytes = B.CreateZExtOrTrunc(W.Bytes, I64);
+    llvm::Value *Last = B.CreateSub(B.CreateAdd(Offset, Bytes), B.getInt64(1));
     llvm::Value *Outside = B.CreateOr(Before, B.CreateICmpUGE(Last, Extent), "write.outside");
     llvm::Instruction *Fail = llvm::SplitBlockAndInsertIfThen(Outside, W.At, /*Unreachable=*/true);
     Fail->getParent()->setName("bounds.fault");
