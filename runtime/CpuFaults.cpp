@@ -176,7 +176,9 @@ void unregisterInterruptTarget(InterruptTarget *Target) {
 }
 
 void ensureAlternateSignalStack() {
-  static thread_local bool Ready = false;
+  // Read at every launch: initial-exec, so that it is one load and not a
+  // call of __tls_get_addr (the stack itself is made once per thread).
+  __attribute__((tls_model("initial-exec"))) static thread_local bool Ready = false;
   static thread_local AlternateStack Owned;
   if (Ready)
     return;

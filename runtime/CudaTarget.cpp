@@ -254,8 +254,9 @@ ScopedCurrentContext::~ScopedCurrentContext() {
 // --- the current device of each thread ---------------------------------------------
 
 namespace {
-// -1: none selected on this thread, which means device 0.
-thread_local int SelectedOrdinal = -1;
+// -1: none selected on this thread, which means device 0. Read at every
+// launch: initial-exec, one load rather than a call of __tls_get_addr.
+__attribute__((tls_model("initial-exec"))) thread_local int SelectedOrdinal = -1;
 } // namespace
 
 int currentDeviceOrdinal() { return SelectedOrdinal < 0 ? 0 : SelectedOrdinal; }

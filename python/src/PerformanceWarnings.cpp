@@ -15,8 +15,9 @@ using namespace tidal::frontend;
 namespace {
 
 // pause_performance_warnings(True) on this thread: the library's launch
-// sequences whose grids it chooses (ufunc.reduce's halving steps).
-thread_local bool Paused = false;
+// sequences whose grids it chooses (ufunc.reduce's halving steps). Read at
+// every launch: initial-exec, one load rather than a call of __tls_get_addr.
+__attribute__((tls_model("initial-exec"))) thread_local bool Paused = false;
 
 // A warning's switch: tidal's environment variable, Numba's config name and
 // Numba's environment variable.
