@@ -251,6 +251,28 @@ std::vector<ForeignLink> readLinks(PyObject *Links) {
   return Out;
 }
 
+// The argument types as the parameter texts of a C++ function that takes
+// them exactly ("float32", "const float64*"); None for one that has no such
+// type (a record, a tuple, a complex number).
+PyRef parameterTextsOf(const std::vector<TypedValue> &Args) {
+  PyRef Texts = PyRef::check(PyTuple_New(static_cast<Py_ssize_t>(Args.size())));
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const Type &T = Args[I].T;
+    PyObject *Text = Py_None;
+    if (T.isScalar() && !isComplex(T.Dtype))
+      Text = PyUnicode_FromString(scalarName(T.Dtype));
+    else if (T.isArray() && !T.Record && !isComplex(T.Dtype))
+      Text = PyUnicode_FromString(
+          ((T.ReadOnly ? "const " : "") + std::string(scalarName(T.Dtype)) + "*").c_str());
+    else
+      Py_INCREF(Py_None);
+    if (!Text)
+      throw PythonErrorSet();
+    PyTuple_SET_ITEM(Texts.get(), static_cast<Py_ssize_t>(I), Text);
+  }
+  return Texts;
+}
+
 std::string argumentTypesText(const std::vector<TypedValue> &Args) {
   std::string Out = "(";
   for (size_t I = 0; I < Args.size(); ++I)
@@ -321,6 +343,48 @@ TypedValue FunctionCompiler::callForeignFunction(PyObject *Callee, PyObject *Nod
       Tied.push_back(&C);
     }
   }
+  // A template among the overloads, and no overload bound so far takes the
+  // arguments exactly: C++'s own choice for their types, compiled for this
+  // call (CxxFunction.__tidal_instance__ in foreign.py); where C++ cannot
+  // make the call either, an overload that takes the arguments with a
+  // conversion still does.
+  if ((!Best || BestCost > 0) && PyObject_HasAttrString(Callee, "__tidal_instance__")) {
+    PyRef Texts = parameterTextsOf(Args);
+    PyObject *Answer =
+        PyObject_CallMethod(Callee, "__tidal_instance__", "(O)", Texts.get());
+    if (!Answer) {
+      if (!PyErr_ExceptionMatches(PyExc_TypeError))
+        throw PythonErrorSet();
+      PyObject *Type, *Value, *Traceback;
+      PyErr_Fetch(&Type, &Value, &Traceback);
+      PyRef Why = PyRef::steal(Value ? PyObject_Str(Value) : nullptr);
+      Py_XDECREF(Type);
+      Py_XDECREF(Value);
+      Py_XDECREF(Traceback);
+      if (!Best)
+        typingError(Node, "cannot call '" + Shown + "' with arguments " +
+                              argumentTypesText(Args) + ": " +
+                              (Why ? Why.str() : std::string("C++ cannot make the call")));
+    } else if (PyRef Instance = PyRef::steal(Answer); !Instance.isNone()) {
+      PyRef InstanceFields =
+          fastSequence(Instance.get(), "__tidal_instance__ must return a tuple");
+      std::vector<PyObject *> InstanceItems = sequenceItems(InstanceFields.get(), InstanceFields);
+      PyRef InstanceList = fastSequence(InstanceItems.at(1), "foreign candidates must be a list");
+      std::vector<PyObject *> Entries = sequenceItems(InstanceList.get(), InstanceList);
+      if (Entries.size() != 1)
+        throw std::runtime_error("internal error: __tidal_instance__ gave " +
+                                 std::to_string(Entries.size()) + " candidates, not 1");
+      Candidate Made = readCandidate(Entries[0], Shown);
+      std::string Why;
+      for (size_t I = 0; I < Args.size(); ++I)
+        if (Made.Function.Parameters.size() != Args.size() ||
+            passingCost(Args[I].T, Made.Function.Parameters[I], Why) != 0)
+          throw std::runtime_error("internal error: the C++ forwarder " +
+                                   Made.Function.Declared + " does not take " +
+                                   argumentTypesText(Args) + " exactly");
+      return recordForeignCall(Node, Made.Function, InstanceItems.at(2), Args);
+    }
+  }
   if (!Bindable) {
     std::string Message = "cannot call '" + Shown + "':";
     for (const Candidate &C : Candidates)
@@ -344,8 +408,14 @@ TypedValue FunctionCompiler::callForeignFunction(PyObject *Callee, PyObject *Nod
       Message += "\n  " + C->Function.Declared;
     typingError(Node, Message + "\nconvert the arguments to pick one");
   }
-  auto Chosen = std::make_shared<ForeignFunction>(Best->Function);
-  Chosen->Links = readLinks(Items[2]);
+  return recordForeignCall(Node, Best->Function, Items[2], Args);
+}
+
+TypedValue FunctionCompiler::recordForeignCall(PyObject *Node, const ForeignFunction &Function,
+                                               PyObject *Links,
+                                               const std::vector<TypedValue> &Args) {
+  auto Chosen = std::make_shared<ForeignFunction>(Function);
+  Chosen->Links = readLinks(Links);
   CallTarget &Target = Typing.Calls[Node];
   Target.Result = Chosen->resultType();
   Target.ArgumentOrder.clear();

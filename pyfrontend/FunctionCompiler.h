@@ -583,6 +583,10 @@ private:
   TypedValue callForeignFunction(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
                                  std::vector<PyObject *> &ArgNodes,
                                  std::vector<std::string> &Keywords);
+  // The type map's record of a call of Function (the overload chosen) with
+  // the code of Links to link.
+  TypedValue recordForeignCall(PyObject *Node, const ForeignFunction &Function, PyObject *Links,
+                               const std::vector<TypedValue> &Args);
   TypedValue emitForeignCall(PyObject *Node, const CallTarget &Target,
                              std::vector<TypedValue> &Args, std::vector<PyObject *> &ArgNodes);
 

@@ -520,6 +520,19 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
       if (!F.isDeclaration() && Needed.count(F.getName().str()) && !Mine.count(F.getName().str()))
         F.deleteBody();
     keepOnly(Foreign, Mine);
+    // A variable a file linked before defines too (the same source linked
+    // again with the forwarder of a template call, foreign.py): one
+    // storage, the first file's.
+    for (llvm::GlobalVariable &Variable : Foreign.globals())
+      if (Variable.hasInitializer() && !Variable.hasLocalLinkage() &&
+          !Variable.hasAppendingLinkage())
+        if (const llvm::GlobalVariable *Known =
+                M.getGlobalVariable(Variable.getName(), /*AllowInternal=*/false);
+            Known && !Known->isDeclaration()) {
+          Variable.setInitializer(nullptr);
+          Variable.setLinkage(llvm::GlobalValue::ExternalLinkage);
+          Variable.setComdat(nullptr);
+        }
     std::string RaiseError;
     if (!tidal::raiseNVVMModule(Foreign, RaiseError))
       throw CompileError("CompileError",

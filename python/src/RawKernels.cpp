@@ -29,6 +29,7 @@
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cstring>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 
@@ -67,26 +68,39 @@ std::string lineOf(const std::string &Text, int Line) {
 // the rest of what clang printed after its message.
 [[noreturn]] void throwClangError(const std::string &Diagnostics, const std::string &Code,
                                   const std::string &FileName) {
+  // The first error, located, with the notes clang gives after it (the
+  // candidates of an overloaded call, the template a deduction failed on).
   static const std::regex First(R"(^(.*):(\d+):(\d+): (?:fatal )?error: (.*)$)");
+  static const std::regex Note(R"(^(.*):(\d+):(\d+): note: (.*)$)");
   std::smatch Match;
+  std::optional<frontend::SourceLocation> Where;
+  std::string Message;
+  unsigned Notes = 0;
   size_t Start = 0;
   while (Start < Diagnostics.size()) {
     size_t End = Diagnostics.find('\n', Start);
     std::string Line = Diagnostics.substr(Start, End == std::string::npos ? std::string::npos
                                                                           : End - Start);
-    if (std::regex_match(Line, Match, First)) {
-      frontend::SourceLocation Where;
-      Where.File = Match[1];
-      Where.Line = std::stoi(Match[2]);
-      Where.Column = std::stoi(Match[3]);
-      Where.SourceLine = Where.File == FileName ? lineOf(Code, Where.Line) : "";
-      std::string Message = Match[4];
-      throw CompileError("CompileError", "CUDA C++: " + Message, Where);
+    if (!Where && std::regex_match(Line, Match, First)) {
+      Where.emplace();
+      Where->File = Match[1];
+      Where->Line = std::stoi(Match[2]);
+      Where->Column = std::stoi(Match[3]);
+      Where->SourceLine = Where->File == FileName ? lineOf(Code, Where->Line) : "";
+      Message = "CUDA C++: " + Match[4].str();
+    } else if (Where && std::regex_match(Line, Match, Note)) {
+      if (Notes++ < 3)
+        Message += " (note: " + Match[4].str() + ", at " + Match[1].str() + ":" +
+                   Match[2].str() + ":" + Match[3].str() + ")";
+    } else if (Where && Line.find(": error: ") != std::string::npos) {
+      break; // the next error
     }
     if (End == std::string::npos)
       break;
     Start = End + 1;
   }
+  if (Where)
+    throw CompileError("CompileError", Message, *Where);
   throw CompileError("CompileError", "CUDA C++: " + Diagnostics, frontend::SourceLocation{});
 }
 

@@ -136,6 +136,23 @@ def test_syntax_error_is_a_compile_error_at_the_cxx_line():
     assert "  x[0] = 1\n" in text and text.rstrip().endswith("^")
 
 
+def test_clangs_notes_follow_its_first_error():
+    # The candidates of an overloaded call that none takes, each with its
+    # place; the second error is not reported.
+    code = ('__device__ int f(int *p) { return *p; }\n'
+            '__device__ int f(float *p) { return 0; }\n'
+            'extern "C" __global__ void k(double *x) {\n  x[0] = f(x);\n  undeclared();\n}\n')
+    with pytest.raises(CompileError) as error:
+        cuda.RawKernel(code, "k")
+    text = str(error.value)
+    assert text.startswith("rawkernel.cu:4:10: CUDA C++: no matching function for call to 'f' "
+                           "(note: candidate function not viable: no known conversion from "
+                           "'double *' to 'int *' for 1st argument, at rawkernel.cu:1:16) "
+                           "(note: candidate function not viable: no known conversion from "
+                           "'double *' to 'float *' for 1st argument, at rawkernel.cu:2:16)\n")
+    assert "undeclared" not in text
+
+
 def test_unknown_kernel_lists_the_kernels():
     module = cuda.RawModule(code='extern "C" __global__ void a(int *x) {}\n'
                                  '__global__ void b(float *y, int n) {}')

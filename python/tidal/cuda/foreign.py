@@ -25,6 +25,7 @@ number, converted as C++ converts it. The frontend's half is
 pyfrontend/ForeignFunctions.cpp.
 """
 
+import hashlib
 import os
 import re
 import types as _types
@@ -236,6 +237,41 @@ def with_instantiations(code, names, attribute, api):
         f"template {attribute} decltype({name}) {name};\n" for name in names)
 
 
+# tidal's scalar names as C++ types (for the forwarding functions of
+# template calls); the sizes are CUDA's on both targets.
+_CXX_SCALARS = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char",
+                "int16": "short", "uint16": "unsigned short", "int32": "int",
+                "uint32": "unsigned int", "int64": "long long", "uint64": "unsigned long long",
+                "float32": "float", "float64": "double"}
+
+
+def _cxx_type(text):
+    """A parameter text of the frontend ("float32", "const int32*") as a
+    C++ type, or None."""
+    if not isinstance(text, str):
+        return None
+    const = text.startswith("const ")
+    name = text[6:] if const else text
+    pointer = name.endswith("*")
+    scalar = _CXX_SCALARS.get(name[:-1] if pointer else name)
+    if scalar is None:
+        return None
+    return ("const " if const else "") + scalar + (" *" if pointer else "")
+
+
+def _clang_error(error, user_lines):
+    """clang's first error and its notes, located where it is in the
+    user's lines (a template's body), not in the forwarding function."""
+    reason = getattr(error, "reason", None)
+    if not reason:
+        return str(error).splitlines()[0]
+    reason = reason.removeprefix("CUDA C++: ")
+    line = getattr(error, "line", 0) or 0
+    if 0 < line <= user_lines:
+        reason += f", at {error.file}:{line}:{error.column}"
+    return reason
+
+
 class CxxFunction:
     """lib.name of cuda.include: the C++ overloads of one name."""
 
@@ -254,6 +290,19 @@ class CxxFunction:
                           f"(link the file that does with @cuda.jit(link=[...]))")
             candidates.append((symbol, "c", result, parameters, reason or None, declaration))
         return (f"{library.__name__}.{self._path}", candidates, library._links, "")
+
+    def __tidal_instance__(self, arguments):
+        """What the frontend asks when no overload bound so far takes a
+        call's arguments exactly and one of them is a template: C++'s own
+        choice for those argument types (template argument deduction and
+        overload resolution by clang), as a __tidal_foreign__ description of
+        one candidate. `arguments` are tidal's parameter texts ("float32",
+        "const float64*"); None where a function has no template, or an
+        argument no C++ type stands for. Raises TypeError with clang's
+        reason when C++ cannot make the call."""
+        if not any(overload[3].startswith("a template") for overload in self._overloads):
+            return None
+        return self._library._instance(self._path, tuple(arguments))
 
     @property
     def declarations(self):
@@ -305,6 +354,7 @@ class CxxLibrary(_CxxScope):
         self._code = code
         self._options = tuple(options)
         self._links = [("cu", file_name, code, self._options)]
+        self._instances = {}
         _load_compiler()
         functions = {}
         for entry in native._cxx_device_functions(code, file_name, list(self._options)):
@@ -314,6 +364,54 @@ class CxxLibrary(_CxxScope):
 
     def __repr__(self):
         return f"<tidal CUDA C++ library {self._file_name}>"
+
+    def _instance(self, path, arguments):
+        """The call of the C++ function `path` ("ns.f") with argument types
+        `arguments` (tidal's texts), compiled as a small forwarding function
+        appended to the source: clang deduces the template arguments and
+        picks the overload, as for a C++ caller; the forwarder is bound and
+        inlines into the kernel with what it calls. Each argument list is
+        compiled once per library; a failure is remembered too."""
+        key = (path, arguments)
+        known = self._instances.get(key)
+        if known is None:
+            known = self._instances[key] = self._compile_instance(path, arguments)
+        if isinstance(known, Exception):
+            raise known
+        return known
+
+    def _compile_instance(self, path, arguments):
+        cxx_types = [_cxx_type(argument) for argument in arguments]
+        qualified = path.replace(".", "::")
+        shown = f"{qualified}({', '.join(t or '?' for t in cxx_types)})"
+        if None in cxx_types:
+            return TypeError(f"{shown}: tidal makes C++ template instances from numbers and "
+                             f"arrays of numbers, and argument {cxx_types.index(None) + 1} "
+                             f"is {arguments[cxx_types.index(None)]}")
+        # Named by what it forwards, so that two libraries' forwarders in
+        # one kernel never share a symbol.
+        name = "call_" + hashlib.sha256(
+            repr((self._code, self._options, path, arguments)).encode()).hexdigest()[:16]
+        parameters = ", ".join(f"{t} a{i}" for i, t in enumerate(cxx_types))
+        forwarded = ", ".join(f"a{i}" for i in range(len(cxx_types)))
+        code = (self._code + f"\n// tidal: C++'s choice for {shown}\n"
+                f"namespace __tidal_calls {{ __device__ auto {name}({parameters}) "
+                f"{{ return ::{qualified}({forwarded}); }} }}\n")
+        try:
+            entries = native._cxx_device_functions(code, self._file_name, list(self._options))
+        except Exception as error:  # clang's diagnostics
+            return TypeError(f"C++ cannot call {shown}: "
+                             f"{_clang_error(error, self._code.count(chr(10)) + 1)}")
+        for symbol, qualified_name, _, reason, _, result, parameters in entries:
+            if qualified_name == "__tidal_calls::" + name:
+                declared = f"{result} {shown}, as C++ resolves it"
+                if reason:
+                    return TypeError(f"{declared}: cannot be bound: "
+                                     f"{reason.replace(name, qualified)}")
+                candidate = (symbol, "c", result, parameters, None, declared)
+                return (f"{self.__name__}.{path}", [candidate],
+                        [("cu", self._file_name, code, self._options)], "")
+        return TypeError(f"internal error: the forwarding function for {shown} was not bound")
 
 
 def include(source=None, *, path=None, code=None, options=(), name_expressions=None):
