@@ -6,6 +6,7 @@
 #include "tidal/Contract.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
@@ -31,6 +32,7 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace tidal::runtime {
@@ -59,19 +61,69 @@ void initialiseNativeTarget() {
   (void)Initialised;
 }
 
+// The host as JITTargetMachineBuilder::detectHost reads it (the process's
+// triple, the CPU's name and features), read once: each reading is dozens of
+// cpuid instructions, which a virtual machine traps (about 100 µs).
+struct HostFacts {
+  std::string Triple, CPU;
+  llvm::SubtargetFeatures Features;
+};
+
+const HostFacts &hostFacts() {
+  static const HostFacts Facts = [] {
+    HostFacts F;
+    F.Triple = llvm::sys::getProcessTriple();
+    F.CPU = llvm::sys::getHostCPUName().str();
+    for (const auto &Feature : llvm::sys::getHostCPUFeatures())
+      F.Features.AddFeature(Feature.first(), Feature.second);
+    return F;
+  }();
+  return Facts;
+}
+
 // The one description of the host that both the optimisation pipeline
 // (createHostTargetMachine) and the JIT are built from. PIC and the small
 // code model are what LLJIT forces for JITLink; setting them here keeps the
 // two TargetMachines identical.
 orc::JITTargetMachineBuilder hostMachineBuilder() {
-  initialiseNativeTarget();
-  auto Builder = takeOrThrow(orc::JITTargetMachineBuilder::detectHost(),
-                             "cannot describe the host for the JIT");
+  const HostFacts &Facts = hostFacts();
+  orc::JITTargetMachineBuilder Builder{llvm::Triple(Facts.Triple)};
+  Builder.setCPU(Facts.CPU);
+  Builder.addFeatures(Facts.Features.getFeatures());
   Builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   Builder.setRelocationModel(llvm::Reloc::PIC_);
   Builder.setCodeModel(llvm::CodeModel::Small);
   return Builder;
 }
+
+// A TargetMachine for the host (the native target registered first).
+std::unique_ptr<llvm::TargetMachine> createHostMachine() {
+  initialiseNativeTarget();
+  return takeOrThrow(hostMachineBuilder().createTargetMachine(),
+                     "cannot create a TargetMachine for the host");
+}
+
+// The JIT's compiler of IR modules, whose TargetMachine is made at its first
+// compile: a process whose kernels all come from the disk cache as object
+// files never makes one (nor registers the native target).
+class HostIRCompiler : public orc::IRCompileLayer::IRCompiler {
+public:
+  explicit HostIRCompiler(orc::JITTargetMachineBuilder Builder)
+      : IRCompiler(orc::irManglingOptionsFromTargetOptions(Builder.getOptions())) {}
+
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module &M) override {
+    // The JIT compiles one module at a time (HostJit's CompileMutex).
+    if (!Compiler) {
+      Machine = createHostMachine();
+      Compiler = std::make_unique<orc::SimpleCompiler>(*Machine);
+    }
+    return (*Compiler)(M);
+  }
+
+private:
+  std::unique_ptr<llvm::TargetMachine> Machine;
+  std::unique_ptr<orc::SimpleCompiler> Compiler;
+};
 
 // The process-wide JIT. Compiles are serialised: the JIT has one
 // SimpleCompiler (one TargetMachine) and materialises in place on the thread
@@ -79,12 +131,17 @@ orc::JITTargetMachineBuilder hostMachineBuilder() {
 // error reports belong to the compile in progress.
 class HostJit {
 public:
-  static HostJit &get() {
+  // DataLayout: the host's data layout where the caller knows it (an object
+  // file's entry in the disk cache records it), which spares the JIT's
+  // creation a TargetMachine made only to compute it; used by the first call.
+  static HostJit &get(const std::string &DataLayout = "") {
     // Never destroyed, like the pool: modules and compiles may outlive
     // static destruction at exit.
-    static HostJit *const Instance = new HostJit();
+    static HostJit *const Instance = new HostJit(DataLayout);
     return *Instance;
   }
+
+  const llvm::DataLayout &dataLayout() const { return Jit->getDataLayout(); }
 
   // Adds M to a new JITDylib and compiles it, returning the dylib and the
   // addresses of BlockNames.
@@ -119,8 +176,7 @@ public:
   std::string emitObject(llvm::Module &M) {
     std::lock_guard<std::mutex> Lock(CompileMutex);
     if (!ObjectMachine)
-      ObjectMachine = takeOrThrow(hostMachineBuilder().createTargetMachine(),
-                                  "cannot create a TargetMachine for the host");
+      ObjectMachine = createHostMachine();
     llvm::SmallVector<char, 0> Buffer;
     llvm::raw_svector_ostream Stream(Buffer);
     llvm::legacy::PassManager Passes;
@@ -185,13 +241,25 @@ public:
   }
 
 private:
-  HostJit() {
+  explicit HostJit(const std::string &KnownDataLayout) {
     auto ProcessControl = takeOrThrow(
         orc::SelfExecutorProcessControl::Create(
             nullptr, std::make_unique<orc::InPlaceTaskDispatcher>()),
         "cannot create the JIT's process control");
+    std::optional<llvm::DataLayout> Layout;
+    if (!KnownDataLayout.empty())
+      Layout.emplace(KnownDataLayout);
+    else
+      initialiseNativeTarget(); // LLJIT makes a TargetMachine for the layout
     Jit = takeOrThrow(orc::LLJITBuilder()
                           .setJITTargetMachineBuilder(hostMachineBuilder())
+                          .setDataLayout(std::move(Layout))
+                          .setCompileFunctionCreator(
+                              [](orc::JITTargetMachineBuilder Builder)
+                                  -> llvm::Expected<
+                                      std::unique_ptr<orc::IRCompileLayer::IRCompiler>> {
+                                return std::make_unique<HostIRCompiler>(std::move(Builder));
+                              })
                           .setExecutorProcessControl(std::move(ProcessControl))
                           .setSupportConcurrentCompilation(false)
                           // Kernels have no static initialisers to run.
@@ -259,10 +327,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() {
-  return takeOrThrow(hostMachineBuilder().createTargetMachine(),
-                     "cannot create a TargetMachine for the host");
-}
+std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() { return createHostMachine(); }
 
 struct CpuModule::Impl {
   orc::JITDylib *Dylib = nullptr;
@@ -289,11 +354,8 @@ CpuModule::~CpuModule() = default;
 std::string hostDescription() {
   // What JITTargetMachineBuilder::detectHost reads, without initialising the
   // native target (milliseconds that a cache hit should not pay).
-  llvm::SubtargetFeatures Features;
-  for (const auto &Feature : llvm::sys::getHostCPUFeatures())
-    Features.AddFeature(Feature.first(), Feature.second);
-  return llvm::sys::getProcessTriple() + " " + llvm::sys::getHostCPUName().str() + " " +
-         Features.getString();
+  const HostFacts &Facts = hostFacts();
+  return Facts.Triple + " " + Facts.CPU + " " + Facts.Features.getString();
 }
 
 namespace {
@@ -433,6 +495,7 @@ CpuObject CpuModule::emitObject(std::unique_ptr<llvm::Module> M,
                        "that owns it");
   CpuObject Out = prepareModule(*M);
   Out.Object = HostJit::get().emitObject(*M);
+  Out.DataLayout = M->getDataLayoutStr();
   return Out;
 }
 
@@ -441,8 +504,13 @@ std::unique_ptr<CpuModule> CpuModule::load(const CpuObject &Object,
   if (Object.BlockNames.empty())
     throw RuntimeError("object '" + Name + "' names no block function");
   auto State = std::make_unique<Impl>();
-  State->Dylib = &HostJit::get().load(Object.Object, Name, Object.BlockNames,
-                                      State->BlockFunctions);
+  HostJit &Jit = HostJit::get(Object.DataLayout);
+  if (!Object.DataLayout.empty() &&
+      Jit.dataLayout().getStringRepresentation() != Object.DataLayout)
+    throw RuntimeError("object '" + Name + "' was compiled for the data layout '" +
+                       Object.DataLayout + "', and the JIT's is '" +
+                       Jit.dataLayout().getStringRepresentation() + "'");
+  State->Dylib = &Jit.load(Object.Object, Name, Object.BlockNames, State->BlockFunctions);
   registerBlockFunctions(*State, Object);
   return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
 }

@@ -75,6 +75,14 @@ const std::string &field(const Entry &E, const std::string &Name) {
   throw std::invalid_argument("the entry has no field '" + Name + "'");
 }
 
+// A field entries written by earlier versions may lack: empty then.
+std::string optionalField(const Entry &E, const std::string &Name) {
+  for (const auto &[Key, Value] : E)
+    if (Key == Name)
+      return Value;
+  return "";
+}
+
 // An entry that passed the checksum but does not load: counted as a miss
 // and removed by the Python half, which then lets the compile write a new one.
 void rejectEntry(const DispatcherState &D, const std::string &Kind,
@@ -123,6 +131,7 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
       Object.BlockNames = splitLines(field(*E, "block_names"));
       Object.AloneNames = splitLines(field(*E, "alone_names"));
       Object.Watched = field(*E, "watched") == "1";
+      Object.DataLayout = optionalField(*E, "data_layout");
       Spec->Cpu = runtime::CpuModule::load(Object, "cached." + Spec->KernelName);
       Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
     }
@@ -145,6 +154,7 @@ void saveSpecialization(const DispatcherState &D, const Specialization &S,
     E.emplace_back("block_names", joinLines(Object->BlockNames));
     E.emplace_back("alone_names", joinLines(Object->AloneNames));
     E.emplace_back("watched", Object->Watched ? "1" : "0");
+    E.emplace_back("data_layout", Object->DataLayout);
   }
   saveEntry(D, targetName(D.Target), S.ArgTypes, E);
 }

@@ -289,6 +289,33 @@ def test_an_entry_that_does_not_link_is_a_miss(target, tmp_path, cache_dir):
     assert dict(stats.cache_hits) == {SIGNATURE: 1}
 
 
+def test_an_object_for_another_data_layout_is_a_miss(target, tmp_path, cache_dir):
+    # The cpu target's entries record the object's data layout, from which a
+    # new process's JIT is made without a TargetMachine; an entry whose layout
+    # is not the JIT's is refused and compiled again, one without the field
+    # (an older entry) still loads.
+    path = write_kernels(tmp_path)
+    first = load(path)
+    run_scale(first, target)
+    cache, kind = first.scale._cache, target.name
+    fields = cache.load(kind, SIGNATURE)
+    if "object" not in fields:  # the cuda target keeps IR and PTX, no object
+        assert "data_layout" not in fields
+        return
+    assert fields["data_layout"].startswith(b"e-m:e")
+    older = dict(fields)
+    del older["data_layout"]
+    cache.save(kind, SIGNATURE, older)
+    stats = run_scale(load(path), target)
+    assert dict(stats.cache_hits) == {SIGNATURE: 1}
+    fields["data_layout"] = b"E-m:e-p:32:32-i64:64"
+    cache.save(kind, SIGNATURE, fields)
+    stats = run_scale(load(path), target)
+    assert dict(stats.cache_misses) == {SIGNATURE: 1} and not stats.cache_hits
+    stats = run_scale(load(path), target)
+    assert dict(stats.cache_hits) == {SIGNATURE: 1}
+
+
 CONCURRENT = '''
 import sys
 import numpy as np

@@ -85,6 +85,7 @@ struct CpuObject {
   std::vector<std::string> BlockNames; // TIDAL_BLOCK_PREFIX<kernel> symbols
   std::vector<std::string> AloneNames; // block functions that run alone
   bool Watched = false;                // debug mode: launches are watched
+  std::string DataLayout;              // the module's (the host's); empty: unknown
 };
 
 // Owns one compiled module: a JITDylib of the process-wide LLJIT, released
