@@ -224,6 +224,22 @@ def test_an_edit_of_a_device_function_misses(target, tmp_path, cache_dir):
     assert dict(module.scale.stats.cache_misses) == {SIGNATURE: 1}
 
 
+def test_an_edit_in_a_file_with_form_feeds_and_crlf_misses(target, tmp_path, cache_dir):
+    # The key holds the kernel's source lines as linecache numbers them
+    # (universal newlines), which is what the frontend compiles: a form feed
+    # or a CRLF above the kernel must not shift which lines those are. An
+    # edit of the kernel's last line that the bytecode does not see (a
+    # comment) is a new key.
+    path = tmp_path / "cached_kernels.py"
+    text = KERNELS.format(factor=3, offset=1, options="").replace(
+        "FACTOR = 3", "# page one\x0c page two\x0c page three\nFACTOR = 3")
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    run_scale(load(path), target)
+    path.write_bytes(text.replace("+ 1", "+ 1  # edited").replace("\n", "\r\n").encode())
+    stats = run_scale(load(path), target)
+    assert dict(stats.cache_misses) == {SIGNATURE: 1} and not stats.cache_hits
+
+
 def test_a_debug_kernel_has_its_own_entry(target, tmp_path, cache_dir, monkeypatch):
     path = write_kernels(tmp_path)
     run_scale(load(path), target)

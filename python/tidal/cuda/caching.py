@@ -9,6 +9,7 @@ the compile that follows replaces it."""
 
 import collections
 import hashlib
+import io
 import linecache
 import os
 import sys
@@ -138,7 +139,10 @@ def _source_lines(filename):
             data = file.read()
         head = data.split(b"\n", 2)[:2]
         if not any(b"coding" in line and line.lstrip().startswith(b"#") for line in head):
-            return data.decode("utf-8").splitlines(keepends=True)
+            # Universal newlines, as linecache reads: str.splitlines would
+            # also split at form feeds and other separators, and the
+            # function's lines would be the wrong ones.
+            return io.StringIO(data.decode("utf-8"), newline=None).readlines()
     except (OSError, UnicodeDecodeError, ValueError):
         pass
     return linecache.getlines(filename)
