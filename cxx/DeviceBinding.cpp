@@ -85,9 +85,10 @@ public:
     DeviceFunctionBinding B;
     B.Symbol = B.QualifiedName = F->getQualifiedNameAsString();
     B.Declaration = "template " + F->getQualifiedNameAsString();
-    B.Reason = "a template (name the instances to compile: cuda.include(..., "
+    B.Reason = "a template (cuda.include makes an instance for each call's argument "
+               "types; declare_device needs a named instance: cuda.include(..., "
                "name_expressions=['" + F->getNameAsString() +
-               "<float>']); or instantiate it in a non-template function)";
+               "<float>']) or one instantiated in a non-template function)";
     Bindings.push_back(std::move(B));
     // Its explicit instances (cuda.include's name_expressions) bind as
     // overloads of the template's name.
