@@ -124,13 +124,13 @@ print(repr((dict(stats.cache_hits), dict(stats.cache_misses), [float(x) for x in
 '''
 
 
-def run_script(target, folder, env=None):
+def run_script(target, folder, env=None, script=SCRIPT):
     environment = dict(os.environ, **(env or {}))
     environment["TIDAL_TARGET"] = target.name
     environment["PYTHONPATH"] = os.path.dirname(os.path.dirname(tidal.__file__))
     if target.mock:
         environment["TIDAL_CUDA_DRIVER"] = str(MOCK)
-    return subprocess.run([sys.executable, "-c", SCRIPT.format(folder=str(folder))],
+    return subprocess.run([sys.executable, "-c", script.format(folder=str(folder))],
                           env=environment, capture_output=True, text=True, timeout=120)
 
 
@@ -146,6 +146,38 @@ def test_a_new_process_hits(target, tmp_path, cache_dir):
     assert (hits, misses) == ({SIGNATURE: 1}, {})
     if target.computes:
         assert values == [1.0, 4.0, 7.0]
+
+
+AFTER_A_HIT = SCRIPT + '''
+from tidal import cuda
+
+
+@cuda.jit
+def fresh(a):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        a[i] = a[i] * 2 + 0.5
+
+
+fresh[1, 16](a)
+print(repr([float(x) for x in a[:3]]))
+'''
+
+
+def test_a_process_that_hit_compiles_new_kernels(target, tmp_path, cache_dir):
+    # The second process's JIT is made for the entry's object (its data
+    # layout from the entry, no TargetMachine yet); a kernel it then compiles
+    # makes the TargetMachine and links into the same JIT.
+    write_kernels(tmp_path)
+    assert run_script(target, tmp_path).returncode == 0
+    second = run_script(target, tmp_path, script=AFTER_A_HIT)
+    assert second.returncode == 0, second.stderr
+    first_line, second_line = second.stdout.splitlines()
+    hits, misses, values = ast.literal_eval(first_line)
+    assert (hits, misses) == ({SIGNATURE: 1}, {})
+    if target.computes:
+        assert values == [1.0, 4.0, 7.0]
+        assert ast.literal_eval(second_line) == [2.5, 8.5, 14.5]
 
 
 def test_the_default_folder_is_pycache_beside_the_source(target, tmp_path, monkeypatch):
