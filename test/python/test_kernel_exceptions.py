@@ -240,10 +240,11 @@ def test_a_device_function_that_raises_on_its_other_path_needs_no_return():
     use[1, 1](out, np.array([3.0]))
 
 
-def test_raise_on_the_nvptx_path_prints_and_fails_the_launch():
-    # On a GPU, a raise with debug=True calls __assertfail with its message
-    # (the launch fails with CUDA_ERROR_ASSERT); without debug the thread
-    # returns.
+def test_raise_on_the_nvptx_path_writes_the_exception_slot():
+    # On a GPU, a raise with debug=True claims the module's exception slot
+    # (a compare-and-swap of its code), records the thread and exits: no
+    # __assertfail, no trap. Without debug the thread returns, and the
+    # module has no slot.
     def guarded(x):
         if x[0] > 100:
             raise OverflowError("too large")
@@ -251,6 +252,8 @@ def test_raise_on_the_nvptx_path_prints_and_fails_the_launch():
 
     from tidal import float64, void
     debug_ptx, _ = cuda.compile_ptx(guarded, void(float64[::1]), debug=True)
-    assert "__assertfail" in debug_ptx
+    assert ".visible .global .align 8 .b8 __tidal_exception_slot[48];" in debug_ptx
+    assert "atom.global.cas.b32" in debug_ptx and "exit;" in debug_ptx
+    assert "__assertfail" not in debug_ptx and "trap;" not in debug_ptx
     quiet_ptx, _ = cuda.compile_ptx(guarded, void(float64[::1]))
-    assert "__assertfail" not in quiet_ptx
+    assert "__tidal_exception_slot" not in quiet_ptx
