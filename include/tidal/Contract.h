@@ -9,6 +9,8 @@
 
 #include "tidal/HostABI.h"
 
+#include <string>
+
 namespace tidal {
 
 // The version of the marker contract (docs/markers.md, "Versions"); the one
@@ -73,6 +75,11 @@ struct ExceptionSlot {
   int64_t Extent = 0;
 };
 static_assert(sizeof(ExceptionSlot) == 48, "the plugin writes the slot with this layout");
+// One entry of the table of raise sites (tidal::raiseSites, Passes.h).
+struct RaiseSite {
+  bool Bounds = false; // tidal.bounds.error (an IndexError), else tidal.assert.fail
+  std::string Text;    // the message (assert.fail) or the "where" (bounds.error)
+};
 
 // K.thread's return codes besides sync points (HostABI.h).
 inline constexpr int ThreadFinished = TIDAL_THREAD_FINISHED;

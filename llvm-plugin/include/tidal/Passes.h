@@ -83,11 +83,8 @@ void forgetNVPTXAnnotations(llvm::Module &M, llvm::TargetMachine &TM);
 // constant string the call passes (the assert's or raise's message, which
 // carries the exception: pyfrontend/KernelExceptions.cpp; the bounds check's
 // "where"), "" when it is not a constant. The host reads the same table from
-// a specialisation's marker IR to turn the slot back into the exception.
-struct RaiseSite {
-  bool Bounds = false; // tidal.bounds.error (an IndexError), else tidal.assert.fail
-  std::string Text;
-};
+// a specialisation's marker IR to turn the slot back into the exception
+// (RaiseSite: tidal/Contract.h).
 std::vector<RaiseSite> raiseSites(const llvm::Module &M);
 
 // tidal-raise-nvvm in process: clang's NVVM IR for CUDA C++ to marker IR
