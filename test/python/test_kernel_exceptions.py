@@ -10,7 +10,6 @@ plays the raising thread's write (`play_raise`)."""
 
 import ctypes
 import os
-import struct
 import subprocess
 from pathlib import Path
 
@@ -19,28 +18,11 @@ import pytest
 
 from tidal import cuda
 from tidal.errors import CompileError, TypingError, UnsupportedError
-from mock_driver import MOCK
+from mock_driver import EXCEPTION_SLOT, MOCK, play_raise
 from source_positions import position_of
 from targets import needs_gpu, on_targets
 
-EXCEPTION_SLOT = "__tidal_exception_slot"  # tidal/Contract.h
 
-
-def play_raise(target, kernel, site_text, thread=(0, 0, 0), block=(0, 0, 0), axis=0, index=0,
-               extent=0):
-    """Over the mock driver, makes the next launch of `kernel` (launched once
-    already) write its exception slot as the thread `thread` of block `block`
-    would on raising at the raise site whose text contains `site_text` (the
-    slot's layout: tidal/Contract.h's ExceptionSlot). Nothing where kernels
-    run: there the kernel raises itself."""
-    if not target.mock:
-        return
-    sites = kernel._inspect(kernel.signatures[0], "raise-sites")
-    codes = [i + 1 for i, (_, text) in enumerate(sites) if site_text in text]
-    assert len(codes) == 1, sites
-    slot = struct.pack("<i3I3Iiqq", codes[0], *thread, *block, axis, index, extent)
-    ctypes.CDLL(str(MOCK)).tidalMockWriteGlobalOnNextLaunch(EXCEPTION_SLOT.encode(), slot,
-                                                            ctypes.c_size_t(len(slot)))
 
 
 class KernelProblem(Exception):
