@@ -75,9 +75,9 @@ GlobalVariable *getOrCreateSlot(Module &M) {
   return Slot;
 }
 
-// The code of site Code, claimed with a compare-and-swap from 0; the winner
-// records its thread and block (and, for a bounds error, the index), then
-// every raising thread exits.
+// Raise site number Code: a compare-and-swap of the slot's code from 0 to
+// Code; the winner records its thread and block (and, for a bounds error,
+// the index), then every raising thread exits.
 void lowerRaiseSite(CallInst &Call, bool Bounds, unsigned Code, GlobalVariable &Slot) {
   StructType *Type = cast<StructType>(Slot.getValueType());
   IRBuilder<> B(&Call);
