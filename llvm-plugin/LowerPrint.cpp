@@ -1,15 +1,13 @@
 // tidal-lower-print: replaces tidal.print(fmt, ...) by CUDA's
-// vprintf(fmt, buffer) with the arguments packed in a local struct, and the
-// debug-mode markers tidal.bounds.error / tidal.assert.fail by a message and
-// __assertfail (CUDA's device-side assert: the launch fails with
-// CUDA_ERROR_ASSERT), then a trap; tidal.bounds.fault (an unchecked index
-// out of range: undefined) by nothing, so that its check goes too.
+// vprintf(fmt, buffer) with the arguments packed in a local struct, and
+// tidal.bounds.fault (an unchecked index out of range: undefined) by
+// nothing, so that its check goes too. The debug-mode markers
+// tidal.bounds.error and tidal.assert.fail are tidal-lower-exceptions'.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-print in.ll
 
 #include "Markers.h"
 #include "PassClasses.h"
 
-#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -23,12 +21,12 @@ namespace {
 class PrintLowering {
   Module &M;
   LLVMContext &Context;
-  Type *I32, *I64, *Ptr;
+  Type *I32, *Ptr;
 
 public:
   explicit PrintLowering(Module &M)
       : M(M), Context(M.getContext()), I32(Type::getInt32Ty(Context)),
-        I64(Type::getInt64Ty(Context)), Ptr(PointerType::getUnqual(Context)) {}
+        Ptr(PointerType::getUnqual(Context)) {}
 
   bool lower(CallInst &Call, MarkerKind Kind) {
     if (Kind == MarkerKind::BoundsFault) {
@@ -38,43 +36,17 @@ public:
       Call.eraseFromParent();
       return true;
     }
-    if (Kind != MarkerKind::Print && Kind != MarkerKind::BoundsError &&
-        Kind != MarkerKind::AssertFail)
+    if (Kind != MarkerKind::Print)
       return false;
     setNVPTXTargetIfUnset(M); // the argument struct has NVPTX's layout
     IRBuilder<> Builder(&Call);
-    if (Kind == MarkerKind::Print) {
-      callVprintf(Builder, Call.getArgOperand(0),
-                  SmallVector<Value *, 8>(drop_begin(Call.args())));
-    } else if (Kind == MarkerKind::BoundsError) {
-      // "<where>: index I is out of bounds for axis A with size N"
-      Value *Format = getString(
-          "%s: index %lld is out of bounds for axis %d with size %lld\n",
-          "__tidal_bounds_format");
-      callVprintf(Builder, Format,
-                  {Call.getArgOperand(0), Call.getArgOperand(1),
-                   Call.getArgOperand(3), Call.getArgOperand(2)});
-      failAssertion(Builder, Call, getString("index out of bounds",
-                                             "__tidal_bounds_message"));
-    } else {
-      failAssertion(Builder, Call, Call.getArgOperand(0));
-    }
+    callVprintf(Builder, Call.getArgOperand(0),
+                SmallVector<Value *, 8>(drop_begin(Call.args())));
     Call.eraseFromParent();
     return true;
   }
 
 private:
-  Constant *getString(StringRef Text, StringRef Name) {
-    if (GlobalVariable *GV = M.getNamedGlobal(Name))
-      return GV;
-    Constant *Data = ConstantDataArray::getString(Context, Text);
-    auto *GV = new GlobalVariable(M, Data->getType(), /*isConstant=*/true,
-                                  GlobalValue::PrivateLinkage, Data, Name);
-    GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
-    GV->setAlignment(Align(1));
-    return GV;
-  }
-
   // vprintf(format, &{args...}): the arguments as the fields of a struct in
   // the thread's local memory, each aligned to its size (C's promotions
   // applied again for safety: float -> double, small integers -> i32).
@@ -104,23 +76,6 @@ private:
       Buffer = Alloca;
     }
     Builder.CreateCall(Vprintf, {Format, Buffer});
-  }
-
-  // __assertfail(message, file, line, function, sizeof(char)); trap.
-  void failAssertion(IRBuilder<> &Builder, CallInst &Call, Value *Message) {
-    FunctionCallee AssertFail = M.getOrInsertFunction(
-        "__assertfail", FunctionType::get(Builder.getVoidTy(),
-                                          {Ptr, Ptr, I32, Ptr, I64},
-                                          /*isVarArg=*/false));
-    const DILocation *Location = Call.getDebugLoc().get();
-    StringRef File = Location ? Location->getFilename() : "";
-    unsigned Line = Location ? Location->getLine() : 0;
-    Value *FileName = Builder.CreateGlobalStringPtr(File, "assert.file");
-    Value *FunctionName = Builder.CreateGlobalStringPtr(
-        Call.getFunction()->getName(), "assert.function");
-    Builder.CreateCall(AssertFail, {Message, FileName, Builder.getInt32(Line),
-                                    FunctionName, Builder.getInt64(1)});
-    Builder.CreateIntrinsic(Intrinsic::trap, {}, {});
   }
 };
 

@@ -69,6 +69,7 @@ namespace pass_names {
 // Pipelines.cpp: the named pipelines, as pass lists.
 //   tidal-lower-nvptx = tidal-check-marker-arguments,
 //                       tidal-check-marker-reachability,
+//                       tidal-lower-exceptions,
 //                       tidal-lower-special-registers, tidal-lower-barriers,
 //                       tidal-lower-memory-spaces, tidal-lower-atomics,
 //                       tidal-lower-warp-collectives, tidal-lower-print,

@@ -27,6 +27,9 @@ void addLowerNVPTXPipeline(PassBuilder &, ModulePassManager &MPM,
                            const NVPTXOptions &Options) {
   MPM.addPass(CheckMarkerArgumentsPass());
   MPM.addPass(CheckMarkerReachabilityPass());
+  // First: it numbers the raise sites over the marker IR as the frontend
+  // wrote it, as the host does (raiseSites).
+  MPM.addPass(LowerExceptionsPass());
   MPM.addPass(LowerSpecialRegistersPass());
   MPM.addPass(LowerBarriersPass());
   MPM.addPass(LowerMemorySpacesPass());

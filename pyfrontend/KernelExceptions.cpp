@@ -8,8 +8,9 @@
 // the function, file and line that raised it. The cpu
 // target records the first failure of the launch and the extension raises
 // that class with those arguments after the launch
-// (python/tidal/cuda/_kernel_exceptions.py); on a GPU the message is
-// printed and the launch fails. Without debug, a raise in a kernel ends its
+// (python/tidal/cuda/_kernel_exceptions.py); on a GPU the raising thread
+// writes its module's exception slot (llvm-plugin/LowerExceptions.cpp) and
+// the host raises the same after the launch. Without debug, a raise in a kernel ends its
 // thread quietly, as in Numba; in a device function (which cannot end its
 // caller's thread) it fails the launch as in debug mode.
 #include "FunctionCompiler.h"

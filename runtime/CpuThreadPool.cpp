@@ -612,6 +612,21 @@ void *reserveOrDie(SharedMemoryBuffer &Buffer, uint64_t Bytes, const char *What)
 
 } // namespace
 
+KernelError boundsError(const char *Where, int64_t Index, int64_t Extent, int32_t Axis,
+                        Dim3 Block, Dim3 Thread) {
+  std::string Detail = "index " + std::to_string(Index) + " is out of bounds for axis " +
+                       std::to_string(Axis) + " with size " + std::to_string(Extent) +
+                       " in " + (Where && *Where ? Where : "a kernel");
+  return KernelError(KernelError::Kind::Bounds, Detail + ", " + describeThread(Thread, Block),
+                     Detail, Block, Thread);
+}
+
+KernelError assertFailure(const char *Message, Dim3 Block, Dim3 Thread) {
+  std::string Detail = Message && *Message ? Message : "assertion failed";
+  return KernelError(KernelError::Kind::Assert,
+                     Detail + " (" + describeThread(Thread, Block) + ")", Detail, Block, Thread);
+}
+
 // Records the launch's first failure; later ones are dropped.
 void recordKernelFailure(TidalBlockContext *Context, const std::function<KernelError()> &Make);
 
@@ -679,15 +694,8 @@ extern "C" void __tidal_cpu_bounds_error(TidalBlockContext *Context,
                                          int64_t Extent, int32_t Axis,
                                          int32_t X, int32_t Y, int32_t Z) {
   recordKernelFailure(Context, [&] {
-    const Dim3 Thread = {uint32_t(X), uint32_t(Y), uint32_t(Z)};
-    const Dim3 Block = blockIndexOf(Context);
-    std::string Detail = "index " + std::to_string(Index) +
-                         " is out of bounds for axis " + std::to_string(Axis) +
-                         " with size " + std::to_string(Extent) + " in " +
-                         (Where ? Where : "a kernel");
-    return KernelError(KernelError::Kind::Bounds,
-                       Detail + ", " + describeThread(Thread, Block), Detail,
-                       Block, Thread);
+    return boundsError(Where, Index, Extent, Axis, blockIndexOf(Context),
+                       {uint32_t(X), uint32_t(Y), uint32_t(Z)});
   });
 }
 
@@ -695,12 +703,8 @@ extern "C" void __tidal_cpu_assert_fail(TidalBlockContext *Context,
                                         const char *Message, int32_t X,
                                         int32_t Y, int32_t Z) {
   recordKernelFailure(Context, [&] {
-    const Dim3 Thread = {uint32_t(X), uint32_t(Y), uint32_t(Z)};
-    const Dim3 Block = blockIndexOf(Context);
-    std::string Detail = Message ? Message : "assertion failed";
-    return KernelError(KernelError::Kind::Assert,
-                       Detail + " (" + describeThread(Thread, Block) + ")",
-                       Detail, Block, Thread);
+    return assertFailure(Message, blockIndexOf(Context),
+                         {uint32_t(X), uint32_t(Y), uint32_t(Z)});
   });
 }
 

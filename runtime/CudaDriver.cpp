@@ -186,6 +186,7 @@ void CudaDriver::resolveEntryPoints() {
       {"cuLinkComplete", "cuLinkComplete", slot(Api.LinkComplete)},
       {"cuLinkDestroy", "cuLinkDestroy", slot(Api.LinkDestroy)},
       {"cuModuleGetFunction", "cuModuleGetFunction", slot(Api.ModuleGetFunction)},
+      {"cuModuleGetGlobal", "cuModuleGetGlobal_v2", slot(Api.ModuleGetGlobal)},
       {"cuFuncGetAttribute", "cuFuncGetAttribute", slot(Api.FuncGetAttribute)},
       {"cuFuncSetAttribute", "cuFuncSetAttribute", slot(Api.FuncSetAttribute)},
       {"cuMemAlloc", "cuMemAlloc_v2", slot(Api.MemAlloc)},

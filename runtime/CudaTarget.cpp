@@ -377,6 +377,14 @@ CudaFunction CudaModule::function(const std::string &Name) const {
   return CudaFunction(Context, Function, Name);
 }
 
+std::pair<cu::DevicePointer, size_t> CudaModule::global(const std::string &Name) const {
+  cu::DevicePointer Pointer = 0;
+  size_t Bytes = 0;
+  Context.check(Context.driver().api().ModuleGetGlobal(&Pointer, &Bytes, Module, Name.c_str()),
+                "cuModuleGetGlobal", "global '" + Name + "'");
+  return {Pointer, Bytes};
+}
+
 // --- function -----------------------------------------------------------------------
 
 CudaFunction::CudaFunction(CudaContext &Ctx, cu::Function F, std::string KernelName)

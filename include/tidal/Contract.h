@@ -9,6 +9,8 @@
 
 #include "tidal/HostABI.h"
 
+#include <string>
+
 namespace tidal {
 
 // The version of the marker contract (docs/markers.md, "Versions"); the one
@@ -54,6 +56,30 @@ inline constexpr const char *CpuBarrierErrorHook = "__tidal_cpu_barrier_error";
 inline constexpr const char *CpuPrintHook = "__tidal_cpu_print";
 inline constexpr const char *CpuWarpStepHook = "__tidal_cpu_warp_step";
 inline constexpr const char *CpuGridSyncHook = "__tidal_cpu_grid_sync";
+
+// The exception slot of an NVPTX module (docs/markers.md, "The exception
+// slot"): a global that tidal-lower-exceptions gives every module with raise
+// sites (calls of tidal.assert.fail or tidal.bounds.error). The thread that
+// raises first in a launch claims it (a compare-and-swap of Code from 0),
+// writes the rest and exits; after the launch the host reads the slot and
+// clears it, and raises what the site's entry of the table of raise sites
+// (tidal::raiseSites, numbered from 1 in the order of the marker IR) says,
+// as the cpu target does.
+inline constexpr const char *ExceptionSlotName = "__tidal_exception_slot";
+struct ExceptionSlot {
+  int32_t Code = 0;          // 0: nothing raised; else the raise site's index + 1
+  uint32_t Thread[3] = {};   // tid.x, tid.y, tid.z of the raising thread
+  uint32_t Block[3] = {};    // ctaid.x, ctaid.y, ctaid.z
+  int32_t Axis = 0;          // tidal.bounds.error: its axis, index and extent
+  int64_t Index = 0;
+  int64_t Extent = 0;
+};
+static_assert(sizeof(ExceptionSlot) == 48, "the plugin writes the slot with this layout");
+// One entry of the table of raise sites (tidal::raiseSites, Passes.h).
+struct RaiseSite {
+  bool Bounds = false; // tidal.bounds.error (an IndexError), else tidal.assert.fail
+  std::string Text;    // the message (assert.fail) or the "where" (bounds.error)
+};
 
 // K.thread's return codes besides sync points (HostABI.h).
 inline constexpr int ThreadFinished = TIDAL_THREAD_FINISHED;

@@ -335,11 +335,13 @@ DispatcherState &configuredState(PyObject *Self) {
 }
 
 // The kernel of S loaded on device Ordinal: compiled to PTX for the device's
-// sm (capped to what LLVM 19 knows) and loaded on first use.
-runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &S, int Ordinal) {
+// sm (capped to what LLVM 19 knows) and loaded on first use, with its
+// module's exception slot when the marker IR has raise sites.
+Specialization::CudaLoaded &cudaKernelOf(const DispatcherState &D, Specialization &S,
+                                         int Ordinal) {
   for (auto &Loaded : S.Cuda)
     if (Loaded.Context->ordinal() == Ordinal)
-      return *Loaded.Function;
+      return Loaded;
   const runtime::CudaDriver &Driver = runtime::CudaDriver::get();
   if (!Driver.usable())
     throw runtime::RuntimeError("kernel '" + D.Name +
@@ -347,18 +349,38 @@ runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &
                                 Driver.reason() + " (TIDAL_TARGET=cpu runs kernels on the cpu)");
   runtime::CudaContext &Context = runtime::CudaContext::forDevice(Ordinal);
   unsigned SM = Context.limits().ptxSM();
+  bool ReadSites = !S.RaiseSitesRead && hasRaiseSites(S.MarkerIR);
   std::optional<std::string> PTX = loadCachedPTX(D, S, SM);
   if (!PTX) {
     llvm::LLVMContext Ctx;
     std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
+    if (ReadSites) // numbered over the marker IR, as tidal-lower-exceptions does
+      S.RaiseSites = raiseSites(*M);
     lowerForNVPTX(*M, SM);
     PTX = emitPTX(*M, SM);
     savePTX(D, S, SM, *PTX);
+  } else if (ReadSites) {
+    llvm::LLVMContext Ctx;
+    S.RaiseSites = raiseSites(*parseIR(S.MarkerIR, Ctx));
   }
+  S.RaiseSitesRead = true;
   auto Module = loadLinkedModule(Context, *PTX, S.KernelName, S.PtxLinks);
   auto Function = std::make_unique<runtime::CudaFunction>(Module->function(S.KernelName));
-  S.Cuda.push_back({&Context, std::move(Module), std::move(Function)});
-  return *S.Cuda.back().Function;
+  runtime::cu::DevicePointer Slot = 0;
+  if (!S.RaiseSites.empty()) {
+    auto [Pointer, Bytes] = Module->global(ExceptionSlotName);
+    if (Bytes < sizeof(ExceptionSlot))
+      throw runtime::RuntimeError("internal error: the exception slot of kernel '" + D.Name +
+                                  "' has " + std::to_string(Bytes) + " bytes, not " +
+                                  std::to_string(sizeof(ExceptionSlot)));
+    Slot = Pointer;
+  }
+  S.Cuda.push_back({&Context, std::move(Module), std::move(Function), Slot});
+  return S.Cuda.back();
+}
+
+runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &S, int Ordinal) {
+  return *cudaKernelOf(D, S, Ordinal).Function;
 }
 
 // Types from a signature: a string ("void(float32, float32[::1])") or a
@@ -414,8 +436,11 @@ PyObject *Dispatcher_specialize(PyObject *Self, PyObject *Args) {
   });
 }
 
-// inspect(signature_text, what, sm): what is "markers", "llvm" (after
-// tidal-nvptx) or "ptx" of an existing specialisation.
+// inspect(signature_text, what, sm): what is "markers", "types", "llvm"
+// (after tidal-nvptx), "ptx" or "raise-sites" (the table of raise sites that
+// the cuda target reads the exception slot with: [(kind, text)], kind
+// "raise" or "bounds", site I writes code I + 1) of an existing
+// specialisation.
 PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
   const char *Signature, *What;
   unsigned SM = DefaultSM;
@@ -433,6 +458,18 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
         return PyUnicode_FromString(S->TypesText.c_str());
       llvm::LLVMContext Ctx;
       std::unique_ptr<llvm::Module> M = parseIR(S->MarkerIR, Ctx);
+      if (Kind == "raise-sites") { // [(kind, text)], site I writes code I + 1
+        std::vector<RaiseSite> Sites = raiseSites(*M);
+        PyRef List = PyRef::check(PyList_New(0));
+        for (const RaiseSite &Site : Sites) {
+          PyRef Entry = PyRef::check(Py_BuildValue(
+              "(ss#)", Site.Bounds ? "bounds" : "raise", Site.Text.data(),
+              static_cast<Py_ssize_t>(Site.Text.size())));
+          if (PyList_Append(List.get(), Entry.get()) < 0)
+            return nullptr;
+        }
+        return List.release();
+      }
       lowerForNVPTX(*M, SM);
       if (Kind == "llvm") {
         std::string Text = moduleText(*M);
@@ -442,7 +479,8 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
       if (Kind == "ptx")
         return PyUnicode_FromString(emitPTX(*M, SM).c_str());
       frontend::forgetNVPTXModule(*M, SM);
-      PyErr_Format(PyExc_ValueError, "unknown view '%s': use markers, llvm or ptx", What);
+      PyErr_Format(PyExc_ValueError,
+                   "unknown view '%s': use markers, types, llvm, ptx or raise-sites", What);
       return nullptr;
     }
     PyErr_Format(PyExc_KeyError, "kernel '%s' has no specialisation %s", D.Name.c_str(), Signature);

@@ -13,6 +13,7 @@
 #include "Targets.h"
 #include "Types.h"
 
+#include "tidal/Contract.h"
 #include "tidal/HostABI.h"
 #include "tidal/runtime/CpuTarget.h"
 #include "tidal/runtime/CudaTarget.h"
@@ -51,9 +52,23 @@ struct Specialization {
     runtime::CudaContext *Context;
     std::unique_ptr<runtime::CudaModule> Module;
     std::unique_ptr<runtime::CudaFunction> Function;
+    // The module's exception slot (tidal/Contract.h), 0 when it has none.
+    runtime::cu::DevicePointer ExceptionSlot = 0;
   };
   std::vector<CudaLoaded> Cuda;
+  // cuda target: the table of raise sites of MarkerIR (tidal::raiseSites),
+  // read when the kernel is first loaded. Empty: its module has no exception
+  // slot, and its launches do not wait for the kernel.
+  std::vector<RaiseSite> RaiseSites;
+  bool RaiseSitesRead = false;
 };
+
+// Whether marker IR has raise sites (tidal.assert.fail, tidal.bounds.error
+// calls): its NVPTX module has an exception slot.
+inline bool hasRaiseSites(const std::string &MarkerIR) {
+  return MarkerIR.find("@tidal.assert.fail(") != std::string::npos ||
+         MarkerIR.find("@tidal.bounds.error(") != std::string::npos;
+}
 
 // Whether marker IR calls the cooperative groups' markers (tidal.grid.group,
 // tidal.grid.sync): its kernel needs a cooperative launch, as Numba's
@@ -131,6 +146,8 @@ DispatcherState &configuredState(PyObject *Self);
 // The kernel of S loaded on device Ordinal: compiled to PTX for the device's
 // sm and loaded on first use.
 runtime::CudaFunction &cudaFunctionOf(const DispatcherState &D, Specialization &S, int Ordinal);
+// The same, with its module and exception slot.
+Specialization::CudaLoaded &cudaKernelOf(const DispatcherState &D, Specialization &S, int Ordinal);
 
 // "(float32, array(float32, 1d, C))"
 std::string signatureText(const std::vector<frontend::Type> &Types);

@@ -9,6 +9,7 @@
 #include "LaunchPlan.h"
 #include "PerformanceWarnings.h"
 
+#include "tidal/Contract.h"
 #include "tidal/HostABI.h"
 #include "tidal/runtime/CpuTarget.h"
 #include "tidal/runtime/CudaMemory.h"
@@ -34,6 +35,41 @@ struct DeviceCopy {
   runtime::CudaDeviceBuffer Device;
 };
 
+// After a launch of a kernel whose module has an exception slot: waits for
+// the launch's stream, reads the slot and, when a thread raised, clears it
+// for the next launch (Numba's debug launches do the same with theirs).
+ExceptionSlot readExceptionSlot(const runtime::CudaContext &Context,
+                                runtime::cu::DevicePointer Address, runtime::cu::Stream Stream,
+                                const std::string &Kernel) {
+  const runtime::CudaDriverApi &Api = Context.driver().api();
+  Context.check(Api.StreamSynchronize(Stream), "cuStreamSynchronize",
+                "after kernel '" + Kernel + "', to read its exception slot");
+  ExceptionSlot Slot;
+  Context.check(Api.MemcpyDtoH(&Slot, Address, sizeof Slot), "cuMemcpyDtoH",
+                "the exception slot of kernel '" + Kernel + "'");
+  if (Slot.Code) {
+    const ExceptionSlot Clear;
+    Context.check(Api.MemcpyHtoD(Address, &Clear, sizeof Clear), "cuMemcpyHtoD",
+                  "the exception slot of kernel '" + Kernel + "'");
+  }
+  return Slot;
+}
+
+// The error of the raise site the slot names, worded as the cpu target
+// words it (so that the binding raises the same exception: Errors.cpp).
+runtime::KernelError raisedError(const Specialization &S, const ExceptionSlot &Slot) {
+  if (Slot.Code < 1 || static_cast<size_t>(Slot.Code) > S.RaiseSites.size())
+    throw runtime::RuntimeError("internal error: kernel '" + S.KernelName + "' wrote code " +
+                                std::to_string(Slot.Code) + " into its exception slot, and has " +
+                                std::to_string(S.RaiseSites.size()) + " raise sites");
+  const RaiseSite &Site = S.RaiseSites[static_cast<size_t>(Slot.Code) - 1];
+  const runtime::Dim3 Thread = {Slot.Thread[0], Slot.Thread[1], Slot.Thread[2]};
+  const runtime::Dim3 Block = {Slot.Block[0], Slot.Block[1], Slot.Block[2]};
+  return Site.Bounds ? runtime::boundsError(Site.Text.c_str(), Slot.Index, Slot.Extent,
+                                            Slot.Axis, Block, Thread)
+                     : runtime::assertFailure(Site.Text.c_str(), Block, Thread);
+}
+
 // Launches on the GPU as Numba does: device memory (device arrays, mapped and
 // managed arrays, other libraries' arrays) is passed by its device pointer,
 // with no copy; each NumPy array (and record scalar) is copied to fresh device
@@ -44,7 +80,8 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
                         runtime::Dim3 Block, size_t SharedBytes, PyObject *const *Args,
                         PackedArguments &Packed, runtime::cu::Stream Stream, bool Execute) {
   Specialization &S = *Plan.Spec;
-  runtime::CudaFunction &Kernel = cudaFunctionOf(D, S, runtime::currentDeviceOrdinal());
+  Specialization::CudaLoaded &Loaded = cudaKernelOf(D, S, runtime::currentDeviceOrdinal());
+  runtime::CudaFunction &Kernel = *Loaded.Function;
   runtime::CudaContext &Context = Kernel.context();
   Context.requireUsable();
   if (!Execute) {
@@ -111,14 +148,22 @@ void launchOnCudaTarget(const DispatcherState &D, const LaunchPlan &Plan, runtim
     ++K;
   }
   // Launch, wait, copy back: without the GIL (only array memory is touched,
-  // and the caller's references keep the arrays alive).
+  // and the caller's references keep the arrays alive). A kernel that can
+  // raise (its module has an exception slot) is waited for, and what a
+  // raising thread wrote is raised after the copies back, as on the cpu
+  // target, whose kernels write the arrays in place.
   withoutGIL([&] {
     Kernel.launch(Grid, Block, SharedBytes, Stream, Packed.Params, S.Cooperative);
+    ExceptionSlot Raised;
+    if (Loaded.ExceptionSlot)
+      Raised = readExceptionSlot(Context, Loaded.ExceptionSlot, Stream, Kernel.name());
     if (CopyCount)
       Kernel.synchronize();
     for (size_t C = 0; C < CopyCount; ++C)
       if (Copies[C].CopyBack)
         Copies[C].Device.copyToHost(Copies[C].Host, Copies[C].Bytes);
+    if (Raised.Code)
+      throw raisedError(S, Raised);
   });
 }
 

@@ -55,6 +55,9 @@
 // module of another context, an event recorded on another context's stream).
 // Built-in behaviours, by kernel name: "fill_seven" writes int32 7 from its
 // first device-pointer parameter to the end of that allocation.
+// Module variables (cuModuleGetGlobal_v2) are zeroed memory of the mock's;
+// a test makes the next launch write one (tidalMockWriteGlobalOnNextLaunch),
+// as a kernel that raises writes its module's exception slot.
 // Host memory (page-locked, mapped, managed): see its section at the end.
 
 
@@ -227,8 +230,11 @@ CUresult cuProfilerStop() {
 CUresult cuModuleUnload(void *Module) {
   MOCK_ENTER(S);
   record(S, "cuModuleUnload");
-  if (!S.Modules.erase(static_cast<MockModule *>(Module)))
+  auto It = S.Modules.find(static_cast<MockModule *>(Module));
+  if (It == S.Modules.end())
     return InvalidHandle;
+  freeModuleVariables(S, *It->second);
+  S.Modules.erase(It);
   return observeFault(S);
 }
 
@@ -245,6 +251,7 @@ CUresult cuModuleGetFunction(void **Function, void *Module, const char *Name) {
     auto F = std::make_unique<MockFunction>();
     F->Name = Name;
     F->Device = M.Device;
+    F->Module = &M;
     if (!parseEntryParams(M.PTX, Name, F->ParamSizes)) {
       M.Functions.erase(Name);
       return NotFound;
@@ -252,6 +259,31 @@ CUresult cuModuleGetFunction(void **Function, void *Module, const char *Name) {
     Slot = std::move(F);
   }
   *Function = Slot.get();
+  return Success;
+}
+
+// A module's .global or .const variable: memory of the mock's own, zeroed,
+// the same for every call (CUDA_ERROR_NOT_FOUND when the PTX declares none).
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *Pointer, size_t *Bytes, void *Module,
+                              const char *Name) {
+  MOCK_ENTER(S);
+  MOCK_REQUIRE_INIT(S);
+  auto It = S.Modules.find(static_cast<MockModule *>(Module));
+  if (It == S.Modules.end() || !Name) {
+    record(S, "cuModuleGetGlobal_v2", "\"result\": 400");
+    return InvalidHandle;
+  }
+  size_t Size = 0;
+  uintptr_t Address = moduleVariable(S, *It->second, Name, Size);
+  record(S, "cuModuleGetGlobal_v2", "\"name\": " + jsonString(Name) + ", \"result\": " +
+                                        (Address ? "0, \"bytes\": " + std::to_string(Size)
+                                                 : std::string("500")));
+  if (!Address)
+    return NotFound;
+  if (Pointer)
+    *Pointer = Address;
+  if (Bytes)
+    *Bytes = Size;
   return Success;
 }
 
@@ -613,6 +645,22 @@ static CUresult launchAs(MockState &S, const char *Call, void *Function, unsigne
   }
   Json += "]";
   S.Launches.push_back(std::move(L));
+  // A variable the test asked this launch to write (the exception slot a
+  // raising kernel writes): it must be one of the kernel's module.
+  if (S.PendingGlobalWrite) {
+    S.PendingGlobalWrite = false;
+    size_t Size = 0;
+    uintptr_t Address =
+        F->Module ? moduleVariable(S, *F->Module, S.PendingGlobalName, Size) : 0;
+    if (!Address || S.PendingGlobalBytes.size() > Size) {
+      record(S, Call, "\"kernel\": " + jsonString(F->Name) + ", \"result\": 500, " +
+                          "\"missing_global\": " + jsonString(S.PendingGlobalName));
+      return NotFound;
+    }
+    std::memcpy(reinterpret_cast<void *>(Address), S.PendingGlobalBytes.data(),
+                S.PendingGlobalBytes.size());
+    Json += ", \"wrote_global\": " + jsonString(S.PendingGlobalName);
+  }
   record(S, Call, Json);
 
   if (F->Name.find("fill_seven") != std::string::npos && FirstDevicePointer) {
@@ -660,7 +708,20 @@ int tidalMockCallCount(const char *Call) {
 }
 int tidalMockLiveAllocations() {
   MOCK_ENTER(S);
-  return static_cast<int>(S.Allocations.size());
+  return static_cast<int>(std::count_if(S.Allocations.begin(), S.Allocations.end(),
+                                        [](const auto &A) { return !A.second.ModuleGlobal; }));
+}
+// The next launch writes Size bytes into the variable Name of the kernel's
+// module (from offset 0), as a kernel that writes it would; that launch fails
+// with CUDA_ERROR_NOT_FOUND (logged with "missing_global") when the module's
+// PTX declares no such variable or a smaller one. For the exception slot
+// (tidal/Contract.h): the mock runs no kernel, so a test plays its raise.
+void tidalMockWriteGlobalOnNextLaunch(const char *Name, const void *Bytes, size_t Size) {
+  MOCK_ENTER(S);
+  S.PendingGlobalName = Name ? Name : "";
+  const auto *Data = static_cast<const uint8_t *>(Bytes);
+  S.PendingGlobalBytes.assign(Data, Data + (Data ? Size : 0));
+  S.PendingGlobalWrite = true;
 }
 int tidalMockLiveModules() {
   MOCK_ENTER(S);
@@ -724,6 +785,7 @@ void tidalMockReset() {
   S.FaultReturns = 0;
   S.Calls.clear();
   S.Launches.clear();
+  S.PendingGlobalWrite = false;
 }
 
 } // extern "C"
@@ -857,6 +919,7 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
       {"cuLinkComplete", reinterpret_cast<void *>(&cuLinkComplete)},
       {"cuLinkDestroy", reinterpret_cast<void *>(&cuLinkDestroy)},
       {"cuModuleGetFunction", reinterpret_cast<void *>(&cuModuleGetFunction)},
+      {"cuModuleGetGlobal", reinterpret_cast<void *>(&cuModuleGetGlobal_v2)},
       {"cuFuncGetAttribute", reinterpret_cast<void *>(&cuFuncGetAttribute)},
       {"cuFuncSetAttribute", reinterpret_cast<void *>(&cuFuncSetAttribute)},
       {"cuMemAlloc", reinterpret_cast<void *>(&cuMemAlloc_v2)},

@@ -74,9 +74,12 @@ inline long envNumber(const char *Name, long Default) {
   return Text && *Text ? std::strtol(Text, nullptr, 0) : Default;
 }
 
+struct MockModule;
+
 struct MockFunction {
   std::string Name;
   int Device = 0; // the context its module was loaded in
+  MockModule *Module = nullptr;
   std::vector<size_t> ParamSizes;
   int MaxDynamicShared = 48 * 1024;
 };
@@ -85,6 +88,10 @@ struct MockModule {
   std::string PTX;
   int Device = 0;
   std::map<std::string, std::unique_ptr<MockFunction>> Functions;
+  // Its .global/.const variables that cuModuleGetGlobal was asked for (or a
+  // test hook wrote), each in memory of its own (zeroed: initialisers are
+  // not read), by name.
+  std::map<std::string, uintptr_t> Globals;
 };
 
 // A link in progress (cuLinkCreate .. cuLinkDestroy): its PTX inputs by
@@ -102,6 +109,7 @@ struct Allocation {
   size_t Bytes;
   int Id;
   int Device = 0; // the context it was allocated in
+  bool ModuleGlobal = false; // a module's variable (freed with the module)
 };
 
 struct Launch {
@@ -143,6 +151,11 @@ struct MockState {
   int PrimaryRetains[8] = {};
   std::map<std::string, int> Calls;
   std::vector<Launch> Launches;
+  // tidalMockWriteGlobalOnNextLaunch: what the next launch writes, playing
+  // a kernel that writes a module variable (the exception slot).
+  std::string PendingGlobalName;
+  std::vector<uint8_t> PendingGlobalBytes;
+  bool PendingGlobalWrite = false;
 };
 
 inline MockState &state() {
@@ -288,6 +301,68 @@ inline bool parseEntryParams(const std::string &PTX, const std::string &Name, st
     Sizes.push_back(Size);
   }
   return true;
+}
+
+// The size in bytes of the module variable Name that PTX declares
+// (".visible .global .align 8 .b8 name[48];", ".const .u32 name;", ...);
+// false when PTX declares no .global or .const variable of that name.
+inline bool ptxVariableBytes(const std::string &PTX, const std::string &Name, size_t &Bytes) {
+  size_t LineStart = 0;
+  while (LineStart < PTX.size()) {
+    size_t LineEnd = PTX.find('\n', LineStart);
+    if (LineEnd == std::string::npos)
+      LineEnd = PTX.size();
+    std::string Line = PTX.substr(LineStart, LineEnd - LineStart);
+    LineStart = LineEnd + 1;
+    Line = Line.substr(0, Line.find("//"));
+    if (Line.find(".global ") == std::string::npos && Line.find(".const ") == std::string::npos)
+      continue;
+    size_t At = Line.find(" " + Name);
+    if (At == std::string::npos)
+      continue;
+    size_t After = At + 1 + Name.size();
+    if (After < Line.size() && Line[After] != '[' && Line[After] != ';' && Line[After] != ' ' &&
+        Line[After] != '=')
+      continue; // a longer name
+    size_t Element = 0;
+    for (const char *Bits : {"8", "16", "32", "64"})
+      for (const char *Kind : {".u", ".s", ".b", ".f"})
+        if (Line.find(std::string(Kind) + Bits + " ") != std::string::npos)
+          Element = std::strtoul(Bits, nullptr, 10) / 8;
+    if (!Element)
+      continue;
+    size_t Count = 1;
+    if (After < Line.size() && Line[After] == '[')
+      Count = std::strtoul(Line.c_str() + After + 1, nullptr, 10);
+    Bytes = Element * Count;
+    return true;
+  }
+  return false;
+}
+
+// The memory of module M's variable Name, made (zeroed) on first use; 0
+// when the module's PTX has no such variable.
+inline uintptr_t moduleVariable(MockState &S, MockModule &M, const std::string &Name,
+                                size_t &Bytes) {
+  if (!ptxVariableBytes(M.PTX, Name, Bytes) || !Bytes)
+    return 0;
+  auto It = M.Globals.find(Name);
+  if (It != M.Globals.end())
+    return It->second;
+  void *Memory = std::calloc(1, Bytes);
+  uintptr_t Address = reinterpret_cast<uintptr_t>(Memory);
+  S.Allocations[Address] = {Bytes, S.NextAllocationId++, M.Device, /*ModuleGlobal=*/true};
+  M.Globals[Name] = Address;
+  return Address;
+}
+
+// Frees the variables of a module being unloaded.
+inline void freeModuleVariables(MockState &S, MockModule &M) {
+  for (const auto &[Name, Address] : M.Globals) {
+    S.Allocations.erase(Address);
+    std::free(reinterpret_cast<void *>(Address));
+  }
+  M.Globals.clear();
 }
 
 // The functions of a PTX text (tidal/PtxText.h): each '.func' with how it

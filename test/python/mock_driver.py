@@ -8,8 +8,11 @@ call is logged as one JSON line, and a kernel named ``fill_seven`` writes
 int32 7 into its first array. A script sees numpy as np, json, cuda and the
 kernels below (from a module of their own: tidal reads kernels from their
 source); its keyword arguments set the mock's TIDAL_MOCK_CUDA_* variables.
+In the pytest process, `play_raise` makes the mock's next launch write a
+kernel's exception slot, as a raising thread of the kernel would.
 """
 
+import ctypes
 import json
 import os
 import struct
@@ -33,6 +36,25 @@ def mock_driver_library():
 
 
 MOCK = mock_driver_library()
+
+EXCEPTION_SLOT = "__tidal_exception_slot"  # tidal/Contract.h
+
+
+def play_raise(target, kernel, site_text, thread=(0, 0, 0), block=(0, 0, 0), axis=0, index=0,
+               extent=0):
+    """Over the mock driver, makes the next launch of `kernel` (launched once
+    already) write its exception slot as the thread `thread` of block `block`
+    would on raising at the raise site whose text contains `site_text` (the
+    slot's layout: tidal/Contract.h's ExceptionSlot). Nothing where kernels
+    run: there the kernel raises itself."""
+    if not target.mock:
+        return
+    sites = kernel._inspect(kernel.signatures[0], "raise-sites")
+    codes = [i + 1 for i, (_, text) in enumerate(sites) if site_text in text]
+    assert len(codes) == 1, sites
+    slot = struct.pack("<i3I3Iiqq", codes[0], *thread, *block, axis, index, extent)
+    ctypes.CDLL(str(MOCK)).tidalMockWriteGlobalOnNextLaunch(EXCEPTION_SLOT.encode(), slot,
+                                                            ctypes.c_size_t(len(slot)))
 
 # The kernels, in a file of their own (tidal reads kernels from their source).
 KERNELS = '''

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import tidal
-from mock_driver import MOCK
+from mock_driver import MOCK, play_raise
 from tidal import cuda
 from tidal.cuda import caching
 
@@ -281,6 +281,31 @@ def test_a_debug_kernel_has_its_own_entry(target, tmp_path, cache_dir, monkeypat
         assert dict(stats.cache_misses) == {SIGNATURE: 1}
     else:
         assert dict(stats.cache_hits) == {SIGNATURE: 1}
+
+
+RAISING = '''
+from tidal import cuda
+
+
+@cuda.jit(cache=True, debug=True)
+def check(x):
+    if x[0] < 0:
+        raise ValueError("negative input")
+'''
+
+
+def test_a_cached_debug_kernel_raises_what_it_raised(target, tmp_path, cache_dir):
+    # From the cache, the cuda target reads the table of raise sites from the
+    # entry's marker IR: the exception slot names the same raise.
+    path = tmp_path / "cached_raise.py"
+    path.write_text(RAISING)
+    for outcome in ("cache_misses", "cache_hits"):
+        module = load(path)
+        module.check[1, 1](np.ones(1))
+        assert dict(getattr(module.check.stats, outcome)) == {"(array(float64, 1d, C))": 1}
+        play_raise(target, module.check, "negative input")
+        with pytest.raises(ValueError, match=r"tid=\[0, 0, 0\] ctaid=\[0, 0, 0\]: negative input$"):
+            module.check[1, 1](-np.ones(1))
 
 
 def _damage_truncate(data):

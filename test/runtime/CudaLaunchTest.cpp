@@ -247,6 +247,34 @@ TEST_F(CudaLaunch, MissingKernelNamesTheCall) {
   }
 }
 
+// A module variable (the exception slot of a kernel that can raise):
+// cuModuleGetGlobal gives its address and size, the same each time, and
+// copies reach it; a name the module lacks names the call.
+TEST_F(CudaLaunch, ModuleGlobalsComeFromCuModuleGetGlobal) {
+  CudaContext Context(Driver, 0);
+  std::string PTX = FillSevenPTX;
+  PTX.insert(PTX.find(".visible .entry"),
+             ".visible .global .align 8 .b8 __tidal_exception_slot[48];\n");
+  CudaModule Module(Context, PTX);
+  auto [Pointer, Bytes] = Module.global("__tidal_exception_slot");
+  EXPECT_NE(Pointer, 0u);
+  EXPECT_EQ(Bytes, 48u);
+  EXPECT_EQ(Module.global("__tidal_exception_slot").first, Pointer);
+  int32_t Code = 3, Read = 0;
+  ASSERT_EQ(Driver.api().MemcpyHtoD(Pointer, &Code, sizeof Code), 0);
+  ASSERT_EQ(Driver.api().MemcpyDtoH(&Read, Pointer, sizeof Read), 0);
+  EXPECT_EQ(Read, 3);
+  EXPECT_EQ(mock().liveAllocations(), 0); // a module's variable is no allocation
+  try {
+    Module.global("no_such_global");
+    FAIL();
+  } catch (const CudaDriverError &E) {
+    EXPECT_EQ(E.call(), "cuModuleGetGlobal");
+    EXPECT_EQ(E.errorName(), "CUDA_ERROR_NOT_FOUND");
+    EXPECT_NE(std::string(E.what()).find("global 'no_such_global'"), std::string::npos) << E.what();
+  }
+}
+
 std::string launchError(CudaFunction &Kernel, Dim3 Grid, Dim3 Block, size_t Shared) {
   uint64_t Data = 0, Shape = 0, Stride = 0;
   float Scale = 0;

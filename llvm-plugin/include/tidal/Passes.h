@@ -7,6 +7,7 @@
 #include "llvm/IR/PassManager.h"
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -74,6 +75,17 @@ bool runHostPipeline(llvm::Module &M, llvm::TargetMachine &TM,
 // runs TM's PTX printer over it to a null stream, which drops M's entries;
 // call it on such a module before it is destroyed.
 void forgetNVPTXAnnotations(llvm::Module &M, llvm::TargetMachine &TM);
+
+// The raise sites of marker IR, in the order tidal-lower-exceptions numbers
+// them (site I writes code I + 1 into the module's exception slot,
+// Contract.h): every call of tidal.assert.fail and tidal.bounds.error, in the
+// order of the module's functions and of their instructions. Text is the
+// constant string the call passes (the assert's or raise's message, which
+// carries the exception: pyfrontend/KernelExceptions.cpp; the bounds check's
+// "where"), "" when it is not a constant. The host reads the same table from
+// a specialisation's marker IR to turn the slot back into the exception
+// (RaiseSite: tidal/Contract.h).
+std::vector<RaiseSite> raiseSites(const llvm::Module &M);
 
 // tidal-raise-nvvm in process: clang's NVVM IR for CUDA C++ to marker IR
 // (docs/cpp.md), before either pipeline. Errors are collected into `Error`

@@ -70,6 +70,17 @@ private:
   Dim3 BlockIndex, ThreadIndex;
 };
 
+// The errors of a failed check in a kernel, worded alike on both targets:
+// the cpu runtime's hooks make them as the kernel fails, the binding after a
+// cuda launch from the module's exception slot (tidal/Contract.h).
+// tidal.bounds.error: an index out of range (Where names the kernel, the
+// file:line and the array).
+KernelError boundsError(const char *Where, int64_t Index, int64_t Extent, int32_t Axis,
+                        Dim3 Block, Dim3 Thread);
+// tidal.assert.fail: a failed assert or a raise (whose message carries the
+// exception, pyfrontend/KernelExceptions.cpp).
+KernelError assertFailure(const char *Message, Dim3 Block, Dim3 Thread);
+
 // A TargetMachine for this host, with the same settings the JIT uses, so
 // that the optimisation pipeline and the JIT agree (data layout, CPU, features).
 std::unique_ptr<llvm::TargetMachine> createHostTargetMachine();

@@ -139,6 +139,10 @@ struct CudaDriverApi {
   cu::Result (*LinkDestroy)(cu::LinkState State) = nullptr;
   cu::Result (*ModuleGetFunction)(cu::Function *Function, cu::Module Module,
                                   const char *Name) = nullptr;
+  // A module's global by name (exported as cuModuleGetGlobal_v2): the
+  // exception slot of a kernel that can raise (tidal/Contract.h).
+  cu::Result (*ModuleGetGlobal)(cu::DevicePointer *Pointer, size_t *Bytes, cu::Module Module,
+                                const char *Name) = nullptr;
   cu::Result (*FuncGetAttribute)(int *Value, int Attribute, cu::Function Function) = nullptr;
   cu::Result (*FuncSetAttribute)(cu::Function Function, int Attribute, int Value) = nullptr;
   cu::Result (*MemAlloc)(cu::DevicePointer *Pointer, size_t Bytes) = nullptr;

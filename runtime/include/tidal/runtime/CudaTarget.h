@@ -202,6 +202,9 @@ public:
 
   // The kernel Name (cuModuleGetFunction); valid while the module lives.
   CudaFunction function(const std::string &Name) const;
+  // The device address of the module's global Name and its size in bytes
+  // (cuModuleGetGlobal); CudaDriverError when the module has none.
+  std::pair<cu::DevicePointer, size_t> global(const std::string &Name) const;
 
 private:
   CudaContext &Context;
