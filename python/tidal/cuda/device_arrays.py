@@ -193,6 +193,16 @@ class DeviceNDArray:
         return memory_managers.MemoryPointer(devices.current_context(), address, nbytes,
                                              owner=self)
 
+    def get_ipc_handle(self):
+        """An IpcArrayHandle of this array for another process on this
+        machine (picklable; ipc.py). Cuda target only: on the cpu target a
+        device array is this process's memory, and this raises OSError."""
+        from . import ipc
+        ipc._require_cuda("DeviceNDArray.get_ipc_handle()")
+        handle = devices.current_context().get_ipc_handle(self.gpu_data)
+        desc = dict(shape=self.shape, strides=self.strides, dtype=self.dtype)
+        return ipc.IpcArrayHandle(ipc_handle=handle, array_desc=desc)
+
     @property
     def __cuda_array_interface__(self):
         """Version 3 of the CUDA Array Interface. On the cpu target ``data``

@@ -247,7 +247,7 @@ class Context:
             return native.cuda_memory_stats(self.device.id)
         return dict.fromkeys(("bytes_in_use", "bytes_requested", "bytes_cached",
                               "bytes_pending", "driver_allocations", "driver_frees",
-                              "live_driver_allocations", "reuses"), 0)
+                              "live_driver_allocations", "reuses", "exported_allocations"), 0)
 
     def get_memory_info(self):
         """(free, total) bytes of the device's memory (cuMemGetInfo in this
@@ -306,6 +306,29 @@ class Context:
                 (plugin.defer_cleanup() if plugin is not None else contextlib.nullcontext()):
             yield
 
+    def get_ipc_handle(self, memory):
+        """An IpcHandle of device memory (a MemoryPointer such as an
+        array's gpu_data) for another process (ipc.py): a memory-manager
+        plugin's get_ipc_handle when one is set, else tidal's. OSError on
+        the cpu target, whose memory no other process can map."""
+        from . import ipc
+        ipc._require_cuda("get_ipc_handle()")
+        plugin = memory_managers.plugin_of(self)
+        if plugin is not None:
+            return plugin.get_ipc_handle(memory)
+        with _on_device(self.device.id):
+            return ipc.export(memory, self)
+
+    def open_ipc_handle(self, handle, size):
+        """Maps another process's allocation (its 64-byte handle) in this
+        context: a MemoryPointer of ``size`` bytes at its start, unmapped
+        when it is dropped (Numba's)."""
+        from . import ipc
+        ipc._require_cuda("open_ipc_handle()")
+        with _on_device(self.device.id):
+            mapping, pointer = native.cuda_ipc_open(ipc._handle_bytes(handle))
+        return memory_managers.MemoryPointer(self, pointer, size, owner=mapping)
+
     def __repr__(self):
         return f"<CUDA context of {self.device!r}>"
 
@@ -350,6 +373,15 @@ def current_context():
         device_id = 0
         _select(0)
     return _context_of(_all_devices()[device_id])
+
+
+def get_context(devnum=None):
+    """Numba's cuda.devices.get_context(): the context of device ``devnum``
+    (made current on this thread), or of the current device for None."""
+    if devnum is None:
+        return current_context()
+    select_device(devnum)
+    return current_context()
 
 
 def select_device(device_id):
