@@ -2,13 +2,12 @@
 // another process's (issue 13).
 #include "tidal/runtime/CudaIpc.h"
 
-#include "tidal/runtime/CudaMemory.h"
-
 #include <utility>
 
 namespace tidal::runtime {
 
-CudaIpcExport cudaIpcExport(CudaContext &Context, cu::DevicePointer Pointer) {
+CudaIpcExport cudaIpcExport(CudaAllocator &Allocator, cu::DevicePointer Pointer) {
+  CudaContext &Context = Allocator.context();
   Context.requireUsable();
   ScopedCurrentContext Current(Context);
   const CudaDriverApi &Api = Context.driver().api();
@@ -19,7 +18,7 @@ CudaIpcExport cudaIpcExport(CudaContext &Context, cu::DevicePointer Pointer) {
   Context.check(Api.IpcGetMemHandle(&Export.Handle, Export.Base), "cuIpcGetMemHandle",
                 "of the allocation at " + std::to_string(Export.Base) + " (" +
                     std::to_string(Export.AllocationBytes) + " bytes)");
-  CudaAllocator::forDevice(Context.ordinal()).noteExported(Export.Base);
+  Allocator.noteExported(Export.Base);
   return Export;
 }
 

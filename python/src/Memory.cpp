@@ -139,11 +139,12 @@ PyObject *module_cuda_ipc_export(PyObject *, PyObject *Args) {
   if (!PyArg_ParseTuple(Args, "K|O", &Pointer, &Allocation))
     return nullptr;
   return translateErrors([&]() -> PyObject * {
-    runtime::CudaContext &Context =
+    runtime::CudaAllocator &Allocator =
         Allocation == Py_None
-            ? runtime::currentContext()
-            : capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule).context();
-    runtime::CudaIpcExport Export = runtime::cudaIpcExport(Context, Pointer);
+            ? runtime::CudaAllocator::forDevice(runtime::currentDeviceOrdinal())
+            : capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule).allocator();
+    runtime::CudaIpcExport Export = runtime::cudaIpcExport(Allocator, Pointer);
+    runtime::CudaContext &Context = Allocator.context();
     return Py_BuildValue("(y#KKKi)", Export.Handle.Reserved,
                          static_cast<Py_ssize_t>(runtime::cu::IpcHandleBytes),
                          static_cast<unsigned long long>(Export.Base),

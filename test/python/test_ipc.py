@@ -284,3 +284,39 @@ def test_another_device_opens_a_staged_copy(target):
     np.testing.assert_array_equal(seen[0], host)
     assert seen[1] == "IpcHandle is already opened"
     np.testing.assert_array_equal(array.copy_to_host(), host)
+
+
+@on_targets("cuda")
+def test_numbas_staged_open_and_raw_copy(target):
+    """Numba's test_staged: open_staged in another device's context, then
+    cuda.driver.device_to_host of the MemoryPointer it gives."""
+    if not target.mock and len(cuda.gpus) < 2:
+        pytest.skip("one GPU: no other device to stage on")
+    host = np.arange(10, dtype=np.intp)
+    array = cuda.to_device(host)
+    handle = pickle.loads(pickle.dumps(cuda.current_context().get_ipc_handle(array.gpu_data)))
+    settings = {"TIDAL_MOCK_CUDA_DEVICES": "2"} if target.mock else {}
+    seen = in_child(target, """
+        with cuda.gpus[1]:
+            pointer = payload.open_staged(cuda.devices.get_context())
+            out = np.zeros(payload.size // 8, dtype=np.intp)
+            cuda.driver.device_to_host(out, pointer, size=payload.size)
+            payload.close()
+        result = out
+    """, handle, **settings)
+    np.testing.assert_array_equal(seen, host)
+
+
+def test_numbas_raw_copies(target):
+    """cuda.driver.host_to_device, device_to_host and device_to_device on
+    MemoryPointers and device arrays (a memmove on the cpu target)."""
+    a = cuda.to_device(np.arange(8, dtype=np.int32))
+    b = cuda.device_array(8, dtype=np.int32)
+    out = np.zeros(8, dtype=np.int32)
+    cuda.driver.device_to_device(b, a.gpu_data, a.nbytes)
+    cuda.driver.device_to_host(out, b.gpu_data, b.nbytes)
+    np.testing.assert_array_equal(out, np.arange(8))
+    cuda.driver.host_to_device(a, np.full(8, 3, dtype=np.int32), a.nbytes)
+    np.testing.assert_array_equal(a.copy_to_host(), 3)
+    with pytest.raises(TypeError, match="no device memory"):
+        cuda.driver.device_to_host(out, object(), 4)

@@ -241,7 +241,9 @@ class Context:
         of live allocations), bytes_requested, bytes_cached (freed blocks
         kept for reuse), bytes_pending (of those, blocks a stream may still
         be using), driver_allocations and driver_frees (cuMemAlloc /
-        cuMemFree calls), live_driver_allocations and reuses. On the cpu
+        cuMemFree calls), live_driver_allocations, reuses and
+        exported_allocations (live blocks exported with CUDA IPC, which are
+        never cached). On the cpu
         target memory is NumPy's: every count is 0."""
         if on_cuda():
             return native.cuda_memory_stats(self.device.id)
@@ -308,32 +310,26 @@ class Context:
 
     def get_ipc_handle(self, memory):
         """An IpcHandle of device memory (a MemoryPointer such as an
-        array's gpu_data) for another process (ipc.py): a memory-manager
-        plugin's get_ipc_handle when one is set, else tidal's. OSError on
+        array's gpu_data) for another process: a memory-manager plugin's
+        get_ipc_handle when one is set, else tidal's (ipc.py). OSError on
         the cpu target, whose memory no other process can map."""
-        from . import ipc
-        ipc._require_cuda("get_ipc_handle()")
-        plugin = memory_managers.plugin_of(self)
-        if plugin is not None:
-            return plugin.get_ipc_handle(memory)
-        with _on_device(self.device.id):
-            return ipc.export(memory, self)
+        return _ipc_entry_points["get_ipc_handle"](self, memory)
 
     def open_ipc_handle(self, handle, size):
         """Maps another process's allocation (its 64-byte handle) in this
         context: a MemoryPointer of ``size`` bytes at its start, unmapped
-        when it is dropped (Numba's)."""
-        from . import ipc
-        ipc._require_cuda("open_ipc_handle()")
-        with _on_device(self.device.id):
-            mapping, pointer = native.cuda_ipc_open(ipc._handle_bytes(handle))
-        return memory_managers.MemoryPointer(self, pointer, size, owner=mapping)
+        when it is dropped (Numba's; ipc.py)."""
+        return _ipc_entry_points["open_ipc_handle"](self, handle, size)
 
     def __repr__(self):
         return f"<CUDA context of {self.device!r}>"
 
 
-# The contexts made so far, by device id (dropped by close()).
+# CUDA IPC's context methods: ipc.py, which builds on this module, puts them
+# here when it is imported (tidal.cuda imports it).
+_ipc_entry_points = {}
+
+# The contexts made so far, by device class and id (dropped by close()).
 _contexts = {}
 # cpu target: whether its device is current (set by select_device() and
 # current_context(), cleared by close()). The cuda target keeps the current
@@ -342,9 +338,11 @@ _cpu_selected = False
 
 
 def _context_of(device):
-    context = _contexts.get(device.id)
+    # By target and id: the cpu target's device 0 is not the GPU's.
+    key = (type(device), device.id)
+    context = _contexts.get(key)
     if context is None:
-        context = _contexts.setdefault(device.id, Context(device))
+        context = _contexts.setdefault(key, Context(device))
     return context
 
 

@@ -30,10 +30,11 @@ import numpy as np
 
 from . import devices, memory_managers
 from ._native import native
-from .layouts import _contiguous_strides, _device_layout, _extent
+from .device_arrays import IpcArrayHandle, _array_over, device_array
+from .layouts import _contiguous_strides
 from .target import on_cuda
 
-__all__ = ["IpcHandle", "IpcArrayHandle", "open_ipc_array"]
+__all__ = ["IpcHandle", "IpcArrayHandle", "open_ipc_array"]  # IpcArrayHandle: device_arrays.py
 
 HANDLE_BYTES = 64
 
@@ -66,11 +67,16 @@ def _handle_bytes(handle):
 
 def _device_with_identity(source_info):
     """The device of this process whose identity (PCI location) is source_info."""
-    for device in devices.gpus:
+    for device in devices._driver_devices():
         if device.get_device_identity() == source_info:
             return device
     raise RuntimeError(f"no device of this process has the identity {source_info} "
                        f"(the device the IPC handle's memory is on)")
+
+
+def _identity(device_id):
+    """The PCI identity of CUDA device ``device_id`` (Numba's source_info)."""
+    return devices._driver_devices()[device_id].get_device_identity()
 
 
 def export(memory, context=None):
@@ -82,8 +88,7 @@ def export(memory, context=None):
         raise ValueError("get_ipc_handle() of empty memory: there is no allocation to share")
     allocation = getattr(memory.owner, "_tidal_memory", None)
     handle, _, _, offset, device_id = native.cuda_ipc_export(pointer, allocation)
-    source_info = devices.gpus[device_id].get_device_identity()
-    return IpcHandle(memory, handle, memory.size, source_info, offset=offset)
+    return IpcHandle(memory, handle, memory.size, _identity(device_id), offset=offset)
 
 
 class IpcHandle:
@@ -113,7 +118,7 @@ class IpcHandle:
         """Whether ``context`` can map the memory directly: it is on the
         memory's device (tidal enables no peer access between devices)."""
         self._sentry_source_info()
-        return self.source_info == context.device.get_device_identity()
+        return self.source_info == _identity(context.device.id)
 
     def _check_openable(self):
         _require_cuda("IpcHandle.open()")
@@ -138,7 +143,6 @@ class IpcHandle:
         the copy, which writes do not reach the exporter through."""
         self._sentry_source_info()
         self._check_openable()
-        from .device_arrays import device_array
         source = _device_with_identity(self.source_info)
         with devices.gpus[source.id]:
             mapping, pointer = native.cuda_ipc_open(self.handle)
@@ -165,14 +169,13 @@ class IpcHandle:
     def open_array(self, context, shape, dtype, strides=None):
         """open(), as a DeviceNDArray of this shape and dtype (C-contiguous
         unless strides are given)."""
-        from .device_arrays import DeviceNDArray
         dtype = np.dtype(dtype)
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         if strides is None:
             strides = _contiguous_strides(shape, dtype.itemsize, "C")
         strides = (strides,) if isinstance(strides, int) else tuple(strides)
         memory = self.open(context)
-        return _array_over(memory, shape, strides, dtype, DeviceNDArray)
+        return _array_over(memory, shape, strides, dtype)
 
     def close(self):
         """Unmaps the memory (cuIpcCloseMemHandle): arrays from open() must
@@ -189,47 +192,6 @@ class IpcHandle:
 
 def _rebuild_ipc_handle(handle, size, source_info, offset):
     return IpcHandle(None, handle, size, source_info, offset=offset)
-
-
-def _array_over(memory, shape, strides, dtype, cls):
-    """A DeviceNDArray over a MemoryPointer whose first byte is the lowest
-    byte of the array (as gpu_data gives it)."""
-    low, high = _extent(shape, strides, dtype.itemsize)
-    if high - low > memory.size:
-        raise ValueError(f"an array of shape {shape} and strides {strides} spans "
-                         f"{high - low} bytes; the IPC memory has {memory.size}")
-    layout = _device_layout(memory.device_pointer_value - low, shape, strides, dtype, memory)
-    return cls._wrap_device(layout, None)
-
-
-class IpcArrayHandle:
-    """Numba's IpcArrayHandle (DeviceNDArray.get_ipc_handle()): a picklable
-    handle of a device array for another process, whose ``open()`` gives a
-    DeviceNDArray over the same memory and ``close()`` unmaps it; ``with
-    handle as array:`` does both."""
-
-    def __init__(self, ipc_handle, array_desc):
-        self._array_desc = array_desc
-        self._ipc_handle = ipc_handle
-
-    def open(self):
-        """A DeviceNDArray over the exporter's memory, in the current
-        device's context. Not in the process that made the handle."""
-        from .device_arrays import DeviceNDArray
-        memory = self._ipc_handle.open(devices.current_context())
-        desc = self._array_desc
-        return _array_over(memory, tuple(desc["shape"]), tuple(desc["strides"]),
-                           np.dtype(desc["dtype"]), DeviceNDArray)
-
-    def close(self):
-        """Closes the handle: the array open() gave must not be used after it."""
-        self._ipc_handle.close()
-
-    def __enter__(self):
-        return self.open()
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        self.close()
 
 
 @contextlib.contextmanager
@@ -249,3 +211,25 @@ def open_ipc_array(handle, shape, dtype, strides=None, offset=0):
         yield array
     finally:
         ipc_handle.close()
+
+
+# --- the context's methods (devices.Context.get_ipc_handle, open_ipc_handle) ---------
+
+def _context_get_ipc_handle(context, memory):
+    _require_cuda("get_ipc_handle()")
+    plugin = memory_managers.plugin_of(context)
+    if plugin is not None:
+        return plugin.get_ipc_handle(memory)
+    with devices.gpus[context.device.id]:
+        return export(memory, context)
+
+
+def _context_open_ipc_handle(context, handle, size):
+    _require_cuda("open_ipc_handle()")
+    with devices.gpus[context.device.id]:
+        mapping, pointer = native.cuda_ipc_open(_handle_bytes(handle))
+    return memory_managers.MemoryPointer(context, pointer, size, owner=mapping)
+
+
+devices._ipc_entry_points.update(get_ipc_handle=_context_get_ipc_handle,
+                                 open_ipc_handle=_context_open_ipc_handle)

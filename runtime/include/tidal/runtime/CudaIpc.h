@@ -6,7 +6,7 @@
 #ifndef TIDAL_RUNTIME_CUDAIPC_H
 #define TIDAL_RUNTIME_CUDAIPC_H
 
-#include "tidal/runtime/CudaTarget.h"
+#include "tidal/runtime/CudaMemory.h"
 
 #include <cstddef>
 #include <string>
@@ -21,11 +21,11 @@ struct CudaIpcExport {
   size_t Offset = 0;             // of the pointer from Base
 };
 
-// Exports the driver allocation that holds Pointer, memory of Context. When
-// that allocation is a block of Context's caching allocator, the block is
-// marked exported (CudaAllocator::noteExported): it is never reused for
-// another array. Throws CudaDriverError naming the failed call.
-CudaIpcExport cudaIpcExport(CudaContext &Context, cu::DevicePointer Pointer);
+// Exports the driver allocation that holds Pointer, memory of Allocator's
+// context. When that allocation is a block of Allocator, the block is marked
+// exported (CudaAllocator::noteExported): it is never reused for another
+// array. Throws CudaDriverError naming the failed call.
+CudaIpcExport cudaIpcExport(CudaAllocator &Allocator, cu::DevicePointer Pointer);
 
 // Memory another process exported, mapped in Context (cuIpcOpenMemHandle,
 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) until close() or destruction
