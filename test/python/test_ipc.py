@@ -320,3 +320,25 @@ def test_numbas_raw_copies(target):
     np.testing.assert_array_equal(a.copy_to_host(), 3)
     with pytest.raises(TypeError, match="no device memory"):
         cuda.driver.device_to_host(out, object(), 4)
+
+
+@on_targets("cuda")
+def test_two_copies_of_a_handle_share_one_mapping(target):
+    """cuda.h: opening a handle the context has open already returns the same
+    pointer and counts a reference; each close undoes one."""
+    array = cuda.to_device(np.arange(5, dtype=np.int64))
+    handle = cuda.current_context().get_ipc_handle(array.gpu_data)
+    seen = in_child(target, """
+        first, second = payload
+        ctx = cuda.current_context()
+        a = first.open(ctx)
+        b = second.open(ctx)
+        same = a.device_pointer_value == b.device_pointer_value
+        first.close()
+        out = np.zeros(5, dtype=np.int64)
+        cuda.driver.device_to_host(out, b, 40)  # still mapped for the second
+        second.close()
+        result = same, out
+    """, (pickle.loads(pickle.dumps(handle)), pickle.loads(pickle.dumps(handle))))
+    assert seen[0]
+    np.testing.assert_array_equal(seen[1], np.arange(5))

@@ -143,6 +143,8 @@ class IpcHandle:
         the copy, which writes do not reach the exporter through."""
         self._sentry_source_info()
         self._check_openable()
+        if self.base is not None:
+            raise ValueError("opening IpcHandle from original process")
         source = _device_with_identity(self.source_info)
         with devices.gpus[source.id]:
             mapping, pointer = native.cuda_ipc_open(self.handle)
