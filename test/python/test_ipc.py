@@ -79,7 +79,9 @@ def test_a_child_reads_and_writes_the_parents_array(target, index):
         with pytest.raises(OSError, match="multiprocessing.shared_memory"):
             array.get_ipc_handle()
         return
-    seen, reopened, after_close = in_child(target, READ_AND_WRITE, array.get_ipc_handle())
+    handle = array.get_ipc_handle()
+    assert isinstance(handle, cuda.devicearray.IpcArrayHandle)  # Numba's module for it
+    seen, reopened, after_close = in_child(target, READ_AND_WRITE, handle)
     np.testing.assert_array_equal(seen, host if index is None else host[index])
     assert reopened == "IpcHandle is already opened"
     # The mock knows the pointer no more (a GPU may fault instead: not run there).
