@@ -51,12 +51,14 @@ constexpr KnownError KnownErrors[] = {
      "CUDA-capable device(s) busy or unavailable"},
     {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {205, "CUDA_ERROR_MAP_FAILED", "mapping of buffer object failed"},
     {209, "CUDA_ERROR_NO_BINARY_FOR_GPU",
      "no kernel image is available for execution on the device"},
     {218, "CUDA_ERROR_INVALID_PTX",
      "a PTX JIT compilation failed"},
     {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
      "the provided PTX was compiled with an unsupported toolchain."},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {600, "CUDA_ERROR_NOT_READY", "device not ready"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS",
@@ -224,6 +226,11 @@ void CudaDriver::resolveEntryPoints() {
       {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
        slot(Api.OccupancyMaxActiveBlocksPerMultiprocessor)},
+      // CUDA IPC (issue 13).
+      {"cuIpcGetMemHandle", "cuIpcGetMemHandle", slot(Api.IpcGetMemHandle)},
+      {"cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2", slot(Api.IpcOpenMemHandle)},
+      {"cuIpcCloseMemHandle", "cuIpcCloseMemHandle", slot(Api.IpcCloseMemHandle)},
+      {"cuMemGetAddressRange", "cuMemGetAddressRange_v2", slot(Api.MemGetAddressRange)},
   };
 
   auto GetProcAddress = reinterpret_cast<CuGetProcAddressFunction>(

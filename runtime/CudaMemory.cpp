@@ -2,6 +2,7 @@
 // (page-locked, mapped and managed).
 #include "tidal/runtime/CudaMemory.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -152,6 +153,13 @@ CudaAllocator::Block CudaAllocator::allocate(size_t Bytes, cu::Stream Stream) {
                        ")");
     ++Stats.DriverAllocations;
     ++Stats.LiveDriverAllocations;
+    if (!Exported.empty()) { // a stale mark (a plugin's memory, since freed)
+      auto It = std::find(Exported.begin(), Exported.end(), B.Pointer);
+      if (It != Exported.end()) {
+        Exported.erase(It);
+        --Stats.ExportedAllocations;
+      }
+    }
   }
   Stats.BytesInUse += ClassBytes;
   return B;
@@ -174,6 +182,21 @@ void CudaAllocator::free(Block B, cu::Stream LastStream) noexcept {
     return;
   std::lock_guard<std::mutex> Held(Lock);
   Stats.BytesInUse -= B.ClassBytes;
+  if (!Exported.empty()) {
+    auto It = std::find(Exported.begin(), Exported.end(), B.Pointer);
+    if (It != Exported.end()) { // never cached: back to the driver when its work is done
+      Exported.erase(It);
+      --Stats.ExportedAllocations;
+      const CudaDriverApi &Api = Context.driver().api();
+      ScopedCurrentContext Current(Context);
+      if (!Context.faulted())
+        Api.StreamSynchronize(LastStream);
+      Api.MemFree(B.Pointer);
+      ++Stats.DriverFrees;
+      --Stats.LiveDriverAllocations;
+      return;
+    }
+  }
   Cached C{B, LastStream, nullptr};
   if (!Context.faulted()) {
     // The event is made in, and a null LastStream is the default stream of,
@@ -226,6 +249,14 @@ CudaMemoryStats CudaAllocator::stats() const {
     if (C.Done && Api.EventQuery(C.Done) == cu::Success)
       S.BytesPending -= C.B.ClassBytes;
   return S;
+}
+
+void CudaAllocator::noteExported(cu::DevicePointer Base) {
+  std::lock_guard<std::mutex> Held(Lock);
+  if (std::find(Exported.begin(), Exported.end(), Base) != Exported.end())
+    return;
+  Exported.push_back(Base);
+  ++Stats.ExportedAllocations;
 }
 
 void CudaAllocator::noteRequested(ptrdiff_t Delta) {

@@ -21,6 +21,7 @@ constexpr const char *EventCapsule = "tidal.CudaEvent";
 constexpr const char *HostAllocationCapsule = "tidal.CudaHostAllocation";
 constexpr const char *HostRegistrationCapsule = "tidal.CudaHostRegistration";
 constexpr const char *ManagedAllocationCapsule = "tidal.CudaManagedAllocation";
+constexpr const char *IpcMappingCapsule = "tidal.CudaIpcMapping";
 
 // Hands Object to a new capsule named Name that deletes it when collected.
 template <typename T> frontend::PyRef capsuleOwning(std::unique_ptr<T> Object, const char *Name) {

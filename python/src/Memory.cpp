@@ -5,8 +5,11 @@
 #include "Errors.h"
 #include "ModuleParts.h"
 
+#include "tidal/runtime/CudaIpc.h"
 #include "tidal/runtime/CudaMemory.h"
 #include "tidal/runtime/CudaTarget.h"
+
+#include <cstring>
 
 namespace tidal::binding {
 
@@ -79,12 +82,13 @@ PyObject *module_cuda_memory_stats(PyObject *, PyObject *Args) {
     runtime::CudaMemoryStats S =
         runtime::CudaAllocator::forDevice(deviceOrdinalArgument(Ordinal)).stats();
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsK}", "bytes_in_use", (unsigned long long)S.BytesInUse, "bytes_requested",
+        "{sKsKsKsKsKsKsKsKsK}", "bytes_in_use", (unsigned long long)S.BytesInUse, "bytes_requested",
         (unsigned long long)S.BytesRequested, "bytes_cached", (unsigned long long)S.BytesCached,
         "bytes_pending", (unsigned long long)S.BytesPending, "driver_allocations",
         (unsigned long long)S.DriverAllocations, "driver_frees", (unsigned long long)S.DriverFrees,
         "live_driver_allocations", (unsigned long long)S.LiveDriverAllocations, "reuses",
-        (unsigned long long)S.Reuses);
+        (unsigned long long)S.Reuses, "exported_allocations",
+        (unsigned long long)S.ExportedAllocations);
   });
 }
 
@@ -125,6 +129,59 @@ PyObject *module_cuda_allocation_device(PyObject *, PyObject *Allocation) {
 // caching allocators' free blocks to the driver and forgets the thread's
 // selection. The primary contexts stay retained: loaded kernels and live
 
+// cuda_ipc_export(pointer, allocation=None) -> (handle, base, allocation
+// bytes, offset, device): the driver allocation holding a device pointer,
+// exported for other processes (the handle: 64 bytes). The allocation
+// capsule, when given, names the context; else the current device's.
+PyObject *module_cuda_ipc_export(PyObject *, PyObject *Args) {
+  unsigned long long Pointer;
+  PyObject *Allocation = Py_None;
+  if (!PyArg_ParseTuple(Args, "K|O", &Pointer, &Allocation))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    runtime::CudaAllocator &Allocator =
+        Allocation == Py_None
+            ? runtime::CudaAllocator::forDevice(runtime::currentDeviceOrdinal())
+            : capsuleObject<runtime::CudaAllocation>(Allocation, AllocationCapsule).allocator();
+    runtime::CudaIpcExport Export = runtime::cudaIpcExport(Allocator, Pointer);
+    runtime::CudaContext &Context = Allocator.context();
+    return Py_BuildValue("(y#KKKi)", Export.Handle.Reserved,
+                         static_cast<Py_ssize_t>(runtime::cu::IpcHandleBytes),
+                         static_cast<unsigned long long>(Export.Base),
+                         static_cast<unsigned long long>(Export.AllocationBytes),
+                         static_cast<unsigned long long>(Export.Offset), Context.ordinal());
+  });
+}
+
+// cuda_ipc_open(handle) -> (mapping capsule, pointer): another process's
+// allocation mapped in the current device's context.
+PyObject *module_cuda_ipc_open(PyObject *, PyObject *Args) {
+  const char *Bytes;
+  Py_ssize_t Length;
+  if (!PyArg_ParseTuple(Args, "y#", &Bytes, &Length))
+    return nullptr;
+  return translateErrors([&]() -> PyObject * {
+    if (Length != static_cast<Py_ssize_t>(runtime::cu::IpcHandleBytes))
+      throw std::invalid_argument("a CUDA IPC handle is 64 bytes, not " +
+                                  std::to_string(Length));
+    runtime::cu::IpcMemHandle Handle;
+    std::memcpy(Handle.Reserved, Bytes, sizeof Handle.Reserved);
+    auto Mapping =
+        std::make_unique<runtime::CudaIpcMapping>(runtime::currentContext(), Handle);
+    unsigned long long Pointer = Mapping->pointer();
+    PyRef Capsule = capsuleOwning(std::move(Mapping), IpcMappingCapsule);
+    return Py_BuildValue("(OK)", Capsule.get(), Pointer);
+  });
+}
+
+// cuda_ipc_close(mapping): unmaps now (cuIpcCloseMemHandle); once only.
+PyObject *module_cuda_ipc_close(PyObject *, PyObject *Mapping) {
+  return translateErrors([&]() -> PyObject * {
+    capsuleObject<runtime::CudaIpcMapping>(Mapping, IpcMappingCapsule).close();
+    Py_RETURN_NONE;
+  });
+}
+
 PyMethodDef MemoryMethods[] = {
     {"cuda_alloc", module_cuda_alloc, METH_VARARGS,
      "cuda_alloc(bytes, stream): (allocation, device pointer) from the caching allocator."},
@@ -139,6 +196,13 @@ PyMethodDef MemoryMethods[] = {
      "cuda_memory_info(ordinal=None): (free, total) bytes of a device (cuMemGetInfo)."},
     {"cuda_allocation_device", module_cuda_allocation_device, METH_O,
      "cuda_allocation_device(allocation): the id of the device the memory is on."},
+    {"cuda_ipc_export", module_cuda_ipc_export, METH_VARARGS,
+     "cuda_ipc_export(pointer, allocation=None): (handle, base, allocation bytes, offset, "
+     "device) of the driver allocation holding a device pointer (CUDA IPC)."},
+    {"cuda_ipc_open", module_cuda_ipc_open, METH_VARARGS,
+     "cuda_ipc_open(handle): (mapping, pointer) of another process's allocation."},
+    {"cuda_ipc_close", module_cuda_ipc_close, METH_O,
+     "cuda_ipc_close(mapping): unmaps another process's allocation now."},
     {nullptr, nullptr, 0, nullptr}};
 
 } // namespace

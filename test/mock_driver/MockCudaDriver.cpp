@@ -59,6 +59,8 @@
 // a test makes the next launch write one (tidalMockWriteGlobalOnNextLaunch),
 // as a kernel that raises writes its module's exception slot.
 // Host memory (page-locked, mapped, managed): see its section at the end.
+// cuMemAlloc's memory is shareable with other processes (CUDA IPC,
+// MockCudaIpc.cpp, which describes the handle and its errors).
 
 
 #include "MockCudaState.h"
@@ -326,9 +328,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr *Pointer, size_t Bytes) {
     return InvalidContext;
   if (Bytes == 0)
     return InvalidValue;
-  void *Memory = std::calloc(1, Bytes);
+  long long FileOffset = -1;
+  void *Memory = mapDeviceMemory(Bytes, FileOffset); // zeroed, shareable (IPC)
+  if (!Memory)
+    return OutOfMemory;
   int Id = S.NextAllocationId++;
-  S.Allocations[reinterpret_cast<uintptr_t>(Memory)] = {Bytes, Id, currentDevice()};
+  Allocation &Made = S.Allocations[reinterpret_cast<uintptr_t>(Memory)];
+  Made = {Bytes, Id, currentDevice()};
+  Made.FileOffset = FileOffset;
   *Pointer = reinterpret_cast<uintptr_t>(Memory);
   record(S, "cuMemAlloc_v2", "\"bytes\": " + std::to_string(Bytes) + ", \"alloc\": " +
                                  std::to_string(Id) + ", " + deviceJson(currentDevice()));
@@ -338,12 +345,16 @@ CUresult cuMemAlloc_v2(CUdeviceptr *Pointer, size_t Bytes) {
 CUresult cuMemFree_v2(CUdeviceptr Pointer) {
   MOCK_ENTER(S);
   auto It = S.Allocations.find(static_cast<uintptr_t>(Pointer));
-  if (It == S.Allocations.end()) {
+  if (It == S.Allocations.end() || It->second.IpcOpens) { // IPC: cuIpcCloseMemHandle's
     record(S, "cuMemFree_v2", "\"alloc\": null");
     return InvalidValue;
   }
   record(S, "cuMemFree_v2", "\"alloc\": " + std::to_string(It->second.Id));
-  std::free(reinterpret_cast<void *>(It->first));
+  if (It->second.FileOffset >= 0)
+    releaseDeviceMemory(reinterpret_cast<void *>(It->first), It->second.Bytes,
+                        It->second.FileOffset);
+  else
+    std::free(reinterpret_cast<void *>(It->first));
   S.Allocations.erase(It);
   return observeFault(S);
 }
@@ -436,7 +447,7 @@ CUresult cuMemGetInfo_v2(size_t *Free, size_t *Total) {
   // The current context's device: its memory less its allocations.
   size_t Used = 0;
   for (auto &[Pointer, A] : S.Allocations)
-    if (A.Device == currentDevice())
+    if (A.Device == currentDevice() && !A.IpcOpens) // another process's memory aside
       Used += A.Bytes;
   *Total = (size_t(1) << 30) * static_cast<size_t>(currentDevice() + 1);
   *Free = *Total > Used ? *Total - Used : 0;
@@ -872,6 +883,11 @@ CUresult cuMemAllocManaged(CUdeviceptr *Pointer, size_t Bytes, unsigned Flags);
 CUresult cuOccupancyMaxPotentialBlockSize(int *MinGridSize, int *BlockSize, void *Function,
                                           void *BlockSizeToDynamicSMemSize,
                                           size_t DynamicSMemSize, int BlockSizeLimit);
+// CUDA IPC: MockCudaIpc.cpp.
+CUresult cuIpcGetMemHandle(MockIpcMemHandle *Handle, CUdeviceptr Pointer);
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *Pointer, MockIpcMemHandle Handle, unsigned Flags);
+CUresult cuIpcCloseMemHandle(CUdeviceptr Pointer);
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *Base, size_t *Bytes, CUdeviceptr Pointer);
 }
 
 namespace {
@@ -954,6 +970,11 @@ extern "C" CUresult cuGetProcAddress_v2(const char *Symbol, void **Function, int
       {"cuMemAllocManaged", reinterpret_cast<void *>(&cuMemAllocManaged)},
       {"cuOccupancyMaxPotentialBlockSize",
        reinterpret_cast<void *>(&cuOccupancyMaxPotentialBlockSize)},
+      // CUDA IPC (MockCudaIpc.cpp)
+      {"cuIpcGetMemHandle", reinterpret_cast<void *>(&cuIpcGetMemHandle)},
+      {"cuIpcOpenMemHandle", reinterpret_cast<void *>(&cuIpcOpenMemHandle_v2)},
+      {"cuIpcCloseMemHandle", reinterpret_cast<void *>(&cuIpcCloseMemHandle)},
+      {"cuMemGetAddressRange", reinterpret_cast<void *>(&cuMemGetAddressRange_v2)},
       {"cuGetErrorName", reinterpret_cast<void *>(&cuGetErrorName)},
       {"cuGetErrorString", reinterpret_cast<void *>(&cuGetErrorString)},
   };

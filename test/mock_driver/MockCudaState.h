@@ -30,10 +30,12 @@ using CUdeviceptr = unsigned long long;
 
 inline constexpr CUresult Success = 0;
 inline constexpr CUresult InvalidValue = 1;
+inline constexpr CUresult OutOfMemory = 2;
 inline constexpr CUresult NotInitialized = 3;
 inline constexpr CUresult NoDevice = 100;
 inline constexpr CUresult InvalidDevice = 101;
 inline constexpr CUresult InvalidContext = 201;
+inline constexpr CUresult MapFailed = 205;
 inline constexpr CUresult InvalidPtx = 218;
 inline constexpr CUresult InvalidHandle = 400;
 inline constexpr CUresult NotFound = 500;
@@ -51,10 +53,12 @@ struct ErrorText {
 inline constexpr ErrorText Errors[] = {
     {Success, "CUDA_SUCCESS", "no error"},
     {InvalidValue, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {OutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
     {NotInitialized, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
     {NoDevice, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {InvalidDevice, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {InvalidContext, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {MapFailed, "CUDA_ERROR_MAP_FAILED", "mapping of buffer object failed"},
     {InvalidPtx, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {InvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {NotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
@@ -110,7 +114,24 @@ struct Allocation {
   int Id;
   int Device = 0; // the context it was allocated in
   bool ModuleGlobal = false; // a module's variable (freed with the module)
+  // cuMemAlloc's memory is a mapping of the process's device-memory file
+  // (MockCudaIpc.cpp): its offset there, -1 for other memory (calloc'd).
+  long long FileOffset = -1;
+  // Mapped by cuIpcOpenMemHandle from another process (MockCudaIpc.cpp):
+  // how many opens cuIpcCloseMemHandle has yet to undo; 0 for other memory.
+  int IpcOpens = 0;
 };
+
+// The device-memory file (MockCudaIpc.cpp): cuMemAlloc maps Bytes (> 0) of
+// it, at an offset never used before, so that another process can map the
+// same bytes; null when that fails. Release unmaps them and frees the file's
+// pages. Called with the state's lock held.
+void *mapDeviceMemory(size_t Bytes, long long &FileOffset);
+// CUipcMemHandle, passed by value to cuIpcOpenMemHandle.
+struct MockIpcMemHandle {
+  char Reserved[64];
+};
+void releaseDeviceMemory(void *Memory, size_t Bytes, long long FileOffset);
 
 struct Launch {
   std::string Kernel;

@@ -1,10 +1,12 @@
 // The cuda target's caching allocator, streams and events against the mock
 // driver (libtidal_mock_cuda.so, opened with CudaDriver::open).
+#include "tidal/runtime/CudaIpc.h"
 #include "tidal/runtime/CudaMemory.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 #include <dlfcn.h>
 
@@ -90,3 +92,57 @@ TEST(CudaMemory, PendingBlockWaitsForItsStream) {
 }
 
 } // namespace
+
+// CUDA IPC (issue 13): an exported block is given back to the driver when
+// freed, never cached for another allocation; a view's export names its
+// allocation and the offset in it.
+TEST(CudaMemory, ExportedBlocksAreNotCached) {
+  CudaDriver Driver = CudaDriver::open(TIDAL_MOCK_CUDA_LIBRARY);
+  ASSERT_TRUE(Driver.usable()) << Driver.reason();
+  CudaContext Context(Driver, 0);
+  CudaAllocator Allocator(Context);
+  cu::DevicePointer First;
+  int Frees = mockCalls("cuMemFree_v2");
+  {
+    CudaAllocation A(Allocator, 1000, nullptr);
+    First = A.pointer();
+    CudaIpcExport Export = cudaIpcExport(Allocator, A.pointer() + 200);
+    EXPECT_EQ(Export.Base, A.pointer());
+    EXPECT_EQ(Export.Offset, 200u);
+    EXPECT_EQ(Export.AllocationBytes, 1024u); // the size class the driver was asked for
+    EXPECT_EQ(std::string(Export.Handle.Reserved, 8), "tidalIPC");
+    EXPECT_EQ(Allocator.stats().ExportedAllocations, 1u);
+  }
+  CudaMemoryStats S = Allocator.stats();
+  EXPECT_EQ(S.BytesCached, 0u);
+  EXPECT_EQ(S.DriverFrees, 1u);
+  EXPECT_EQ(S.LiveDriverAllocations, 0u);
+  EXPECT_EQ(S.ExportedAllocations, 0u);
+  EXPECT_EQ(mockCalls("cuMemFree_v2") - Frees, 1);
+  {
+    CudaAllocation B(Allocator, 1000, nullptr); // a new block from the driver
+    EXPECT_EQ(Allocator.stats().Reuses, 0u);
+    EXPECT_EQ(Allocator.stats().DriverAllocations, 2u);
+  }
+  EXPECT_EQ(Allocator.stats().BytesCached, 1024u); // not exported: cached
+  (void)First;
+}
+
+// The driver refuses a handle in the process that exported it; the error
+// says why.
+TEST(CudaMemory, AHandleIsRefusedInItsOwnProcess) {
+  CudaDriver Driver = CudaDriver::open(TIDAL_MOCK_CUDA_LIBRARY);
+  ASSERT_TRUE(Driver.usable()) << Driver.reason();
+  CudaContext Context(Driver, 0);
+  CudaAllocator Allocator(Context);
+  CudaAllocation A(Allocator, 64, nullptr);
+  CudaIpcExport Export = cudaIpcExport(Allocator, A.pointer());
+  try {
+    CudaIpcMapping Mapping(Context, Export.Handle);
+    FAIL() << "opened in its own process";
+  } catch (const CudaDriverError &Error) {
+    EXPECT_EQ(Error.errorName(), "CUDA_ERROR_INVALID_CONTEXT");
+    EXPECT_NE(std::string(Error.what()).find("process that exported it"), std::string::npos)
+        << Error.what();
+  }
+}

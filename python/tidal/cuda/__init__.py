@@ -37,6 +37,8 @@ from .memory_managers import (  # noqa: F401
     set_memory_manager,
 )
 from .memory_plugins import GetIpcHandleMixin, HostOnlyCUDAMemoryManager  # noqa: F401
+# CUDA IPC: device memory shared with other processes.
+from .ipc import IpcHandle, open_ipc_array  # noqa: F401
 # Numba's cuda.runtime (get_version) and cuda.is_supported_version().
 from . import runtime  # noqa: F401
 from .runtime import is_supported_version  # noqa: F401

@@ -193,6 +193,14 @@ class DeviceNDArray:
         return memory_managers.MemoryPointer(devices.current_context(), address, nbytes,
                                              owner=self)
 
+    def get_ipc_handle(self):
+        """An IpcArrayHandle of this array for another process on this
+        machine (picklable; ipc.py). Cuda target only: on the cpu target a
+        device array is this process's memory, and this raises OSError."""
+        handle = devices.current_context().get_ipc_handle(self.gpu_data)
+        desc = dict(shape=self.shape, strides=self.strides, dtype=self.dtype)
+        return IpcArrayHandle(ipc_handle=handle, array_desc=desc)
+
     @property
     def __cuda_array_interface__(self):
         """Version 3 of the CUDA Array Interface. On the cpu target ``data``
@@ -507,6 +515,48 @@ class DeviceNDArray:
         if self._tidal_host is None:  # through the host (Numba runs a kernel)
             return to_device(np.ascontiguousarray(self.copy_to_host().T), stream=self.stream)
         return DeviceNDArray._wrap(np.ascontiguousarray(self._tidal_host.T), self.stream)
+
+
+# --- CUDA IPC: the array side (ipc.py has the handles) --------------------------------
+
+def _array_over(memory, shape, strides, dtype):
+    """A DeviceNDArray over a MemoryPointer whose first byte is the lowest
+    byte of the array (as gpu_data gives it)."""
+    low, high = _extent(shape, strides, dtype.itemsize)
+    if high - low > memory.size:
+        raise ValueError(f"an array of shape {shape} and strides {strides} spans "
+                         f"{high - low} bytes; the IPC memory has {memory.size}")
+    layout = _device_layout(memory.device_pointer_value - low, shape, strides, dtype, memory)
+    return DeviceNDArray._wrap_device(layout, None)
+
+
+class IpcArrayHandle:
+    """Numba's IpcArrayHandle (DeviceNDArray.get_ipc_handle()): a picklable
+    handle of a device array for another process, whose ``open()`` gives a
+    DeviceNDArray over the same memory and ``close()`` unmaps it; ``with
+    handle as array:`` does both."""
+
+    def __init__(self, ipc_handle, array_desc):
+        self._array_desc = array_desc
+        self._ipc_handle = ipc_handle
+
+    def open(self):
+        """A DeviceNDArray over the exporter's memory, in the current
+        device's context. Not in the process that made the handle."""
+        memory = self._ipc_handle.open(devices.current_context())
+        desc = self._array_desc
+        return _array_over(memory, tuple(desc["shape"]), tuple(desc["strides"]),
+                           np.dtype(desc["dtype"]))
+
+    def close(self):
+        """Closes the handle: the array open() gave must not be used after it."""
+        self._ipc_handle.close()
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.close()
 
 
 def _host_array(obj):

@@ -5,10 +5,10 @@ cuda.devicearray.DeviceNDArray)``): tidal's device arrays under them."""
 import numpy as np
 
 from .array_interface import is_cuda_array
-from .device_arrays import DeviceNDArray, to_device
+from .device_arrays import DeviceNDArray, IpcArrayHandle, to_device
 from .layouts import _require_contiguous
 
-__all__ = ["DeviceNDArray", "auto_device", "is_cuda_ndarray", "require_cuda_ndarray",
+__all__ = ["DeviceNDArray", "IpcArrayHandle", "auto_device", "is_cuda_ndarray", "require_cuda_ndarray",
            "sentry_contiguous"]
 
 

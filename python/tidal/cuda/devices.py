@@ -241,13 +241,15 @@ class Context:
         of live allocations), bytes_requested, bytes_cached (freed blocks
         kept for reuse), bytes_pending (of those, blocks a stream may still
         be using), driver_allocations and driver_frees (cuMemAlloc /
-        cuMemFree calls), live_driver_allocations and reuses. On the cpu
+        cuMemFree calls), live_driver_allocations, reuses and
+        exported_allocations (live blocks exported with CUDA IPC, which are
+        never cached). On the cpu
         target memory is NumPy's: every count is 0."""
         if on_cuda():
             return native.cuda_memory_stats(self.device.id)
         return dict.fromkeys(("bytes_in_use", "bytes_requested", "bytes_cached",
                               "bytes_pending", "driver_allocations", "driver_frees",
-                              "live_driver_allocations", "reuses"), 0)
+                              "live_driver_allocations", "reuses", "exported_allocations"), 0)
 
     def get_memory_info(self):
         """(free, total) bytes of the device's memory (cuMemGetInfo in this
@@ -306,11 +308,28 @@ class Context:
                 (plugin.defer_cleanup() if plugin is not None else contextlib.nullcontext()):
             yield
 
+    def get_ipc_handle(self, memory):
+        """An IpcHandle of device memory (a MemoryPointer such as an
+        array's gpu_data) for another process: a memory-manager plugin's
+        get_ipc_handle when one is set, else tidal's (ipc.py). OSError on
+        the cpu target, whose memory no other process can map."""
+        return _ipc_entry_points["get_ipc_handle"](self, memory)
+
+    def open_ipc_handle(self, handle, size):
+        """Maps another process's allocation (its 64-byte handle) in this
+        context: a MemoryPointer of ``size`` bytes at its start, unmapped
+        when it is dropped (Numba's; ipc.py)."""
+        return _ipc_entry_points["open_ipc_handle"](self, handle, size)
+
     def __repr__(self):
         return f"<CUDA context of {self.device!r}>"
 
 
-# The contexts made so far, by device id (dropped by close()).
+# CUDA IPC's context methods: ipc.py, which builds on this module, puts them
+# here when it is imported (tidal.cuda imports it).
+_ipc_entry_points = {}
+
+# The contexts made so far, by device class and id (dropped by close()).
 _contexts = {}
 # cpu target: whether its device is current (set by select_device() and
 # current_context(), cleared by close()). The cuda target keeps the current
@@ -319,9 +338,11 @@ _cpu_selected = False
 
 
 def _context_of(device):
-    context = _contexts.get(device.id)
+    # By target and id: the cpu target's device 0 is not the GPU's.
+    key = (type(device), device.id)
+    context = _contexts.get(key)
     if context is None:
-        context = _contexts.setdefault(device.id, Context(device))
+        context = _contexts.setdefault(key, Context(device))
     return context
 
 
@@ -350,6 +371,15 @@ def current_context():
         device_id = 0
         _select(0)
     return _context_of(_all_devices()[device_id])
+
+
+def get_context(devnum=None):
+    """Numba's cuda.devices.get_context(): the context of device ``devnum``
+    (made current on this thread), or of the current device for None."""
+    if devnum is None:
+        return current_context()
+    select_device(devnum)
+    return current_context()
 
 
 def select_device(device_id):

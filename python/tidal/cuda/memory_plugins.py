@@ -1,5 +1,5 @@
 """The base classes of Numba's memory-manager plugins that bring tidal's own
-host memory and say what tidal lacks: ``HostOnlyCUDAMemoryManager`` and
+host memory and tidal's CUDA IPC: ``HostOnlyCUDAMemoryManager`` and
 ``GetIpcHandleMixin`` (the interface and the registry: memory_managers.py)."""
 
 import contextlib
@@ -39,9 +39,11 @@ class HostOnlyCUDAMemoryManager(BaseCUDAMemoryManager):
 
 
 class GetIpcHandleMixin:
-    """Numba's get_ipc_handle through cuIpcGetMemHandle: tidal has no CUDA
-    IPC (docs/runtime.md), so this raises NotImplementedError saying so."""
+    """Numba's default get_ipc_handle for plugins: the driver allocation that
+    holds the memory (cuMemGetAddressRange) exported with cuIpcGetMemHandle,
+    as an IpcHandle (ipc.py). The plugin's memory must come from cuMemAlloc
+    (or another allocator whose memory cuIpcGetMemHandle takes)."""
 
     def get_ipc_handle(self, memory):
-        raise NotImplementedError("tidal does not share device memory between processes "
-                                  "(CUDA IPC handles are not supported)")
+        from . import ipc
+        return ipc.export(memory, self.context)

@@ -79,6 +79,13 @@ constexpr unsigned HostAllocWriteCombined = 0x4; // CU_MEMHOSTALLOC_WRITECOMBINE
 constexpr unsigned HostRegisterDeviceMap = 0x2;  // CU_MEMHOSTREGISTER_DEVICEMAP
 constexpr unsigned MemAttachGlobal = 0x1;        // CU_MEM_ATTACH_GLOBAL
 constexpr unsigned MemAttachHost = 0x2;          // CU_MEM_ATTACH_HOST
+
+// CUDA IPC: device memory shared with other processes (issue 13).
+constexpr size_t IpcHandleBytes = 64; // CU_IPC_HANDLE_SIZE
+struct IpcMemHandle {                 // CUipcMemHandle
+  char Reserved[IpcHandleBytes];
+};
+constexpr unsigned IpcMemLazyEnablePeerAccess = 0x1; // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 } // namespace cu
 
 // A failed driver call: what() is "<call> failed: <NAME> (<description>)"
@@ -198,6 +205,15 @@ struct CudaDriverApi {
                                                void *BlockSizeToDynamicSMemSize,
                                                size_t DynamicSMemSize,
                                                int BlockSizeLimit) = nullptr;
+  // CUDA IPC (issue 13): a driver allocation exported by one process and
+  // mapped by another. cuIpcOpenMemHandle takes the 64-byte handle by value
+  // (exported as cuIpcOpenMemHandle_v2, cuMemGetAddressRange_v2).
+  cu::Result (*IpcGetMemHandle)(cu::IpcMemHandle *Handle, cu::DevicePointer Pointer) = nullptr;
+  cu::Result (*IpcOpenMemHandle)(cu::DevicePointer *Pointer, cu::IpcMemHandle Handle,
+                                 unsigned Flags) = nullptr;
+  cu::Result (*IpcCloseMemHandle)(cu::DevicePointer Pointer) = nullptr;
+  cu::Result (*MemGetAddressRange)(cu::DevicePointer *Base, size_t *Bytes,
+                                   cu::DevicePointer Pointer) = nullptr;
 };
 
 class CudaDriver {

@@ -69,6 +69,7 @@ struct CudaMemoryStats {
   size_t DriverFrees = 0;           // cuMemFree calls made
   size_t LiveDriverAllocations = 0; // blocks held from the driver now
   size_t Reuses = 0;                // allocations served from the cache
+  size_t ExportedAllocations = 0;   // live blocks exported to other processes (IPC)
 };
 
 // The caching allocator of one context. Requests are rounded up to a size
@@ -80,7 +81,9 @@ struct CudaMemoryStats {
 // Numba's deferred deallocation does. Cached blocks go back to the driver on
 // releaseCached() (deallocations.clear()), when cuMemAlloc runs out of
 // memory (then the allocation is retried once), and never otherwise (the
-// process-wide allocators live until exit). It allocates and frees with its
+// process-wide allocators live until exit). A block exported to other
+// processes (CUDA IPC, noteExported) is never cached: when freed it goes back
+// to the driver once its last stream's work is done. It allocates and frees with its
 // own context current and then restores the thread's, so memory of one
 // device can be freed while the thread has selected another.
 class CudaAllocator {
@@ -110,6 +113,15 @@ public:
   CudaContext &context() const { return Context; }
   // Accounting of the bytes asked for, for stats.
   void noteRequested(ptrdiff_t Delta);
+  // The driver allocation at Base was exported to other processes
+  // (cuIpcGetMemHandle). If it is a block of this allocator, freeing it
+  // gives it back to the driver (cuMemFree) instead of caching it: another
+  // process may still map the handle, which must never come to name memory
+  // that this process reuses for another array (the driver gives a new
+  // allocation at the same address a new handle). A mark on an address this
+  // allocator does not hand out (a plugin's memory) is dropped when the
+  // driver gives the address to this allocator.
+  void noteExported(cu::DevicePointer Base);
 
 private:
   struct Cached {
@@ -125,6 +137,7 @@ private:
   mutable std::mutex Lock;
   std::vector<Cached> Free;
   std::vector<cu::Event> SpareEvents;
+  std::vector<cu::DevicePointer> Exported; // bases marked by noteExported, few
   CudaMemoryStats Stats;
 };
 
