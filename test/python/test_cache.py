@@ -356,6 +356,12 @@ def test_an_entry_that_does_not_link_is_a_miss(target, tmp_path, cache_dir):
     if "object" in fields:
         fields["object"] = b"not an object file"
     cache.save(kind, SIGNATURE, fields)
+    assert_missed_then_written_again(path, target)
+
+
+def assert_missed_then_written_again(path, target):
+    """The entry at hand is refused (a miss, compiled again), and the compile
+    wrote one that the next load hits."""
     stats = run_scale(load(path), target)
     assert dict(stats.cache_misses) == {SIGNATURE: 1} and not stats.cache_hits
     stats = run_scale(load(path), target)
@@ -383,10 +389,7 @@ def test_an_object_for_another_data_layout_is_a_miss(target, tmp_path, cache_dir
     assert dict(stats.cache_hits) == {SIGNATURE: 1}
     fields["data_layout"] = b"E-m:e-p:32:32-i64:64"
     cache.save(kind, SIGNATURE, fields)
-    stats = run_scale(load(path), target)
-    assert dict(stats.cache_misses) == {SIGNATURE: 1} and not stats.cache_hits
-    stats = run_scale(load(path), target)
-    assert dict(stats.cache_hits) == {SIGNATURE: 1}
+    assert_missed_then_written_again(path, target)
 
 
 CONCURRENT = '''
