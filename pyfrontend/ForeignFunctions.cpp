@@ -72,6 +72,24 @@ bool parseForeignParameter(const std::string &Text, ForeignParameter &Out) {
          (Out.Pointer || !Out.Const);
 }
 
+const char *cxxScalarName(Scalar S) {
+  switch (S) {
+  case Scalar::Bool: return "bool";
+  case Scalar::Int8: return "signed char";
+  case Scalar::Int16: return "short";
+  case Scalar::Int32: return "int";
+  case Scalar::Int64: return "long long";
+  case Scalar::UInt8: return "unsigned char";
+  case Scalar::UInt16: return "unsigned short";
+  case Scalar::UInt32: return "unsigned int";
+  case Scalar::UInt64: return "unsigned long long";
+  case Scalar::Float16: return "half";
+  case Scalar::Float32: return "float";
+  case Scalar::Float64: return "double";
+  default: return nullptr;
+  }
+}
+
 std::string foreignParameterText(const ForeignParameter &P) {
   if (P.Record)
     return P.Text;
@@ -251,26 +269,19 @@ std::vector<ForeignLink> readLinks(PyObject *Links) {
   return Out;
 }
 
-// The argument types as the parameter texts of a C++ function that takes
-// them exactly ("float32", "const float64*"); None for one that has no such
-// type (a record, a tuple, a complex number).
-PyRef parameterTextsOf(const std::vector<TypedValue> &Args) {
-  PyRef Texts = PyRef::check(PyTuple_New(static_cast<Py_ssize_t>(Args.size())));
-  for (size_t I = 0; I < Args.size(); ++I) {
-    const Type &T = Args[I].T;
-    PyObject *Text = Py_None;
-    if (T.isScalar() && !isComplex(T.Dtype))
-      Text = PyUnicode_FromString(scalarName(T.Dtype));
-    else if (T.isArray() && !T.Record && !isComplex(T.Dtype))
-      Text = PyUnicode_FromString(
-          ((T.ReadOnly ? "const " : "") + std::string(scalarName(T.Dtype)) + "*").c_str());
-    else
-      Py_INCREF(Py_None);
-    if (!Text)
-      throw PythonErrorSet();
-    PyTuple_SET_ITEM(Texts.get(), static_cast<Py_ssize_t>(I), Text);
-  }
-  return Texts;
+// The C++ type of an argument as a forwarding function takes it exactly:
+// "float", "long long", "const double *" for a read-only float64 array;
+// "" for one C++ has no type for here (a record, a tuple, a complex number,
+// float16, whose prelude type is not a number tidal binds).
+std::string cxxArgumentType(const Type &T) {
+  const char *Name = T.Record ? nullptr : cxxScalarName(T.Dtype);
+  if (!Name || T.Dtype == Scalar::Float16)
+    return "";
+  if (T.isScalar())
+    return Name;
+  if (T.isArray())
+    return (T.ReadOnly ? "const " : "") + std::string(Name) + " *";
+  return "";
 }
 
 std::string argumentTypesText(const std::vector<TypedValue> &Args) {
@@ -348,10 +359,26 @@ TypedValue FunctionCompiler::callForeignFunction(PyObject *Callee, PyObject *Nod
   // call (CxxFunction.__tidal_instance__ in foreign.py); where C++ cannot
   // make the call either, an overload that takes the arguments with a
   // conversion still does.
+  // Why no template instance is made for these arguments, when C++ has no
+  // type for one of them: said in place of the template's reason below.
+  std::string NoInstance;
   if ((!Best || BestCost > 0) && PyObject_HasAttrString(Callee, "__tidal_instance__")) {
-    PyRef Texts = parameterTextsOf(Args);
+    PyRef CxxTypes = PyRef::check(PyTuple_New(static_cast<Py_ssize_t>(Args.size())));
+    for (size_t I = 0; I < Args.size(); ++I) {
+      std::string CxxType = cxxArgumentType(Args[I].T);
+      if (CxxType.empty() && NoInstance.empty())
+        NoInstance = "tidal makes C++ template instances from numbers and arrays of numbers, "
+                     "and argument " + std::to_string(I + 1) + " is " + Args[I].T.str();
+      PyTuple_SET_ITEM(CxxTypes.get(), static_cast<Py_ssize_t>(I),
+                       PyRef::check(PyUnicode_FromString(CxxType.c_str())).release());
+    }
     PyObject *Answer =
-        PyObject_CallMethod(Callee, "__tidal_instance__", "(O)", Texts.get());
+        NoInstance.empty()
+            ? PyObject_CallMethod(Callee, "__tidal_instance__", "(O)", CxxTypes.get())
+            : Py_NewRef(Py_None);
+    if (!NoInstance.empty() && !Best && !Bindable)
+      typingError(Node, "cannot call '" + Shown + "' with arguments " + argumentTypesText(Args) +
+                            ": " + NoInstance);
     if (!Answer) {
       if (!PyErr_ExceptionMatches(PyExc_TypeError))
         throw PythonErrorSet();
@@ -397,7 +424,9 @@ TypedValue FunctionCompiler::callForeignFunction(PyObject *Callee, PyObject *Nod
     // an instance for these types, ...).
     for (const Candidate &C : Candidates)
       if (!C.Reason.empty())
-        Mismatches += "\n  " + C.Function.Declared + ": cannot be bound: " + C.Reason;
+        Mismatches += "\n  " + C.Function.Declared + ": cannot be bound: " +
+                      (!NoInstance.empty() && C.Reason.rfind("a template", 0) == 0 ? NoInstance
+                                                                                : C.Reason);
     typingError(Node, "no '" + Shown + "' takes arguments " + argumentTypesText(Args) + ":" +
                           Mismatches);
   }

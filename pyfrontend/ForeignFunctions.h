@@ -76,6 +76,9 @@ struct ForeignFunction {
 // as a parameter; false for another text.
 bool parseForeignParameter(const std::string &Text, ForeignParameter &Out);
 std::string foreignParameterText(const ForeignParameter &P);
+// The C++ name of a number type as CUDA C++ spells it ("float", "long long",
+// "half"); null for a type C++ has no number for (complex, datetime).
+const char *cxxScalarName(Scalar S);
 
 // The fields of a struct's layout as a user reads them: "struct Pair {a:
 // int32 at 0, b: float32 at 4} (8 bytes)".

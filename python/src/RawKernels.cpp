@@ -167,21 +167,14 @@ std::string cxxSpelling(const std::string &Text) {
       Struct.Record)
     return (Struct.Const ? "const " : "") +
            frontend::describeRecord(Struct.RecordName, *Struct.Record) + (Struct.Pointer ? " *" : "");
-  static const char *const Names[][2] = {
-      {"bool", "bool"},      {"int8", "signed char"},  {"uint8", "unsigned char"},
-      {"int16", "short"},    {"uint16", "unsigned short"}, {"int32", "int"},
-      {"uint32", "unsigned int"}, {"int64", "long long"}, {"uint64", "unsigned long long"},
-      {"float16", "half"},   {"float32", "float"},     {"float64", "double"}};
   if (!Text.empty() && Text[0] == '?')
     return Text.substr(1);
   Scalar Element;
   bool Pointer;
   if (!parseParameter(Text, Element, Pointer))
     return Text;
-  std::string Base = frontend::scalarName(Element);
-  for (const auto &Pair : Names)
-    if (Base == Pair[0])
-      Base = Pair[1];
+  const char *Cxx = frontend::cxxScalarName(Element);
+  std::string Base = Cxx ? Cxx : frontend::scalarName(Element);
   return (Text.rfind("const ", 0) == 0 ? "const " : "") + Base + (Pointer ? " *" : "");
 }
 

@@ -237,28 +237,6 @@ def with_instantiations(code, names, attribute, api):
         f"template {attribute} decltype({name}) {name};\n" for name in names)
 
 
-# tidal's scalar names as C++ types (for the forwarding functions of
-# template calls); the sizes are CUDA's on both targets.
-_CXX_SCALARS = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char",
-                "int16": "short", "uint16": "unsigned short", "int32": "int",
-                "uint32": "unsigned int", "int64": "long long", "uint64": "unsigned long long",
-                "float32": "float", "float64": "double"}
-
-
-def _cxx_type(text):
-    """A parameter text of the frontend ("float32", "const int32*") as a
-    C++ type, or None."""
-    if not isinstance(text, str):
-        return None
-    const = text.startswith("const ")
-    name = text[6:] if const else text
-    pointer = name.endswith("*")
-    scalar = _CXX_SCALARS.get(name[:-1] if pointer else name)
-    if scalar is None:
-        return None
-    return ("const " if const else "") + scalar + (" *" if pointer else "")
-
-
 def _clang_error(error, user_lines):
     """clang's first error and its notes, located where it is in the
     user's lines (a template's body), not in the forwarding function."""
@@ -296,10 +274,10 @@ class CxxFunction:
         call's arguments exactly and one of them is a template: C++'s own
         choice for those argument types (template argument deduction and
         overload resolution by clang), as a __tidal_foreign__ description of
-        one candidate. `arguments` are tidal's parameter texts ("float32",
-        "const float64*"); None where a function has no template, or an
-        argument no C++ type stands for. Raises TypeError with clang's
-        reason when C++ cannot make the call."""
+        one candidate. `arguments` are the arguments' C++ types ("float",
+        "const double *"), as the frontend spells them; None where the name
+        has no template. Raises TypeError with clang's reason when C++
+        cannot make the call."""
         if not any(overload[3].startswith("a template") for overload in self._overloads):
             return None
         return self._library._instance(self._path, tuple(arguments))
@@ -367,7 +345,7 @@ class CxxLibrary(_CxxScope):
 
     def _instance(self, path, arguments):
         """The call of the C++ function `path` ("ns.f") with argument types
-        `arguments` (tidal's texts), compiled as a small forwarding function
+        `arguments` (C++ types), compiled as a small forwarding function
         appended to the source: clang deduces the template arguments and
         picks the overload, as for a C++ caller; the forwarder is bound and
         inlines into the kernel with what it calls. Each argument list is
@@ -380,18 +358,13 @@ class CxxLibrary(_CxxScope):
             raise known
         return known
 
-    def _compile_instance(self, path, arguments):
-        cxx_types = [_cxx_type(argument) for argument in arguments]
+    def _compile_instance(self, path, cxx_types):
         qualified = path.replace(".", "::")
-        shown = f"{qualified}({', '.join(t or '?' for t in cxx_types)})"
-        if None in cxx_types:
-            return TypeError(f"{shown}: tidal makes C++ template instances from numbers and "
-                             f"arrays of numbers, and argument {cxx_types.index(None) + 1} "
-                             f"is {arguments[cxx_types.index(None)]}")
+        shown = f"{qualified}({', '.join(cxx_types)})"
         # Named by what it forwards, so that two libraries' forwarders in
         # one kernel never share a symbol.
         name = "call_" + hashlib.sha256(
-            repr((self._code, self._options, path, arguments)).encode()).hexdigest()[:16]
+            repr((self._code, self._options, path, cxx_types)).encode()).hexdigest()[:16]
         parameters = ", ".join(f"{t} a{i}" for i, t in enumerate(cxx_types))
         forwarded = ", ".join(f"a{i}" for i in range(len(cxx_types)))
         code = (self._code + f"\n// tidal: C++'s choice for {shown}\n"
