@@ -33,6 +33,7 @@ import types as _types
 from ._native import native
 from . import signatures as _signatures
 from .. import types as _tidal_types
+from ..errors import CompileError
 
 __all__ = ["declare_device", "include", "link_items", "CxxLibrary", "ForeignFunction"]
 
@@ -372,7 +373,7 @@ class CxxLibrary(_CxxScope):
                 f"{{ return ::{qualified}({forwarded}); }} }}\n")
         try:
             entries = native._cxx_device_functions(code, self._file_name, list(self._options))
-        except Exception as error:  # clang's diagnostics
+        except CompileError as error:  # clang's diagnostics
             return TypeError(f"C++ cannot call {shown}: "
                              f"{_clang_error(error, self._code.count(chr(10)) + 1)}")
         for symbol, qualified_name, _, reason, _, result, parameters in entries:
