@@ -17,6 +17,7 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/CompilerInvocation.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Frontend/Utils.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -25,13 +26,22 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <vector>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
 
 namespace tidal::cxx {
 namespace {
@@ -266,9 +276,26 @@ void attachKernels(llvm::Module &M, const std::vector<KernelRecorder::Kernel> &K
   }
 }
 
+// The files a compile read besides its main file (which is in memory):
+// the prelude and the user's headers; clang's own system headers come with
+// the build (buildIdentity).
+class ReadFiles : public clang::DependencyCollector {
+public:
+  explicit ReadFiles(std::string MainFile) : MainFile(std::move(MainFile)) {}
+  bool sawDependency(llvm::StringRef Filename, bool FromModule, bool IsSystem, bool IsModuleFile,
+                     bool IsMissing) override {
+    return !IsSystem && !IsMissing && Filename != MainFile && Filename != "<built-in>" &&
+           !Filename.starts_with("<");
+  }
+
+private:
+  std::string MainFile;
+};
+
 std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::StringRef Source,
                                           llvm::StringRef FileName,
-                                          llvm::ArrayRef<std::string> Options, std::string &Error) {
+                                          llvm::ArrayRef<std::string> Options, std::string &Error,
+                                          std::vector<std::string> *Read = nullptr) {
   std::string Diagnostics;
   llvm::raw_string_ostream DiagnosticStream(Diagnostics);
   auto DiagnosticOptions = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
@@ -302,6 +329,8 @@ std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::
   }
   Compiler->getInvocation().getPreprocessorOpts().addRemappedFile(
       Name, llvm::MemoryBuffer::getMemBufferCopy(Source, Name).release());
+  auto Files = std::make_shared<ReadFiles>(Name);
+  Compiler->addDependencyCollector(Files);
   KernelRecorder Recorder;
   std::vector<std::string> Marked;
   RecordingAction Action(&Context, &Recorder, &Marked);
@@ -312,6 +341,8 @@ std::unique_ptr<llvm::Module> compileUncached(llvm::LLVMContext &Context, llvm::
     return nullptr;
   }
   std::unique_ptr<llvm::Module> M = Action.takeModule();
+  if (Read)
+    *Read = Files->getDependencies();
   if (!M)
     Error = "clang produced no module for " + Name;
   else {
@@ -333,7 +364,135 @@ Cache &getCache() {
   return TheCache;
 }
 
+std::atomic<uint64_t> MemoryHits{0}, DiskHits{0}, DiskWrites{0}, Compiles{0};
+
+std::string sha256Hex(llvm::StringRef Data) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(Data)), /*LowerCase=*/true);
+}
+
+// This build of the compiler: LLVM's version and the file this code is in
+// (its path, size and time), so that a rebuilt tidal never reads bitcode an
+// older one wrote (its clang options, its binding metadata).
+const std::string &buildIdentity() {
+  static const std::string Identity = [] {
+    std::string Text = LLVM_VERSION_STRING;
+    Dl_info Info;
+    struct stat File;
+    if (dladdr(reinterpret_cast<void *>(&compileCuda), &Info) && Info.dli_fname &&
+        stat(Info.dli_fname, &File) == 0)
+      Text += std::string("|") + Info.dli_fname + "|" + std::to_string(File.st_size) + "|" +
+              std::to_string(File.st_mtim.tv_sec) + "." + std::to_string(File.st_mtim.tv_nsec);
+    return Text;
+  }();
+  return Identity;
+}
+
+// The on-disk cache's folder: TIDAL_CACHE_DIR/cxx, else the user's cache
+// folder (~/.cache/tidal/cxx); "" when TIDAL_CXX_CACHE=0 or no folder is
+// known.
+std::string diskCacheFolder() {
+  if (const char *Switch = std::getenv("TIDAL_CXX_CACHE"); Switch && std::string(Switch) == "0")
+    return "";
+  llvm::SmallString<256> Path;
+  if (const char *Root = std::getenv("TIDAL_CACHE_DIR"); Root && *Root) {
+    Path = Root;
+  } else if (const char *Xdg = std::getenv("XDG_CACHE_HOME"); Xdg && *Xdg) {
+    Path = Xdg;
+    llvm::sys::path::append(Path, "tidal");
+  } else if (const char *Home = std::getenv("HOME"); Home && *Home) {
+    Path = Home;
+    llvm::sys::path::append(Path, ".cache", "tidal");
+  } else {
+    return "";
+  }
+  llvm::sys::path::append(Path, "cxx");
+  return std::string(Path);
+}
+
+// An entry on disk: "TIDAL-CXX 1", the key's digest, the number of files
+// read, a line "digest path" per file, the bitcode's digest, then the
+// bitcode. It is used only when every file read still has its digest (an
+// edited header is a miss) and the bitcode is whole.
+constexpr llvm::StringLiteral EntryMagic = "TIDAL-CXX 1";
+
+std::unique_ptr<llvm::Module> loadEntry(llvm::LLVMContext &Context, const std::string &Path,
+                                        const std::string &Key, llvm::StringRef FileName) {
+  auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!Buffer)
+    return nullptr;
+  llvm::StringRef Rest = (*Buffer)->getBuffer();
+  auto line = [&Rest]() {
+    auto [Line, After] = Rest.split('\n');
+    Rest = After;
+    return Line;
+  };
+  if (line() != EntryMagic || line() != Key)
+    return nullptr;
+  unsigned long long Count = 0;
+  if (llvm::getAsUnsignedInteger(line(), 10, Count) || Count > 100000)
+    return nullptr;
+  for (unsigned long long I = 0; I < Count; ++I) {
+    auto [Digest, File] = line().split(' ');
+    auto Content = llvm::MemoryBuffer::getFile(File, /*IsText=*/false,
+                                               /*RequiresNullTerminator=*/false);
+    if (!Content || sha256Hex((*Content)->getBuffer()) != Digest)
+      return nullptr; // a header edited, moved or gone
+  }
+  llvm::StringRef BitcodeDigest = line();
+  if (sha256Hex(Rest) != BitcodeDigest)
+    return nullptr;
+  auto M = llvm::parseBitcodeFile(llvm::MemoryBufferRef(Rest, FileName), Context);
+  if (!M) {
+    llvm::consumeError(M.takeError());
+    return nullptr;
+  }
+  return std::move(*M);
+}
+
+// Writes an entry (a temporary file renamed over the entry, so that a reader
+// sees a whole one); a folder that cannot be written leaves no entry.
+void saveEntry(const std::string &Folder, const std::string &Path, const std::string &Key,
+               const std::vector<std::string> &Read, const std::string &Bitcode) {
+  std::string Text = EntryMagic.str() + "\n" + Key + "\n";
+  std::string Files;
+  size_t Count = 0;
+  for (const std::string &File : Read) {
+    auto Content = llvm::MemoryBuffer::getFile(File, /*IsText=*/false,
+                                               /*RequiresNullTerminator=*/false);
+    if (!Content || File.find('\n') != std::string::npos)
+      return; // a file that cannot be read back cannot be checked
+    Files += sha256Hex((*Content)->getBuffer()) + " " + File + "\n";
+    ++Count;
+  }
+  Text += std::to_string(Count) + "\n" + Files + sha256Hex(Bitcode) + "\n" + Bitcode;
+  if (llvm::sys::fs::create_directories(Folder))
+    return;
+  llvm::SmallString<256> Temporary;
+  int FD = -1;
+  if (llvm::sys::fs::createUniqueFile(Path + ".%%%%%%.tmp", FD, Temporary))
+    return;
+  {
+    llvm::raw_fd_ostream Out(FD, /*shouldClose=*/true);
+    Out << Text;
+    Out.close();
+    if (Out.has_error()) {
+      Out.clear_error();
+      llvm::sys::fs::remove(Temporary);
+      return;
+    }
+  }
+  if (llvm::sys::fs::rename(Temporary, Path))
+    llvm::sys::fs::remove(Temporary);
+  else
+    ++DiskWrites;
+}
+
 } // namespace
+
+CacheCounts cacheCounts() {
+  return {MemoryHits.load(), DiskHits.load(), DiskWrites.load(), Compiles.load()};
+}
 
 std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::StringRef Source,
                                           llvm::StringRef FileName,
@@ -349,17 +508,39 @@ std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::Stri
     if (Found != TheCache.Bitcode.end()) {
       auto M = llvm::parseBitcodeFile(
           llvm::MemoryBufferRef(Found->second, FileName), Context);
-      if (M)
+      if (M) {
+        ++MemoryHits;
         return std::move(*M);
+      }
       Error = llvm::toString(M.takeError());
       return nullptr;
     }
   }
-  std::unique_ptr<llvm::Module> M = compileUncached(Context, Source, FileName, Options, Error);
+  // On disk, from an earlier process: the key's digest names the entry.
+  const std::string Folder = diskCacheFolder();
+  const std::string Digest = sha256Hex(buildIdentity() + '\2' + Key);
+  llvm::SmallString<256> Path(Folder);
+  llvm::sys::path::append(Path, Digest + ".tcxx");
+  if (!Folder.empty())
+    if (std::unique_ptr<llvm::Module> M = loadEntry(Context, std::string(Path), Digest, FileName)) {
+      ++DiskHits;
+      std::string Bitcode;
+      llvm::raw_string_ostream Stream(Bitcode);
+      llvm::WriteBitcodeToFile(*M, Stream);
+      std::lock_guard<std::mutex> Guard(TheCache.Lock);
+      TheCache.Bitcode.emplace(std::move(Key), std::move(Stream.str()));
+      return M;
+    }
+  std::vector<std::string> Read;
+  std::unique_ptr<llvm::Module> M =
+      compileUncached(Context, Source, FileName, Options, Error, &Read);
+  ++Compiles;
   if (M) {
     std::string Bitcode;
     llvm::raw_string_ostream Stream(Bitcode);
     llvm::WriteBitcodeToFile(*M, Stream);
+    if (!Folder.empty())
+      saveEntry(Folder, std::string(Path), Digest, Read, Stream.str());
     std::lock_guard<std::mutex> Guard(TheCache.Lock);
     TheCache.Bitcode.emplace(std::move(Key), std::move(Stream.str()));
   }

@@ -41,6 +41,16 @@ std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::Stri
                                           llvm::StringRef FileName,
                                           llvm::ArrayRef<std::string> Options, std::string &Error);
 
+// The compiles of this process by where their module came from: the
+// in-memory cache, the on-disk cache (an earlier process's compile of the
+// same source, options and headers: TIDAL_CACHE_DIR/cxx or
+// ~/.cache/tidal/cxx; TIDAL_CXX_CACHE=0 turns it off), or clang; and the
+// entries written to disk.
+struct CacheCounts {
+  uint64_t MemoryHits, DiskHits, DiskWrites, Compiles;
+};
+CacheCounts cacheCounts();
+
 } // namespace tidal::cxx
 
 #endif

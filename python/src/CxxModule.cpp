@@ -9,8 +9,23 @@
 
 namespace {
 
+// cache_counts(): the process's CUDA C++ compiles by where they came from.
+PyObject *cacheCounts(PyObject *, PyObject *) {
+  tidal::cxx::CacheCounts Counts = tidal::cxx::cacheCounts();
+  return Py_BuildValue("{sKsKsKsK}", "memory_hits", (unsigned long long)Counts.MemoryHits,
+                       "disk_hits", (unsigned long long)Counts.DiskHits, "disk_writes",
+                       (unsigned long long)Counts.DiskWrites, "compiles",
+                       (unsigned long long)Counts.Compiles);
+}
+
+PyMethodDef Methods[] = {
+    {"cache_counts", cacheCounts, METH_NOARGS,
+     "cache_counts(): the CUDA C++ compiles of this process: memory_hits, disk_hits, "
+     "disk_writes, compiles (by clang)."},
+    {nullptr, nullptr, 0, nullptr}};
+
 PyModuleDef ModuleDefinition = {PyModuleDef_HEAD_INIT, "tidal._cxx",
-                                "tidal's in-process CUDA C++ compiler (Clang).", -1, nullptr};
+                                "tidal's in-process CUDA C++ compiler (Clang).", -1, Methods};
 
 } // namespace
 

@@ -920,3 +920,69 @@ def test_include_says_why_cxx_cannot_make_a_call(target):
                                           r"template instances from numbers and arrays of "
                                           r"numbers, and argument 1 is Record"):
         with_record[1, 1](pairs, np.zeros(1, np.int32))
+
+
+DISK_CACHED = r'''
+import numpy as np
+import tidal._cxx as cxx
+from tidal import cuda
+
+lib = cuda.include({source!r})
+
+
+@cuda.jit
+def step(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = lib.step(x[i])
+
+
+x = np.arange(4, dtype=np.float32)
+step[1, 4](x)
+print(repr((cxx.cache_counts(), [float(v) for v in x])))
+'''
+
+
+def test_compiled_cxx_is_kept_on_disk_and_keyed_on_its_headers(target, tmp_path):
+    # A new process reads an earlier one's compile of the same source,
+    # options and headers (TIDAL_CACHE_DIR/cxx); an edited header, a damaged
+    # entry or TIDAL_CXX_CACHE=0 compiles again.
+    import ast
+    import subprocess
+    import sys
+    from child_processes import python_environment
+    from mock_driver import MOCK
+
+    (tmp_path / "step.h").write_text("#define STEP 1\n")
+    source = write(tmp_path, "step.cu",
+                   '#include "step.h"\n__device__ float step(float x) { return x + STEP; }\n')
+    script = DISK_CACHED.format(source=source)
+    cache = tmp_path / "cache"
+
+    def run(**settings):
+        environment = python_environment(TIDAL_TARGET=target.name, TIDAL_CACHE_DIR=str(cache),
+                                         **settings)
+        if target.mock:
+            environment["TIDAL_CUDA_DRIVER"] = str(MOCK)
+        out = subprocess.run([sys.executable, "-c", script], env=environment,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return ast.literal_eval(out.stdout.strip().splitlines()[-1])
+
+    counts, values = run()
+    assert counts["compiles"] == 1 and counts["disk_writes"] == 1 and counts["disk_hits"] == 0
+    (entry,) = (cache / "cxx").glob("*.tcxx")
+    counts, again = run()
+    assert counts["compiles"] == 0 and counts["disk_hits"] == 1 and counts["disk_writes"] == 0
+    if target.computes:
+        assert values == again == [1.0, 2.0, 3.0, 4.0]
+    (tmp_path / "step.h").write_text("#define STEP 5\n")
+    counts, values = run()
+    assert counts["compiles"] == 1 and counts["disk_hits"] == 0
+    if target.computes:
+        assert values == [5.0, 6.0, 7.0, 8.0]
+    entry.write_bytes(entry.read_bytes()[:-40] + b"garbage")
+    counts, _ = run()
+    assert counts["disk_hits"] == 0 and counts["compiles"] == 1 and counts["disk_writes"] == 1
+    counts, _ = run(TIDAL_CXX_CACHE="0")
+    assert counts["compiles"] == 1 and counts["disk_writes"] == 0 and counts["disk_hits"] == 0
