@@ -416,7 +416,8 @@ std::string diskCacheFolder() {
 constexpr llvm::StringLiteral EntryMagic = "TIDAL-CXX 1";
 
 std::unique_ptr<llvm::Module> loadEntry(llvm::LLVMContext &Context, const std::string &Path,
-                                        const std::string &Key, llvm::StringRef FileName) {
+                                        const std::string &Key, llvm::StringRef FileName,
+                                        std::string &Bitcode) {
   auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!Buffer)
@@ -447,6 +448,7 @@ std::unique_ptr<llvm::Module> loadEntry(llvm::LLVMContext &Context, const std::s
     llvm::consumeError(M.takeError());
     return nullptr;
   }
+  Bitcode = Rest.str();
   return std::move(*M);
 }
 
@@ -521,14 +523,13 @@ std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::Stri
   const std::string Digest = sha256Hex(buildIdentity() + '\2' + Key);
   llvm::SmallString<256> Path(Folder);
   llvm::sys::path::append(Path, Digest + ".tcxx");
+  std::string EntryBitcode; // the entry's, kept in memory as read
   if (!Folder.empty())
-    if (std::unique_ptr<llvm::Module> M = loadEntry(Context, std::string(Path), Digest, FileName)) {
+    if (std::unique_ptr<llvm::Module> M =
+            loadEntry(Context, std::string(Path), Digest, FileName, EntryBitcode)) {
       ++DiskHits;
-      std::string Bitcode;
-      llvm::raw_string_ostream Stream(Bitcode);
-      llvm::WriteBitcodeToFile(*M, Stream);
       std::lock_guard<std::mutex> Guard(TheCache.Lock);
-      TheCache.Bitcode.emplace(std::move(Key), std::move(Stream.str()));
+      TheCache.Bitcode.emplace(std::move(Key), std::move(EntryBitcode));
       return M;
     }
   std::vector<std::string> Read;
