@@ -46,11 +46,13 @@ BLOCK = 256
 BINS = 256
 
 
-def define(cuda):
-    """Returns a namespace (module) of the kernels compiled by `cuda`'s @cuda.jit."""
+def define(cuda, source=_SOURCE):
+    """Returns a namespace (module) of the kernels of `source` (kernel_source.py
+    unless told) compiled by `cuda`'s @cuda.jit."""
     package = importlib.import_module(cuda.__name__.split(".")[0])
-    name = f"_bench_kernels_{package.__name__}_{id(cuda)}"
-    spec = importlib.util.spec_from_file_location(name, _SOURCE)
+    stem = os.path.splitext(os.path.basename(source))[0]
+    name = f"_bench_{stem}_{package.__name__}_{id(cuda)}"
+    spec = importlib.util.spec_from_file_location(name, source)
     module = importlib.util.module_from_spec(spec)
     module.cuda = cuda
     module.float32 = package.float32

@@ -200,6 +200,9 @@ def markdown(results):
         lines += launch_mock_table(results["launch_cuda_mock"])
     if "cpu_target" in results:
         lines += cpu_table(results["cpu_target"], m["cores"])
+    if "vs_openmp" in results:
+        import cpu_vs_openmp
+        lines += cpu_vs_openmp.table(results["vs_openmp"])
     if "soak" in results and "phases" in results["soak"]:
         lines += soak_table(results["soak"])
     if "disk_cache" in results:
@@ -315,4 +318,8 @@ def plots(results, prefix):
         ax.set_title(f"cpu target speed-ups ({results['machine']['cores']} cores)")
         ax.legend(fontsize=8)
         save(fig, "cpu-speedup")
+
+    if "vs_openmp" in results:
+        import cpu_vs_openmp
+        cpu_vs_openmp.plot(results["vs_openmp"], save, plt)
     return written

@@ -58,9 +58,11 @@ def section(name, func, results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, short simulator budget")
-    parser.add_argument("--only", default="compile,launch,cpu,soak,reduce,cache,cxx",
+    parser.add_argument("--only", default="compile,launch,cpu,vs-openmp,soak,reduce,cache,cxx",
                         help="sections to run")
     parser.add_argument("--out", default=os.path.join(common.ROOT, "bench", "results"))
+    parser.add_argument("--tag", default="",
+                        help="added to the results' names: <date>-<host>-<tag>.{json,md}")
     options = parser.parse_args()
     sections = set(options.only.split(","))
 
@@ -91,6 +93,9 @@ def main():
             return {"tidal": tidal, "njit": njit, "simulator": simulator,
                     "speedup": cpu_target.compare(tidal, njit, simulator)}
         section("cpu_target", cpu, results)
+    if "vs-openmp" in sections:
+        import cpu_vs_openmp
+        section("vs_openmp", lambda: cpu_vs_openmp.measure(log=log, quick=quick), results)
     if "soak" in sections:
         import soak
         section("soak", lambda: soak.measure(scale=0.1 if quick else 1.0, log=log), results)
@@ -108,7 +113,8 @@ def main():
 
     import report
     os.makedirs(options.out, exist_ok=True)
-    stem = time.strftime("%Y-%m-%d") + "-" + results["machine"]["host"]
+    stem = time.strftime("%Y-%m-%d") + "-" + results["machine"]["host"] + \
+        (f"-{options.tag}" if options.tag else "")
     prefix = os.path.join(options.out, stem)
     results["plots"] = report.plots(results, prefix)
     with open(prefix + ".json", "w") as f:

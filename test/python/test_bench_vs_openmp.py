@@ -1,0 +1,98 @@
+"""The vs-openmp section of `make bench` (bench/cpu_vs_openmp.py) at tiny
+sizes, timing nothing: each kernel's three versions (tidal's cpu target on
+the CUDA-style kernel, C++/OpenMP, @njit(parallel=True)) give results that
+pass the harness's checks against NumPy, and a wrong result is reported and
+never timed.
+
+The benchmark measures the cpu target only (its workers are processes of
+their own with TIDAL_TARGET=cpu), so these tests take no `target` fixture:
+the cuda target over the mock driver runs no kernels to check."""
+
+import importlib.util
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import cpu_vs_openmp  # noqa: E402
+import vs_openmp_problems as problems  # noqa: E402
+
+TINY = {name: sizes[3] for name, sizes in problems.SIZES.items()}
+ABSENT = {"openmp": None if shutil.which("g++") else "g++ is not installed (Debian: g++)",
+          "njit": None if importlib.util.find_spec("numba") else
+          "numba is not installed (Debian: python3-numba)"}
+
+
+@pytest.fixture(scope="module")
+def checked():
+    """Every kernel on every system present, checks only (rounds=0)."""
+    systems = [s for s in ("tidal", "openmp", "njit") if not ABSENT.get(s)]
+    return cpu_vs_openmp.measure(log=lambda _: None, rounds=0, sizes=TINY, systems=systems)
+
+
+@pytest.mark.parametrize("system", ["tidal", "openmp", "njit"])
+@pytest.mark.parametrize("kernel", problems.KERNELS)
+def test_every_version_passes_its_check(checked, kernel, system):
+    if ABSENT.get(system):
+        pytest.skip(ABSENT[system])
+    entries = checked["kernels"][kernel]["systems"]
+    labels = [label for label in entries if label.split("@")[0] == system]
+    if system == "tidal":  # each block shape of the launch is checked on its own
+        shapes = problems.BLOCK_VARIANTS.get(kernel, (problems.BLOCK[kernel],))
+        assert labels == [f"tidal@{cpu_vs_openmp.shape_text(s)}" for s in shapes]
+    else:
+        assert labels == [system]
+    for label in labels:
+        assert entries[label] == {"check": "OK"}, (kernel, label)
+
+
+def test_a_wrong_result_is_reported_and_not_timed():
+    def tamper(expected):
+        expected["out"][3] += 1.0  # a reference no system can match
+
+    systems = [s for s in ("tidal", "openmp") if not ABSENT.get(s)]
+    results = cpu_vs_openmp.measure(log=lambda _: None, rounds=1, kernels=("saxpy",),
+                                    sizes=TINY, systems=systems, tamper=tamper, triad=False)
+    entries = results["kernels"]["saxpy"]["systems"]
+    assert set(entries) == {"tidal@256x1", "tidal@1024x1"} | ({"openmp"} if "openmp" in systems else set())
+    for label, entry in entries.items():
+        assert entry["check"].startswith("wrong: out[3] = "), label
+        assert "(1 of 1000 elements wrong)" in entry["check"]
+        assert "time" not in entry and "samples" not in entry
+    assert "triad_gbs" not in results
+
+
+@pytest.mark.parametrize("kernel", problems.KERNELS)
+def test_the_check_catches_a_corrupted_output(kernel):
+    inputs, _, params = problems.make(kernel, TINY[kernel])
+    expected = problems.reference(kernel, inputs, params)
+    right = {key: value.astype(np.int32 if kernel in ("histogram", "mandelbrot") else np.float32)
+             for key, value in expected.items()}
+    assert problems.check(kernel, right, expected) is None
+    key = next(iter(right))
+    wrong = {k: v.copy() for k, v in right.items()}
+    if kernel == "mandelbrot":  # more than the edge's allowance of pixels
+        flat = wrong[key].reshape(-1)
+        flat[:int(flat.size * problems.MANDELBROT_EDGE) + 1] += 1
+    else:
+        wrong[key].reshape(-1)[-1] += 7
+    message = problems.check(kernel, wrong, expected)
+    assert message is not None and message.startswith(f"{key}["), message
+    assert problems.check(kernel, {k: v[:-1] for k, v in right.items()}, expected).startswith(
+        f"{key}: shape ")
+
+
+def test_a_kernel_tidal_cannot_run_is_an_error_line_not_a_crash(tmp_path):
+    worker = cpu_vs_openmp.start_worker("tidal")
+    try:
+        np.save(tmp_path / "out.npy", np.zeros(4, np.float32))
+        with pytest.raises(RuntimeError, match="AttributeError: .*no_such_kernel"):
+            worker.ask(f"load no_such_kernel {tmp_path} tidal - out - 1x1")
+        assert worker.alive()
+        with pytest.raises(RuntimeError, match="unknown command 'frobnicate'"):
+            worker.ask("frobnicate")
+    finally:
+        worker.close()
