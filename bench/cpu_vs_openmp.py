@@ -231,7 +231,7 @@ def measure(log=print, quick=False, rounds=None, kernels=problems.KERNELS, sizes
             workers[system] = f"not run: {error}"
             log(f"  {system}: {workers[system]}")
     results = {"rounds": rounds, "cores": os.cpu_count(), "kernels": {},
-               "openmp_flags": " ".join(OPENMP_FLAGS)}
+               "openmp_flags": " ".join(OPENMP_FLAGS), "load_before": os.getloadavg()[0]}
     measure_bandwidth = rounds and triad and not isinstance(workers.get("openmp"), (str, type(None)))
     triad = []
     try:
@@ -256,6 +256,7 @@ def measure(log=print, quick=False, rounds=None, kernels=problems.KERNELS, sizes
         for worker in workers.values():
             if not isinstance(worker, str):
                 worker.close()
+    results["load_after"] = os.getloadavg()[0]
     if triad:
         results["triad_gbs"] = common.summary(triad, unit="GB/s")
         log(f"  triad: {results['triad_gbs']['median']:.1f} GB/s (median of {len(triad)})")
@@ -356,6 +357,13 @@ def table(results):
     if "error" in results:
         return lines + [results["error"], ""]
     triad = results.get("triad_gbs")
+    load = ""
+    if "load_before" in results:
+        load = (f" The machine's load average (1 min) was {results['load_before']:.1f} before and "
+                f"{results['load_after']:.1f} after")
+        busy = max(results["load_before"], results["load_after"]) > results["cores"]
+        load += (": more than its cores, so other work shared them and the times are noisy."
+                 if busy else ".")
     lines += [f"{results['cores']} cores, every system in its own process with all of them; "
               f"each result checked against NumPy before it is timed; median of "
               f"{results['rounds']} alternating rounds (a round repeats a kernel to about "
@@ -364,7 +372,7 @@ def table(results):
               "block shape. GB/s counts each array once (STREAM's rule); the triad is "
               f"STREAM's (C++/OpenMP, double): "
               + (f"**{triad['median']:.1f} GB/s** (median; {triad['min']:.1f}–{triad['max']:.1f})."
-                 if triad else "not measured."), "",
+                 if triad else "not measured.") + load, "",
               "| kernel | size | OpenMP | tidal | njit(parallel) | tidal ÷ OpenMP | tidal ÷ njit "
               "| GB/s OpenMP / tidal / njit | tidal % of triad |",
               "|---|---|---|---|---|---|---|---|---|"]
