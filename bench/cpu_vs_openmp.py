@@ -283,7 +283,7 @@ def worker_main(system):
         namespace = kernels.define(cuda, os.path.join(BENCH, "vs_openmp_cuda.py"))
 
         def bind(name, arrays, params, block):
-            return problems.tidal_call(name, namespace, cuda, arrays, params, block)
+            return problems.tidal_call(name, namespace, arrays, params, block)
     else:
         import vs_openmp_njit
 

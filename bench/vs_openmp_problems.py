@@ -252,7 +252,7 @@ def _grid(extent, block):
     return tuple((e + b - 1) // b for e, b in zip(extent, block))
 
 
-def tidal_call(name, namespace, cuda, arrays, params, block):
+def tidal_call(name, namespace, arrays, params, block):
     """A launch of the CUDA-style kernel on the host arrays, as its user
     writes it, with `block` threads per block; ends when the kernel has."""
     scalars = scalar_arguments(name, params)
