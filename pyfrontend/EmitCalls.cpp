@@ -40,6 +40,12 @@ TypedValue FunctionCompiler::emitCallExpression(PyObject *Node) {
   // The callee is a compile-time object: nothing to emit.
   std::vector<PyObject *> ArgNodes;
   std::vector<TypedValue> Args;
+  // x.method(...) of an overload_method: x is the first argument.
+  if (const CallTarget *Target = Typing.findCall(Node); Target && Target->Receiver) {
+    PyRef ValueNode = field(FuncNode.get(), "value");
+    ArgNodes.push_back(ValueNode.get());
+    Args.push_back(emitExpression(ValueNode.get()));
+  }
   for (PyObject *A : listItems(field(Node, "args").get())) {
     if (nodeKind(A) == "Starred") { // f(*t): t's elements (ComplexSupport.cpp)
       emitStarredArgument(A, Args, ArgNodes);
@@ -66,7 +72,13 @@ TypedValue FunctionCompiler::emitCall(PyObject *Node, std::vector<TypedValue> &A
   // The arguments in the order typing bound them to the callee's parameters.
   std::vector<TypedValue> BoundArgs;
   std::vector<PyObject *> BoundNodes;
-  for (size_t Index : Target->ArgumentOrder) {
+  for (size_t P = 0; P < Target->ArgumentOrder.size(); ++P) {
+    size_t Index = Target->ArgumentOrder[P];
+    if (Index == CallTarget::Omitted) { // the parameter's default
+      BoundArgs.push_back(emitFrozen(Target->Defaults[P], Node));
+      BoundNodes.push_back(Node);
+      continue;
+    }
     BoundArgs.push_back(Args[Index]);
     BoundNodes.push_back(ArgNodes[Index]);
   }

@@ -127,6 +127,11 @@ TypedValue FunctionCompiler::emitAttribute(PyObject *Node) {
   std::string Attr = identifierField(Node, "attr");
   PyRef ValueNode = field(Node, "value");
   TypedValue Base = emitExpression(ValueNode.get());
+  if (Typing.findCall(Node)) { // an overload_attribute's implementation
+    std::vector<TypedValue> Args{Base};
+    std::vector<PyObject *> ArgNodes{ValueNode.get()};
+    return emitCall(Node, Args, ArgNodes);
+  }
   if (Base.T.isPyObject()) {
     const ExpressionType &Typed = typeOf(Node);
     if (!Typed.Marker.empty())

@@ -313,6 +313,15 @@ private:
   TypedValue typeAttribute(PyObject *Node);
   TypedValue typeSubscript(PyObject *Node);
   TypedValue typeCall(PyObject *Node);
+  bool typeCallArguments(PyObject *Node, std::vector<TypedValue> &Args,
+                         std::vector<PyObject *> &ArgNodes, std::vector<std::string> &Keywords);
+  // Overloads of tidal.extending (overload, overload_method,
+  // overload_attribute): TypeCalls.cpp.
+  PyRef askExtending(const char *Function, PyObject *Subject, const std::vector<TypedValue> &Args,
+                     const std::vector<std::string> &Keywords, PyObject *Node);
+  std::optional<TypedValue> typeOverloadedMethodCall(PyObject *Node);
+  std::optional<TypedValue> typeOverloadedAttribute(const TypedValue &Base,
+                                                    const std::string &Attr, PyObject *Node);
   TypedValue typeTuple(PyObject *Node);
   // statements
   void typeAssign(PyObject *Node);

@@ -37,12 +37,29 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
     if (Base.T.isArray())
       return typeArrayView(Base, Node);
   }
+  // x.name(...) of a value whose type has an overload_method for name.
+  if (std::optional<TypedValue> Method = typeOverloadedMethodCall(Node))
+    return *Method;
   TypedValue Callee = typeExpression(FuncNode.get());
   if (Callee.T.isPyObject())
     rejectListShape(static_cast<PyObject *>(Callee.T.Object), Node);
   std::vector<PyObject *> ArgNodes;
   std::vector<TypedValue> Args;
-  bool Undefined = Callee.T.isUndefined();
+  std::vector<std::string> Keywords;
+  bool Undefined = !typeCallArguments(Node, Args, ArgNodes, Keywords);
+  if (Undefined || Callee.T.isUndefined())
+    return TypedValue();
+  if (!Callee.T.isPyObject())
+    typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
+  return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
+}
+
+// The arguments of a call, positional ones first, then keywords (whose
+// names go in Keywords, in source order); false when one is not typed yet.
+bool FunctionCompiler::typeCallArguments(PyObject *Node, std::vector<TypedValue> &Args,
+                                         std::vector<PyObject *> &ArgNodes,
+                                         std::vector<std::string> &Keywords) {
+  bool Undefined = false;
   for (PyObject *A : listItems(field(Node, "args").get())) {
     if (nodeKind(A) == "Starred") { // f(*t): t's elements (ComplexSupport.cpp)
       Undefined |= !typeStarredArgument(A, Args, ArgNodes);
@@ -52,8 +69,6 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
     Args.push_back(typeExpression(A));
     Undefined |= Args.back().T.isUndefined();
   }
-  // Keyword arguments follow the positional ones; their names go alongside.
-  std::vector<std::string> Keywords;
   for (PyObject *K : listItems(field(Node, "keywords").get())) {
     PyRef Name = field(K, "arg");
     PyRef Value = field(K, "value");
@@ -64,11 +79,7 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
     Args.push_back(typeExpression(Value.get()));
     Undefined |= Args.back().T.isUndefined();
   }
-  if (Undefined)
-    return TypedValue();
-  if (!Callee.T.isPyObject())
-    typingError(FuncNode.get(), "a value of type " + Callee.T.str() + " is not callable");
-  return callObject(static_cast<PyObject *>(Callee.T.Object), Node, Args, ArgNodes, Keywords);
+  return !Undefined;
 }
 
 // cuda.shared.array(shape=[5, 6], ...): a list, which kernels do not have,
@@ -235,22 +246,9 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
   // implementation its typing functions give for these argument types, as
   // a device function.
   if (Name.empty() && !PyType_Check(Callee) && !PyModule_Check(Callee)) {
-    PyRef Extending = importModule("tidal.extending");
-    PyRef Texts = PyRef::steal(PyList_New(0));
-    for (const TypedValue &A : Args)
-      PyList_Append(Texts.get(), PyRef::steal(PyUnicode_FromString(A.T.str().c_str())).get());
-    PyRef Found = PyRef::steal(
-        PyObject_CallMethod(Extending.get(), "_implementation", "OO", Callee, Texts.get()));
-    if (!Found)
-      typingError(Node, takePendingErrorText("an overload's typing failed"));
-    if (PyUnicode_Check(Found.get()))
-      typingError(Node, Found.str());
-    if (Found.get() != Py_None) {
-      if (!Keywords.empty())
-        unsupported(Node, "keyword arguments in a call of an overloaded function");
-      KeptAlive.push_back(Found);
+    PyRef Found = askExtending("_implementation", Callee, Args, Keywords, Node);
+    if (Found.get() != Py_None)
       return callDeviceFunction(Found.get(), Node, Args, ArgNodes, Keywords);
-    }
   }
   std::string Shown = Name;
   if (Shown.empty()) {
@@ -261,6 +259,112 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
     unsupported(Node, "call to the Python function '" + Shown + "' in a kernel: make it a "
                       "device function with @cuda.jit(device=True) (or Numba's @njit)");
   unsupported(Node, "call to unsupported function '" + Shown + "' in a kernel");
+}
+
+// Asks tidal.extending's Function (_implementation, _method_implementation
+// or _attribute_implementation) for the implementation of a call of Subject
+// (the overloaded function, or the method's or attribute's name) with these
+// arguments: their types' texts, the keywords' names, and each argument's
+// known integer value (or None), for prefer_literal. None when there is no
+// overload; a device dispatcher, kept alive for the compilation; an error,
+// located at Node, when the overloads' typing says so.
+PyRef FunctionCompiler::askExtending(const char *Function, PyObject *Subject,
+                                     const std::vector<TypedValue> &Args,
+                                     const std::vector<std::string> &Keywords, PyObject *Node) {
+  PyRef Extending = importModule("tidal.extending");
+  PyRef Texts = PyRef::steal(PyList_New(0));
+  PyRef Values = PyRef::steal(PyList_New(0));
+  for (const TypedValue &A : Args) {
+    PyList_Append(Texts.get(), PyRef::steal(PyUnicode_FromString(A.T.str().c_str())).get());
+    PyRef Value = A.T.isScalar() && A.ConstInt
+                      ? PyRef::steal(A.T.isBool() ? PyBool_FromLong(*A.ConstInt != 0)
+                                                  : PyLong_FromLongLong(*A.ConstInt))
+                      : PyRef::borrow(Py_None);
+    PyList_Append(Values.get(), Value.get());
+  }
+  PyRef Names = PyRef::steal(PyTuple_New(static_cast<Py_ssize_t>(Keywords.size())));
+  for (size_t K = 0; K < Keywords.size(); ++K)
+    PyTuple_SET_ITEM(Names.get(), static_cast<Py_ssize_t>(K),
+                     PyUnicode_FromString(Keywords[K].c_str()));
+  PyRef Found = PyRef::steal(PyObject_CallMethod(Extending.get(), Function, "OOOO", Subject,
+                                                 Texts.get(), Names.get(), Values.get()));
+  if (!Found)
+    typingError(Node, takePendingErrorText("an overload's typing failed"));
+  if (PyUnicode_Check(Found.get()))
+    typingError(Node, Found.str());
+  if (Found.get() != Py_None)
+    KeptAlive.push_back(Found);
+  return Found;
+}
+
+// True when tidal.extending has an overload_method or overload_attribute
+// (Registry: "_METHODS" or "_ATTRIBUTES") named Name: a dictionary look-up,
+// so that calls and attributes with no such overload pay nothing more.
+static bool hasExtension(const char *Registry, const std::string &Name) {
+  PyRef Extending = importModule("tidal.extending");
+  PyRef Table = Extending.attrOrNull(Registry);
+  return Table && PyDict_Check(Table.get()) && PyDict_GetItemString(Table.get(), Name.c_str());
+}
+
+// x.name(args) where an overload_method implements `name` for x's type: a
+// call of the implementation with x as its first argument (its receiver).
+std::optional<TypedValue> FunctionCompiler::typeOverloadedMethodCall(PyObject *Node) {
+  PyRef FuncNode = field(Node, "func");
+  if (nodeKind(FuncNode.get()) != "Attribute")
+    return std::nullopt;
+  std::string Method = identifierField(FuncNode.get(), "attr");
+  if (!hasExtension("_METHODS", Method))
+    return std::nullopt;
+  PyRef ValueNode = field(FuncNode.get(), "value");
+  TypedValue Receiver = typeExpression(ValueNode.get());
+  if (Receiver.T.isUndefined())
+    return TypedValue();
+  if (Receiver.T.isPyObject())
+    return std::nullopt;
+  std::vector<TypedValue> Args{Receiver};
+  std::vector<PyObject *> ArgNodes{ValueNode.get()};
+  std::vector<std::string> Keywords;
+  if (!typeCallArguments(Node, Args, ArgNodes, Keywords))
+    return TypedValue();
+  PyRef Name = PyRef::steal(PyUnicode_FromString(Method.c_str()));
+  PyRef Found = askExtending("_method_implementation", Name.get(), Args, Keywords, Node);
+  if (Found.get() == Py_None)
+    return std::nullopt;
+  TypedValue Result = callDeviceFunction(Found.get(), Node, Args, ArgNodes, Keywords);
+  Typing.Calls[Node].Receiver = true;
+  return Result;
+}
+
+// x.name where an overload_attribute implements `name` for x's type: a call
+// of the implementation with x.
+std::optional<TypedValue> FunctionCompiler::typeOverloadedAttribute(const TypedValue &Base,
+                                                                    const std::string &Attr,
+                                                                    PyObject *Node) {
+  if (!hasExtension("_ATTRIBUTES", Attr))
+    return std::nullopt;
+  std::vector<TypedValue> Args{Base};
+  std::vector<PyObject *> ArgNodes{field(Node, "value").get()};
+  std::vector<std::string> Keywords;
+  PyRef Name = PyRef::steal(PyUnicode_FromString(Attr.c_str()));
+  PyRef Found = askExtending("_attribute_implementation", Name.get(), Args, Keywords, Node);
+  if (Found.get() == Py_None)
+    return std::nullopt;
+  TypedValue Result = callDeviceFunction(Found.get(), Node, Args, ArgNodes, Keywords);
+  Typing.Calls[Node].Receiver = true;
+  return Result;
+}
+
+// The defaults of Function's positional parameters (its __defaults__, which
+// belong to the last ones), one entry per parameter, null where none.
+static std::vector<PyObject *> parameterDefaults(PyObject *Function, size_t Count) {
+  std::vector<PyObject *> Out(Count, nullptr);
+  PyRef Defaults = PyRef::borrow(Function).attrOrNull("__defaults__");
+  if (!Defaults || !PyTuple_Check(Defaults.get()))
+    return Out;
+  size_t N = std::min(Count, static_cast<size_t>(PyTuple_GET_SIZE(Defaults.get())));
+  for (size_t I = 0; I < N; ++I)
+    Out[Count - N + I] = PyTuple_GET_ITEM(Defaults.get(), static_cast<Py_ssize_t>(I));
+  return Out;
 }
 
 TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node,
@@ -292,6 +396,18 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     Bound[It - Params.begin()] = Args[Positional + K];
     BoundNodes[It - Params.begin()] = ArgNodes[Positional + K];
     Order[It - Params.begin()] = Positional + K;
+  }
+  // A parameter the call leaves out takes its default, frozen as a global
+  // is (Numba's Omitted arguments): a literal integer default specialises.
+  std::vector<PyObject *> Defaults = parameterDefaults(PyFunc.get(), Params.size());
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (Bound[I] || !Defaults[I]) {
+      Defaults[I] = nullptr;
+      continue;
+    }
+    KeptAlive.push_back(PyRef::borrow(Defaults[I]));
+    Bound[I] = typeFrozen(Defaults[I], Node, "the default of parameter '" + Params[I] + "'");
+    Order[I] = CallTarget::Omitted;
   }
   std::vector<TypedValue> Actual;
   std::vector<frontend::Type> Types;
@@ -383,6 +499,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     CallTarget &Target = Typing.Calls[Node];
     Target.Result = *Result;
     Target.ArgumentOrder = std::move(Order);
+    Target.Defaults = Defaults;
     Target.Device = *Found;
     Target.DeviceParameters = std::move(Types);
     return TypedValue(*Result);
@@ -403,6 +520,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     CallTarget &Target = Typing.Calls[Node];
     Target.Result = *Result;
     Target.ArgumentOrder = std::move(Order);
+    Target.Defaults = Defaults;
     Target.SelfCall = true; // this function: emitCall calls F
     Target.DeviceParameters = std::move(Types);
     return TypedValue(*Result);
@@ -449,6 +567,7 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   CallTarget &Target = Typing.Calls[Node];
   Target.Result = Compiled.Return;
   Target.ArgumentOrder = std::move(Order);
+  Target.Defaults = std::move(Defaults);
   Target.Device = *Found;
   Target.DeviceParameters = std::move(Types);
   return TypedValue(Compiled.Return);

@@ -80,6 +80,13 @@ struct CallTarget {
   // function being emitted, not of an entry of the cache.
   bool SelfCall = false;
   std::vector<Type> DeviceParameters;
+  // Per parameter: the default (the function's __defaults__ item) that a
+  // parameter the call leaves out takes; ArgumentOrder holds Omitted there.
+  static constexpr size_t Omitted = static_cast<size_t>(-1);
+  std::vector<PyObject *> Defaults;
+  // x.method(...) or x.attribute of an overload_method/overload_attribute
+  // (tidal.extending): x is the implementation's first argument.
+  bool Receiver = false;
   // A foreign function (CUDA C++ through cuda.declare_device or
   // cuda.include): the overload typing chose (ForeignFunctions.h).
   std::shared_ptr<const ForeignFunction> Foreign;

@@ -184,6 +184,9 @@ TypedValue FunctionCompiler::typeAttribute(PyObject *Node) {
     if (Attr == "size")
       return makeScalar(Scalar::Int64, nullptr);
   }
+  // An overload_attribute of tidal.extending (TypeCalls.cpp).
+  if (std::optional<TypedValue> Extension = typeOverloadedAttribute(Base, Attr, Node))
+    return *Extension;
   typingError(Node, "unknown attribute '" + Attr + "' of " + Base.T.str());
 }
 
