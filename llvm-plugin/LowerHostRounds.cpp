@@ -352,13 +352,6 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
                       SmallVector<Value *, 16> ThreadArguments(Arguments);
                       ThreadArguments.append(
                           {X, Y, Z, Builder.getInt32(K), RoundPhase});
-                      Value *Linear = Builder.CreateNUWAdd(
-                          Builder.CreateNUWMul(
-                              Builder.CreateNUWAdd(
-                                  Builder.CreateNUWMul(Z, BlockDim[1]), Y),
-                              BlockDim[0]),
-                          X, "thread");
-                      Value *State = StateOf(Linear);
                       auto RunThread = [&]() -> Value * {
                         CallInst *Reached =
                             Builder.CreateCall(Thread, ThreadArguments, "reached");
@@ -367,11 +360,18 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
                                                ThreadAccesses);
                         return Reached;
                       };
+                      const bool Skipping = Finishing && K > 0;
+                      Value *Reached = Skipping ? nullptr : RunThread();
+                      Value *Linear = Builder.CreateNUWAdd(
+                          Builder.CreateNUWMul(
+                              Builder.CreateNUWAdd(
+                                  Builder.CreateNUWMul(Z, BlockDim[1]), Y),
+                              BlockDim[0]),
+                          X, "thread");
+                      Value *State = StateOf(Linear);
                       // Finished threads stay finished (block rounds).
-                      Value *Reached =
-                          Finishing && K > 0
-                              ? emitThreadUnlessFinished(Builder, State, RunThread)
-                              : RunThread();
+                      if (Skipping)
+                        Reached = emitThreadUnlessFinished(Builder, State, RunThread);
                       StoreInst *Record = Builder.CreateStore(Reached, State);
                       Value *AtWarpPoint = Builder.CreateZExt(
                           Builder.CreateICmpSGT(Reached,
