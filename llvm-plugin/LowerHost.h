@@ -92,7 +92,8 @@ Value *loadContextField(IRBuilder<> &Builder, Value *ContextPointer,
 // return codes of K.thread besides sync point numbers: tidal/Contract.h.
 
 // Frame layout. The frame starts with FrameHeaderBytes (the result of the
-// last syncthreads_count/and/or at offset 0), then one array per slot, of
+// last syncthreads_count/and/or at offset 0; with ThreadsMayFinishEarly, the
+// number of threads that arrived there at offset 4), then one array per slot, of
 // one element per thread (padded thread count, a multiple of 16), each
 // element `Stride` bytes: the slot's array starts at
 // FrameHeaderBytes + PaddedThreads * Prefix (a multiple of 64, as every
@@ -164,6 +165,18 @@ SmallPtrSet<const Value *, 32>
 findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
                   SmallPtrSet<const BasicBlock *, 32> *Controlled = nullptr);
 
+// True if a thread of `Thread` may return while others of its block go on
+// to one of `SyncPoints` (their calls still in place; one at least a block
+// barrier): some branch whose
+// condition is divergent leads, without crossing a sync point, both to a
+// return of ThreadFinished and to a sync point (LowerHostUniformity.cpp).
+// Threads of a round follow one path until the first divergent branch, so
+// without such a branch a round's threads all finish or all stop at sync
+// points.
+bool mayFinishBeforeSyncPoint(Function &Thread,
+                              ArrayRef<const Argument *> DivergentArguments,
+                              ArrayRef<SyncPoint> SyncPoints);
+
 // The i64 image of a collective's value in the exchange buffer, and back.
 Value *toExchange(IRBuilder<> &B, Value *V);
 Value *fromExchange(IRBuilder<> &B, Value *V, Type *T);
@@ -229,6 +242,12 @@ struct MarkerLowering {
   // warp rounds (each warp until its lanes stop at a block barrier or
   // finish), not rounds of the whole block.
   bool WarpRounds = false;
+  // A thread may finish (return) while others of its block go on to a sync
+  // point (`if i >= n: return` before a syncthreads), or the kernel has a
+  // grid barrier: the rounds then skip finished threads, which count as
+  // arrived at every later barrier, as a GPU's exited threads do
+  // (mayFinishBeforeSyncPoint). Kernels without get the rounds unchanged.
+  bool ThreadsMayFinishEarly = false;
   uint64_t StaticSharedBytes = 0; // multiple of SharedAlignment
   bool UsesShared = false;
   // Shared-memory atomics lowered to a plain load and store: the threads of

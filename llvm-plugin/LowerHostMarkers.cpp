@@ -472,6 +472,16 @@ MarkerLowering lowerMarkers(ThreadFunction &Thread, EntryValues &Values) {
   removeUnreachableBlocks(*Thread.Thread);
   Lowerer.collectSyncPoints();
   Lowerer.chooseRounds();
+  Argument *const *Index = Thread.ThreadIndex;
+  Lowering.ThreadsMayFinishEarly =
+      any_of(Lowering.SyncPoints,
+             [](const SyncPoint &P) { return P.Sync == SyncPointKind::GridBarrier; }) ||
+      mayFinishBeforeSyncPoint(*Thread.Thread, {Index[0], Index[1], Index[2]},
+                               Lowering.SyncPoints);
+  LLVM_DEBUG(if (Lowering.ThreadsMayFinishEarly) dbgs()
+             << DEBUG_TYPE ": '" << Thread.Kernel->getName()
+             << "': a thread may finish while others go on to a sync point: "
+                "the rounds skip finished threads\n");
   NumSyncPoints += Lowering.SyncPoints.size();
   LLVM_DEBUG({
     for (auto [Index, Point] : enumerate(Lowering.SyncPoints))

@@ -31,11 +31,17 @@ struct BlockFunctionBuilder {
         ThreadAccesses(Lowered.ThreadAccesses) {}
 
   Function *build(const Twine &Name);
+  Constant *syncPointNames();
   void emitBarrierError(IRBuilder<> &Builder, Value *BlockContext, Value *Next,
                         Value *Count);
+  Value *emitThreadUnlessFinished(IRBuilder<> &Builder, Value *State,
+                                  function_ref<Value *()> Run);
+  BasicBlock *emitPartialRound(IRBuilder<> &Builder, Value *Low, Value *High,
+                               Value *Next, Value *Count, BasicBlock *EntryBlock,
+                               BasicBlock *Continue);
   void emitBarrierReduction(IRBuilder<> &Builder, Value *Low, Value *FrameMemory,
-                            Value *Padded, Value *Count, Value *RoundPhase,
-                            BasicBlock *EntryBlock);
+                            Value *Padded, Value *Count, Value *Next,
+                            Value *RoundPhase, BasicBlock *EntryBlock);
   void emitGridBarrier(IRBuilder<> &Builder, Value *Low, Value *BlockContext,
                        BasicBlock *Done);
   void emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *> Arguments,
@@ -44,22 +50,30 @@ struct BlockFunctionBuilder {
                       Value *FrameMemory, BasicBlock *EntryBlock);
 };
 
+// The names of the sync points for the runtime's reports: "the start",
+// then each point's description (K.sync.names, made once per kernel).
+Constant *BlockFunctionBuilder::syncPointNames() {
+  std::string TableName = (Kernel.getName() + ".sync.names").str();
+  if (GlobalVariable *Table = M.getNamedGlobal(TableName))
+    return Table;
+  Type *Pointer = PointerType::getUnqual(Context);
+  SmallVector<Constant *, 8> Names;
+  Names.push_back(getString(M, "the start", Kernel.getName() + ".sync.0"));
+  for (unsigned K = 1; K <= SyncPoints.size(); ++K)
+    Names.push_back(getString(M, SyncPoints[K - 1].Description,
+                              Kernel.getName() + ".sync." + Twine(K)));
+  auto *NameArray = ArrayType::get(Pointer, Names.size());
+  return new GlobalVariable(M, NameArray, true, GlobalValue::PrivateLinkage,
+                            ConstantArray::get(NameArray, Names), TableName);
+}
+
 // Threads at different sync points (or some finished): the runtime reports
 // them all (Next: the sync point each thread reached).
 void BlockFunctionBuilder::emitBarrierError(IRBuilder<> &Builder,
                                             Value *BlockContext, Value *Next, Value *Count) {
   Type *Pointer = Builder.getPtrTy(), *I32 = Builder.getInt32Ty();
   unsigned SyncCount = SyncPoints.size();
-  SmallVector<Constant *, 8> Names;
-  Names.push_back(getString(M, "the start", Kernel.getName() + ".sync.0"));
-  for (unsigned K = 1; K <= SyncCount; ++K)
-    Names.push_back(getString(M, SyncPoints[K - 1].Description,
-                              Kernel.getName() + ".sync." + Twine(K)));
-  auto *NameArray = ArrayType::get(Pointer, Names.size());
-  auto *Table = new GlobalVariable(M, NameArray, true,
-                                   GlobalValue::PrivateLinkage,
-                                   ConstantArray::get(NameArray, Names),
-                                   Kernel.getName() + ".sync.names");
+  Constant *Table = syncPointNames();
   Function *Hook = getHook(M, CpuBarrierErrorHook, Builder.getVoidTy(),
                            {Pointer, Pointer, Pointer, I32, Pointer, I32});
   Builder.CreateCall(Hook, {BlockContext,
@@ -69,13 +83,89 @@ void BlockFunctionBuilder::emitBarrierError(IRBuilder<> &Builder,
                             Builder.getInt32(SyncCount + 1)});
 }
 
-// Everyone at sync point `Low`: after a syncthreads_count/and/or, count
-// the threads whose predicate held (they stored it in this round's
-// exchange buffer), for K.thread to read from the frame's header.
+// In a round from a sync point of a kernel whose threads may finish early:
+// the thread runs (Run: its call, returning where it stopped) unless its
+// state (State, a pointer to next[t]) says it finished; finished threads
+// stay finished. Returns the thread's new state.
+Value *BlockFunctionBuilder::emitThreadUnlessFinished(IRBuilder<> &Builder,
+                                                      Value *State,
+                                                      function_ref<Value *()> Run) {
+  Function *Block = Builder.GetInsertBlock()->getParent();
+  BasicBlock *Skip = BasicBlock::Create(Context, "finished.skip", Block);
+  BasicBlock *Running = BasicBlock::Create(Context, "thread.run", Block);
+  BasicBlock *Join = BasicBlock::Create(Context, "thread.ran", Block);
+  Value *Finished = Builder.CreateICmpEQ(Builder.CreateLoad(Builder.getInt32Ty(), State),
+                                         Builder.getInt32(ThreadFinished));
+  Builder.CreateCondBr(Finished, Skip, Running);
+  Builder.SetInsertPoint(Skip);
+  Builder.CreateBr(Join);
+  Builder.SetInsertPoint(Running);
+  Value *Reached = Run();
+  BasicBlock *Ran = Builder.GetInsertBlock();
+  Builder.CreateBr(Join);
+  Builder.SetInsertPoint(Join);
+  PHINode *Result = Builder.CreatePHI(Builder.getInt32Ty(), 2, "state");
+  Result->addIncoming(Reached, Ran);
+  Result->addIncoming(Builder.getInt32(ThreadFinished), Skip);
+  return Result;
+}
+
+// A round whose threads stopped at different points (Low < High): if some
+// finished and all the others wait at one block barrier (`High`:
+// syncthreads, its count/and/or, grid.sync), the rounds go on from there,
+// as a GPU lets exited threads through its barriers (`bar.sync` counts
+// them as arrived). Returns the block that branches to Continue then;
+// leaves the builder where the others are reported (threads at different
+// barriers, which debug mode and normal mode both report).
+BasicBlock *BlockFunctionBuilder::emitPartialRound(IRBuilder<> &Builder, Value *Low,
+                                                   Value *High, Value *Next,
+                                                   Value *Count, BasicBlock *EntryBlock,
+                                                   BasicBlock *Continue) {
+  Type *I32 = Builder.getInt32Ty(), *I64 = Builder.getInt64Ty();
+  Function *Block = Builder.GetInsertBlock()->getParent();
+  Value *AtBlockBarrier = Builder.getFalse();
+  for (unsigned K = 1; K <= SyncPoints.size(); ++K)
+    if (!isWarpSyncPoint(SyncPoints[K - 1].Sync))
+      AtBlockBarrier = Builder.CreateOr(AtBlockBarrier,
+                                        Builder.CreateICmpEQ(High, Builder.getInt32(K)));
+  Value *SomeFinished = Builder.CreateICmpEQ(Low, Builder.getInt32(ThreadFinished));
+  BasicBlock *Partial = BasicBlock::Create(Context, "round.partial", Block);
+  BasicBlock *Report = BasicBlock::Create(Context, "round.report", Block);
+  Builder.CreateCondBr(Builder.CreateAnd(SomeFinished, AtBlockBarrier), Partial, Report);
+  Builder.SetInsertPoint(Partial);
+  AllocaInst *Others = new AllocaInst(I32, DL.getAllocaAddrSpace(), "others",
+                                      EntryBlock->getTerminator()->getIterator());
+  Builder.CreateStore(Builder.getInt32(0), Others);
+  CountedLoop Each = beginLoop(Builder, Count, "partial.thread");
+  Value *State = Builder.CreateLoad(
+      I32, Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Each.Counter, I64)));
+  Value *Elsewhere = Builder.CreateAnd(
+      Builder.CreateICmpNE(State, High),
+      Builder.CreateICmpNE(State, Builder.getInt32(ThreadFinished)));
+  Builder.CreateStore(Builder.CreateOr(Builder.CreateLoad(I32, Others),
+                                       Builder.CreateZExt(Elsewhere, I32)),
+                      Others);
+  endLoop(Builder, Each);
+  BasicBlock *PartialAt = Builder.GetInsertBlock();
+  Builder.CreateCondBr(Builder.CreateICmpEQ(Builder.CreateLoad(I32, Others),
+                                            Builder.getInt32(0)),
+                       Continue, Report);
+  Builder.SetInsertPoint(Report);
+  return PartialAt;
+}
+
+// Everyone (but finished threads) at sync point `Low`: after a
+// syncthreads_count/and/or, count the threads whose predicate held (they
+// stored it in this round's exchange buffer), for K.thread to read from the
+// frame's header; in a kernel whose threads may finish early, only the
+// threads that arrived (next[t] not finished), whose number goes to the
+// header too (for `and`).
 void BlockFunctionBuilder::emitBarrierReduction(IRBuilder<> &Builder, Value *Low,
                                                 Value *FrameMemory, Value *Padded,
-                                          Value *Count, Value *RoundPhase,
-                                          BasicBlock *EntryBlock) {
+                                                Value *Count, Value *Next,
+                                                Value *RoundPhase,
+                                                BasicBlock *EntryBlock) {
+  const bool Finishing = Lowered.Markers.ThreadsMayFinishEarly;
   Type *I32 = Builder.getInt32Ty(), *I64 = Builder.getInt64Ty();
   Function *Block = Builder.GetInsertBlock()->getParent();
   unsigned SyncCount = SyncPoints.size();
@@ -101,18 +191,33 @@ void BlockFunctionBuilder::emitBarrierReduction(IRBuilder<> &Builder, Value *Low
         "exchange");
     AllocaInst *Sum = new AllocaInst(I32, DL.getAllocaAddrSpace(), "count",
                                      EntryBlock->getTerminator()->getIterator());
+    AllocaInst *Arrivals = new AllocaInst(I32, DL.getAllocaAddrSpace(), "arrived",
+                                          EntryBlock->getTerminator()->getIterator());
     Builder.CreateStore(Builder.getInt32(0), Sum);
+    Builder.CreateStore(Builder.getInt32(0), Arrivals);
     CountedLoop Each = beginLoop(Builder, Count, "reduce.thread");
-    Value *Predicate = Builder.CreateLoad(
-        I64, Builder.CreateInBoundsGEP(I64, Written,
-                                       Builder.CreateZExt(Each.Counter, I64)));
-    Builder.CreateStore(
-        Builder.CreateAdd(Builder.CreateLoad(I32, Sum),
-                          Builder.CreateTrunc(Predicate, I32)),
-        Sum);
+    Value *Thread64 = Builder.CreateZExt(Each.Counter, I64);
+    Value *Predicate = Builder.CreateTrunc(
+        Builder.CreateLoad(I64, Builder.CreateInBoundsGEP(I64, Written, Thread64)), I32);
+    if (Finishing) {
+      // A finished thread's exchange slot holds an older round's value.
+      Value *Arrived = Builder.CreateICmpNE(
+          Builder.CreateLoad(I32, Builder.CreateInBoundsGEP(I32, Next, Thread64)),
+          Builder.getInt32(ThreadFinished));
+      Predicate = Builder.CreateSelect(Arrived, Predicate, Builder.getInt32(0));
+      Builder.CreateStore(Builder.CreateAdd(Builder.CreateLoad(I32, Arrivals),
+                                            Builder.CreateZExt(Arrived, I32)),
+                          Arrivals);
+    }
+    Builder.CreateStore(Builder.CreateAdd(Builder.CreateLoad(I32, Sum), Predicate), Sum);
     endLoop(Builder, Each);
     Builder.CreateAlignedStore(Builder.CreateLoad(I32, Sum), FrameMemory,
                                Align(FrameHeaderBytes));
+    if (Finishing)
+      Builder.CreateAlignedStore(
+          Builder.CreateLoad(I32, Arrivals),
+          Builder.CreateConstInBoundsGEP1_64(Builder.getInt8Ty(), FrameMemory, 4),
+          Align(4));
     Builder.CreateBr(Back);
     Builder.SetInsertPoint(Back);
   }
@@ -179,12 +284,18 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
   Value *Next = FrameArrayAt(NextPrefix, "next");
   Value *Masks = FrameArrayAt(MaskPrefix, "masks");
   Value *Exchange = FrameArrayAt(ExchangePrefix, "exchange");
+  const bool Finishing = Lowered.Markers.ThreadsMayFinishEarly;
+  // In debug mode, a syncwarp whose mask names a lane that finished is
+  // reported (TIDAL_SYNC_WARP_CHECKED); otherwise finished lanes do not
+  // hold it up.
   SmallVector<uint8_t, 16> Kinds(SyncCount + 1, TIDAL_SYNC_BLOCK);
   for (unsigned K = 1; K <= SyncCount; ++K) {
     SyncPointKind Sync = SyncPoints[K - 1].Sync;
     Kinds[K] = Sync == SyncPointKind::WarpActiveMask ? TIDAL_SYNC_ACTIVEMASK
-               : isWarpSyncPoint(Sync)               ? TIDAL_SYNC_WARP
-                                                     : TIDAL_SYNC_BLOCK;
+               : Sync == SyncPointKind::WarpBarrier && Lowered.Debug
+                   ? TIDAL_SYNC_WARP_CHECKED
+               : isWarpSyncPoint(Sync) ? TIDAL_SYNC_WARP
+                                       : TIDAL_SYNC_BLOCK;
   }
   auto *KindTable = new GlobalVariable(
       M, ArrayType::get(Builder.getInt8Ty(), Kinds.size()), true,
@@ -241,15 +352,27 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
                       SmallVector<Value *, 16> ThreadArguments(Arguments);
                       ThreadArguments.append(
                           {X, Y, Z, Builder.getInt32(K), RoundPhase});
-                      CallInst *Reached =
-                          Builder.CreateCall(Thread, ThreadArguments, "reached");
+                      auto RunThread = [&]() -> Value * {
+                        CallInst *Reached =
+                            Builder.CreateCall(Thread, ThreadArguments, "reached");
+                        if (ThreadAccesses)
+                          Reached->setMetadata(LLVMContext::MD_access_group,
+                                               ThreadAccesses);
+                        return Reached;
+                      };
+                      const bool Skipping = Finishing && K > 0;
+                      Value *Reached = Skipping ? nullptr : RunThread();
                       Value *Linear = Builder.CreateNUWAdd(
                           Builder.CreateNUWMul(
                               Builder.CreateNUWAdd(
                                   Builder.CreateNUWMul(Z, BlockDim[1]), Y),
                               BlockDim[0]),
                           X, "thread");
-                      StoreInst *Record = Builder.CreateStore(Reached, StateOf(Linear));
+                      Value *State = StateOf(Linear);
+                      // Finished threads stay finished (block rounds).
+                      if (Skipping)
+                        Reached = emitThreadUnlessFinished(Builder, State, RunThread);
+                      StoreInst *Record = Builder.CreateStore(Reached, State);
                       Value *AtWarpPoint = Builder.CreateZExt(
                           Builder.CreateICmpSGT(Reached,
                                                 Builder.getInt32(LastBlockPoint)),
@@ -267,12 +390,9 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
                           Builder.CreateBinaryIntrinsic(
                               Intrinsic::smax, Builder.CreateLoad(I32, Highest), Reached),
                           Highest);
-                      if (ThreadAccesses) {
-                        Reached->setMetadata(LLVMContext::MD_access_group,
-                                             ThreadAccesses);
+                      if (ThreadAccesses)
                         Record->setMetadata(LLVMContext::MD_access_group,
                                             ThreadAccesses);
-                      }
                     });
     Builder.CreateBr(Reached);
   }
@@ -354,8 +474,23 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
              Builder.CreateInBoundsGEP(I64, Written, Base64),
              Builder.CreateInBoundsGEP(I64, Read, Base64), KindTable},
       "outcome");
-  SwitchInst *Switch = Builder.CreateSwitch(Outcome, Settled, SyncCount + 1);
-  Switch->addCase(Builder.getInt32(2), Done); // a lane failed (reported)
+  SwitchInst *Switch = Builder.CreateSwitch(Outcome, Settled, SyncCount + 2);
+  Switch->addCase(Builder.getInt32(TIDAL_WARP_STEP_FAILED), Done); // reported
+  if (is_contained(Kinds, TIDAL_SYNC_WARP_CHECKED)) {
+    // Debug mode: a syncwarp's mask names a lane that finished.
+    BasicBlock *Exited = BasicBlock::Create(Context, "warp.exited", Block);
+    Switch->addCase(Builder.getInt32(TIDAL_WARP_STEP_EXITED), Exited);
+    IRBuilder<> Report(Exited);
+    Function *Hook = getHook(M, CpuWarpExitErrorHook, Report.getVoidTy(),
+                             {Pointer, Pointer, Pointer, I32, I32, Pointer, Pointer,
+                              Pointer, I32});
+    Report.CreateCall(Hook, {BlockContext,
+                             getString(M, Kernel.getName(), Kernel.getName() + ".name"),
+                             Report.CreateInBoundsGEP(I32, Next, Base64), Lanes, Base,
+                             Report.CreateInBoundsGEP(I32, Masks, Base64), KindTable,
+                             syncPointNames(), Report.getInt32(SyncCount + 1)});
+    Report.CreateBr(Done);
+  }
   for (unsigned K = 1; K <= SyncCount; ++K) {
     if (Kinds[K] == TIDAL_SYNC_BLOCK)
       continue;
@@ -435,13 +570,24 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
   Builder.CreateCondBr(Builder.CreateICmpEQ(Low, Builder.getInt32(ThreadFinished)),
                        Done, Continue);
   Builder.SetInsertPoint(Diverged);
+  // Finished threads and the others at one block barrier: on from there.
+  BasicBlock *PartialAt =
+      Finishing ? emitPartialRound(Builder, Low, High, Next, Count, EntryBlock, Continue)
+                : nullptr;
   emitBarrierError(Builder, BlockContext, Next, Count);
   Builder.CreateBr(Done);
   Builder.SetInsertPoint(Continue);
-  emitBarrierReduction(Builder, Low, FrameMemory, Padded, Count, RoundPhase,
+  Value *At = Low;
+  if (PartialAt) {
+    PHINode *Point = Builder.CreatePHI(I32, 2, "resume.at");
+    Point->addIncoming(Low, Agreed);
+    Point->addIncoming(High, PartialAt);
+    At = Point;
+  }
+  emitBarrierReduction(Builder, At, FrameMemory, Padded, Count, Next, RoundPhase,
                        EntryBlock);
-  emitGridBarrier(Builder, Low, BlockContext, Done);
-  ResumeAt->addIncoming(Low, Builder.GetInsertBlock());
+  emitGridBarrier(Builder, At, BlockContext, Done);
+  ResumeAt->addIncoming(At, Builder.GetInsertBlock());
   RoundPhase->addIncoming(Builder.CreateXor(RoundPhase, Builder.getInt32(1)),
                           Builder.GetInsertBlock());
   Builder.CreateBr(Round);
@@ -591,9 +737,7 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
   //    its next sync point, whose number it returns (stored in next[t]); the
   //    round's lowest and highest return values say whether all agree.
   unsigned SyncCount = SyncPoints.size();
-  const bool HasGridBarrier = any_of(SyncPoints, [](const SyncPoint &P) {
-    return P.Sync == SyncPointKind::GridBarrier;
-  });
+  const bool Finishing = Markers.ThreadsMayFinishEarly;
   Value *Next = Builder.CreateInBoundsGEP(
       Builder.getInt8Ty(), FrameMemory,
       Builder.CreateNUWAdd(Builder.getInt64(FrameHeaderBytes),
@@ -628,32 +772,17 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
               BlockDim[0]),
           X, "thread");
       Value *NextSlot = Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Linear, I64));
-      // After a grid barrier that some threads of the block never reached
-      // (they returned before it), those threads stay finished.
-      BasicBlock *Skip = nullptr, *Run = nullptr, *Join = nullptr;
-      if (HasGridBarrier && K > 0) {
-        Skip = BasicBlock::Create(Context, "finished.skip", Block);
-        Run = BasicBlock::Create(Context, "thread.run", Block);
-        Join = BasicBlock::Create(Context, "thread.ran", Block);
-        Value *Finished = Builder.CreateICmpEQ(Builder.CreateLoad(I32, NextSlot),
-                                               Builder.getInt32(ThreadFinished));
-        Builder.CreateCondBr(Finished, Skip, Run);
-        Builder.SetInsertPoint(Skip);
-        Builder.CreateBr(Join);
-        Builder.SetInsertPoint(Run);
-      }
-      Value *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
-      if (ThreadAccesses)
-        cast<CallInst>(Reached)->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
-      if (Join) {
-        BasicBlock *Ran = Builder.GetInsertBlock();
-        Builder.CreateBr(Join);
-        Builder.SetInsertPoint(Join);
-        PHINode *State = Builder.CreatePHI(I32, 2, "state");
-        State->addIncoming(Reached, Ran);
-        State->addIncoming(Builder.getInt32(ThreadFinished), Skip);
-        Reached = State;
-      }
+      auto RunThread = [&]() -> Value * {
+        CallInst *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
+        if (ThreadAccesses)
+          Reached->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+        return Reached;
+      };
+      // Threads that finished before an earlier sync point (they returned)
+      // stay finished: later rounds skip them.
+      Value *Reached = Finishing && K > 0
+                           ? emitThreadUnlessFinished(Builder, NextSlot, RunThread)
+                           : RunThread();
       StoreInst *Record = Builder.CreateStore(Reached, NextSlot);
       if (ThreadAccesses)
         Record->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
@@ -687,42 +816,13 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
   Builder.CreateCondBr(Builder.CreateICmpEQ(Low, Builder.getInt32(ThreadFinished)),
                        Done, Continue);
 
-  // Threads at different sync points (or some finished): report them all.
-  // With grid barriers: threads that finished and the others all at one
-  // grid barrier (`if i >= n: return` before grid.sync(), as a GPU lets
-  // exited threads through its barrier) go on from there.
+  // Threads at different sync points (or some finished): report them all,
+  // unless (threads may finish early) the others all wait at one block
+  // barrier: then the rounds go on from there (emitPartialRound).
   Builder.SetInsertPoint(Diverged);
-  BasicBlock *PartialAt = nullptr;
-  if (HasGridBarrier) {
-    Value *AtGridBarrier = Builder.getFalse();
-    for (unsigned K = 1; K <= SyncCount; ++K)
-      if (SyncPoints[K - 1].Sync == SyncPointKind::GridBarrier)
-        AtGridBarrier = Builder.CreateOr(AtGridBarrier,
-                                         Builder.CreateICmpEQ(High, Builder.getInt32(K)));
-    Value *SomeFinished = Builder.CreateICmpEQ(Low, Builder.getInt32(ThreadFinished));
-    BasicBlock *Partial = BasicBlock::Create(Context, "round.partial", Block);
-    BasicBlock *Report = BasicBlock::Create(Context, "round.report", Block);
-    Builder.CreateCondBr(Builder.CreateAnd(SomeFinished, AtGridBarrier), Partial, Report);
-    Builder.SetInsertPoint(Partial);
-    AllocaInst *Others = new AllocaInst(I32, DL.getAllocaAddrSpace(), "others",
-                                        EntryBlock->getTerminator()->getIterator());
-    Builder.CreateStore(Builder.getInt32(0), Others);
-    CountedLoop Each = beginLoop(Builder, Count, "partial.thread");
-    Value *State = Builder.CreateLoad(
-        I32, Builder.CreateInBoundsGEP(I32, Next, Builder.CreateZExt(Each.Counter, I64)));
-    Value *Elsewhere = Builder.CreateAnd(
-        Builder.CreateICmpNE(State, High),
-        Builder.CreateICmpNE(State, Builder.getInt32(ThreadFinished)));
-    Builder.CreateStore(Builder.CreateOr(Builder.CreateLoad(I32, Others),
-                                         Builder.CreateZExt(Elsewhere, I32)),
-                        Others);
-    endLoop(Builder, Each);
-    PartialAt = Builder.GetInsertBlock();
-    Builder.CreateCondBr(Builder.CreateICmpEQ(Builder.CreateLoad(I32, Others),
-                                              Builder.getInt32(0)),
-                         Continue, Report);
-    Builder.SetInsertPoint(Report);
-  }
+  BasicBlock *PartialAt =
+      Finishing ? emitPartialRound(Builder, Low, High, Next, Count, EntryBlock, Continue)
+                : nullptr;
   emitBarrierError(Builder, BlockContext, Next, Count);
   Builder.CreateBr(Done);
 
@@ -748,7 +848,7 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
         Builder.CreateConstInBoundsGEP1_64(Builder.getInt8Ty(), UniformMemory,
                                            Slot.Offset),
         Align(16));
-  emitBarrierReduction(Builder, At, FrameMemory, Padded, Count, RoundPhase,
+  emitBarrierReduction(Builder, At, FrameMemory, Padded, Count, Next, RoundPhase,
                        EntryBlock);
   emitGridBarrier(Builder, At, BlockContext, Done);
   ResumeAt->addIncoming(At, Builder.GetInsertBlock());

@@ -86,8 +86,15 @@ Value *SyncPointLowerer::resumeAfterSyncPoint(IRBuilder<> &B, const SyncPoint &P
                                        "syncthreads.count");
     if (Kind == MarkerKind::SyncThreadsCount)
       return Count;
+    // and: every thread that arrived; threads that finished before do not
+    // take part (the block function counts the others after the count).
+    Value *Arrived = Values.threadCount();
+    if (Markers.ThreadsMayFinishEarly)
+      Arrived = B.CreateAlignedLoad(
+          I32, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Thread.Frame, 4), Align(4),
+          "syncthreads.arrived");
     Value *Holds = Kind == MarkerKind::SyncThreadsAnd
-                       ? B.CreateICmpEQ(Count, Values.threadCount())
+                       ? B.CreateICmpEQ(Count, Arrived)
                        : B.CreateICmpNE(Count, B.getInt32(0));
     return B.CreateZExt(Holds, I32);
   }

@@ -150,7 +150,52 @@ bool prefersYInnermost(Function &Thread, Argument *X, Argument *Y) {
 SmallPtrSet<const Value *, 32>
 findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
                   SmallPtrSet<const BasicBlock *, 32> *Controlled) {
+  // The joins of divergent branches, without the paths into failures (a
+  // failed bounds check or assert returns ThreadFailed or is unreachable):
+  // a failing thread stops its block at the end of the round, so a branch
+  // whose one side only may fail still joins where its paths meet (the
+  // index checks of `buf[tid] += buf[tid + s]` under `if tid < s:` keep the
+  // loop's stride `s` uniform). First the blocks from which every path
+  // fails (to a fixed point).
+  SmallPtrSet<const BasicBlock *, 16> Failing;
+  for (bool Grew = true; Grew;) {
+    Grew = false;
+    for (BasicBlock &Block : Thread) {
+      if (Failing.contains(&Block))
+        continue;
+      Instruction *End = Block.getTerminator();
+      auto *Return = dyn_cast<ReturnInst>(End);
+      auto *Value = Return ? dyn_cast_or_null<ConstantInt>(Return->getReturnValue()) : nullptr;
+      if (isa<UnreachableInst>(End) || (Value && Value->getSExtValue() == ThreadFailed) ||
+          (End->getNumSuccessors() > 0 &&
+           all_of(successors(&Block), [&](BasicBlock *Next) { return Failing.contains(Next); }))) {
+        Failing.insert(&Block);
+        Grew = true;
+      }
+    }
+  }
+  // Then the post-dominator tree of the CFG without the edges into them:
+  // each such successor of a branch is, while the tree is built, another
+  // successor of the same branch that does not fail (the IR is restored
+  // at once; nothing reads the phis meanwhile).
+  SmallVector<std::tuple<Instruction *, unsigned, BasicBlock *>, 8> Redirected;
+  for (BasicBlock &Block : Thread) {
+    Instruction *End = Block.getTerminator();
+    if (Failing.contains(&Block) || End->getNumSuccessors() < 2)
+      continue;
+    BasicBlock *Staying = nullptr;
+    for (BasicBlock *Next : successors(&Block))
+      if (!Failing.contains(Next))
+        Staying = Next;
+    for (unsigned Index = 0; Index < End->getNumSuccessors(); ++Index)
+      if (BasicBlock *Next = End->getSuccessor(Index); Failing.contains(Next)) {
+        Redirected.emplace_back(End, Index, Next);
+        End->setSuccessor(Index, Staying);
+      }
+  }
   PostDominatorTree PostDominators(Thread);
+  for (auto [End, Index, Next] : Redirected)
+    End->setSuccessor(Index, Next);
   SmallPtrSet<const Value *, 32> Divergent(DivergentArguments.begin(),
                                            DivergentArguments.end());
   SmallPtrSet<const Instruction *, 16> DivergentBranches;
@@ -217,5 +262,61 @@ findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArgument
   return Uniform;
 }
 
+bool mayFinishBeforeSyncPoint(Function &Thread,
+                              ArrayRef<const Argument *> DivergentArguments,
+                              ArrayRef<SyncPoint> SyncPoints) {
+  // Without a block barrier, finished lanes only meet warp collectives,
+  // which complete without them already (warp rounds).
+  if (none_of(SyncPoints, [](const SyncPoint &P) { return !isWarpSyncPoint(P.Sync); }))
+    return false;
+  SmallPtrSet<const BasicBlock *, 16> SyncBlocks;
+  for (const SyncPoint &Point : SyncPoints)
+    if (Point.Call)
+      SyncBlocks.insert(Point.Call->getParent());
+  SmallPtrSet<const Value *, 32> Uniform =
+      findUniformValues(Thread, DivergentArguments);
+  auto IsDivergent = [&](const Value *Condition) {
+    if (isa<Instruction>(Condition))
+      return !Uniform.contains(Condition);
+    return is_contained(DivergentArguments, Condition);
+  };
+  for (BasicBlock &Block : Thread) {
+    Instruction *Terminator = Block.getTerminator();
+    Value *Condition = nullptr;
+    if (auto *Branch = dyn_cast<BranchInst>(Terminator); Branch && Branch->isConditional())
+      Condition = Branch->getCondition();
+    else if (auto *Switch = dyn_cast<SwitchInst>(Terminator))
+      Condition = Switch->getCondition();
+    if (!Condition || !IsDivergent(Condition))
+      continue;
+    // Where the threads that take this branch stop next: a sync point, or
+    // the end (a failure, -2, stops the block anyway).
+    bool ReachesSyncPoint = false, ReachesEnd = false;
+    SmallPtrSet<const BasicBlock *, 32> Seen;
+    SmallVector<const BasicBlock *, 16> Work(successors(&Block));
+    while (!Work.empty() && !(ReachesSyncPoint && ReachesEnd)) {
+      const BasicBlock *Next = Work.pop_back_val();
+      if (!Seen.insert(Next).second)
+        continue;
+      if (SyncBlocks.contains(Next)) {
+        ReachesSyncPoint = true;
+        continue;
+      }
+      if (auto *Return = dyn_cast<ReturnInst>(Next->getTerminator())) {
+        auto *Value = dyn_cast_or_null<ConstantInt>(Return->getReturnValue());
+        ReachesEnd |= Value && Value->getSExtValue() == ThreadFinished;
+        continue;
+      }
+      append_range(Work, successors(Next));
+    }
+    if (ReachesSyncPoint && ReachesEnd) {
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Thread.getName()
+                        << "': threads may finish early at the branch of '"
+                        << Block.getName() << "'\n");
+      return true;
+    }
+  }
+  return false;
+}
 
 } // namespace tidal::host_lowering

@@ -300,6 +300,7 @@ private:
     Add(CpuBarrierErrorHook, &__tidal_cpu_barrier_error);
     Add(CpuPrintHook, &__tidal_cpu_print);
     Add(CpuWarpStepHook, &__tidal_cpu_warp_step);
+    Add(CpuWarpExitErrorHook, &__tidal_cpu_warp_exit_error);
     Add(CpuGridSyncHook, &__tidal_cpu_grid_sync);
     // Compiler helpers (half-precision conversions, ...) that the process
     // does not export.

@@ -756,21 +756,115 @@ extern "C" void __tidal_cpu_barrier_error(TidalBlockContext *Context,
   });
 }
 
+namespace {
+
+// The lanes of a warp (bits) whose state is `State`.
+uint32_t lanesAt(const int32_t *States, uint32_t Lanes, int32_t State) {
+  uint32_t Bits = 0;
+  for (uint32_t Lane = 0; Lane < Lanes; ++Lane)
+    Bits |= uint32_t(States[Lane] == State) << Lane;
+  return Bits;
+}
+
+// Debug mode's syncwarp (TIDAL_SYNC_WARP_CHECKED): the lowest such point
+// where lanes wait whose masks name a lane that finished, with those
+// lanes (Waiting) and the finished ones named (Exited); -1 if none.
+int32_t findSyncwarpPastExitedLanes(const int32_t *States, uint32_t Lanes,
+                                    const uint32_t *Masks, const uint8_t *Kinds,
+                                    uint32_t &Waiting, uint32_t &Exited) {
+  const uint32_t Finished = lanesAt(States, Lanes, TIDAL_THREAD_FINISHED);
+  const uint32_t Existing = Lanes >= 32 ? ~0u : (1u << Lanes) - 1;
+  int32_t Found = -1;
+  for (uint32_t Lane = 0; Lane < Lanes; ++Lane) {
+    const int32_t Point = States[Lane];
+    if (Point < 1 || Kinds[Point] != TIDAL_SYNC_WARP_CHECKED ||
+        !(Masks[Lane] & Existing & Finished) || (Found >= 0 && Point >= Found))
+      continue;
+    Found = Point;
+  }
+  if (Found < 0)
+    return -1;
+  Waiting = lanesAt(States, Lanes, Found);
+  Exited = 0;
+  for (uint32_t Bits = Waiting; Bits; Bits &= Bits - 1)
+    Exited |= Masks[__builtin_ctz(Bits)] & Existing & Finished;
+  return Found;
+}
+
+// "thread (1, 0, 0)" or "threads (0, 0, 0)..(7, 0, 0)" for each run of
+// consecutive lanes in Bits (of the warp whose first thread is WarpBase).
+std::string describeLanes(uint32_t Bits, uint32_t WarpBase, const TidalBlockContext *Context) {
+  const uint32_t DimX = Context->block_dim[0], DimY = Context->block_dim[1];
+  auto ThreadAt = [&](uint32_t Lane) {
+    const uint32_t Linear = WarpBase + Lane;
+    return describeDims({Linear % DimX, Linear / DimX % DimY, Linear / DimX / DimY});
+  };
+  std::string Text;
+  for (uint32_t Lane = 0; Lane < 32;) {
+    if (!(Bits >> Lane & 1)) {
+      ++Lane;
+      continue;
+    }
+    uint32_t Last = Lane;
+    while (Last + 1 < 32 && (Bits >> (Last + 1) & 1))
+      ++Last;
+    if (!Text.empty())
+      Text += ", ";
+    Text += Lane == Last ? "thread " + ThreadAt(Lane)
+                         : "threads " + ThreadAt(Lane) + ".." + ThreadAt(Last);
+    Lane = Last + 1;
+  }
+  return Text;
+}
+
+} // namespace
+
+extern "C" void __tidal_cpu_warp_exit_error(TidalBlockContext *Context, const char *Kernel,
+                                            const int32_t *States, uint32_t Lanes,
+                                            uint32_t WarpBase, const uint32_t *Masks,
+                                            const uint8_t *Kinds, const char *const *Names,
+                                            uint32_t NameCount) {
+  recordKernelFailure(Context, [&] {
+    const Dim3 Block = blockIndexOf(Context);
+    uint32_t Waiting = 0, Exited = 0;
+    const int32_t Point =
+        findSyncwarpPastExitedLanes(States, Lanes, Masks, Kinds, Waiting, Exited);
+    char Mask[16];
+    std::snprintf(Mask, sizeof Mask, "0x%08x",
+                  Waiting ? Masks[__builtin_ctz(Waiting)] : 0u);
+    std::string Message =
+        describeLanes(Waiting, WarpBase, Context) + " of block " + describeDims(Block) +
+        " of kernel '" + (Kernel ? Kernel : "?") + "' wait at " +
+        (Point >= 0 && uint32_t(Point) < NameCount ? Names[Point] : "syncwarp") +
+        " with mask " + Mask + ", which names " + describeLanes(Exited, WarpBase, Context) +
+        ", finished (debug mode: every thread a syncwarp mask names must reach it; "
+        "without debug=True finished threads do not hold syncwarp up)";
+    return KernelError(KernelError::Kind::Barrier, Message, Message, Block,
+                       Dim3{0, 0, 0});
+  });
+}
+
 extern "C" int32_t __tidal_cpu_warp_step(int32_t *States, uint32_t Lanes,
                                          const uint32_t *Masks,
                                          const uint64_t *Written, uint64_t *Read,
                                          const uint8_t *Kinds) {
   // One pass: failed lanes, finished lanes, lanes at warp points.
   uint32_t Finished = 0, Waiting = 0;
+  bool Checked = false;
   for (uint32_t Lane = 0; Lane < Lanes; ++Lane) {
     const int32_t State = States[Lane];
     if (State == TIDAL_THREAD_FAILED)
-      return 2;
+      return TIDAL_WARP_STEP_FAILED;
     Finished |= uint32_t(State == TIDAL_THREAD_FINISHED) << Lane;
     Waiting |= uint32_t(State >= 1 && Kinds[State] != TIDAL_SYNC_BLOCK) << Lane;
+    Checked |= State >= 1 && Kinds[State] == TIDAL_SYNC_WARP_CHECKED;
   }
   if (!Waiting)
     return 0;
+  uint32_t Ignored;
+  if (Checked && Finished &&
+      findSyncwarpPastExitedLanes(States, Lanes, Masks, Kinds, Ignored, Ignored) >= 0)
+    return TIDAL_WARP_STEP_EXITED;
   const uint32_t Existing = Lanes >= 32 ? ~0u : (1u << Lanes) - 1;
   // Of the groups that can complete, the one at the lowest sync point (the
   // lowering numbers them in reverse post-order): lanes behind catch up first,
@@ -792,7 +886,8 @@ extern "C" int32_t __tidal_cpu_warp_step(int32_t *States, uint32_t Lanes,
     // A collective waits for every lane of its mask that exists and has
     // not finished (lanes past the block's last thread, or finished, do not
     // hold up the others: their bits read as 0).
-    if (Kinds[Point] == TIDAL_SYNC_WARP && (Needed & Existing & ~Finished & ~Group))
+    if ((Kinds[Point] == TIDAL_SYNC_WARP || Kinds[Point] == TIDAL_SYNC_WARP_CHECKED) &&
+        (Needed & Existing & ~Finished & ~Group))
       continue;
     if (ChosenPoint < 0 || Point < ChosenPoint) {
       ChosenPoint = Point;

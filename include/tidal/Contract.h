@@ -55,6 +55,7 @@ inline constexpr const char *CpuAssertFailHook = "__tidal_cpu_assert_fail";
 inline constexpr const char *CpuBarrierErrorHook = "__tidal_cpu_barrier_error";
 inline constexpr const char *CpuPrintHook = "__tidal_cpu_print";
 inline constexpr const char *CpuWarpStepHook = "__tidal_cpu_warp_step";
+inline constexpr const char *CpuWarpExitErrorHook = "__tidal_cpu_warp_exit_error";
 inline constexpr const char *CpuGridSyncHook = "__tidal_cpu_grid_sync";
 
 // The exception slot of an NVPTX module (docs/markers.md, "The exception

@@ -76,12 +76,24 @@ void __tidal_cpu_print(const char *format, ...);
 //   (resume there) and read[l] their result source: written[l] (the value
 //   lane l stored), the group's lanes for activemask; 0 for the lanes
 //   outside the group. masks[l] is the mask lane l passed. Returns point + TIDAL_SYNC_RELEASED if it completed
-//   the group at that point, 2 if a lane failed, 0 if none can be completed
-//   (every lane at a block barrier, or finished, or waiting for lanes that
-//   will never come: the block's consistency check then reports them).
+//   the group at that point, TIDAL_WARP_STEP_FAILED if a lane failed,
+//   TIDAL_WARP_STEP_EXITED if lanes wait at a TIDAL_SYNC_WARP_CHECKED point
+//   whose mask names a lane that finished (debug mode's syncwarp), 0 if
+//   none can be completed (every lane at a block barrier, or finished, or
+//   waiting for lanes that will never come: the block's consistency check
+//   then reports them).
 int32_t __tidal_cpu_warp_step(int32_t *states, uint32_t lanes,
                               const uint32_t *masks, const uint64_t *written,
                               uint64_t *read, const uint8_t *kinds);
+//   After __tidal_cpu_warp_step returned TIDAL_WARP_STEP_EXITED for the warp
+//   whose first thread is warp_base (states, masks and kinds as there):
+//   records the failure, naming the waiting lanes, their syncwarp
+//   (names[point]) and the finished lanes its mask names.
+void __tidal_cpu_warp_exit_error(TidalBlockContext *ctx, const char *kernel,
+                                 const int32_t *states, uint32_t lanes,
+                                 uint32_t warp_base, const uint32_t *masks,
+                                 const uint8_t *kinds, const char *const *names,
+                                 uint32_t name_count);
 //   grid.sync() (cooperative launches; docs/cpu-target.md): every thread of
 //   the block is at the grid barrier; waits until every block of the launch
 //   is at one. Returns 0 then, non-zero when the block must leave instead
@@ -94,7 +106,13 @@ int32_t __tidal_cpu_grid_sync(TidalBlockContext *ctx);
 #define TIDAL_SYNC_BLOCK 0u
 #define TIDAL_SYNC_WARP 1u
 #define TIDAL_SYNC_ACTIVEMASK 2u
+// syncwarp in debug mode: a finished lane that its mask names is reported
+// (without debug mode it is TIDAL_SYNC_WARP: finished lanes do not hold it up).
+#define TIDAL_SYNC_WARP_CHECKED 3u
 #define TIDAL_SYNC_RELEASED (1 << 24)
+// __tidal_cpu_warp_step's results besides a released point.
+#define TIDAL_WARP_STEP_FAILED 2
+#define TIDAL_WARP_STEP_EXITED 3
 
 // CUDA's launch limits, which the cpu runtime enforces as a GPU would, so
 // that the host lowering may tell LLVM the ranges of the context fields.

@@ -213,6 +213,9 @@ struct LaunchConfigObject {
   unsigned long long Stream; // the CUstream handle (0: the default stream)
   unsigned long long SharedBytes;
   PyObject *StreamObject; // strong: what was given (None for the default)
+  // A block beyond CUDA's limits: the message (a str, strong) that launching
+  // the configuration raises, as Numba fails at the launch; null otherwise.
+  PyObject *BlockError;
   vectorcallfunc Vectorcall;
 };
 
@@ -306,9 +309,20 @@ bool hasExtensions(LaunchConfigObject *Config, bool &Failed) {
   }
 }
 
+// A configuration whose block is beyond CUDA's limits cannot launch: true
+// with the ValueError set.
+bool refuseBlock(const LaunchConfigObject *Config) {
+  if (!Config->BlockError)
+    return false;
+  PyErr_SetObject(PyExc_ValueError, Config->BlockError);
+  return true;
+}
+
 PyObject *LaunchConfig_vectorcall(PyObject *Self, PyObject *const *Args, size_t NArgsF,
                                   PyObject *KwNames) {
   auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  if (refuseBlock(Config))
+    return nullptr;
   if (KwNames && PyTuple_GET_SIZE(KwNames)) {
     PyErr_Format(PyExc_TypeError, "a kernel takes its arguments by position, not by keyword (%R)",
                  KwNames);
@@ -328,6 +342,8 @@ PyObject *LaunchConfig_vectorcall(PyObject *Self, PyObject *const *Args, size_t 
 }
 
 PyObject *LaunchConfig_dispatch(PyObject *Self, PyObject *const *Args, Py_ssize_t N) {
+  if (refuseBlock(reinterpret_cast<LaunchConfigObject *>(Self)))
+    return nullptr;
   return launch(reinterpret_cast<LaunchConfigObject *>(Self), Args, static_cast<size_t>(N),
                 /*Execute=*/false);
 }
@@ -336,6 +352,7 @@ void LaunchConfig_dealloc(PyObject *Self) {
   auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
   Py_XDECREF(Config->Dispatcher);
   Py_XDECREF(Config->StreamObject);
+  Py_XDECREF(Config->BlockError);
   PyTypeObject *Type = Py_TYPE(Self); // a heap type: its instances hold a reference
   PyObject_Free(Self);
   Py_DECREF(Type);
@@ -456,6 +473,7 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
   runtime::Dim3 Grid, Block;
   unsigned long long Stream = 0, SharedBytes = 0;
   PyObject *StreamObject = Py_None;
+  PyRef BlockError; // the message of a block beyond the limits
   bool Quick = PyTuple_CheckExact(Key) && PyTuple_GET_SIZE(Key) >= 2 &&
                PyTuple_GET_SIZE(Key) <= 4 &&
                quickDims(PyTuple_GET_ITEM(Key, 0), MaxGridDims, Grid) &&
@@ -486,16 +504,19 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
     }
   }
   if (!Quick) {
-    // (griddim, blockdim, stream handle, sharedmem, stream): normalised, or raises.
+    // (griddim, blockdim, stream handle, sharedmem, stream, block error):
+    // normalised, or raises.
     static PyObject *Method = PyUnicode_InternFromString("_launch_config");
     PyRef Checked = PyRef::steal(PyObject_CallMethodOneArg(Self, Method, Key));
     if (!Checked)
       return nullptr;
-    PyObject *StreamGiven;
+    PyObject *StreamGiven, *Message;
     unsigned int GX, GY, GZ, BX, BY, BZ;
-    if (!PyArg_ParseTuple(Checked.get(), "(III)(III)KKO", &GX, &GY, &GZ, &BX, &BY, &BZ, &Stream,
-                          &SharedBytes, &StreamGiven))
+    if (!PyArg_ParseTuple(Checked.get(), "(III)(III)KKOO", &GX, &GY, &GZ, &BX, &BY, &BZ, &Stream,
+                          &SharedBytes, &StreamGiven, &Message))
       return nullptr;
+    if (Message != Py_None)
+      BlockError = PyRef::borrow(Message);
     Grid = {GX, GY, GZ};
     Block = {BX, BY, BZ};
     StreamObject = StreamGiven;
@@ -515,6 +536,7 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
   Config->Stream = Stream;
   Config->SharedBytes = SharedBytes;
   Config->StreamObject = Py_NewRef(StreamObject);
+  Config->BlockError = BlockError.release();
   Config->Vectorcall = LaunchConfig_vectorcall;
   return reinterpret_cast<PyObject *>(Config);
 }

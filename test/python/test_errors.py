@@ -172,10 +172,11 @@ def test_launch_configuration_shape_and_limits():
 
     with pytest.raises(ValueError, match=r"launched as kernel\[griddim, blockdim\]"):
         k[1]
+    # A block beyond the limits fails at the launch (as in Numba).
     with pytest.raises(ValueError, match="has 2048 threads: a block has at most 1024"):
-        k[1, (32, 64)]
+        k[1, (32, 64)](np.zeros(1))
     with pytest.raises(ValueError, match="is 65 along z: CUDA allows at most 64"):
-        k[1, (1, 1, 65)]
+        k[1, (1, 1, 65)](np.zeros(1))
     with pytest.raises(ValueError, match="is 65536 along y: CUDA allows at most 65535"):
         k[(1, 65536), 1]
     with pytest.raises(ValueError, match="sharedmem of kernel 'k' must be"):

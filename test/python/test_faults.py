@@ -99,9 +99,13 @@ def test_failed_assert_in_debug_mode(target):
 
 @on_targets("cpu")
 def test_divergent_barrier_is_reported_not_hung(target):
+    # Threads at two different syncthreads (threads that finished count as
+    # arrived at a barrier, as on a GPU: test_exited_threads.py).
     @cuda.jit
     def divergent(out):
         if cuda.threadIdx.x < 16:
+            cuda.syncthreads()
+        elif cuda.threadIdx.x < 32:
             cuda.syncthreads()
         out[cuda.grid(1)] = 1
 
@@ -110,7 +114,8 @@ def test_divergent_barrier_is_reported_not_hung(target):
     message = str(info.value)
     assert "kernel 'divergent' reached different barriers" in message
     assert "threads (0, 0, 0)..(15, 0, 0) at syncthreads" in message
-    assert "threads (16, 0, 0)..(63, 0, 0) finished" in message
+    assert "threads (16, 0, 0)..(31, 0, 0) at syncthreads" in message
+    assert "threads (32, 0, 0)..(63, 0, 0) finished" in message
     # Located without debug information too (the frontend's !tidal.where;
     # the frontend fuzzer counted such reports as unlocated).
     line, column = position_of(divergent.py_func, "cuda.syncthreads()")

@@ -173,18 +173,46 @@ def test_index_objects_as_dimensions():
 @pytest.mark.parametrize("config, message", [
     ((0, 1), "griddim must be a sequence of positive integers, got \\[0\\]"),
     ((1, (1, 1, 1, 1)), "blockdim must be a sequence of 1, 2 or 3 integers"),
-    ((1, (32, 32, 2)), "has 2048 threads: a block has at most 1024"),
-    ((1, (1, 1, 65)), "is 65 along z: CUDA allows at most 64"),
     ((2**31, 1), "is 2147483648 along x: CUDA allows at most 2147483647"),
     ((1, 1, 0, -1), "sharedmem of kernel 'add_one' must be a number of bytes >= 0"),
     ((1, 1, 0, True), "sharedmem of kernel 'add_one' must be a number of bytes >= 0"),
     ((1,), "is launched as kernel\\[griddim, blockdim\\]"),
     (((1, 1 << 16), 1), "griddim .* along y: CUDA allows at most 65535"),
-    ((1, (32, 33)), "has 1056 threads: a block has at most 1024"),
 ])
 def test_bad_configurations_raise_value_error(config, message):
     with pytest.raises(ValueError, match=message):
         add_one[config]
+
+
+@pytest.mark.parametrize("config, message", [
+    ((1, (32, 32, 2)), "has 2048 threads: a block has at most 1024"),
+    ((1, (1, 1, 65)), "is 65 along z: CUDA allows at most 64"),
+    ((1, (32, 33)), "has 1056 threads: a block has at most 1024"),
+])
+def test_blocks_beyond_the_limits_raise_value_error_at_launch(config, message):
+    launch = add_one[config]  # as Numba: the configuration is built
+    with pytest.raises(ValueError, match=message):
+        launch(np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize("blockdim, message", [
+    ((32, 32, 2), "blockdim \\(32, 32, 2\\) of kernel 'add_one' has 2048 threads: "
+                  "a block has at most 1024"),
+    (2048, "blockdim 2048 of kernel 'add_one' is 2048 along x: CUDA allows at most 1024"),
+    ((1, 1, 65), "blockdim \\(1, 1, 65\\) of kernel 'add_one' is 65 along z: "
+                 "CUDA allows at most 64"),
+])
+def test_a_block_beyond_the_limits_fails_at_launch_not_before(target, blockdim, message):
+    # Numba builds the configuration and fails when it launches: a program
+    # may build one it never launches (issue 24).
+    config = add_one[1, blockdim]  # built, never launched: no error
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match=message):
+        config(x)
+    with pytest.raises(ValueError, match=message):
+        config._dispatch(x)
+    add_one[1, 4](x)
+    target.assert_result("add_one", x, np.ones(4, np.float32))
 
 
 @pytest.mark.parametrize("stream", [True, 1, "stream"])

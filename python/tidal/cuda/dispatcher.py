@@ -37,6 +37,20 @@ def _dims(value, what, kernel):
     return tuple(dims) + (1,) * (3 - len(dims))
 
 
+def _block_size_error(blockdim, given, kernel):
+    """The message of a block beyond CUDA's limits (None within them):
+    `given` is the blockdim as the program wrote it."""
+    for axis, n, limit in zip("xyz", blockdim, MAX_BLOCK_DIM):
+        if n > limit:
+            return (f"blockdim {given!r} of kernel '{kernel}' is {n} along {axis}: "
+                    f"CUDA allows at most {limit}")
+    threads = blockdim[0] * blockdim[1] * blockdim[2]
+    if threads > MAX_THREADS_PER_BLOCK:
+        return (f"blockdim {given!r} of kernel '{kernel}' has {threads} threads: "
+                f"a block has at most {MAX_THREADS_PER_BLOCK}")
+    return None
+
+
 def _stream_handle(stream, kernel):
     """The launch's stream as the handle the binding takes (0: the default)."""
     if stream is None or (isinstance(stream, int) and not isinstance(stream, bool) and stream == 0):
@@ -195,8 +209,12 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
 
     def _launch_config(self, config):
         """kernel[config] in the forms the C++ half leaves to Python: returns
-        (griddim, blockdim, stream handle, sharedmem, stream) or raises the
-        error that says what is wrong."""
+        (griddim, blockdim, stream handle, sharedmem, stream, block error) or
+        raises the error that says what is wrong. A block beyond CUDA's
+        limits is an error of the launch, as in Numba (which normalises the
+        configuration here and fails when it launches): its message is the
+        last element (None for a block within the limits), which the C++
+        half raises when the configuration is launched."""
         name = self.__name__
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise ValueError(
@@ -204,18 +222,14 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
                 f"kernel[griddim, blockdim, stream, sharedmem], got [{config!r}]")
         griddim = _dims(config[0], "griddim", name)
         blockdim = _dims(config[1], "blockdim", name)
-        for what, dims, limits in (("griddim", griddim, MAX_GRID_DIM),
-                                   ("blockdim", blockdim, MAX_BLOCK_DIM)):
-            for axis, n, limit in zip("xyz", dims, limits):
-                if n > limit:
-                    raise ValueError(
-                        f"{what} {config[0 if what == 'griddim' else 1]!r} of kernel "
-                        f"'{name}' is {n} along {axis}: CUDA allows at most {limit}")
-        threads = blockdim[0] * blockdim[1] * blockdim[2]
-        if threads > MAX_THREADS_PER_BLOCK:
-            raise ValueError(
-                f"blockdim {config[1]!r} of kernel '{name}' has {threads} threads: "
-                f"a block has at most {MAX_THREADS_PER_BLOCK}")
+        for axis, n, limit in zip("xyz", griddim, MAX_GRID_DIM):
+            if n > limit:
+                raise ValueError(
+                    f"griddim {config[0]!r} of kernel '{name}' is {n} along {axis}: "
+                    f"CUDA allows at most {limit}")
+        block_error = _block_size_error(blockdim, config[1], name)
+        if block_error is not None:
+            blockdim = tuple(min(n, 0xFFFFFFFF) for n in blockdim)
         stream = config[2] if len(config) > 2 else None
         handle = _stream_handle(stream, name)
         sharedmem = config[3] if len(config) > 3 else 0
@@ -224,7 +238,7 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
             raise ValueError(
                 f"sharedmem of kernel '{name}' must be a number of bytes >= 0, "
                 f"got {sharedmem!r}")
-        return griddim, blockdim, handle, sharedmem.__index__(), stream
+        return griddim, blockdim, handle, sharedmem.__index__(), stream, block_error
 
     def __call__(self, *args, **kwargs):
         # Numba's error (a ValueError) and its words, then tidal's hint.
