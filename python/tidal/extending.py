@@ -27,6 +27,7 @@ implementations (tidal does not import Numba: it uses the module only if it
 is already loaded)."""
 
 import sys
+import numpy as _np
 
 __all__ = ["overload", "register_jitable"]
 
@@ -137,6 +138,8 @@ def _implementation(func, type_texts):
     dispatcher implementing the call, or the text of the error to report."""
     entries = _OVERLOADS.get(func)
     if not entries:
+        if isinstance(func, _np.ufunc):
+            return _ufunc_implementation(func, type_texts)
         return None
     key = (func, tuple(type_texts))
     found = _IMPLEMENTATIONS.get(key)
@@ -174,6 +177,18 @@ def _implementation(func, type_texts):
     listed = ", ".join(tried) or "none for kernels (its overloads are for the cpu target)"
     return (f"no implementation of overloaded '{_name(func)}' for argument types "
             f"({described}): its typing functions returned None: {listed}")
+
+
+def _ufunc_implementation(func, type_texts):
+    """A NumPy ufunc without a user's overload: the device function of
+    tidal.cuda._ufunc_calls for these argument types (cached here too)."""
+    key = (func, tuple(type_texts))
+    found = _IMPLEMENTATIONS.get(key)
+    if found is None:
+        from .cuda import _ufunc_calls
+        found = _ufunc_calls.implementation(func, list(type_texts))
+        _IMPLEMENTATIONS[key] = found
+    return found
 
 
 def _name(func):
