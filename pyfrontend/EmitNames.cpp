@@ -157,8 +157,20 @@ TypedValue FunctionCompiler::emitAttribute(PyObject *Node) {
   }
   if (Attr == "real" || Attr == "imag")
     return emitArrayComponent(Base, Attr, Node); // ComplexSupport.cpp
-  // An array's shape, strides, ndim or size.
+  // An array's shape, strides, ndim, size, nbytes, itemsize, dtype or T.
   unsigned N = Base.T.NDim;
+  if (Attr == "dtype") // a compile-time object: nothing to emit
+    return TypedValue(typeOf(Node).T);
+  if (Attr == "itemsize")
+    return makeScalar(Scalar::Int64, B.getInt64(Base.T.elementSize()));
+  if (Attr == "T") { // shape and strides reversed; the same data
+    TypedValue Transposed(typeOf(Node).T);
+    Transposed.Parts.push_back(Base.Parts[0]);
+    for (unsigned First : {1u, 1u + N})
+      for (unsigned I = 0; I < N; ++I)
+        Transposed.Parts.push_back(Base.Parts[First + N - 1 - I]);
+    return Transposed;
+  }
   auto Dims = [&](unsigned First) {
     std::vector<TypedValue> Out;
     for (unsigned I = 0; I < N; ++I)
@@ -174,6 +186,8 @@ TypedValue FunctionCompiler::emitAttribute(PyObject *Node) {
   Value *Size = B.getInt64(1);
   for (unsigned I = 0; I < N; ++I)
     Size = I == 0 ? Base.Parts[1] : B.CreateMul(Size, Base.Parts[1 + I], "size");
+  if (Attr == "nbytes")
+    Size = B.CreateMul(Size, B.getInt64(Base.T.elementSize()), "nbytes");
   return makeScalar(Scalar::Int64, Size);
 }
 

@@ -181,8 +181,33 @@ TypedValue FunctionCompiler::typeAttribute(PyObject *Node) {
       R.ConstInt = N;
       return R;
     }
-    if (Attr == "size")
+    if (Attr == "size" || Attr == "nbytes")
       return makeScalar(Scalar::Int64, nullptr);
+    if (Attr == "itemsize") {
+      TypedValue R = makeScalar(Scalar::Int64, nullptr);
+      R.ConstInt = Base.T.elementSize();
+      return R;
+    }
+    if (Attr == "T") { // the transpose: a view, shape and strides reversed
+      frontend::Type T = Base.T;
+      T.ArrayLayout = T.ArrayLayout == Layout::C   ? Layout::F
+                      : T.ArrayLayout == Layout::F ? Layout::C
+                                                   : Layout::A;
+      return TypedValue(T);
+    }
+    if (Attr == "dtype") { // the NumPy dtype, a compile-time object
+      if (Base.T.hasRecordElements())
+        unsupported(Node, "the dtype of a record array in a kernel (use the record's dtype "
+                          "from a global)");
+      frontend::Type Element = frontend::Type::scalar(Base.T.Dtype);
+      Element.Unit = Base.T.Unit;
+      PyRef NumPy = importModule("numpy");
+      PyRef DType = PyRef::check(
+          PyObject_CallMethod(NumPy.get(), "dtype", "s", Element.str().c_str()));
+      KeptAlive.push_back(DType);
+      Typing.Expressions[Node].Frozen = DType.get();
+      return TypedValue(frontend::Type::pyObject(DType.get()));
+    }
   }
   typingError(Node, "unknown attribute '" + Attr + "' of " + Base.T.str());
 }
