@@ -2,6 +2,7 @@
 // values frozen from Python objects (numbers, tuples, NumPy arrays),
 // attributes and tuples, from what typing recorded (TypeNames.cpp).
 #include "FunctionCompiler.h"
+#include "CapturedArrays.h"
 #include "AstAccess.h"
 
 #include "llvm/IR/Constants.h"
@@ -82,6 +83,8 @@ TypedValue FunctionCompiler::emitConstantArray(PyObject *O, PyObject *Node) {
 TypedValue FunctionCompiler::emitFrozen(PyObject *O, PyObject *Node) {
   if (!O)
     internalError(Node, "'" + sourceText(Node) + "' has no frozen object");
+  if (O == Py_None)
+    return TypedValue(frontend::Type::none());
   if (std::optional<TypedValue> Special = emitEnumOrNamedTuple(O, Node))
     return *Special;
   if (PyBool_Check(O) || PyLong_Check(O) || PyFloat_Check(O) || PyComplex_Check(O))
@@ -91,6 +94,15 @@ TypedValue FunctionCompiler::emitFrozen(PyObject *O, PyObject *Node) {
     for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)
       Elements.push_back(emitFrozen(PyTuple_GET_ITEM(O, I), Node));
     return makeTuple(std::move(Elements));
+  }
+  // A device array: its pointer, shape and strides as constants (CapturedArrays.h).
+  if (std::optional<CapturedArray> Captured = capturedArray(O)) {
+    TypedValue Array(Captured->T);
+    Array.Parts.push_back(B.CreateIntToPtr(B.getInt64(Captured->Address), B.getPtrTy(), "captured"));
+    for (const std::vector<int64_t> *Values : {&Captured->Shape, &Captured->Strides})
+      for (int64_t V : *Values)
+        Array.Parts.push_back(B.getInt64(V));
+    return Array;
   }
   // Dtypes, arrays of records, record scalars (EmitRecords.cpp).
   if (std::optional<TypedValue> Records = emitFrozenRecords(O, Node))

@@ -2,6 +2,7 @@
 // frozen from Python objects (numbers, tuples, NumPy arrays), attributes
 // (of compile-time objects, records, numbers and arrays) and tuples.
 #include "FunctionCompiler.h"
+#include "CapturedArrays.h"
 #include "AstAccess.h"
 
 namespace tidal::frontend {
@@ -103,6 +104,8 @@ TypedValue FunctionCompiler::typeConstantArray(PyObject *O, PyObject *Node,
 // Numba does: numbers become constants, everything else stays a
 // compile-time object that attributes and calls are resolved against.
 TypedValue FunctionCompiler::typeFrozen(PyObject *O, PyObject *Node, const std::string &What) {
+  if (O == Py_None) // FLAG = None: the constant None, as a literal None
+    return TypedValue(frontend::Type::none());
   if (std::optional<TypedValue> Special = typeEnumOrNamedTuple(O, Node, What))
     return *Special;
   if (std::optional<TypedValue> Number = typeNumber(O, Node, What))
@@ -112,6 +115,13 @@ TypedValue FunctionCompiler::typeFrozen(PyObject *O, PyObject *Node, const std::
     for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)
       Elements.push_back(typeFrozen(PyTuple_GET_ITEM(O, I), Node, What));
     return makeTuple(std::move(Elements));
+  }
+  // A device array (__cuda_array_interface__): by reference (CapturedArrays.h).
+  try {
+    if (std::optional<CapturedArray> Captured = capturedArray(O))
+      return TypedValue(Captured->T);
+  } catch (const std::runtime_error &Why) {
+    unsupported(Node, "cannot use " + What + " (a device array) in a kernel: " + Why.what());
   }
   // Dtypes, arrays of records, record scalars (TypeRecords.cpp).
   if (std::optional<TypedValue> Records = typeFrozenRecords(O, Node))
