@@ -1,6 +1,7 @@
 // Methods of arrays that kernels call, typing and emission: a.reshape(...)
-// of a C-contiguous array (a view with C strides, as Numba's) and a.item()
-// of a one-element array. (a.view(dtype) is TypeRecords.cpp and
+// and a.ravel() of a C-contiguous array (views with C strides, as Numba's)
+// and a.item() of a one-element array; a.copy(), a.astype(), a.flatten()
+// (a new array, which kernels cannot allocate) are refused here. (a.view(dtype) is TypeRecords.cpp and
 // EmitRecords.cpp; a.T, a.dtype, a.itemsize are attributes, TypeNames.cpp.)
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
@@ -18,7 +19,10 @@ std::string arrayMethodName(PyObject *Node) {
   if (nodeKind(FuncNode.get()) != "Attribute")
     return "";
   std::string Name = identifierField(FuncNode.get(), "attr");
-  return Name == "reshape" || Name == "item" ? Name : "";
+  for (const char *Method : {"reshape", "ravel", "item", "copy", "astype", "flatten"})
+    if (Name == Method)
+      return Name;
+  return "";
 }
 
 PyObject *receiverNode(PyObject *Node) {
@@ -39,6 +43,18 @@ std::optional<TypedValue> FunctionCompiler::typeArrayMethod(PyObject *Node) {
   std::vector<PyObject *> Args = listItems(field(Node, "args").get());
   if (PyList_GET_SIZE(field(Node, "keywords").get()) > 0)
     typingError(Node, Name + "() of an array takes no keyword arguments in kernels");
+  if (Name == "copy" || Name == "astype" || Name == "flatten" ||
+      (Name == "ravel" && Array.T.ArrayLayout != Layout::C))
+    unsupported(Node, Name + "() of " + Array.T.str() + " in a kernel would allocate a new "
+                      "array, which kernels cannot (numba-cuda neither, without its NRT): "
+                      "copy the elements into a cuda.local.array in a loop");
+  if (Name == "ravel") {
+    if (!Args.empty())
+      unsupported(Node, "ravel() with an order in a kernel");
+    frontend::Type Result = Array.T;
+    Result.NDim = 1;
+    return TypedValue(Result);
+  }
   if (Name == "item") {
     if (!Args.empty())
       unsupported(Node, "item() with arguments in a kernel: index the array (a[i, j])");
@@ -112,9 +128,12 @@ std::optional<TypedValue> FunctionCompiler::emitArrayMethod(PyObject *Node) {
     return makeElement(Array.T, Loaded);
   }
   // reshape: the sizes, one -1 inferred from the others; C strides.
+  // ravel: the one size of the whole array.
   std::vector<PyObject *> Args = listItems(field(Node, "args").get());
   std::vector<Value *> Sizes;
-  if (Args.size() == 1 && !typeOf(Args[0]).T.isScalar()) {
+  if (Name == "ravel") {
+    Sizes.push_back(B.getInt64(-1));
+  } else if (Args.size() == 1 && !typeOf(Args[0]).T.isScalar()) {
     for (const TypedValue &E : tupleElements(emitExpression(Args[0])))
       Sizes.push_back(convert(E, frontend::Type::scalar(Scalar::Int64), Args[0]).scalar());
   } else {

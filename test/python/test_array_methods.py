@@ -219,3 +219,30 @@ def test_record_array_dtype_and_item_are_refused():
 
     with pytest.raises(UnsupportedError, match="the dtype of a record array"):
         k[1, 1](np.zeros(2, rec), np.zeros(1))
+
+
+def test_ravel_of_a_contiguous_array_is_a_view(target):
+    @cuda.jit
+    def k(a, out):
+        flat = a.ravel()
+        for i in range(flat.size):
+            out[i] = flat[i]
+        flat[5] = -1
+
+    a = np.arange(6.0).reshape(2, 3)
+    out = np.zeros(6)
+    k[1, 1](a, out)
+    target.assert_result("k", out, np.arange(6.0))
+    target.assert_result("k", a, np.array([[0.0, 1, 2], [3, 4, -1]]))
+
+
+@pytest.mark.parametrize("call", ["a.copy()", "a.astype(np.float32)", "a.flatten()",
+                                  "a[:, ::2].ravel()"])
+def test_methods_that_allocate_are_located_errors(call):
+    namespace = {"cuda": cuda, "np": np}
+    exec(f"def k(a, out):\n    b = {call}\n    out[0] = b[0]\n", namespace)
+    kernel = cuda.jit(namespace["k"])
+    with pytest.raises(UnsupportedError, match=r"in a kernel would allocate a new array, which "
+                                               r"kernels cannot") as info:
+        kernel[1, 1](np.zeros((2, 4)), np.zeros(1))
+    assert (info.value.line, info.value.column) == (2, 9)
