@@ -27,6 +27,16 @@ TypedValue FunctionCompiler::emitCallExpression(PyObject *Node) {
                                               B.CreateFNeg(B.CreateExtractValue(V, 1))));
     }
   }
+  // i.bit_count() of an integer: cuda.popc's emitter (TypeCalls.cpp).
+  if (PyObject *Receiver = methodCallReceiver(Node, "bit_count");
+      Receiver && typeOf(Receiver).T.isIntegerScalar()) {
+    std::vector<TypedValue> Args{emitExpression(Receiver)};
+    std::vector<PyObject *> ArgNodes{Receiver};
+    return emitCall(Node, Args, ArgNodes);
+  }
+  // a.reshape(...), a.item() of an array (ArrayMethods.cpp).
+  if (std::optional<TypedValue> Method = emitArrayMethod(Node))
+    return *Method;
   // a.view(dtype) of an array (EmitRecords.cpp).
   if (nodeKind(FuncNode.get()) == "Attribute" && identifierField(FuncNode.get(), "attr") == "view") {
     PyRef ValueNode = field(FuncNode.get(), "value");

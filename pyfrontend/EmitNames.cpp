@@ -2,6 +2,7 @@
 // values frozen from Python objects (numbers, tuples, NumPy arrays),
 // attributes and tuples, from what typing recorded (TypeNames.cpp).
 #include "FunctionCompiler.h"
+#include "CapturedArrays.h"
 #include "AstAccess.h"
 
 #include "llvm/IR/Constants.h"
@@ -82,6 +83,8 @@ TypedValue FunctionCompiler::emitConstantArray(PyObject *O, PyObject *Node) {
 TypedValue FunctionCompiler::emitFrozen(PyObject *O, PyObject *Node) {
   if (!O)
     internalError(Node, "'" + sourceText(Node) + "' has no frozen object");
+  if (O == Py_None)
+    return TypedValue(frontend::Type::none());
   if (std::optional<TypedValue> Special = emitEnumOrNamedTuple(O, Node))
     return *Special;
   if (PyBool_Check(O) || PyLong_Check(O) || PyFloat_Check(O) || PyComplex_Check(O))
@@ -91,6 +94,15 @@ TypedValue FunctionCompiler::emitFrozen(PyObject *O, PyObject *Node) {
     for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)
       Elements.push_back(emitFrozen(PyTuple_GET_ITEM(O, I), Node));
     return makeTuple(std::move(Elements));
+  }
+  // A device array: its pointer, shape and strides as constants (CapturedArrays.h).
+  if (std::optional<CapturedArray> Captured = capturedArray(O)) {
+    TypedValue Array(Captured->T);
+    Array.Parts.push_back(B.CreateIntToPtr(B.getInt64(Captured->Address), B.getPtrTy(), "captured"));
+    for (const std::vector<int64_t> *Values : {&Captured->Shape, &Captured->Strides})
+      for (int64_t V : *Values)
+        Array.Parts.push_back(B.getInt64(V));
+    return Array;
   }
   // Dtypes, arrays of records, record scalars (EmitRecords.cpp).
   if (std::optional<TypedValue> Records = emitFrozenRecords(O, Node))
@@ -162,8 +174,20 @@ TypedValue FunctionCompiler::emitAttribute(PyObject *Node) {
   }
   if (Attr == "real" || Attr == "imag")
     return emitArrayComponent(Base, Attr, Node); // ComplexSupport.cpp
-  // An array's shape, strides, ndim or size.
+  // An array's shape, strides, ndim, size, nbytes, itemsize, dtype or T.
   unsigned N = Base.T.NDim;
+  if (Attr == "dtype") // a compile-time object: nothing to emit
+    return TypedValue(typeOf(Node).T);
+  if (Attr == "itemsize")
+    return makeScalar(Scalar::Int64, B.getInt64(Base.T.elementSize()));
+  if (Attr == "T") { // shape and strides reversed; the same data
+    TypedValue Transposed(typeOf(Node).T);
+    Transposed.Parts.push_back(Base.Parts[0]);
+    for (unsigned First : {1u, 1u + N})
+      for (unsigned I = 0; I < N; ++I)
+        Transposed.Parts.push_back(Base.Parts[First + N - 1 - I]);
+    return Transposed;
+  }
   auto Dims = [&](unsigned First) {
     std::vector<TypedValue> Out;
     for (unsigned I = 0; I < N; ++I)
@@ -179,6 +203,8 @@ TypedValue FunctionCompiler::emitAttribute(PyObject *Node) {
   Value *Size = B.getInt64(1);
   for (unsigned I = 0; I < N; ++I)
     Size = I == 0 ? Base.Parts[1] : B.CreateMul(Size, Base.Parts[1 + I], "size");
+  if (Attr == "nbytes")
+    Size = B.CreateMul(Size, B.getInt64(Base.T.elementSize()), "nbytes");
   return makeScalar(Scalar::Int64, Size);
 }
 

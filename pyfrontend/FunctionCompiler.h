@@ -142,6 +142,8 @@ public:
   llvm::IRBuilder<> &builder() { return B; }
   llvm::LLVMContext &context() { return Ctx; }
   llvm::Module &module() { return M; }
+  // The elements of a tuple value (their parts).
+  std::vector<TypedValue> tupleElements(const TypedValue &V) const;
   // i32 @tidal.<Name>() marker call (declared on first use).
   llvm::Value *markerI32(const std::string &Name);
   // The declaration of the marker tidal.<Name> from the plugin's marker
@@ -490,6 +492,9 @@ private:
   std::string recordFieldName(const TypedValue &Record, const TypedValue &Index, PyObject *IndexNode);
   std::optional<TypedValue> typeFrozenRecords(PyObject *O, PyObject *Node);
   TypedValue typeArrayView(const TypedValue &Base, PyObject *Node);
+  // a.reshape(...), a.item() (ArrayMethods.cpp); nullopt for other calls.
+  std::optional<TypedValue> typeArrayMethod(PyObject *Node);
+  std::optional<TypedValue> emitArrayMethod(PyObject *Node);
   // Emission (EmitRecords.cpp) of what typing decided.
   TypedValue emitRecordFieldLoad(const TypedValue &Record, const std::string &Name, PyObject *Node);
   void emitRecordFieldStore(const TypedValue &Record, const std::string &Name, const TypedValue &V,
@@ -524,7 +529,6 @@ private:
   llvm::DISubprogram *Subprogram = nullptr;
   // The statement or expression being emitted (setDebugLocation).
   PyObject *LocationNode = nullptr;
-  std::vector<TypedValue> tupleElements(const TypedValue &V) const;
   std::vector<llvm::Type *> partTypes(const Type &T) const;
   llvm::AllocaInst *entryAlloca(llvm::Type *T, const std::string &Name);
   void startDeadBlock();

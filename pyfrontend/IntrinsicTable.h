@@ -80,6 +80,10 @@ std::string noImplementationOfArray(FunctionCompiler &C, const std::string &Pyth
                                     const std::string &Shape, const TypedValue *DType,
                                     PyObject *DTypeNode);
 
+// The receiver node of a call `<receiver>.<Method>(...)`; null for other
+// calls (TypeCalls.cpp: i.bit_count(), typed and emitted as cuda.popc(i)).
+PyObject *methodCallReceiver(PyObject *Node, const char *Method);
+
 // Helpers that the rules and emitters of several families share
 // (IntrinsicTable.cpp).
 // Checks a call without keywords has Min..Max arguments.

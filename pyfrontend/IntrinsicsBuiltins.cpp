@@ -1,6 +1,7 @@
 // Builtins: len, abs, min, max, range, int, float, bool, print, and the
 // casts to each dtype (tidal.float32(x), numpy.float32(x)).
 #include "IntrinsicTable.h"
+#include "AstAccess.h"
 
 #include "llvm/IR/Intrinsics.h"
 
@@ -188,8 +189,9 @@ TypedValue emitPow(IntrinsicCall &Call, const Type &) {
   return Call.C.arithmetic(BinaryOperator::Power, Call.Args[0], Call.Args[1], Call.Node);
 }
 
-// print(a, b, "text"): one printf with the format Numba's CUDA print uses:
-// integers %lld/%llu, floats %f, bools True/False, separated by spaces.
+// print(a, b, "text"): one printf with the format numba-cuda's print uses:
+// integers %lld/%llu, floats %f, bools True/False, tuples (a, b) and (a,)
+// of those, dim3 objects (cuda.threadIdx) (%d, %d, %d), separated by spaces.
 // The string literal of a print argument; null for the other arguments.
 PyObject *printedText(PyObject *ArgNode) {
   if (typeName(ArgNode) != "Constant")
@@ -198,21 +200,70 @@ PyObject *printedText(PyObject *ArgNode) {
   Py_XDECREF(Value); // the node keeps it alive
   return Value && PyUnicode_Check(Value) ? Value : nullptr;
 }
+// The dim3 intrinsic (cuda.threadIdx, cuda.blockDim, ...) a value names; null
+// for other values.
+const IntrinsicRecord *printedDim3(const Type &T) {
+  if (!T.isPyObject())
+    return nullptr;
+  const IntrinsicRecord *Record = findIntrinsic(intrinsicName(static_cast<PyObject *>(T.Object)));
+  return Record && Record->Kind == IntrinsicKind::Dim3 ? Record : nullptr;
+}
+void checkPrintable(IntrinsicCall &Call, const Type &T, PyObject *ArgNode) {
+  if (T.isTuple()) {
+    for (const Type &E : T.Elements)
+      checkPrintable(Call, E, ArgNode);
+    return;
+  }
+  if (printedDim3(T))
+    return;
+  if (!T.isScalar())
+    Call.C.typingError(ArgNode, "print() in kernels prints numbers, tuples of them, dim3 objects "
+                                "and string literals, not " + T.str());
+  if (isComplex(T.Dtype))
+    Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
+}
 TypedValue typePrint(IntrinsicCall &Call) {
   for (const std::string &K : Call.Keywords)
     Call.C.unsupported(Call.Node, "print() in kernels takes no keyword arguments ('" + K + "')");
-  for (size_t I = 0; I < Call.Args.size(); ++I) {
-    PyObject *ArgNode = Call.ArgNodes[I];
-    if (printedText(ArgNode))
-      continue;
-    const TypedValue &V = Call.Args[I];
-    if (!V.T.isScalar())
-      Call.C.typingError(ArgNode, "print() in kernels prints numbers and string literals, not " +
-                                      V.T.str());
-    if (isComplex(V.T.Dtype))
-      Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
-  }
+  for (size_t I = 0; I < Call.Args.size(); ++I)
+    if (!printedText(Call.ArgNodes[I]))
+      checkPrintable(Call, Call.Args[I].T, Call.ArgNodes[I]);
   return TypedValue(Type::none());
+}
+// Appends V's printf format and values.
+void printItem(IntrinsicCall &Call, const TypedValue &V, PyObject *ArgNode, std::string &Format,
+               std::vector<Value *> &Values) {
+  IRBuilder<> &B = Call.C.builder();
+  if (V.T.isTuple()) {
+    std::vector<TypedValue> Elements = Call.C.tupleElements(V);
+    Format += "(";
+    for (size_t I = 0; I < Elements.size(); ++I) {
+      if (I)
+        Format += ", ";
+      printItem(Call, Elements[I], ArgNode, Format, Values);
+    }
+    Format += Elements.size() == 1 ? ",)" : ")";
+    return;
+  }
+  if (const IntrinsicRecord *Dim3 = printedDim3(V.T)) {
+    Format += "(%d, %d, %d)";
+    for (const char *Axis : {".x", ".y", ".z"})
+      Values.push_back(Call.C.markerI32(std::string(Dim3->Marker) + Axis));
+    return;
+  }
+  Scalar S = V.T.Dtype;
+  if (S == Scalar::Bool) {
+    Format += "%s";
+    Values.push_back(B.CreateSelect(V.scalar(), Call.C.constantString("True", "print.true"),
+                                    Call.C.constantString("False", "print.false")));
+  } else if (isFloat(S)) {
+    Format += "%f";
+    Values.push_back(Call.C.convert(V, Type::scalar(Scalar::Float64), ArgNode).scalar());
+  } else {
+    Format += isSigned(S) ? "%lld" : "%llu";
+    Values.push_back(Call.C.convert(V, Type::scalar(isSigned(S) ? Scalar::Int64 : Scalar::UInt64),
+                                    ArgNode).scalar());
+  }
 }
 constexpr size_t MaxPrintItems = 32;
 TypedValue emitPrint(IntrinsicCall &Call, const Type &) {
@@ -228,20 +279,7 @@ TypedValue emitPrint(IntrinsicCall &Call, const Type &) {
         Format += Ch == '%' ? std::string("%%") : std::string(1, Ch);
       continue;
     }
-    const TypedValue &V = Call.Args[I];
-    Scalar S = V.T.Dtype;
-    if (S == Scalar::Bool) {
-      Format += "%s";
-      Values.push_back(B.CreateSelect(V.scalar(), Call.C.constantString("True", "print.true"),
-                                      Call.C.constantString("False", "print.false")));
-    } else if (isFloat(S)) {
-      Format += "%f";
-      Values.push_back(Call.C.convert(V, Type::scalar(Scalar::Float64), ArgNode).scalar());
-    } else {
-      Format += isSigned(S) ? "%lld" : "%llu";
-      Values.push_back(Call.C.convert(V, Type::scalar(isSigned(S) ? Scalar::Int64 : Scalar::UInt64),
-                                      ArgNode).scalar());
-    }
+    printItem(Call, Call.Args[I], ArgNode, Format, Values);
   }
   Format += "\n";
   if (Call.Args.size() > MaxPrintItems) {
@@ -282,7 +320,7 @@ llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
       {"builtins.bool", IntrinsicKind::Function, typeCast<Scalar::Bool>, emitCast, "",
        "bool(x): the truth of x."},
       {"builtins.print", IntrinsicKind::Function, typePrint, emitPrint, "print",
-       "print(*values): numbers and string literals, one line, through printf."},
+       "print(*values): numbers, tuples, dim3 objects and string literals, one line, through printf."},
       {"cast.bool", IntrinsicKind::Function, typeCast<Scalar::Bool>, emitCast, "",
        "bool(x): x converted to bool."},
       {"cast.int8", IntrinsicKind::Function, typeCast<Scalar::Int8>, emitCast, "",

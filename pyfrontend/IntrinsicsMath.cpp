@@ -2,6 +2,7 @@
 #include "IntrinsicTable.h"
 
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
 
 #include <algorithm>
 #include <optional>
@@ -110,6 +111,20 @@ Value *mathMarker(IntrinsicCall &Call, const std::string &Stem, Scalar F) {
 }
 TypedValue emitMathMarker(IntrinsicCall &Call, const Type &Result) {
   return Call.C.makeScalar(Result.Dtype, mathMarker(Call, Call.Record->Marker, Result.Dtype));
+}
+
+// math.nextafter(x, y): libdevice's __nv_nextafter (__nv_nextafterf for
+// float32), which both targets link (the cpu target's host libdevice), as
+// numba-cuda lowers it; no marker.
+TypedValue emitNextafter(IntrinsicCall &Call, const Type &Result) {
+  Scalar F = Result.Dtype;
+  std::vector<Value *> Values = floatArguments(Call, F);
+  llvm::Type *T = Call.C.llvmType(F);
+  FunctionCallee Callee = Call.C.module().getOrInsertFunction(
+      F == Scalar::Float32 ? "__nv_nextafterf" : "__nv_nextafter", FunctionType::get(T, {T, T}, false));
+  if (auto *Declared = dyn_cast<Function>(Callee.getCallee()))
+    Declared->addFnAttr(Attribute::NoUnwind);
+  return Call.C.makeScalar(F, Call.C.builder().CreateCall(Callee, Values));
 }
 
 // math.log(x) and math.log(x, base)
@@ -274,6 +289,8 @@ llvm::ArrayRef<IntrinsicRecord> mathIntrinsics() {
        "math.fmod(x, y): float32 for float32 arguments, else float64."},
       {"math.hypot", IntrinsicKind::Function, typeMathOfTwoArguments, emitMathMarker, "hypot",
        "math.hypot(x, y): float32 for float32 arguments, else float64."},
+      {"math.nextafter", IntrinsicKind::Function, typeMathOfTwoArguments, emitNextafter, "",
+       "math.nextafter(x, y): float32 for float32 arguments, else float64."},
       {"math.log", IntrinsicKind::Function, typeLog, emitLog, "log",
        "math.log(x[, base])."},
       {"math.floor", IntrinsicKind::Function, typeRoundingToInt, emitRoundingToInt, "floor",

@@ -12,6 +12,14 @@
 
 namespace tidal::frontend {
 
+// The receiver node of a call `<receiver>.<Method>()`; null for other calls.
+PyObject *methodCallReceiver(PyObject *Node, const char *Method) {
+  PyRef FuncNode = field(Node, "func");
+  if (nodeKind(FuncNode.get()) != "Attribute" || identifierField(FuncNode.get(), "attr") != Method)
+    return nullptr;
+  return field(FuncNode.get(), "value").get(); // the tree holds it
+}
+
 TypedValue FunctionCompiler::typeCall(PyObject *Node) {
   PyRef FuncNode = field(Node, "func");
   // z.conjugate(): the one method of numbers kernels call.
@@ -29,6 +37,32 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
       return isComplex(Z.T.Dtype) ? TypedValue(Z.T) : Z;
     }
   }
+  // i.bit_count() of an integer: numba-cuda's cuda.popc(i) (the bits of the
+  // two's complement: (-1).bit_count() is 64 for an int64, as numba-cuda).
+  if (PyObject *Receiver = methodCallReceiver(Node, "bit_count")) {
+    TypedValue I = typeExpression(Receiver);
+    if (I.T.isUndefined())
+      return TypedValue();
+    if (I.T.isIntegerScalar()) {
+      if (PyList_GET_SIZE(field(Node, "args").get()) > 0 ||
+          PyList_GET_SIZE(field(Node, "keywords").get()) > 0)
+        typingError(Node, "bit_count() takes no arguments");
+      std::vector<TypedValue> Args{I};
+      std::vector<PyObject *> ArgNodes{Receiver};
+      std::vector<std::string> Keywords;
+      const IntrinsicRecord *Record = findIntrinsic("cuda.popc");
+      IntrinsicCall Call{*this, Node, Args, ArgNodes, Keywords, Record, {0}};
+      TypedValue Typed = Record->TypeRule(Call);
+      CallTarget &Target = Typing.Calls[Node];
+      Target.Record = Record;
+      Target.ArgumentOrder = std::move(Call.ArgumentOrder);
+      Target.Result = Typed.T;
+      return Typed;
+    }
+  }
+  // a.reshape(...), a.item() of an array (ArrayMethods.cpp).
+  if (std::optional<TypedValue> Method = typeArrayMethod(Node))
+    return *Method;
   // a.view(dtype) of an array (TypeRecords.cpp).
   if (nodeKind(FuncNode.get()) == "Attribute" && identifierField(FuncNode.get(), "attr") == "view") {
     TypedValue Base = typeExpression(field(FuncNode.get(), "value").get());

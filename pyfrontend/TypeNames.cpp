@@ -2,6 +2,7 @@
 // frozen from Python objects (numbers, tuples, NumPy arrays), attributes
 // (of compile-time objects, records, numbers and arrays) and tuples.
 #include "FunctionCompiler.h"
+#include "CapturedArrays.h"
 #include "AstAccess.h"
 
 namespace tidal::frontend {
@@ -103,6 +104,8 @@ TypedValue FunctionCompiler::typeConstantArray(PyObject *O, PyObject *Node,
 // Numba does: numbers become constants, everything else stays a
 // compile-time object that attributes and calls are resolved against.
 TypedValue FunctionCompiler::typeFrozen(PyObject *O, PyObject *Node, const std::string &What) {
+  if (O == Py_None) // FLAG = None: the constant None, as a literal None
+    return TypedValue(frontend::Type::none());
   if (std::optional<TypedValue> Special = typeEnumOrNamedTuple(O, Node, What))
     return *Special;
   if (std::optional<TypedValue> Number = typeNumber(O, Node, What))
@@ -112,6 +115,13 @@ TypedValue FunctionCompiler::typeFrozen(PyObject *O, PyObject *Node, const std::
     for (Py_ssize_t I = 0; I < PyTuple_GET_SIZE(O); ++I)
       Elements.push_back(typeFrozen(PyTuple_GET_ITEM(O, I), Node, What));
     return makeTuple(std::move(Elements));
+  }
+  // A device array (__cuda_array_interface__): by reference (CapturedArrays.h).
+  try {
+    if (std::optional<CapturedArray> Captured = capturedArray(O))
+      return TypedValue(Captured->T);
+  } catch (const std::runtime_error &Why) {
+    unsupported(Node, "cannot use " + What + " (a device array) in a kernel: " + Why.what());
   }
   // Dtypes, arrays of records, record scalars (TypeRecords.cpp).
   if (std::optional<TypedValue> Records = typeFrozenRecords(O, Node))
@@ -181,8 +191,33 @@ TypedValue FunctionCompiler::typeAttribute(PyObject *Node) {
       R.ConstInt = N;
       return R;
     }
-    if (Attr == "size")
+    if (Attr == "size" || Attr == "nbytes")
       return makeScalar(Scalar::Int64, nullptr);
+    if (Attr == "itemsize") {
+      TypedValue R = makeScalar(Scalar::Int64, nullptr);
+      R.ConstInt = Base.T.elementSize();
+      return R;
+    }
+    if (Attr == "T") { // the transpose: a view, shape and strides reversed
+      frontend::Type T = Base.T;
+      T.ArrayLayout = T.ArrayLayout == Layout::C   ? Layout::F
+                      : T.ArrayLayout == Layout::F ? Layout::C
+                                                   : Layout::A;
+      return TypedValue(T);
+    }
+    if (Attr == "dtype") { // the NumPy dtype, a compile-time object
+      if (Base.T.hasRecordElements())
+        unsupported(Node, "the dtype of a record array in a kernel (use the record's dtype "
+                          "from a global)");
+      frontend::Type Element = frontend::Type::scalar(Base.T.Dtype);
+      Element.Unit = Base.T.Unit;
+      PyRef NumPy = importModule("numpy");
+      PyRef DType = PyRef::check(
+          PyObject_CallMethod(NumPy.get(), "dtype", "s", Element.str().c_str()));
+      KeptAlive.push_back(DType);
+      Typing.Expressions[Node].Frozen = DType.get();
+      return TypedValue(frontend::Type::pyObject(DType.get()));
+    }
   }
   // An overload_attribute of tidal.extending (TypeCalls.cpp).
   if (std::optional<TypedValue> Extension = typeOverloadedAttribute(Base, Attr, Node))

@@ -27,6 +27,7 @@ implementations (tidal does not import Numba: it uses the module only if it
 is already loaded)."""
 
 import sys
+import numpy as _np
 
 __all__ = ["overload", "overload_method", "overload_attribute", "register_jitable"]
 
@@ -245,6 +246,12 @@ def _implementation(func, type_texts, keywords=(), literal_values=()):
     literal_values gives each argument's value where it is a literal."""
     entries = _OVERLOADS.get(func)
     if not entries:
+        if isinstance(func, _np.ufunc):
+            if keywords:
+                return (f"keyword arguments ({', '.join(keywords)}) in a call of the ufunc "
+                        f"numpy.{func.__name__} are not supported in kernels: pass the out "
+                        f"array positionally")
+            return _ufunc_implementation(func, type_texts)
         return None
     return _resolve(func, f"overloaded '{_name(func)}'", entries, type_texts, keywords,
                     literal_values)
@@ -386,6 +393,18 @@ def _type_matcher(typ, decorator=None):
     raise TypeError(f"{decorator}() takes a type class (tidal.types.ArrayType, NumberType, or "
                     f"one of Numba's: {', '.join(sorted(_NUMBA_CLASSES))}) or a type, "
                     f"not {typ!r}")
+
+
+def _ufunc_implementation(func, type_texts):
+    """A NumPy ufunc without a user's overload: the device function of
+    tidal.cuda._ufunc_calls for these argument types (cached here too)."""
+    key = (func, tuple(type_texts))
+    found = _IMPLEMENTATIONS.get(key)
+    if found is None:
+        from .cuda import _ufunc_calls
+        found = _ufunc_calls.implementation(func, list(type_texts))
+        _IMPLEMENTATIONS[key] = found
+    return found
 
 
 def _name(func):

@@ -12,6 +12,7 @@ import hashlib
 import io
 import linecache
 import os
+import pickle
 import sys
 import types
 import warnings
@@ -227,6 +228,13 @@ class _Fingerprint:
                      getattr(value, "signatures", None) if
                      getattr(value, "__tidal_device__", False) else "")
             self.function(value.py_func)
+        elif type(value).__name__ != "ndarray" and not isinstance(value, type) and \
+                hasattr(value, "__cuda_array_interface__"):
+            # A device array is captured by reference: its pointer is in the
+            # code, which no later process may reuse (numba-cuda's error).
+            raise pickle.PicklingError(
+                "Cannot serialize kernels or device functions referencing global device "
+                "arrays. Pass the array(s) as arguments to the kernel instead.")
         elif type(value).__name__ == "ndarray":
             self.add("ndarray", value.dtype.str, value.shape)
             self.add(hashlib.sha256(value.tobytes()).digest())
