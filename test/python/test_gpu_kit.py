@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import tarfile
 
 import pytest
 
@@ -61,12 +62,17 @@ def kit_python(kit, prefix, args, cwd):
 
 
 def test_kit_holds_the_build_the_sources_and_the_packages(kit):
-    for rel in ("run.sh", "MANIFEST.json", "build/bin/tidalc", "build/lib/TidalPasses.so",
-                "build/python/tidal/__init__.py", "build/python/tidal/cuda/dispatcher.py",
-                "src/bench/gpu.py", "src/bench/kernels.py", "src/bench/kernel_source.py",
+    for rel in ("run.sh", "MANIFEST.json", "build.tar.xz", "src/bench/gpu.py",
+                "src/bench/kernels.py", "src/bench/kernel_source.py",
                 "src/test/python/conftest.py", "src/examples/saxpy.py"):
         assert (kit / rel).is_file(), rel
-    assert glob.glob(str(kit / "build" / "python" / "tidal" / "_tidal*.so"))
+    with tarfile.open(kit / "build.tar.xz") as archive:
+        members = set(archive.getnames())
+    for rel in ("build/bin/tidalc", "build/lib/TidalPasses.so", "build/python/tidal/__init__.py",
+                "build/python/tidal/cuda/dispatcher.py"):
+        assert rel in members, rel
+    assert [m for m in members if m.startswith("build/python/tidal/_tidal") and m.endswith(".so")]
+    assert not (kit / "build").exists()  # only the archive travels
     manifest = json.loads((kit / "MANIFEST.json").read_text())
     for package in ("libllvm19", "python3.11-minimal", "libpython3.11-stdlib", "python3-numpy",
                     "python3-pytest", "libz3-4", "libicu72"):
@@ -96,7 +102,7 @@ def test_kit_python_imports_only_from_the_kit(kit, unpacked, tmp_path):
     seen = json.loads(done.stdout.splitlines()[-1])
     for key in ("executable", "prefix", "numpy", "pytest"):
         assert seen[key].startswith(str(unpacked)), (key, seen[key])
-    assert seen["tidal"].startswith(str(kit)), seen["tidal"]
+    assert seen["tidal"].startswith(str(unpacked / "build")), seen["tidal"]
     llvm = [m for m in seen["maps"] if "libLLVM" in m]
     assert llvm and all(m.startswith(str(unpacked)) for m in llvm), llvm
     base_stems = {name.split(".so")[0] for name in BASE_LIBRARIES}
@@ -110,9 +116,11 @@ def test_carried_binaries_resolve_their_libraries_in_the_kit(kit, unpacked):
             unpacked / "usr" / "lib" / "llvm-19" / "lib", unpacked / "usr" / "lib" / ARCH_LIB / "blas",
             unpacked / "usr" / "lib" / ARCH_LIB / "lapack"]
     env = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": ":".join(map(str, libs))}
-    binaries = [unpacked / "usr" / "bin" / "python3.11", kit / "build" / "bin" / "tidalc",
-                kit / "build" / "lib" / "TidalPasses.so"]
-    binaries += [p for p in (kit / "build" / "python" / "tidal").glob("_tidal*.so")]
+    build = unpacked / "build"
+    binaries = [unpacked / "usr" / "bin" / "python3.11", build / "bin" / "tidalc",
+                build / "lib" / "TidalPasses.so"]
+    binaries += [p for p in (build / "python" / "tidal").glob("_tidal*.so")]
+    assert len(binaries) == 4, binaries
     binaries += list((unpacked / "usr" / "lib" / "python3" / "dist-packages" / "numpy").rglob("*.so"))
     for name in ("_ctypes", "_decimal", "pyexpat", "_struct", "math"):
         binaries += list((unpacked / "usr" / "lib" / "python3.11" / "lib-dynload").glob(f"{name}.*.so"))

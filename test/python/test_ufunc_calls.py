@@ -249,6 +249,19 @@ def test_ufuncs_in_device_functions(target):
     target.assert_result("k", out, np.clip(x, -1, 1))
 
 
+def test_keyword_arguments_of_a_ufunc_call_are_a_located_error():
+    @cuda.jit
+    def k(x, out):
+        np.sin(x, out=out)
+
+    with pytest.raises(TypingError, match=r"keyword arguments \(out\) in a call of the ufunc "
+                                          r"numpy.sin are not supported in kernels: pass the out "
+                                          r"array positionally") as info:
+        k[1, 1](np.zeros(2), np.zeros(2))
+    assert (info.value.file, info.value.line, info.value.column) == \
+        (__file__, *position_of(k.py_func, "np.sin(x, out=out)"))
+
+
 def test_array_without_out_is_a_located_error():
     @cuda.jit
     def k(x, out):

@@ -7,8 +7,10 @@ benchmarks into one folder (default: gpu-kit/, ignored by git), at most 64 MiB:
                     .deb (compressed); run.sh unpacks them with `dpkg -x`:
                     libLLVM 19 and its libraries, Debian's Python 3.11 (the
                     extension is built for it), NumPy, pytest
-  build/            this machine's build: build/python/tidal (with _tidal),
-                    build/bin/tidalc, build/lib/TidalPasses.so
+  build.tar.xz      this machine's build: build/python/tidal (with _tidal),
+                    build/bin/tidalc, build/lib/TidalPasses.so, stripped and
+                    compressed (a third of their size); run.sh unpacks it into
+                    the prefix beside the packages
   src/              the sources run there: bench/, test/python/, examples/
   MANIFEST.json     what is inside, with sizes, the packages' versions, the commit
 
@@ -25,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -93,6 +96,14 @@ def strip_binaries(out):
                 subprocess.run(["strip", "--strip-unneeded", path], check=True)
 
 
+def compress_build(out):
+    """out/build becomes out/build.tar.xz: the binaries compress to about a
+    third, which keeps the kit under the device tool's 64 MiB."""
+    with tarfile.open(os.path.join(out, "build.tar.xz"), "w:xz") as archive:
+        archive.add(os.path.join(out, "build"), arcname="build")
+    shutil.rmtree(os.path.join(out, "build"))
+
+
 def copy_tree(src, dst):
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*SKIP, "*.pyc"), dirs_exist_ok=True)
 
@@ -147,6 +158,7 @@ def pack(out, cache, build):
     for rel in BUILD_TREES:
         copy_tree(os.path.join(build_abs, os.path.relpath(rel, "build")), os.path.join(out, rel))
     strip_binaries(out)
+    compress_build(out)
     for rel in SOURCE_TREES:
         copy_tree(os.path.join(ROOT, rel), os.path.join(out, "src", rel))
     here = os.path.dirname(os.path.abspath(__file__))

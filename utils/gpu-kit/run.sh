@@ -4,11 +4,12 @@
 # copy of the working tree that carries gpu-kit/ (made by utils/gpu-kit/pack.py):
 #
 #     bash gpu-kit/run.sh                 # everything below; results in $OUT or gpu-kit/out
-#     bash gpu-kit/run.sh --unpack-only   # only unpack the .debs into the prefix
+#     bash gpu-kit/run.sh --unpack-only   # only unpack the .debs and the build into the prefix
 #     bash gpu-kit/run.sh python ARGS...  # the kit's Python 3.11 with tidal importable
 #
 # 1. unpacks the kit's .debs with `dpkg -x` into a prefix (gpu-kit/prefix, or
-#    $TIDAL_KIT_PREFIX): Debian's Python 3.11, NumPy, pytest, libLLVM 19
+#    $TIDAL_KIT_PREFIX): Debian's Python 3.11, NumPy, pytest, libLLVM 19; and
+#    tidal's build (build.tar.xz) into $PREFIX/build
 # 2. runs the tests marked gpu (pytest -m gpu test/python) under that Python
 # 3. runs every example with TIDAL_TARGET=cuda
 # 4. runs the GPU benchmarks: numba-cuda and CuPy under the machine's own
@@ -44,6 +45,11 @@ while pos < len(data):
 PY
     fi
   done
+  # tidal's build: tar, or Python's tarfile where tar cannot read xz.
+  if ! tar -xJf "$KIT/build.tar.xz" -C "$PREFIX" 2>/dev/null; then
+    "$SYSTEM_PYTHON" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$KIT/build.tar.xz" "$PREFIX" || { echo "gpu-kit: cannot unpack build.tar.xz" >&2; return 1; }
+  fi
   touch "$PREFIX/.unpacked"
 }
 
@@ -52,7 +58,7 @@ kit_env() {
   libs="$libs:$PREFIX/usr/lib/$ARCH_LIB/blas:$PREFIX/usr/lib/$ARCH_LIB/lapack"
   export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export PYTHONHOME="$PREFIX/usr"
-  export PYTHONPATH="$KIT/build/python"
+  export PYTHONPATH="$PREFIX/build/python"
   export PYTHONNOUSERSITE=1
 }
 
