@@ -19,6 +19,8 @@ from .types import (  # noqa: F401  (Numba's names)
 )
 from .types import float_, double  # noqa: F401  (Numba's C-style aliases)
 from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401
+# numba.cuda as tidal.cuda, for Numba programs run unchanged (tidal/numba_mapping.py).
+from .numba_mapping import install_as_numba_cuda  # noqa: F401
 
 # From here on, the source of kernels exec'd from strings is kept
 # (tidal/_sources.py; TIDAL_KEEP_SOURCES=0 turns it off).

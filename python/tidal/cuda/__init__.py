@@ -20,8 +20,9 @@ from .memory import (  # noqa: F401
     mapped_array_like, pinned, pinned_array, pinned_array_like, to_device,
 )
 from .interop import from_dlpack  # noqa: F401
-# Numba's numba.cuda.devicearray names (auto_device, DeviceNDArray, ...).
-from . import devicearray  # noqa: F401
+# Numba's numba.cuda.devicearray names (auto_device, DeviceNDArray, ...), and
+# numba.cuda.cudadrv's modules (cudadrv.devicearray, cudadrv.driver, cudadrv.error).
+from . import devicearray, cudadrv  # noqa: F401
 from .streams import (  # noqa: F401
     default_stream, event, event_elapsed_time, external_stream, legacy_default_stream,
     per_thread_default_stream, stream, synchronize,

@@ -219,8 +219,8 @@ struct CudaDriverApi {
 class CudaDriver {
 public:
   // The process-wide driver; opened and cuInit'ed on first use, from
-  // TIDAL_CUDA_DRIVER when set, else libcuda.so.1. It stays loaded until
-  // the process exits.
+  // TIDAL_CUDA_DRIVER when set, else NUMBA_CUDA_DRIVER, else libcuda.so.1
+  // ("0" for either: no driver). It stays loaded until the process exits.
   static CudaDriver &get();
 
   // A driver of its own, opened from LibraryPath (a name for the dynamic
