@@ -23,6 +23,9 @@ from .interop import from_dlpack  # noqa: F401
 # Numba's numba.cuda.devicearray names (auto_device, DeviceNDArray, ...), and
 # numba.cuda.cudadrv's modules (cudadrv.devicearray, cudadrv.driver, cudadrv.error).
 from . import devicearray, cudadrv  # noqa: F401
+# numba-cuda's cuda.types, whose type names numba.cuda has too (cuda.float32).
+from . import types  # noqa: F401
+from .types import *  # noqa: F401,F403
 from .streams import (  # noqa: F401
     default_stream, event, event_elapsed_time, external_stream, legacy_default_stream,
     per_thread_default_stream, stream, synchronize,
