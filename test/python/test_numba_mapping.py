@@ -183,6 +183,39 @@ def test_install_in_process_and_in_spawned_workers(target, tmp_path):
     assert child == "tidal.cuda.cudadrv.devicearray", child_error
 
 
+@needs_numba
+def test_numbas_vectorize_for_cuda_makes_tidals_ufuncs(target, tmp_path):
+    # numba.vectorize/guvectorize(target='cuda') build through numba.cuda.vectorizers,
+    # which is tidal's under the mapping; signatures of Numba's own type objects.
+    (tmp_path / "program.py").write_text(textwrap.dedent("""
+        import json
+        import numpy as np
+        from numba import float64, guvectorize, int32, vectorize, void
+
+        @vectorize([int32(int32, int32)], target="cuda")
+        def add(a, b):
+            return a + b
+
+        @guvectorize([void(float64[:], float64[:])], "(n)->()", target="cuda")
+        def total(values, out):
+            s = 0.0
+            for v in values:
+                s += v
+            out[0] = s
+
+        x = np.arange(6, dtype=np.int32)
+        print(json.dumps([type(add).__module__, type(total).__module__,
+                          add(x, x).tolist(), total(np.arange(6.0).reshape(2, 3)).tolist()]))
+    """))
+    process = run_tidal(["program.py"], target_environment(target, tmp_path), tmp_path)
+    ufunc_module, gufunc_module, added, totals = last_json(process)
+    assert (ufunc_module, gufunc_module) == ("tidal.ufuncs.ufunc", "tidal.ufuncs.gufunc")
+    if target.computes:
+        assert added == [0, 2, 4, 6, 8, 10] and totals == [3.0, 12.0]
+    else:
+        assert launches(tmp_path) == 2
+
+
 # A small library written for numba.cuda, with its own test suite: the package
 # gates its GPU code on cuda.is_available() at import, as real libraries do,
 # and its tests run kernels in worker processes.

@@ -58,3 +58,12 @@ from . import random  # noqa: E402,F401
 from .reduction import Reduce, reduce  # noqa: E402,F401
 # Numba's numba.cuda.kernels (transpose, reduction), written with kernels.
 from . import kernels  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # numba-cuda's cuda.vectorize/cuda.guvectorize (target='cuda' by default):
+    # tidal/ufuncs imports tidal.cuda, so they are loaded on first use.
+    if name in ("vectorize", "guvectorize"):
+        from . import vectorizers
+        return getattr(vectorizers, name)
+    raise AttributeError(f"module 'tidal.cuda' has no attribute {name!r}")
