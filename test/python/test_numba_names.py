@@ -74,3 +74,45 @@ def test_gpus_as_a_context_manager(target):
         assert device.id == 0 and cuda.get_current_device().id == 0
         a = cuda.to_device(np.arange(3))
     assert a.copy_to_host().tolist() == [0, 1, 2]
+
+
+def test_inspect_dictionaries_are_keyed_by_argument_types(target):
+    numba_types = pytest.importorskip("numba.core.types")
+
+    @cuda.jit
+    def scale(out, x, factor):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = x[i] * factor
+
+    scale.compile((tidal.float32[::1], tidal.float32[::1], tidal.int64))
+    scale.compile("void(float64[::1], float64[::1], float64)")
+    single = ("array(float32, 1d, C)", "array(float32, 1d, C)", "int64")
+    double = ("array(float64, 1d, C)", "array(float64, 1d, C)", "float64")
+    for views in (scale.inspect_asm(), scale.inspect_llvm(), scale.inspect_markers()):
+        assert set(views) == {single, double}, "keys: the tuples of argument types, as Numba's"
+        assert views[(tidal.float32[::1], tidal.float32[::1], tidal.int64)] is views[single]
+        assert views[(numba_types.float64[::1], numba_types.float64[::1],
+                      numba_types.float64)] is views[double]
+        assert views["(array(float32, 1d, C), array(float32, 1d, C), int64)"] is views[single]
+        assert set(scale.overloads) == set(views)
+    assert ".entry" in scale.inspect_asm()[single]
+
+
+def test_specialize_given_type_objects(target):
+    numba_types = pytest.importorskip("numba.core.types")
+
+    @cuda.jit
+    def add_one(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    by_tidal = add_one.specialize(tidal.float32[::1])
+    by_numba = add_one.specialize(numba_types.float32[::1])
+    by_value = add_one.specialize(np.zeros(2, dtype=np.float32))
+    assert by_tidal is by_numba is by_value
+    assert by_numba.signatures == ["(array(float32, 1d, C))"]
+    a = np.zeros(4, dtype=np.float32)
+    by_numba[1, 4](a)
+    target.assert_result("add_one", a, np.ones(4, dtype=np.float32))

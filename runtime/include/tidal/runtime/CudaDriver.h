@@ -64,9 +64,11 @@ constexpr int AttributeMaxSharedMemoryPerBlockOptin = 97;
 // CUfunction_attribute
 constexpr int FunctionMaxThreadsPerBlock = 0;
 constexpr int FunctionSharedSizeBytes = 1;
+constexpr int FunctionConstSizeBytes = 2;
 constexpr int FunctionLocalSizeBytes = 3;
 constexpr int FunctionNumRegs = 4;
 constexpr int FunctionMaxDynamicSharedSizeBytes = 8;
+constexpr int FunctionPreferredSharedMemoryCarveout = 9;
 
 // The version whose signatures the declarations below follow, asked of
 // cuGetProcAddress.
