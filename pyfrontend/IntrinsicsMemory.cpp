@@ -82,6 +82,31 @@ std::vector<int64_t> constantShape(IntrinsicCall &Call, size_t Index, const std:
   return Shape;
 }
 
+// numba-cuda's alignment= of cuda.shared.array/cuda.local.array: a constant
+// int that is positive, a power of 2 and a multiple of the pointer size (8),
+// or None; its errors are numba-cuda's. Dynamic shared memory starts
+// 16-byte aligned (LowerMemorySpaces.cpp), which bounds its alignment.
+constexpr int64_t DynamicSharedAlign = 16;
+
+std::optional<uint64_t> arrayAlignment(IntrinsicCall &Call, const std::string &Python) {
+  if (Call.Args.size() < 3 || Call.Args[2].T.isNone())
+    return std::nullopt;
+  const TypedValue &V = Call.Args[2];
+  PyObject *Node = Call.ArgNodes[2];
+  if (!V.T.isIntegerScalar() || !V.ConstInt)
+    Call.C.typingError(Node, Python + "(): alignment must be a constant integer, not " +
+                                 (V.T.isIntegerScalar() ? std::string("a value computed at run time")
+                                                        : V.T.str()));
+  int64_t Alignment = *V.ConstInt;
+  if (Alignment <= 0)
+    Call.C.typingError(Node, Python + "(): Alignment must be positive, not " + std::to_string(Alignment));
+  if (Alignment & (Alignment - 1))
+    Call.C.typingError(Node, Python + "(): Alignment must be a power of 2, not " + std::to_string(Alignment));
+  if (Alignment % 8)
+    Call.C.typingError(Node, Python + "(): Alignment must be a multiple of 8, not " + std::to_string(Alignment));
+  return static_cast<uint64_t>(Alignment);
+}
+
 // CUDA's limits on the arrays a kernel declares.
 constexpr uint64_t MaxStaticSharedBytes = 48 * 1024;
 constexpr uint64_t MaxLocalBytes = 512 * 1024;
@@ -94,8 +119,17 @@ bool isSharedArray(IntrinsicCall &Call) {
 
 TypedValue typeArrayMarker(IntrinsicCall &Call) {
   std::string Python = Call.Record->PythonPath;
-  bindArguments(Call, Python, {"shape", "dtype"}, 2);
+  bindArguments(Call, Python, {"shape", "dtype", "alignment"}, 2);
   std::vector<int64_t> Shape = constantShape(Call, 0, Python);
+  std::optional<uint64_t> Alignment = arrayAlignment(Call, Python);
+  bool Dynamic = isSharedArray(Call) &&
+                 std::any_of(Shape.begin(), Shape.end(), [](int64_t E) { return E == 0; });
+  if (Alignment && Dynamic && *Alignment > static_cast<uint64_t>(DynamicSharedAlign))
+    Call.C.typingError(Call.ArgNodes[2],
+                       Python + "(): alignment " + std::to_string(*Alignment) +
+                           " of a dynamic shared array: dynamic shared memory starts " +
+                           std::to_string(DynamicSharedAlign) + "-byte aligned; give a static "
+                           "shape for a larger alignment");
   // An object dtype (numpy.dtype('O')): Numba cannot type the array.
   if (Call.Args[1].T.isPyObject()) {
     PyRef Kind = PyRef::borrow(static_cast<PyObject *>(Call.Args[1].T.Object)).attrOrNull("kind");
@@ -148,6 +182,10 @@ TypedValue emitArrayMarker(IntrinsicCall &Call, const Type &Result) {
   if (Result.Record) // fields are loaded at their own alignment, even from a packed dtype
     for (const RecordField &Field : Result.Record->Fields)
       ElementAlign = std::max<uint64_t>(ElementAlign, Field.elementAlign());
+  // alignment=, checked by the typing rule (None: the element's).
+  if (Call.ArgNodes.size() > 2)
+    if (std::optional<int64_t> Alignment = Call.C.typeOf(Call.ArgNodes[2]).ConstInt)
+      ElementAlign = std::max<uint64_t>(ElementAlign, static_cast<uint64_t>(*Alignment));
   auto Make = [&](Value *Data) {
     return Result.Record ? Call.C.makeRecordArray(Result.Record, Shape, Data)
                          : Call.C.makeArray(ElementType, Shape, Data);
@@ -191,11 +229,11 @@ llvm::ArrayRef<IntrinsicRecord> memoryIntrinsics() {
       {"cuda.shared", IntrinsicKind::Namespace, nullptr, nullptr, "",
        "Shared memory of the block."},
       {"cuda.shared.array", IntrinsicKind::Function, typeArrayMarker, emitArrayMarker, "shared.array",
-       "array(shape, dtype): a shared array of the block, static (shape a constant int or tuple) or dynamic (shape 0: sized by the launch's sharedmem)"},
+       "array(shape, dtype, alignment=None): a shared array of the block, static (shape a constant int or tuple) or dynamic (shape 0: sized by the launch's sharedmem); alignment: a constant power of 2, a multiple of 8"},
       {"cuda.local", IntrinsicKind::Namespace, nullptr, nullptr, "",
        "Memory private to the thread."},
       {"cuda.local.array", IntrinsicKind::Function, typeArrayMarker, emitArrayMarker, "local.array",
-       "array(shape, dtype): an array private to the thread"},
+       "array(shape, dtype, alignment=None): an array private to the thread; alignment: a constant power of 2, a multiple of 8"},
       {"cuda.const", IntrinsicKind::Namespace, nullptr, nullptr, "",
        "Constant memory."},
       {"cuda.const.array_like", IntrinsicKind::Function, typeConstArrayLike, emitConstArrayLike, "const.array",
