@@ -7,7 +7,9 @@ machine's CPU (the cpu target) where no GPU is usable.
 from .dispatcher import Dispatcher, DeviceFunction, jit  # noqa: F401
 from .raw import RawKernel, RawModule  # noqa: F401
 from .foreign import declare_device, include  # noqa: F401
-from .compilation import compile, compile_ptx, compile_ptx_for_current_device  # noqa: F401
+from .compilation import (  # noqa: F401
+    compile, compile_all, compile_for_current_device, compile_ptx, compile_ptx_for_current_device,
+)
 # The names kernels use (cuda.grid, cuda.threadIdx, cuda.atomic, ...), from
 # the compiler's intrinsic table.
 from .intrinsics import *  # noqa: F401,F403
