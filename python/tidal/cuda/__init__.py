@@ -7,6 +7,10 @@ machine's CPU (the cpu target) where no GPU is usable.
 from .dispatcher import Dispatcher, DeviceFunction, jit  # noqa: F401
 from .raw import RawKernel, RawModule  # noqa: F401
 from .foreign import declare_device, include  # noqa: F401
+# numba-cuda's code objects for link=[...] (CUDA C++ and PTX in memory).
+from .linkable_code import (  # noqa: F401
+    LTOIR, Archive, Cubin, CUSource, Fatbin, Object, PTXSource,
+)
 from .compilation import (  # noqa: F401
     compile, compile_all, compile_for_current_device, compile_ptx, compile_ptx_for_current_device,
 )

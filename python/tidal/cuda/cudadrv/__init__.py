@@ -2,4 +2,4 @@
 ``devicearray`` (DeviceNDArray for isinstance checks, auto_device, ...),
 ``driver`` (the raw copies, CudaDriverError) and ``error``."""
 
-from . import devicearray, driver, error  # noqa: F401
+from . import devicearray, driver, error, linkable_code  # noqa: F401
