@@ -307,6 +307,52 @@ def test_a_library_test_suite_through_tidal_run_pytest(target, tmp_path):
 
 
 @needs_numba
+def test_a_unittest_suite_with_numba_cuda_testing(target, tmp_path):
+    # numba.cuda.testing as library suites use it: CUDATestCase turns the
+    # performance warnings off for each test (here an error otherwise), the
+    # simulator's skips are the compiled target's.
+    (tmp_path / "test_lib.py").write_text(textwrap.dedent("""
+        import warnings
+        import numpy as np
+        from numba import cuda
+        from numba.core.errors import NumbaPerformanceWarning
+        from numba.cuda.testing import (CUDATestCase, cc_X_or_above, skip_on_cudasim,
+                                        skip_unless_cudasim, unittest)
+
+        @cuda.jit
+        def one(a):
+            a[0] = 7
+
+        class TestLib(CUDATestCase):
+            @skip_on_cudasim("compiled targets only")
+            def test_tiny_grid_without_warnings(self):
+                a = cuda.device_array(1, dtype=np.int64)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error", NumbaPerformanceWarning)
+                    one[1, 1](a)
+
+            @skip_unless_cudasim("the simulator only")
+            def test_simulator_only(self):
+                raise AssertionError("ran")
+
+            def test_cc(self):
+                cc = cuda.get_current_device().compute_capability
+                self.assertTrue(cc_X_or_above(*cc))
+                self.assertFalse(cc_X_or_above(cc[0] + 1, 0))
+
+        if __name__ == "__main__":
+            unittest.main()
+    """))
+    environment = target_environment(target, tmp_path,
+                                     TIDAL_CUDA_LOW_OCCUPANCY_WARNINGS="1")
+    environment["PYTHONPATH"] += os.pathsep + str(tmp_path)
+    process = run_tidal(["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_lib.py"],
+                        environment, tmp_path)
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
+    assert "2 passed, 1 skipped" in process.stdout
+
+
+@needs_numba
 def test_tidal_warnings_and_errors_are_numbas_classes(target, tmp_path):
     (tmp_path / "program.py").write_text(textwrap.dedent("""
         import json, warnings
