@@ -104,7 +104,8 @@ class CMakeBuild(build_ext):
 os.makedirs(os.path.join(ROOT, "build-pip"), exist_ok=True)
 setup(
     package_dir={"": "python"},
-    packages=["tidal", "tidal.cuda", "tidal.cuda.kernels", "tidal.ufuncs"],
+    packages=["tidal", "tidal.cuda", "tidal.cuda.cudadrv", "tidal.cuda.kernels", "tidal.ufuncs",
+              "tidal._numba_shim.numba"],
     ext_modules=[Extension("tidal._tidal", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build-pip"},

@@ -285,6 +285,29 @@ bool MarkerLowerer::lowerMarkerCall(CallInst &Call,
     case MarkerKind::ConstArray:
       Result = Call.getArgOperand(0);
       break;
+    // cache-hinted accesses: plain loads and stores (the host has no such
+    // hints; the values are the same)
+    case MarkerKind::LoadCacheAll:
+    case MarkerKind::LoadCacheGlobal:
+    case MarkerKind::LoadCacheStreaming:
+    case MarkerKind::LoadLastUse:
+      Result = B.CreateAlignedLoad(Call.getType(), Call.getArgOperand(0),
+                                   Align(Call.getType()->getPrimitiveSizeInBits() / 8));
+      break;
+    case MarkerKind::LoadDontCache: // ld.cv: fetched again at each use, as volatile
+      Result = B.CreateAlignedLoad(Call.getType(), Call.getArgOperand(0),
+                                   Align(Call.getType()->getPrimitiveSizeInBits() / 8),
+                                   /*isVolatile=*/true);
+      break;
+    case MarkerKind::StoreCacheGlobal:
+    case MarkerKind::StoreCacheStreaming:
+    case MarkerKind::StoreWriteBack:
+    case MarkerKind::StoreWriteThrough: {
+      Value *Stored = Call.getArgOperand(1);
+      B.CreateAlignedStore(Stored, Call.getArgOperand(0),
+                           Align(Stored->getType()->getPrimitiveSizeInBits() / 8));
+      break;
+    }
     // output and failures
     case MarkerKind::Print: {
       Function *Hook = getHook(M, CpuPrintHook, B.getVoidTy(), {B.getPtrTy()}, true);

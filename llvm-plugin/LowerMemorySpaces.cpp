@@ -4,6 +4,9 @@
 // tidal.local.array -> an entry-block alloca, tidal.const.array(@g) -> @g in
 // addrspace(4). Each result is cast to a generic pointer. Calls whose
 // arguments the contract refuses are left for tidal-check-marker-arguments.
+// The cache-hinted accesses tidal.ld.<op>.<T>/tidal.st.<op>.<T> become PTX's
+// ld.global.<op>/st.global.<op> (inline asm, as numba-cuda emits them) on
+// the address cast to addrspace(1).
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-memory-spaces in.ll
 
 #include "MarkerArguments.h"
@@ -59,12 +62,56 @@ public:
       return lowerLocalArray(Call);
     case MarkerKind::ConstArray:
       return lowerConstArray(Call);
+    case MarkerKind::LoadCacheAll:
+    case MarkerKind::LoadCacheGlobal:
+    case MarkerKind::LoadCacheStreaming:
+    case MarkerKind::LoadLastUse:
+    case MarkerKind::LoadDontCache:
+    case MarkerKind::StoreCacheGlobal:
+    case MarkerKind::StoreCacheStreaming:
+    case MarkerKind::StoreWriteBack:
+    case MarkerKind::StoreWriteThrough:
+      return lowerCacheHint(Call);
     default:
       return nullptr;
     }
   }
 
 private:
+  // tidal.ld.<op>.<T>(p) -> ld.global.<op>.<type> $0, [$1];
+  // tidal.st.<op>.<T>(p, v) -> st.global.<op>.<type> [$0], $1;
+  // The operator is the marker's name after "ld."/"st."; the PTX type and
+  // register class come from T (b32/b64 in r/l registers, f32/f64 in f/d).
+  Value *lowerCacheHint(CallInst &Call) {
+    StringRef Name = Call.getCalledFunction()->getName(); // tidal.ld.ca.f32
+    SmallVector<StringRef, 4> Parts;
+    Name.split(Parts, '.');
+    if (Parts.size() != 4)
+      return nullptr;
+    bool Load = Parts[1] == "ld";
+    Type *ValueType = Load ? Call.getType() : Call.getArgOperand(1)->getType();
+    unsigned Bits = ValueType->getPrimitiveSizeInBits();
+    bool Float = ValueType->isFloatingPointTy();
+    std::string PtxType = (Float ? "f" : "b") + std::to_string(Bits);
+    const char *Register = Float ? (Bits == 32 ? "f" : "d") : (Bits == 32 ? "r" : "l");
+    std::string Instruction = (Parts[1] + ".global." + Parts[2] + "." + PtxType).str();
+    IRBuilder<> B(&Call);
+    Value *Global = B.CreateAddrSpaceCast(Call.getArgOperand(0), PointerType::get(Context, 1));
+    if (Load) {
+      // ld.cv reads memory again each time: never merged or removed.
+      InlineAsm *Asm = InlineAsm::get(
+          FunctionType::get(ValueType, {Global->getType()}, false),
+          Instruction + " $0, [$1];", std::string("=") + Register + ",l",
+          /*hasSideEffects=*/Parts[2] == "cv");
+      return B.CreateCall(Asm, {Global});
+    }
+    InlineAsm *Asm = InlineAsm::get(
+        FunctionType::get(B.getVoidTy(), {Global->getType(), ValueType}, false),
+        Instruction + " [$0], $1;", std::string("l,") + Register + ",~{memory}",
+        /*hasSideEffects=*/true);
+    return B.CreateCall(Asm, {Global, Call.getArgOperand(1)});
+  }
+
   // %dynamic_smem_size, the launch's dynamic shared bytes (PTX ISA 4.1; LLVM
   // has no intrinsic for it), as i64.
   Value *readDynamicSharedBytes(CallInst &Call) {
@@ -162,7 +209,8 @@ bool lowerMemorySpaces(Module &M) {
     Value *Pointer = Lowering.lower(Call, Marker.Kind);
     if (!Pointer)
       return false;
-    if (isa<Instruction>(Pointer) && Pointer->getName().empty())
+    if (isa<Instruction>(Pointer) && Pointer->getName().empty() &&
+        !Pointer->getType()->isVoidTy())
       Pointer->takeName(&Call);
     Call.replaceAllUsesWith(Pointer);
     Call.eraseFromParent();

@@ -443,6 +443,10 @@ llvm::Function *FunctionCompiler::emitDeviceFunction(size_t Index) {
     std::shared_ptr<FunctionCompiler> Compiler = std::move(Devices.Compiled[Index].Compiler);
     Devices.Compiled[Index].InProgress = Compiler.get();
     llvm::Function *Emitted = Compiler->emitDevice();
+    // @cuda.jit(device=True, forceinline=True), which marks its py_func
+    // (tidal/cuda/dispatcher.py): inlined at the LLVM IR level, as numba-cuda's.
+    if (PyObject_HasAttrString(Devices.Compiled[Index].Function, "__tidal_forceinline__"))
+      Emitted->addFnAttr(Attribute::AlwaysInline);
     Devices.Compiled[Index].F = Emitted;
     Devices.Compiled[Index].InProgress = nullptr;
   }

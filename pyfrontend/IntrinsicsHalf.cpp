@@ -3,7 +3,11 @@
 // plain LLVM `half` operations: the NVPTX backend gives add.f16, mul.f16,
 // setp.*.f16 ...; the cpu target computes them in float and rounds once
 // (float holds every half sum, difference and product exactly enough for
-// one rounding, docs/language.md).
+// one rounding, docs/language.md). numba-cuda's additions: hdiv, hrcp
+// (half division: float's correctly rounded quotient rounds to the
+// correctly rounded half one), hmax_nan/hmin_nan, and the math functions
+// (hsin ... hrint), computed in float32 through the math.* markers and
+// rounded to float16.
 #include "IntrinsicTable.h"
 
 #include "llvm/IR/Intrinsics.h"
@@ -52,7 +56,7 @@ std::vector<Value *> halfArguments(IntrinsicCall &Call) {
 
 // The arity of a record, from its Python path.
 size_t arityOf(const std::string &Python) {
-  if (Python == "cuda.fp16.hneg" || Python == "cuda.fp16.habs")
+  if (Python == "cuda.fp16.hneg" || Python == "cuda.fp16.habs" || Python == "cuda.fp16.hrcp")
     return 1;
   if (Python == "cuda.fp16.hfma")
     return 3;
@@ -82,10 +86,41 @@ TypedValue emitHalfArithmetic(IntrinsicCall &Call, const Type &Result) {
     R = B.CreateSelect(B.CreateFCmpOGT(V[0], V[1]), V[0], V[1]);
   else if (Python == "cuda.fp16.hmin") // a < b ? a : b
     R = B.CreateSelect(B.CreateFCmpOLT(V[0], V[1]), V[0], V[1]);
+  else if (Python == "cuda.fp16.hdiv")
+    R = B.CreateFDiv(V[0], V[1]);
+  else if (Python == "cuda.fp16.hrcp")
+    R = B.CreateFDiv(ConstantFP::get(B.getHalfTy(), 1.0), V[0]);
+  else if (Python == "cuda.fp16.hmax_nan" || Python == "cuda.fp16.hmin_nan") {
+    // CUDA's __hmax_nan/__hmin_nan: NaN when either is NaN, else the
+    // larger (smaller) one.
+    bool Max = Python == "cuda.fp16.hmax_nan";
+    Value *Chosen = B.CreateSelect(Max ? B.CreateFCmpOGT(V[0], V[1]) : B.CreateFCmpOLT(V[0], V[1]),
+                                   V[0], V[1]);
+    R = B.CreateSelect(B.CreateFCmpUNO(V[0], V[1]), ConstantFP::getNaN(B.getHalfTy()), Chosen);
+  }
   else // hfma: one rounding of a*b+c, fma.rn.f16 on NVPTX; the host
          // lowering makes it a float64 fma rounded once (tidal-lower-host).
     R = B.CreateIntrinsic(Intrinsic::fma, {B.getHalfTy()}, {V[0], V[1], V[2]});
   return Call.C.makeScalar(Result.Dtype, R);
+}
+
+// numba-cuda's math functions of a float16: the record's Marker is the
+// float32 math marker's stem (math.<stem>.f32); hexp10 is pow(10, a), and
+// hrint LLVM's roundeven (as builtins.round: math.round rounds halves away
+// from zero).
+TypedValue typeHalfMath(IntrinsicCall &Call) {
+  expectHalfArguments(Call, 1);
+  return TypedValue(Type::scalar(Scalar::Float16));
+}
+TypedValue emitHalfMath(IntrinsicCall &Call, const Type &Result) {
+  IRBuilder<> &B = Call.C.builder();
+  Value *X = B.CreateFPExt(halfArguments(Call)[0], B.getFloatTy());
+  std::string Stem = Call.Record->Marker;
+  Value *Y = Stem == "pow10"
+                 ? Call.C.callMarker("math.pow.f32", B.getFloatTy(), {ConstantFP::get(B.getFloatTy(), 10.0), X})
+             : Stem == "roundeven" ? B.CreateUnaryIntrinsic(Intrinsic::roundeven, X)
+                                   : Call.C.callMarker("math." + Stem + ".f32", B.getFloatTy(), {X});
+  return Call.C.makeScalar(Result.Dtype, B.CreateFPTrunc(Y, B.getHalfTy()));
 }
 
 TypedValue typeHalfComparison(IntrinsicCall &Call) {
@@ -128,6 +163,46 @@ llvm::ArrayRef<IntrinsicRecord> halfIntrinsics() {
        "hmax(a, b): a if a > b else b (b when either is NaN)"},
       {"cuda.fp16.hmin", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
        "hmin(a, b): a if a < b else b (b when either is NaN)"},
+      {"cuda.fp16.hdiv", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hdiv(a, b): a / b in float16, rounded to nearest"},
+      {"cuda.fp16.hrcp", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hrcp(a): 1 / a in float16, rounded to nearest"},
+      {"cuda.fp16.hmax_nan", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hmax_nan(a, b): the larger of a and b, NaN when either is NaN"},
+      {"cuda.fp16.hmin_nan", IntrinsicKind::Function, typeHalfArithmetic, emitHalfArithmetic, "",
+       "hmin_nan(a, b): the smaller of a and b, NaN when either is NaN"},
+      {"cuda.fp16.hsin", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "sin",
+       "hsin(a): sin(a), computed in float32 and rounded to float16"},
+      {"cuda.fp16.hcos", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "cos",
+       "hcos(a): cos(a), computed in float32 and rounded to float16"},
+      {"cuda.fp16.htanh", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "tanh",
+       "htanh(a): tanh(a), computed in float32 and rounded to float16"},
+      {"cuda.fp16.htanh_approx", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "tanh",
+       "htanh_approx(a): tanh(a), as htanh (tidal computes both in float32)"},
+      {"cuda.fp16.hexp", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "exp",
+       "hexp(a): e**a, computed in float32 and rounded to float16"},
+      {"cuda.fp16.hexp2", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "exp2",
+       "hexp2(a): 2**a, computed in float32 and rounded to float16"},
+      {"cuda.fp16.hexp10", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "pow10",
+       "hexp10(a): 10**a, computed in float32 and rounded to float16"},
+      {"cuda.fp16.hlog", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "log",
+       "hlog(a): ln(a), computed in float32 and rounded to float16"},
+      {"cuda.fp16.hlog2", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "log2",
+       "hlog2(a): log2(a), computed in float32 and rounded to float16"},
+      {"cuda.fp16.hlog10", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "log10",
+       "hlog10(a): log10(a), computed in float32 and rounded to float16"},
+      {"cuda.fp16.hsqrt", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "sqrt",
+       "hsqrt(a): sqrt(a) in float16, rounded to nearest"},
+      {"cuda.fp16.hrsqrt", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "rsqrt",
+       "hrsqrt(a): 1 / sqrt(a), computed in float32 and rounded to float16"},
+      {"cuda.fp16.hceil", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "ceil",
+       "hceil(a): the smallest integer >= a, as a float16"},
+      {"cuda.fp16.hfloor", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "floor",
+       "hfloor(a): the largest integer <= a, as a float16"},
+      {"cuda.fp16.htrunc", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "trunc",
+       "htrunc(a): a rounded toward zero to an integer, as a float16"},
+      {"cuda.fp16.hrint", IntrinsicKind::Function, typeHalfMath, emitHalfMath, "roundeven",
+       "hrint(a): a rounded to the nearest integer, halves to even, as a float16"},
       {"cuda.fp16.heq", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",
        "heq(a, b): a == b on float16 (False when either is NaN)"},
       {"cuda.fp16.hne", IntrinsicKind::Function, typeHalfComparison, emitHalfComparison, "",

@@ -101,7 +101,11 @@ void CudaDriver::LibraryCloser::operator()(void *Handle) const {
 CudaDriver &CudaDriver::get() {
   // Never destroyed: code that runs at exit may still call the driver.
   static CudaDriver *const Driver = [] {
+    // TIDAL_CUDA_DRIVER, else Numba's NUMBA_CUDA_DRIVER (programs written
+    // for Numba set it), else the system's library.
     const char *Override = std::getenv("TIDAL_CUDA_DRIVER");
+    if (!Override || !*Override)
+      Override = std::getenv("NUMBA_CUDA_DRIVER");
     return new CudaDriver(Override && *Override ? Override
                                                 : DefaultDriverLibrary);
   }();
@@ -113,6 +117,11 @@ CudaDriver CudaDriver::open(const std::string &LibraryPath) {
 }
 
 CudaDriver::CudaDriver(std::string Path) : LibraryPath(std::move(Path)) {
+  if (LibraryPath == "0") { // as Numba's NUMBA_CUDA_DRIVER=0: no driver
+    Reason = "the CUDA driver is switched off (TIDAL_CUDA_DRIVER or "
+             "NUMBA_CUDA_DRIVER is 0)";
+    return;
+  }
   dlerror(); // clear a stale message
   Library.reset(dlopen(LibraryPath.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!Library) {

@@ -402,6 +402,15 @@ int CudaFunction::attribute(int Attribute) const {
   return Value;
 }
 
+void CudaFunction::setAttribute(int Attribute, int Value) {
+  Context.requireUsable();
+  Context.makeCurrent();
+  Context.check(Context.driver().api().FuncSetAttribute(Function, Attribute, Value),
+                "cuFuncSetAttribute",
+                "attribute " + std::to_string(Attribute) + " of kernel '" + Name + "' to " +
+                    std::to_string(Value));
+}
+
 int CudaFunction::potentialBlockSize(size_t SharedBytes) const {
   Context.requireUsable();
   Context.makeCurrent();

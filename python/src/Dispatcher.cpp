@@ -330,6 +330,9 @@ DispatcherState &configuredState(PyObject *Self) {
     if (PyList_Check(Extensions))
       D.Extensions = PyRef::borrow(Extensions);
   D.PerformanceWarnings = Flag("performance_warnings");
+  if (PyObject *Carveout = PyDict_GetItemString(Options.get(), "shared_memory_carveout"))
+    if (Carveout != Py_None)
+      D.SharedMemoryCarveout = static_cast<int>(PyRef::borrow(Carveout).asLong());
   D.Configured = true;
   return D;
 }
@@ -366,6 +369,9 @@ Specialization::CudaLoaded &cudaKernelOf(const DispatcherState &D, Specializatio
   S.RaiseSitesRead = true;
   auto Module = loadLinkedModule(Context, *PTX, S.KernelName, S.PtxLinks);
   auto Function = std::make_unique<runtime::CudaFunction>(Module->function(S.KernelName));
+  if (D.SharedMemoryCarveout) // numba-cuda sets it as each kernel loads
+    Function->setAttribute(runtime::cu::FunctionPreferredSharedMemoryCarveout,
+                           *D.SharedMemoryCarveout);
   runtime::cu::DevicePointer Slot = 0;
   if (!S.RaiseSites.empty()) {
     auto [Pointer, Bytes] = Module->global(ExceptionSlotName);
@@ -489,7 +495,7 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
 }
 
 // _kernel_attribute(signature_text, what, shared_bytes=0): a fact of the
-// kernel loaded on the current GPU: "regs", "shared", "local" or
+// kernel loaded on the current GPU: "regs", "shared", "local", "const" or
 // "max_threads" (cuFuncGetAttribute), or "potential_block", the block size of
 // the best occupancy with shared_bytes of dynamic shared memory.
 PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
@@ -517,6 +523,8 @@ PyObject *Dispatcher_kernel_attribute(PyObject *Self, PyObject *Args) {
         return PyLong_FromLong(Kernel.staticSharedBytes());
       if (Kind == "local")
         return PyLong_FromLong(Kernel.localBytesPerThread());
+      if (Kind == "const")
+        return PyLong_FromLong(Kernel.attribute(runtime::cu::FunctionConstSizeBytes));
       if (Kind == "max_threads")
         return PyLong_FromLong(Kernel.maxThreadsPerBlock());
       if (Kind == "potential_block")
@@ -608,7 +616,7 @@ PyMethodDef DispatcherMethods[] = {
      "_inspect(signature_text, what, sm=75): 'markers', 'llvm', 'ptx' or 'types'."},
     {"_kernel_attribute", Dispatcher_kernel_attribute, METH_VARARGS,
      "_kernel_attribute(signature_text, what, shared_bytes=0): 'regs', 'shared', 'local', "
-     "'max_threads' or 'potential_block' of the kernel loaded on the GPU (cuda target "
+     "'const', 'max_threads' or 'potential_block' of the kernel loaded on the GPU (cuda target "
      "only)."},
     {"_cooperative", Dispatcher_cooperative, METH_VARARGS,
      "_cooperative(signature_text, threads=0, shared_bytes=0): whether launches are "

@@ -19,6 +19,7 @@
 #include "tidal/runtime/CudaTarget.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,9 @@ struct DispatcherState {
   // False for tidal's library kernels, whose launch configuration the
   // library chooses (cuda.reduce, transposes): no performance warnings.
   bool PerformanceWarnings = true;
+  // cuda.jit(shared_memory_carveout=...): the percentage (-1: the driver's
+  // default) set on each loaded kernel (cuda target); none when not given.
+  std::optional<int> SharedMemoryCarveout;
   std::vector<std::unique_ptr<Specialization>> Specializations;
   // A CUDA C++ kernel (tidal.cuda.RawKernel, RawKernels.h): specialisations
   // come from its source instead of the frontend; null for Python kernels.

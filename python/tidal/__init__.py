@@ -18,7 +18,12 @@ from .types import (  # noqa: F401  (Numba's names)
     uint64, uintp, float16, float32, float64, complex64, complex128, void,
 )
 from .types import float_, double  # noqa: F401  (Numba's C-style aliases)
+from .types import (  # noqa: F401  (Numba's short aliases)
+    b1, i1, i2, i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16,
+)
 from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401
+# numba.cuda as tidal.cuda, for Numba programs run unchanged (tidal/numba_mapping.py).
+from .numba_mapping import install_as_numba_cuda  # noqa: F401
 
 # From here on, the source of kernels exec'd from strings is kept
 # (tidal/_sources.py; TIDAL_KEEP_SOURCES=0 turns it off).

@@ -3,6 +3,9 @@
     python3 -m tidal --version    the version
     python3 -m tidal info         version, LLVM, files, target, driver, toolkit
     python3 -m tidal tidalc ...   the tidalc installed with the package
+    python3 -m tidal run PROGRAM [ARGS]       a Numba program, unchanged, on tidal:
+    python3 -m tidal run -m MODULE [ARGS]     numba.cuda is tidal.cuda in it and
+    python3 -m tidal run -c CODE [ARGS]       in every process it starts
 
 The installed console scripts ``tidal`` and ``tidalc`` are the same.
 """
@@ -38,7 +41,9 @@ def _facts():
               ("TIDAL_TARGET", os.environ.get("TIDAL_TARGET", "(not set)")),
               ("CUDA driver", library if usable else f"not usable: {reason}"),
               ("CUDA devices", count),
-              ("cpu target threads", _tidal.cpu_worker_count())]
+              ("cpu target threads", _tidal.cpu_worker_count()),
+              ("cuda.is_available()", cuda.is_available()),
+              ("CUDA GPU present", cuda.target.cuda_available())]
     toolkit = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
     ptxas = os.path.join(toolkit, "bin", "ptxas")
     target.append(("CUDA toolkit", toolkit if os.path.isdir(toolkit) else "not found"))
@@ -70,6 +75,19 @@ def tidalc(arguments=None):
     os.execv(path, [path] + list(arguments))
 
 
+def run(arguments):
+    """Runs a Python program (a file, -m MODULE or -c CODE, with its
+    arguments) in this interpreter with numba.cuda mapped to tidal.cuda
+    (tidal/numba_mapping.py): through the environment, so the processes it
+    starts (multiprocessing, pytest-xdist workers) have the mapping too."""
+    if not arguments or (arguments[0] in ("-m", "-c") and len(arguments) < 2):
+        print("usage: python3 -m tidal run PROGRAM [ARGS] | -m MODULE [ARGS] | -c CODE [ARGS]",
+              file=sys.stderr)
+        return 2
+    from .numba_mapping import environment
+    os.execve(sys.executable, [sys.executable] + list(arguments), environment())
+
+
 def main(arguments=None):
     arguments = sys.argv[1:] if arguments is None else arguments
     if arguments[:1] in (["--version"], ["-V"]):
@@ -77,6 +95,8 @@ def main(arguments=None):
         return 0
     if arguments[:1] == ["tidalc"]:
         return tidalc(arguments[1:])
+    if arguments[:1] == ["run"]:
+        return run(arguments[1:])
     if arguments[:1] in ([], ["info"], ["-s"]):
         info()
         return 0

@@ -7,7 +7,11 @@ class CompileError(Exception):
 
     def __init__(self, message, file=None, line=0, column=0, end_column=0,
                  reason=None):
-        super().__init__(message)
+        # Exception's, never the next class's: under tidal.install_as_numba_cuda()
+        # TypingError is Numba's TypingError too, whose __init__ restyles the message.
+        Exception.__init__(self, message)
+        self.msg = message  # as Numba's errors
+        self.loc = None
         self.file = file
         self.line = line
         self.column = column
@@ -23,7 +27,19 @@ class UnsupportedError(CompileError):
     """Python that kernels can't contain: with, try, lists, generators, ..."""
 
 
-class PerformanceWarning(Warning):
+class _Warning(Warning):
+    """The base of tidal's warnings. Under tidal.install_as_numba_cuda() each
+    is Numba's class of that name too (NumbaPerformanceWarning, ...); this
+    keeps the message as given (Numba's __init__ restyles it) and gives the
+    `msg` and `loc` attributes Numba's warnings have."""
+
+    def __init__(self, *args):
+        Warning.__init__(self, *args)
+        self.msg = args[0] if args else ""
+        self.loc = None
+
+
+class PerformanceWarning(_Warning):
     """A launch that runs slower on a GPU than it could: a grid too small to
     fill the GPU, a host array copied to and from the device at each launch.
     Given on both targets (on the cpu target, once per kernel for a host
@@ -38,7 +54,7 @@ class PerformanceWarning(Warning):
 NumbaPerformanceWarning = PerformanceWarning
 
 
-class InvalidConfigWarning(Warning):
+class InvalidConfigWarning(_Warning):
     """Options that Numba's CUDA target does not support together, such as
     cuda.jit(debug=True) with opt=True (the default). Numba's
     NumbaInvalidConfigWarning, under that name too."""
@@ -47,7 +63,7 @@ class InvalidConfigWarning(Warning):
 NumbaInvalidConfigWarning = InvalidConfigWarning
 
 
-class CompileWarning(Warning):
+class CompileWarning(_Warning):
     """What a kernel compiles to differs from what its source asks, as a GPU
     would have it: print() of more than 32 items (CUDA's vprintf takes 32)
     prints its raw format string instead, on every target. Numba's

@@ -110,3 +110,9 @@ uintp = SCALAR_TYPES["uint64"]
 float_ = SCALAR_TYPES["float32"]
 double = SCALAR_TYPES["float64"]
 void = NumberType("void", None)
+# Numba's short aliases, after NumPy's type codes.
+b1 = boolean
+i1, i2, i4, i8 = (SCALAR_TYPES[f"int{n}"] for n in (8, 16, 32, 64))
+u1, u2, u4, u8 = (SCALAR_TYPES[f"uint{n}"] for n in (8, 16, 32, 64))
+f2, f4, f8 = (SCALAR_TYPES[f"float{n}"] for n in (16, 32, 64))
+c8, c16 = SCALAR_TYPES["complex64"], SCALAR_TYPES["complex128"]

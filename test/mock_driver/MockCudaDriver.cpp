@@ -297,7 +297,7 @@ CUresult cuFuncGetAttribute(int *Value, int Attribute, void *Function) {
   switch (Attribute) {
   case 0: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024)); return Success;
   case 1: *Value = 0; return Success;    // static shared bytes
-  case 2: *Value = 0; return Success;    // const bytes
+  case 2: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_CONST_BYTES", 0)); return Success;
   case 3: *Value = 16; return Success;   // local bytes per thread
   case 4: *Value = 32; return Success;   // registers per thread
   case 5: *Value = 90; return Success;   // PTX version
@@ -313,6 +313,8 @@ CUresult cuFuncSetAttribute(void *Function, int Attribute, int Value) {
          "\"attribute\": " + std::to_string(Attribute) + ", \"value\": " + std::to_string(Value));
   MOCK_REQUIRE_INIT(S);
   auto *F = static_cast<MockFunction *>(Function);
+  if (Attribute == 9) // the preferred shared memory carveout: a percentage, or -1
+    return Value < -1 || Value > 100 ? InvalidValue : Success;
   if (Attribute != 8)
     return InvalidValue;
   if (Value < 0 || Value > envNumber("TIDAL_MOCK_CUDA_MAX_SHARED_OPTIN", 232448))

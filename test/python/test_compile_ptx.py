@@ -135,6 +135,24 @@ def test_compile_ptx_for_current_device(target):
     assert f".target sm_{cc[0]}{cc[1]}" in ptx
 
 
+def test_compile_for_current_device_and_compile_all(target, tmp_path):
+    # numba-cuda's: a C-ABI device function for the current device's cc; the
+    # list of codes of compile_all (one PTX: tidal links what it calls into it).
+    cc = cuda.get_current_device().compute_capability
+    ptx, return_type = cuda.compile_for_current_device(add, (float64, float64))
+    assert return_type is float64 and f".target sm_{cc[0]}{cc[1]}" in ptx
+    assert re.search(r"\.visible \.func  \(\.param \.b64 func_retval0\) add\(", ptx)
+    codes, return_type = cuda.compile_all(add, (float32, float32), output="ptx", cc=(8, 0))
+    assert return_type is float32 and len(codes) == 1
+    assert ".target sm_80" in codes[0] and ") add(" in codes[0]
+    assert_ptxas_accepts(codes[0], tmp_path, 80)
+    with pytest.raises(NotImplementedError, match="Unsupported output type: ltoir .*pass "
+                                                  "output='ptx'"):
+        cuda.compile_all(add, (float32, float32))  # numba-cuda's default output
+    with pytest.raises(NotImplementedError, match="Unsupported output type: cubin"):
+        cuda.compile_all(add, (float32, float32), output="cubin")
+
+
 def test_exec_source_and_numba_types_together():
     # How Numba's libdevice tests compile thousands of generated functions.
     namespace = {}

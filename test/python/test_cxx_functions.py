@@ -986,3 +986,46 @@ def test_compiled_cxx_is_kept_on_disk_and_keyed_on_its_headers(target, tmp_path)
     assert counts["disk_hits"] == 0 and counts["compiles"] == 1 and counts["disk_writes"] == 1
     counts, _ = run(TIDAL_CXX_CACHE="0")
     assert counts["compiles"] == 1 and counts["disk_writes"] == 0 and counts["disk_hits"] == 0
+
+
+# --- numba-cuda's code objects in link=[...] ----------------------------------------------
+
+TWICE_CU = 'extern "C" __device__ int twice(int *result, int x) { *result = 2 * x; return 0; }\n'
+
+
+@pytest.mark.parametrize("form", ["str", "bytes", "StringIO"])
+def test_cusource_links_cuda_cpp_from_memory(target, form):
+    import io
+    data = {"str": TWICE_CU, "bytes": TWICE_CU.encode(), "StringIO": io.StringIO(TWICE_CU)}[form]
+    source = cuda.CUSource(data)
+    assert source.name == "<unnamed-cu>"
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[source]))
+    out = np.zeros(16, dtype=np.int32)
+    kernel[1, 16](out)
+    target.assert_result("doubled_by_ptx", out, 2 * np.arange(16))
+
+
+def test_ptxsource_links_through_the_drivers_linker(target):
+    source = cuda.PTXSource(TWICE_PTX, name="twice-in-memory")
+    kernel = ptx_kernel(cuda.declare_device("twice", "int32(int32)", link=[source]))
+    out = np.zeros(16, dtype=np.int32)
+    if raises_on_the_cpu_target(target, lambda: kernel[1, 16](out), "twice-in-memory"):
+        return
+    kernel[1, 16](out)
+    target.assert_result("doubled_by_ptx", out, 2 * np.arange(16))
+    if target.mock:
+        assert [c["name"] for c in target.driver_calls("cuLinkAddData_v2")] == [
+            "the PTX of kernel 'doubled_by_ptx'", "twice-in-memory"]
+
+
+@pytest.mark.parametrize("kind", ["Cubin", "Fatbin", "Object", "Archive", "LTOIR"])
+def test_binary_code_objects_are_refused_saying_what_to_link(kind):
+    code = getattr(cuda, kind)(b"\x7fELF", name="lib")
+    with pytest.raises(ValueError, match=f"cannot link {kind} 'lib': tidal links CUDA C\\+\\+ "
+                                         r"\(cuda.CUSource, .cu files\) .* link the CUDA C\+\+ or "
+                                         r"PTX they were made from instead"):
+        cuda.declare_device("twice", "int32(int32)", link=[code])
+    with pytest.raises(NotImplementedError, match="setup_callback"):
+        cuda.CUSource(TWICE_CU, setup_callback=lambda module: None)
+    from tidal.cuda.cudadrv.linkable_code import CUSource
+    assert CUSource is cuda.CUSource

@@ -451,7 +451,7 @@ def test_detect_without_a_supported_device(mock_script):
 
 def test_detect_without_a_driver(mock_script):
     r = mock_script("print(json.dumps(cuda.detect()))", target=None, devices=0)
-    assert r.result is False
+    assert r.result is True, "kernels run on the cpu target, as cuda.is_available() says"
     lines = r.stdout.splitlines()
     assert lines[0].startswith("No usable CUDA device: no CUDA device")
     assert lines[1] == "Kernels run on the 'cpu' target"

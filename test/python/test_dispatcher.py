@@ -211,11 +211,12 @@ def test_kernel_facts_of_the_mock_driver(mock_script):
                           fill_seven.get_shared_mem_per_block(sig),
                           fill_seven.get_local_mem_per_thread(sig),
                           fill_seven.get_max_threads_per_block(sig),
-                          fill_seven.get_regs_per_thread()]))
+                          list(fill_seven.get_regs_per_thread().items())]))
     """)
     regs, shared, local, max_threads, per_signature = r.result
     assert (regs, shared, local, max_threads) == (32, 0, 16, 1024)
-    assert list(per_signature.values()) == [32]
+    # keyed by the argument types, as Numba's
+    assert per_signature == [[["array(int32, 1d, C)", "float64", "array(float32, 1d, C)"], 32]]
 
 
 def _ptxas():

@@ -130,7 +130,6 @@ def test_several_signatures():
     ("n->()", ValueError, 'bad token in signature "n"'),
     ("(n)(n)->()", ValueError, 'bad token in signature "("'),
     ("(n),(n)->", ValueError, "has no output"),
-    ("(n)->(),(n)", TypeError, "has 2 outputs"),
 ])
 def test_layout_errors(layout, error, message):
     def f(x, y, out):
@@ -148,8 +147,11 @@ def test_shape_errors():
         dot(np.zeros((4, 3)), np.zeros((5, 3)))
     with pytest.raises(ValueError, match="arg #1: insufficient inner dimension"):
         make_matmul()(np.zeros(3, np.float32), np.zeros((3, 3), np.float32))
-    with pytest.raises(TypeError, match="invalid number of input argument"):
+    with pytest.raises(TypeError, match=r"This gufunc accepts 2 positional arguments .* Got 1 "
+                                        r"positional argument\.$"):
         dot(np.zeros(3))
+    with pytest.raises(TypeError, match="invalid number of input argument"):
+        dot(np.zeros(3), out=np.zeros(1))
     with pytest.raises(ValueError, match="output shape mismatch"):
         dot(np.zeros((4, 3)), np.zeros((4, 3)), out=np.zeros(5))
     with pytest.raises(ValueError, match="cannot specify 'out' as both a positional and "
@@ -238,8 +240,10 @@ def test_call_errors():
     with pytest.raises(TypeError, match="gufunc 'dot' got unexpected keyword argument\\(s\\) "
                                         "where: it takes out= and stream="):
         dot(x, x, where=True)
-    with pytest.raises(TypeError, match="gufunc 'dot' takes 2 inputs and one output, got 4 "
-                                        "arguments"):
+    with pytest.raises(TypeError, match=r"^This gufunc accepts 2 positional arguments \(when "
+                                        r"providing input only\) or 3 positional arguments "
+                                        r"\(when providing input and output\)\. Got 4 positional "
+                                        r"arguments\.$"):
         dot(x, x, np.zeros(2), np.zeros(2))
     with pytest.raises(TypeError, match="out= of gufunc 'dot' has dtype float32; the signature "
                                         "void\\(float64\\[:\\], float64\\[:\\], "
@@ -251,3 +255,66 @@ def test_call_errors():
 
     with pytest.raises(TypeError, match="the output \\(last argument\\) must be an array"):
         guvectorize(["void(float64[:], float64)"], "(n)->()", target="cuda")(f)
+
+
+# --- several outputs (numba-cuda's) ------------------------------------------------------
+
+def make_copy_and_scale():
+    @guvectorize(["void(float32[:], float32[:], float64[:])",
+                  "void(int64[:], int64[:], float64[:])"], "(x)->(x),(x)", target="cuda")
+    def copy_and_scale(a, b, c):
+        for i in range(b.size):
+            b[i] = a[i]
+            c[i] = a[i] * 1.5
+    return copy_and_scale
+
+
+def test_several_outputs_allocated(target):
+    f = make_copy_and_scale()
+    assert (f.nin, f.nout) == (1, 2)
+    a = np.arange(10, dtype=np.float32).reshape(2, 5)
+    b, c = f(a)
+    assert b.dtype == np.float32 and c.dtype == np.float64 and b.shape == c.shape == (2, 5)
+    if target.ran("__gufunc_copy_and_scale"):
+        np.testing.assert_array_equal(b, a)
+        np.testing.assert_array_equal(c, a * 1.5)
+
+
+def test_several_outputs_given(target):
+    f = make_copy_and_scale()
+    a = np.arange(6, dtype=np.int64)
+    b, c = np.zeros(6, np.int64), np.zeros(6)
+    returned = f(a, b, c)  # positional
+    assert returned[0] is b and returned[1] is c
+    target.assert_result("__gufunc_copy_and_scale", c, a * 1.5)
+    target.forget_driver_calls()
+    b2, c2 = np.zeros(6, np.int64), cuda.device_array(6)
+    on_device = f(a, out=(b2, c2))  # out=, one output on the device: results stay there
+    assert on_device[1] is c2 and cuda.is_cuda_array(on_device[0])
+    target.assert_result("__gufunc_copy_and_scale", c2.copy_to_host(), a * 1.5)
+
+
+def test_several_outputs_errors():
+    f = make_copy_and_scale()
+    a = np.arange(4.0, dtype=np.float32)
+    with pytest.raises(TypeError, match=r"This gufunc accepts 1 positional argument \(when "
+                                        r"providing input only\) or 3 positional arguments "
+                                        r"\(when providing input and output\)\. Got 2 "
+                                        r"positional arguments\."):
+        f(a, np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="out= of gufunc 'copy_and_scale' must be a tuple of its 2 "
+                                        "outputs"):
+        f(a, out=np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="out= of gufunc 'copy_and_scale' is a tuple of 1; it "
+                                         "has 2 output"):
+        f(a, out=(np.zeros(4, np.float32),))
+    with pytest.raises(TypeError, match="out= of gufunc 'copy_and_scale' has dtype float32; the "
+                                        "signature .* writes float64"):
+        f(a, np.zeros(4, np.float32), np.zeros(4, np.float32))
+
+    def g(x, y, z):
+        pass
+
+    with pytest.raises(TypeError, match="each of its 2 outputs \\(the last arguments\\) must be "
+                                        "an array"):
+        guvectorize(["void(float64[:], float64[:], float64)"], "(n)->(n),()", target="cuda")(g)

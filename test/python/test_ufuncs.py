@@ -376,3 +376,42 @@ def test_call_errors():
     # Numba 0.56's CUDA ufuncs have no device=True: its KeyError.
     with pytest.raises(KeyError, match="does not support option: 'device'"):
         vectorize(["float64(float64)"], target="cuda", device=True)
+
+
+# --- Numba's type objects, and numba-cuda's cuda.vectorize ----------------------------------
+
+def test_signatures_of_numbas_type_objects(target):
+    numba = pytest.importorskip("numba")
+
+    @vectorize([numba.int32(numba.int32, numba.int32), numba.float64(numba.float64, numba.float64)],
+               target="cuda")
+    def mul(a, b):
+        return a * b
+
+    x = np.arange(10, dtype=np.int32)
+    result = mul(x, x)
+    assert result.dtype == np.int32
+    target.assert_result("__vectorized_mul", result, x * x)
+    target.forget_driver_calls()
+    y = np.linspace(0, 1, 10)
+    target.assert_result("__vectorized_mul", mul(y, y), y * y)
+
+
+def test_cuda_vectorize_defaults_to_the_cuda_target(target):
+    @cuda.vectorize([float64(float64)])
+    def halve(x):
+        return x / 2
+
+    @cuda.guvectorize(["void(float64[:], float64[:])"], "(n)->()")
+    def total(values, out):
+        s = 0.0
+        for v in values:
+            s += v
+        out[0] = s
+
+    x = np.arange(8.0)
+    target.assert_result("__vectorized_halve", halve(x), x / 2)
+    target.forget_driver_calls()
+    target.assert_result("__gufunc_total", total(x.reshape(2, 4)), x.reshape(2, 4).sum(axis=1))
+    with pytest.raises(ValueError, match="Unsupported target: 'gpu'"):
+        cuda.vectorize(target="gpu")

@@ -7,7 +7,13 @@ machine's CPU (the cpu target) where no GPU is usable.
 from .dispatcher import Dispatcher, DeviceFunction, jit  # noqa: F401
 from .raw import RawKernel, RawModule  # noqa: F401
 from .foreign import declare_device, include  # noqa: F401
-from .compilation import compile, compile_ptx, compile_ptx_for_current_device  # noqa: F401
+# numba-cuda's code objects for link=[...] (CUDA C++ and PTX in memory).
+from .linkable_code import (  # noqa: F401
+    LTOIR, Archive, Cubin, CUSource, Fatbin, Object, PTXSource,
+)
+from .compilation import (  # noqa: F401
+    compile, compile_all, compile_for_current_device, compile_ptx, compile_ptx_for_current_device,
+)
 # The names kernels use (cuda.grid, cuda.threadIdx, cuda.atomic, ...), from
 # the compiler's intrinsic table.
 from .intrinsics import *  # noqa: F401,F403
@@ -20,8 +26,12 @@ from .memory import (  # noqa: F401
     mapped_array_like, pinned, pinned_array, pinned_array_like, to_device,
 )
 from .interop import from_dlpack  # noqa: F401
-# Numba's numba.cuda.devicearray names (auto_device, DeviceNDArray, ...).
-from . import devicearray  # noqa: F401
+# Numba's numba.cuda.devicearray names (auto_device, DeviceNDArray, ...), and
+# numba.cuda.cudadrv's modules (cudadrv.devicearray, cudadrv.driver, cudadrv.error).
+from . import devicearray, cudadrv  # noqa: F401
+# numba-cuda's cuda.types, whose type names numba.cuda has too (cuda.float32).
+from . import types  # noqa: F401
+from .types import *  # noqa: F401,F403
 from .streams import (  # noqa: F401
     default_stream, event, event_elapsed_time, external_stream, legacy_default_stream,
     per_thread_default_stream, stream, synchronize,
@@ -54,3 +64,12 @@ from . import random  # noqa: E402,F401
 from .reduction import Reduce, reduce  # noqa: E402,F401
 # Numba's numba.cuda.kernels (transpose, reduction), written with kernels.
 from . import kernels  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # numba-cuda's cuda.vectorize/cuda.guvectorize (target='cuda' by default):
+    # tidal/ufuncs imports tidal.cuda, so they are loaded on first use.
+    if name in ("vectorize", "guvectorize"):
+        from . import vectorizers
+        return getattr(vectorizers, name)
+    raise AttributeError(f"module 'tidal.cuda' has no attribute {name!r}")

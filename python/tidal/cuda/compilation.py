@@ -24,7 +24,8 @@ from ._native import native
 from . import signatures as _signatures
 from .dispatcher import DeviceFunction
 
-__all__ = ["compile", "compile_ptx", "compile_ptx_for_current_device"]
+__all__ = ["compile", "compile_all", "compile_for_current_device", "compile_ptx",
+           "compile_ptx_for_current_device"]
 
 # LLVM 19's NVPTX architectures: a cc that LLVM does not know compiles for
 # the closest one below it (as Numba's find_closest_arch).
@@ -100,6 +101,41 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     return code, result
 
 
+def _current_cc():
+    from .devices import get_current_device
+    return tuple(get_current_device().compute_capability)
+
+
+def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True,
+                               fastmath=False, opt=None, abi="c", abi_info=None, output="ptx"):
+    """numba-cuda's cuda.compile_for_current_device: compile() for the
+    current device's compute capability (on the cpu target, the capability
+    the cpu device reports)."""
+    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
+                   fastmath=fastmath, cc=_current_cc(), opt=opt, abi=abi, abi_info=abi_info,
+                   output=output)
+
+
+def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
+                opt=None, abi="c", abi_info=None, output="ltoir"):
+    """numba-cuda's cuda.compile_all: ([code, ...], return type), the code
+    of the function and of the external code it links. tidal compiles the
+    CUDA C++ a function links (declare_device(link=...)) into the same
+    module, so the list holds one PTX text that has them all. Only
+    output='ptx': tidal writes no LTO-IR (numba-cuda's default 'ltoir' is a
+    NotImplementedError saying so)."""
+    if output not in ("ptx", "ltoir"):
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    if output == "ltoir":
+        raise NotImplementedError("Unsupported output type: ltoir (tidal writes 'ptx', with the "
+                                  "CUDA C++ a function links compiled into it: pass "
+                                  "output='ptx')")
+    code, result = compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
+                           fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
+                           output="ptx")
+    return [code], result
+
+
 def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, output):
     """(code, return type, symbol) of compile(): the PTX, or with output
     'llvm' the NVVM IR it is made from."""
@@ -154,10 +190,8 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, dev
                                    fastmath=False, opt=True, abi="numba", abi_info=None):
     """compile_ptx for the current device's compute capability (on the cpu
     target, the capability the cpu device reports)."""
-    from .devices import get_current_device
-    cc = tuple(get_current_device().compute_capability)
     return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
-                       fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info)
+                       fastmath=fastmath, cc=_current_cc(), opt=opt, abi=abi, abi_info=abi_info)
 
 
 def _compile_device_function(pyfunc, sig, output, debug=False, lineinfo=False, fastmath=False,

@@ -9,12 +9,43 @@ import warnings
 
 from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
 from . import signatures as signature_forms
-from .dispatcher_api import NumbaDispatcherAPI
+from .dispatcher_api import BySignature, NumbaDispatcherAPI, split_signature
 from .target import current_target
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
                 "max_registers", "link", "inline", "boundscheck", "launch_bounds",
-                "extensions"}
+                "extensions", "forceinline", "lto", "shared_memory_carveout"}
+
+# numba-cuda's shared_memory_carveout strings and their percentage (-1: the
+# driver's default).
+_CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _shared_memory_carveout(value):
+    """numba-cuda's shared_memory_carveout: 'MaxL1', 'MaxShared', 'default'
+    (any case) or a percentage from -1 (the default) to 100, as the value of
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.lower() not in _CARVEOUTS:
+            raise ValueError(f"Invalid carveout value: {value}. "
+                             f"Must be -1 to 100 or one of {list(_CARVEOUTS)}")
+        return _CARVEOUTS[value.lower()]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -1 <= value <= 100:
+            raise ValueError("Carveout must be between -1 and 100")
+        return value
+    raise TypeError(f"shared_memory_carveout must be str or int, got {type(value).__name__}")
+
+
+def _check_options(options):
+    """The options numba-cuda checks when cuda.jit is called."""
+    _shared_memory_carveout(options.get("shared_memory_carveout"))
+    for flag in ("forceinline", "lto"):
+        value = options.get(flag)
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"{flag} must be True or False, not {value!r}")
 
 
 def _dims(value, what, kernel):
@@ -186,6 +217,8 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),
                 "max_threads": max_threads, "min_blocks": min_blocks,
+                "shared_memory_carveout": _shared_memory_carveout(
+                    options.get("shared_memory_carveout")),
                 "cache": self._cache, "extensions": self.extensions,
                 "link": self._links(),
                 "performance_warnings": self._tidal_performance_warnings}
@@ -279,7 +312,8 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
             signature = self.signatures[0]
         if signature is not None:
             return self._inspect(self._signature_text(signature), what, sm)
-        return {s: self._inspect(s, what, sm) for s in self.signatures}
+        return BySignature((split_signature(s), self._inspect(s, what, sm))
+                           for s in self.signatures)
 
     def _signature_text(self, signature):
         if isinstance(signature, str) and signature in self.signatures:
@@ -319,7 +353,8 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
             signature = self.signatures[0]
         if signature is not None:
             return self._kernel_attribute(self._signature_text(signature), what)
-        return {s: self._kernel_attribute(s, what) for s in self.signatures}
+        return BySignature((split_signature(s), self._kernel_attribute(s, what))
+                           for s in self.signatures)
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0, signature=None):
         """The most blocks of `blockdim` threads (an int, or a tuple of 1 to 3
@@ -345,7 +380,8 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
             signature = self.signatures[0]
         if signature is not None:
             return self._cooperative(self._signature_text(signature), threads, dynsmemsize)[1]
-        return {s: self._cooperative(s, threads, dynsmemsize)[1] for s in self.signatures}
+        return BySignature((split_signature(s), self._cooperative(s, threads, dynsmemsize)[1])
+                           for s in self.signatures)
 
     def get_regs_per_thread(self, signature=None):
         """Registers each thread of the kernel uses (cuda target)."""
@@ -358,6 +394,10 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
     def get_local_mem_per_thread(self, signature=None):
         """Local memory of each thread, in bytes (cuda target)."""
         return self._kernel_facts("get_local_mem_per_thread", "local", signature)
+
+    def get_const_mem_size(self, signature=None):
+        """Constant memory the kernel uses, in bytes (cuda target)."""
+        return self._kernel_facts("get_const_mem_size", "const", signature)
 
     def get_max_threads_per_block(self, signature=None):
         """The most threads a block of this kernel can have (cuda target)."""
@@ -392,6 +432,10 @@ class DeviceFunction:
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
+        if options.get("forceinline"):
+            # numba-cuda's forceinline=True: the frontend emits the function
+            # alwaysinline (FunctionCompiler::emitDeviceFunction reads this mark).
+            py_func.__tidal_forceinline__ = True
         # As the frontend's signature parser reads them: ret(args) or the
         # bare argument list.
         self.signatures = [signature_forms.signature_of(s).device_text() for s in signatures]
@@ -507,6 +551,7 @@ def jit(func_or_sig=None, device=False, **options):
     unknown = set(options) - _JIT_OPTIONS
     if unknown:
         raise TypeError(f"unknown option(s) to cuda.jit: {', '.join(sorted(unknown))}")
+    _check_options(options)
     if options.get("debug") and options.get("opt", True):
         # Numba's warning (its NVVM may crash on optimised debug code);
         # tidal compiles it, optimised as always.

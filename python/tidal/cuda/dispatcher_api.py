@@ -33,9 +33,19 @@ def split_signature(text):
 def _is_type(value):
     """A type given in place of an argument: tidal's (tidal.float32[::1]), a
     type's text, or an object of the same shape (Numba's types print the
-    same text)."""
+    same text), or Numba's type objects (numba.core.types)."""
     from .. import types
-    return isinstance(value, (types.NumberType, types.ArrayType, str))
+    return isinstance(value, (types.NumberType, types.ArrayType, str)) or \
+        type(value).__module__.startswith("numba.core.types")
+
+
+def _type_text(value):
+    """A type (tidal's, its text, or Numba's object) as the dispatcher's
+    signatures spell it ('array(float32, 1d, C)')."""
+    if not isinstance(value, str) and type(value).__module__.startswith("numba.core.types"):
+        from .signatures import canonical_text, type_of
+        value = canonical_text(type_of(value))
+    return native.parse_signature(str(value))[1][0]
 
 
 class _Overloads(dict):
@@ -57,6 +67,19 @@ class _Overloads(dict):
 
     def get(self, key, default=None):
         return super().get(self._key(key), default)
+
+
+class BySignature(_Overloads):
+    """What inspect_llvm()/inspect_asm()/... give for every signature, as
+    Numba's: keyed by the tuple of argument types (the signature's args, as
+    `overloads`), found also by a signature's text ('(float32[::1], int64)',
+    as tidal gave keys before)."""
+
+    @staticmethod
+    def _key(key):
+        if isinstance(key, str):
+            return split_signature(key)
+        return _Overloads._key(key)
 
 
 def _signature_syntax(text):
@@ -133,6 +156,10 @@ class CompiledKernel:
     @property
     def max_threads_per_block(self):
         return self._dispatcher.get_max_threads_per_block(self.signature)
+
+    @property
+    def const_mem_size(self):
+        return self._dispatcher.get_const_mem_size(self.signature)
 
     class _CodeLibrary:
         """Numba's kernel._codelibrary, as far as tests read it: the files
@@ -280,8 +307,7 @@ class NumbaDispatcherAPI:
     def _argument_types(args):
         """The type text of each argument (a value or a type), as the
         dispatcher's signatures spell them."""
-        return tuple(native.parse_signature(str(arg))[1][0] if _is_type(arg)
-                     else native.typeof(arg) for arg in args)
+        return tuple(_type_text(arg) if _is_type(arg) else native.typeof(arg) for arg in args)
 
     def recompile(self):
         """Numba's recompile(): compiles again every signature compiled so far

@@ -34,6 +34,7 @@ from ._native import native
 from . import signatures as _signatures
 from .. import types as _tidal_types
 from ..errors import CompileError
+from .linkable_code import LinkableCode
 
 __all__ = ["declare_device", "include", "link_items", "CxxLibrary", "ForeignFunction"]
 
@@ -60,10 +61,16 @@ def _link_item(entry, options=()):
     options)."""
     if isinstance(entry, tuple) and len(entry) == 4:
         return entry
+    if isinstance(entry, LinkableCode):  # cuda.CUSource(...), cuda.PTXSource(...)
+        item = entry.link_item()
+        if item[0] == "cu":
+            _load_compiler()
+        return item[:3] + (tuple(options),)
     try:
         path = os.fspath(entry)
     except TypeError:
-        raise TypeError(f"link takes file paths (str or os.PathLike), not "
+        raise TypeError(f"link takes file paths (str or os.PathLike) and code objects "
+                        f"(cuda.CUSource, cuda.PTXSource), not "
                         f"{type(entry).__name__}: {entry!r}") from None
     extension = os.path.splitext(path)[1].lower()
     kind = _LINK_KINDS.get(extension)

@@ -83,6 +83,24 @@ def use_target(name):
         native.select_target(previous)
 
 
+def cuda_available():
+    """True when a CUDA GPU is present: the CUDA driver loads and reports at
+    least one device (what cuda.is_available() answered before it counted
+    the cpu target)."""
+    usable, count, _, _ = native.driver_status()
+    return bool(usable and count > 0)
+
+
 def is_available():
-    """True when the CUDA driver loads and reports at least one device."""
-    return bool(native.driver_status()[0])
+    """True whenever tidal will run kernels: on the cpu target always, on the
+    cuda target when a GPU is present (cuda_available()). Programs gate
+    their GPU code on it, as they do with Numba's simulator, which answers
+    True too. Asks without choosing a target (no notice is printed)."""
+    name = native.selected_target()
+    if name is None:
+        name = os.environ.get("TIDAL_TARGET", "").strip().lower() or None
+    if name == "cpu":
+        return True
+    # 'cuda' chosen, or nothing chosen: the cuda target where a GPU is
+    # usable, else (nothing chosen) the cpu target.
+    return cuda_available() or name is None

@@ -5,9 +5,10 @@ The layout ('(m,n),(n,p)->(m,p)') splits each argument's shape into outer
 dimensions agree, finds the loop dimensions (the largest outer shape; an
 input with no outer dimensions, or one of length 1, is reused by every
 item), and launches one thread per item, which calls the user's function on
-the item's core arrays. As in Numba: one output, written by the function
-into its last argument; inputs may be host or device arrays; the result is
-a device array when an input or `out` is one.
+the item's core arrays. As in numba-cuda: one output or several, written by
+the function into its last arguments ('(n)->(),()' has two); inputs may be
+host or device arrays; the result (a tuple of results for several outputs)
+is a device array when an input or an output given is one.
 """
 
 import collections
@@ -24,17 +25,17 @@ from .ufunc import check_arity
 
 
 class _Schedule:
-    """How one call runs: core shapes, loop dimensions, the output's shape."""
+    """How one call runs: core shapes, loop dimensions, the outputs' shapes."""
 
-    def __init__(self, core_shapes, output_core_shape, loop_shape):
+    def __init__(self, core_shapes, output_core_shapes, loop_shape):
         self.core_shapes = core_shapes
         self.loop_shape = loop_shape
         self.loop_count = functools.reduce(operator.mul, loop_shape, 1)
-        self.output_core_shape = output_core_shape
-        self.output_shape = tuple(loop_shape) + tuple(output_core_shape)
+        self.output_core_shapes = output_core_shapes
+        self.output_shapes = [tuple(loop_shape) + tuple(core) for core in output_core_shapes]
 
 
-def _schedule(input_layout, output_layout, shapes):
+def _schedule(input_layout, output_layouts, shapes):
     """The schedule of a call with inputs of these shapes (Numba's errors)."""
     if len(shapes) != len(input_layout):
         raise TypeError("invalid number of input argument")
@@ -51,21 +52,25 @@ def _schedule(input_layout, output_layout, shapes):
                 raise ValueError(f"arg #{number}: shape[{axis}] mismatch argument")
         outer_shapes.append(outer)
         core_shapes.append(core)
-    output_core = tuple(sizes[name] for name in output_layout)
+    output_cores = [tuple(sizes[name] for name in layout) for layout in output_layouts]
     counts = [functools.reduce(operator.mul, s, 1) for s in outer_shapes]
     loop_shape = outer_shapes[int(np.argmax(counts))]
     for number, outer in enumerate(outer_shapes, start=1):
         if outer != loop_shape and outer not in ((), (1,)):
             raise ValueError(f"arg #{number}: outer dimension mismatch")
-    return _Schedule(core_shapes, output_core, loop_shape)
+    return _Schedule(core_shapes, output_cores, loop_shape)
+
+
+def _positional(n):
+    return f"{n} positional argument{'s' * (n != 1)}"
 
 
 class _Specialization:
-    __slots__ = ("input_dtypes", "output_dtype", "kernel", "text")
+    __slots__ = ("input_dtypes", "output_dtypes", "kernel", "text")
 
-    def __init__(self, input_dtypes, output_dtype, kernel, text):
+    def __init__(self, input_dtypes, output_dtypes, kernel, text):
         self.input_dtypes = input_dtypes
-        self.output_dtype = output_dtype
+        self.output_dtypes = output_dtypes
         self.kernel = kernel
         self.text = text
 
@@ -79,14 +84,9 @@ class CUDAGUFunc:
         self.__doc__ = py_func.__doc__
         self.identity = identity
         self.layout = layout
-        self.input_layout, output_layouts = parse_layout(layout)
-        if len(output_layouts) != 1:
-            raise TypeError(f"gufunc layout {layout!r} of '{self.__name__}' has "
-                            f"{len(output_layouts)} outputs: tidal, as Numba's CUDA target, "
-                            f"supports one")
-        self.output_layout = output_layouts[0]
+        self.input_layout, self.output_layouts = parse_layout(layout)
         self.nin = len(self.input_layout)
-        self.nout = 1
+        self.nout = len(self.output_layouts)
         self.max_blocksize = 2 ** 30  # accepted as Numba's; the block size is chosen per launch
         self._specializations = collections.OrderedDict()
         for signature in signatures:
@@ -99,7 +99,7 @@ class CUDAGUFunc:
             raise TypeError(f"guvectorize signature {text!r} of '{self.__name__}' returns "
                             f"{return_type.dtype}: a gufunc's function returns nothing (void) "
                             f"and writes its output into its last argument")
-        core_ndims = [len(names) for names in self.input_layout] + [len(self.output_layout)]
+        core_ndims = [len(names) for names in self.input_layout + self.output_layouts]
         if len(argument_types) != len(core_ndims):
             raise TypeError(f"guvectorize signature {text!r} of '{self.__name__}' has "
                             f"{len(argument_types)} arguments; the layout {self.layout!r} "
@@ -110,10 +110,14 @@ class CUDAGUFunc:
             if not argument_type.is_array and core_ndim > 0:
                 raise ValueError("gufunc signature mismatch: ndim>0 for scalar")
             outer_types.append(argument_type.text(ndim=core_ndim + 1))
-        if not argument_types[-1].is_array:
-            raise TypeError(f"guvectorize signature {text!r} of '{self.__name__}': the output "
-                            f"(last argument) must be an array, such as "
-                            f"{argument_types[-1].dtype}[:]")
+        for output in argument_types[self.nin:]:
+            if not output.is_array:
+                raise TypeError(f"guvectorize signature {text!r} of '{self.__name__}': the output "
+                                f"(last argument) must be an array, such as {output.dtype}[:]"
+                                if self.nout == 1 else
+                                f"guvectorize signature {text!r} of '{self.__name__}': each of its "
+                                f"{self.nout} outputs (the last arguments) must be an array, "
+                                f"such as {output.dtype}[:]")
         core_text = f"void({', '.join(t.text() for t in argument_types)})"
         core = cuda.jit(core_text, device=True)(self.py_func)
         name = kernels.kernel_name("__gufunc_", self.py_func)
@@ -122,8 +126,9 @@ class CUDAGUFunc:
             name, source, self.py_func, core, f"void({', '.join(outer_types)})",
             f"gufunc {self.__name__} {core_text}")
         dtypes = tuple(t.dtype for t in argument_types)
-        self._specializations[dtypes[:-1]] = _Specialization(dtypes[:-1], dtypes[-1], kernel,
-                                                             core_text)
+        inputs = dtypes[:self.nin]
+        self._specializations[inputs] = _Specialization(inputs, dtypes[self.nin:], kernel,
+                                                        core_text)
 
     def __reduce__(self):
         from .serialization import reduce_ufunc
@@ -147,35 +152,54 @@ class CUDAGUFunc:
                         f"({', '.join(map(str, dtypes))}): its signatures are "
                         f"{', '.join(s.text for s in self._specializations.values())}")
 
+    def _outputs_given(self, args, out):
+        """The inputs, and the outputs given (None for each one not given):
+        as positional arguments after the inputs, or out= (an array, or a
+        tuple of one per output); numba-cuda's errors."""
+        if out is None and len(args) not in (self.nin, self.nin + self.nout):
+            raise TypeError(f"This gufunc accepts {_positional(self.nin)} (when providing "
+                            f"input only) or {_positional(self.nin + self.nout)} (when "
+                            f"providing input and output). Got {_positional(len(args))}.")
+        if out is not None and len(args) > self.nin:
+            raise ValueError("cannot specify 'out' as both a positional and keyword argument")
+        if out is None:
+            outputs = list(args[self.nin:]) or [None] * self.nout
+        elif isinstance(out, tuple):
+            if len(out) != self.nout:
+                raise ValueError(f"out= of gufunc '{self.__name__}' is a tuple of {len(out)}; "
+                                 f"it has {self.nout} output(s)")
+            outputs = list(out)
+        elif self.nout == 1:
+            outputs = [out]
+        else:
+            raise TypeError(f"out= of gufunc '{self.__name__}' must be a tuple of its "
+                            f"{self.nout} outputs")
+        if len(args) < self.nin:
+            raise TypeError("invalid number of input argument")
+        return args[:self.nin], outputs
+
     def __call__(self, *args, out=None, stream=0, **unknown):
         if unknown:
             raise TypeError(f"gufunc '{self.__name__}' got unexpected keyword argument(s) "
                             f"{', '.join(unknown)}: it takes out= and stream=")
         if not self._specializations:
             raise TypeError(f"gufunc '{self.__name__}' has no signatures")
-        if len(args) > self.nin:
-            extra = args[self.nin:]
-            if out is not None:
-                raise ValueError("cannot specify 'out' as both a positional and keyword "
-                                 "argument")
-            if len(extra) > 1:
-                raise TypeError(f"gufunc '{self.__name__}' takes {self.nin} inputs and one "
-                                f"output, got {len(args)} arguments")
-            out = extra[0]
-            args = args[:self.nin]
-        out_on_device = out is not None and is_cuda_array(out)
-        if out_on_device:
-            out = cuda.as_cuda_array(out)
+        args, outputs = self._outputs_given(args, out)
+        outputs_on_device = [o is not None and is_cuda_array(o) for o in outputs]
+        outputs = [cuda.as_cuda_array(o) if d else o for o, d in zip(outputs, outputs_on_device)]
         on_device = [is_cuda_array(a) for a in args]
         inputs = [cuda.as_cuda_array(a) if d else np.asarray(a) for a, d in zip(args, on_device)]
-        schedule = _schedule(self.input_layout, self.output_layout, [a.shape for a in inputs])
+        schedule = _schedule(self.input_layout, self.output_layouts, [a.shape for a in inputs])
         specialization = self._find(tuple(a.dtype for a in inputs))
-        if out is not None and tuple(out.shape) != schedule.output_shape:
-            raise ValueError("output shape mismatch")
-        if out is not None and out.dtype != specialization.output_dtype:
-            raise TypeError(f"out= of gufunc '{self.__name__}' has dtype {out.dtype}; the "
-                            f"signature {specialization.text} writes "
-                            f"{specialization.output_dtype}")
+        for given, shape, dtype in zip(outputs, schedule.output_shapes,
+                                       specialization.output_dtypes):
+            if given is None:
+                continue
+            if tuple(given.shape) != shape:
+                raise ValueError("output shape mismatch")
+            if given.dtype != dtype:
+                raise TypeError(f"out= of gufunc '{self.__name__}' has dtype {given.dtype}; the "
+                                f"signature {specialization.text} writes {dtype}")
         # 1. Inputs of the signature's dtypes, on the device.
         parameters = []
         for position, (value, formal) in enumerate(zip(inputs, specialization.input_dtypes)):
@@ -187,29 +211,33 @@ class CUDAGUFunc:
             if not on_device[position]:
                 value = cuda.to_device(np.ascontiguousarray(value), stream=stream)
             parameters.append(value)
-        keep_on_device = out_on_device or (any(on_device) and out is None)
-        if out_on_device:
-            result = out
-        else:
-            result = cuda.device_array(schedule.output_shape, specialization.output_dtype,
-                                       stream=stream)
+        # Results stay on the device when an input, or an output given, is there.
+        keep_on_device = any(outputs_on_device) or (
+            any(on_device) and all(o is None for o in outputs))
+        results = [given if on else cuda.device_array(shape, dtype, stream=stream)
+                   for given, on, shape, dtype in zip(outputs, outputs_on_device,
+                                                       schedule.output_shapes,
+                                                       specialization.output_dtypes)]
         # 2. Every argument with one outer dimension: the loop's items.
         loop = schedule.loop_count if schedule.loop_shape else 1
         views = [self._outer_view(p, loop, core) for p, core in
                  zip(parameters, schedule.core_shapes)]
-        views.append(result.reshape((loop,) + schedule.output_core_shape))
+        views += [r.reshape((loop,) + core)
+                  for r, core in zip(results, schedule.output_core_shapes)]
         if loop:
             specialization.kernel.forall(loop, stream=stream)(*views)
-        # 3. The result in `out`, else where the inputs were.
-        if keep_on_device:
-            return result
-        host = result.copy_to_host(stream=stream)
-        if stream:
-            stream.synchronize()
-        if out is not None:
-            out[...] = host
-            return out
-        return host
+        # 3. The results in the outputs given, else where the inputs were.
+        if not keep_on_device:
+            hosts = [r.copy_to_host(stream=stream) for r in results]
+            if stream:
+                stream.synchronize()
+            results = []
+            for given, host in zip(outputs, hosts):
+                if given is not None:
+                    given[...] = host
+                    host = given
+                results.append(host)
+        return results[0] if self.nout == 1 else tuple(results)
 
     @staticmethod
     def _outer_view(array, loop, core_shape):

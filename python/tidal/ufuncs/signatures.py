@@ -9,7 +9,7 @@ import string
 import numpy as np
 
 from ..cuda._native import native
-from ..cuda.signatures import canonical_text, type_of
+from ..cuda.signatures import canonical_text, signature_of, type_of
 
 # The frontend's text for an array type: array(float32, 2d, A).
 _ARRAY_TYPE = re.compile(r"^array\(([\w\[\]]+), (\d+)d, ([CFA])\)$")  # datetime64[D] too
@@ -47,11 +47,16 @@ class ArgumentType:
 
 def signature_text(signature):
     """A signature in any form a user writes, as text: a str, a signature
-    object (str() of it), or a tuple/list of types (no return type)."""
+    object (tidal's float32(float32), or Numba's: int32(int32, int32) with
+    `from numba import int32`), or a tuple/list of types (no return type)."""
     if isinstance(signature, str):
         return signature
     if isinstance(signature, (tuple, list)):  # each type in the frontend's spelling
         return "(" + ", ".join(canonical_text(type_of(t)) for t in signature) + ")"
+    if hasattr(signature, "args") and hasattr(signature, "return_type"):
+        parsed = signature_of(signature)
+        returned = "" if parsed.return_type is None else canonical_text(parsed.return_type)
+        return returned + "(" + ", ".join(canonical_text(a) for a in parsed.args) + ")"
     return str(signature)
 
 

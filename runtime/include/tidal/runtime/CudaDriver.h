@@ -64,9 +64,11 @@ constexpr int AttributeMaxSharedMemoryPerBlockOptin = 97;
 // CUfunction_attribute
 constexpr int FunctionMaxThreadsPerBlock = 0;
 constexpr int FunctionSharedSizeBytes = 1;
+constexpr int FunctionConstSizeBytes = 2;
 constexpr int FunctionLocalSizeBytes = 3;
 constexpr int FunctionNumRegs = 4;
 constexpr int FunctionMaxDynamicSharedSizeBytes = 8;
+constexpr int FunctionPreferredSharedMemoryCarveout = 9;
 
 // The version whose signatures the declarations below follow, asked of
 // cuGetProcAddress.
@@ -219,8 +221,8 @@ struct CudaDriverApi {
 class CudaDriver {
 public:
   // The process-wide driver; opened and cuInit'ed on first use, from
-  // TIDAL_CUDA_DRIVER when set, else libcuda.so.1. It stays loaded until
-  // the process exits.
+  // TIDAL_CUDA_DRIVER when set, else NUMBA_CUDA_DRIVER, else libcuda.so.1
+  // ("0" for either: no driver). It stays loaded until the process exits.
   static CudaDriver &get();
 
   // A driver of its own, opened from LibraryPath (a name for the dynamic

@@ -218,6 +218,8 @@ public:
 
   // cuFuncGetAttribute.
   int attribute(int Attribute) const;
+  // cuFuncSetAttribute (such as the preferred shared memory carveout).
+  void setAttribute(int Attribute, int Value);
   int registersPerThread() const { return attribute(cu::FunctionNumRegs); }
   int staticSharedBytes() const { return StaticSharedBytes; }
   int localBytesPerThread() const { return attribute(cu::FunctionLocalSizeBytes); }
