@@ -1,5 +1,6 @@
 #include "Compiler.h"
 
+#include "tidal/CollectErrors.h"
 #include "tidal/Passes.h"
 #include "tidal/runtime/CpuTarget.h"
 
@@ -126,7 +127,12 @@ std::string emitPTX(Module &M, unsigned SM) {
   legacy::PassManager PM;
   if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::AssemblyFile))
     throw std::runtime_error("the NVPTX backend cannot emit PTX for sm_" + std::to_string(SM));
-  PM.run(M);
+  // What the backend cannot compile is a diagnostic, which would end the
+  // process: an error here.
+  std::string Errors;
+  if (!runCollectingErrors(M.getContext(), Errors, [&] { PM.run(M); }))
+    throw std::invalid_argument("the NVPTX backend cannot compile this for sm_" +
+                                std::to_string(SM) + ": " + Errors);
   return std::string(PTX.str());
 }
 

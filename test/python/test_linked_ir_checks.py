@@ -107,3 +107,47 @@ def test_linked_ir_with_debug_info_that_verifies_links(target, tmp_path, kind):
     assert done.stdout.startswith("ran"), done.stdout
     if target.computes:
         assert done.stdout.strip() == "ran 3.0"
+
+
+# What the NVPTX backend cannot compile is a diagnostic, which LLVM's
+# default handler answers with exit(1): the process ended.
+UNCOMPILABLE = {
+    "exp10": ("define float @twice(float %x) {\n"
+              "  %r = call float @llvm.exp10.f32(float %x)\n  ret float %r\n}\n"
+              "declare float @llvm.exp10.f32(float)\n",
+              None, "no libcall available for fexp10"),
+}
+
+PTX_SCRIPT = r'''
+import sys
+from tidal import cuda, float32
+twice = cuda.declare_device("twice", "float32(float32)", link=[sys.argv[1]], abi="c")
+
+
+def kernel(x):
+    x[0] = twice(x[0])
+
+
+cc = eval(sys.argv[2])
+try:
+    cuda.compile_ptx(kernel, (float32[::1],), cc=cc)
+except Exception as error:
+    print(type(error).__name__, error)
+print("alive")
+'''
+
+
+@pytest.mark.parametrize("case", sorted(UNCOMPILABLE))
+def test_what_the_nvptx_backend_cannot_compile_is_an_error(target, tmp_path, case):
+    text, cc, message = UNCOMPILABLE[case]
+    path = write(tmp_path, text, "ll")
+    environment = python_environment(TIDAL_TARGET=target.name)
+    if target.mock:
+        environment["TIDAL_CUDA_DRIVER"] = str(MOCK)
+    done = subprocess.run([sys.executable, "-c", PTX_SCRIPT, str(path), repr(cc)],
+                          env=environment, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    sm = f"sm_{cc[0]}{cc[1]}" if cc else "sm_75"
+    assert f"the NVPTX backend cannot compile this for {sm}: " in done.stdout, \
+        done.stdout + done.stderr
+    assert message in done.stdout and done.stdout.strip().endswith("alive")
