@@ -34,14 +34,20 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace tidal::cxx {
 namespace {
@@ -387,10 +393,10 @@ const std::string &buildIdentity() {
   return Identity;
 }
 
-// The on-disk cache's folder: TIDAL_CACHE_DIR/cxx, else the user's cache
-// folder (~/.cache/tidal/cxx); "" when TIDAL_CXX_CACHE=0 or no folder is
-// known.
-std::string diskCacheFolder() {
+// The on-disk cache's root, whose cxx/ holds the entries: TIDAL_CACHE_DIR,
+// else the user's cache folder's tidal/ (~/.cache/tidal); "" when
+// TIDAL_CXX_CACHE=0 or no folder is known.
+std::string diskCacheRoot() {
   if (const char *Switch = std::getenv("TIDAL_CXX_CACHE"); Switch && std::string(Switch) == "0")
     return "";
   llvm::SmallString<256> Path;
@@ -405,8 +411,64 @@ std::string diskCacheFolder() {
   } else {
     return "";
   }
-  llvm::sys::path::append(Path, "cxx");
   return std::string(Path);
+}
+
+// Why Path (Root, or a folder or file below it) could have been written by
+// someone else, or "": each of Root's folders down to Path, and Path, must
+// be owned by this user and not writable by group or others. What does
+// not exist is not checked (there is nothing to load).
+std::string distrust(llvm::StringRef Root, llvm::StringRef Path) {
+  std::vector<std::string> Chain{Root.str()};
+  llvm::StringRef Rest = Path.substr(std::min(Path.size(), Root.size()));
+  llvm::SmallString<256> Current(Root);
+  for (auto Part = llvm::sys::path::begin(Rest), End = llvm::sys::path::end(Rest); Part != End;
+       ++Part) {
+    if (*Part == "/")
+      continue;
+    llvm::sys::path::append(Current, *Part);
+    Chain.push_back(std::string(Current));
+  }
+  const uid_t Me = geteuid();
+  for (const std::string &Step : Chain) {
+    struct stat Info;
+    if (stat(Step.c_str(), &Info) != 0)
+      return errno == ENOENT || errno == ENOTDIR ? "" : Step + " cannot be checked (" + std::strerror(errno) + ")";
+    if (Info.st_uid != Me)
+      return Step + " is owned by uid " + std::to_string(Info.st_uid) +
+             ", not by this user (uid " + std::to_string(Me) + ")";
+    if (Info.st_mode & (S_IWGRP | S_IWOTH)) {
+      char Mode[8];
+      std::snprintf(Mode, sizeof Mode, "%04o", static_cast<unsigned>(Info.st_mode & 07777));
+      std::string Who = (Info.st_mode & S_IWGRP) && (Info.st_mode & S_IWOTH) ? "group and others"
+                        : (Info.st_mode & S_IWGRP)                          ? "group"
+                                                                            : "others";
+      return Step + " is writable by " + Who + " (mode " + Mode + ")";
+    }
+  }
+  return "";
+}
+
+// The reasons not yet handed to takeCacheWarnings, and those ever given.
+struct CacheWarnings {
+  std::mutex Lock;
+  std::vector<std::string> Pending;
+  std::set<std::string> Given;
+};
+
+CacheWarnings &getCacheWarnings() {
+  static CacheWarnings Warnings;
+  return Warnings;
+}
+
+void warnUntrusted(const std::string &Folder, const std::string &Why) {
+  CacheWarnings &W = getCacheWarnings();
+  std::string Text = "not using the compiled CUDA C++ cache in " + Folder + ": " + Why +
+                     ": anyone who can write there could run code in this process; compiling "
+                     "instead, and writing nothing there";
+  std::lock_guard<std::mutex> Guard(W.Lock);
+  if (W.Given.insert(Text).second)
+    W.Pending.push_back(std::move(Text));
 }
 
 // An entry on disk: "TIDAL-CXX 1", the key's digest, the number of files
@@ -468,11 +530,18 @@ void saveEntry(const std::string &Folder, const std::string &Path, const std::st
     ++Count;
   }
   Text += std::to_string(Count) + "\n" + Files + sha256Hex(Bitcode) + "\n" + Bitcode;
-  if (llvm::sys::fs::create_directories(Folder))
+  // Folders tidal makes are the user's alone; the entry is not writable
+  // by others whatever the umask.
+  if (llvm::sys::fs::create_directories(Folder, /*IgnoreExisting=*/true,
+                                        llvm::sys::fs::perms::owner_all))
     return;
   llvm::SmallString<256> Temporary;
   int FD = -1;
-  if (llvm::sys::fs::createUniqueFile(Path + ".%%%%%%.tmp", FD, Temporary))
+  if (llvm::sys::fs::createUniqueFile(Path + ".%%%%%%.tmp", FD, Temporary,
+                                      llvm::sys::fs::OF_None,
+                                      llvm::sys::fs::owner_read | llvm::sys::fs::owner_write |
+                                          llvm::sys::fs::group_read |
+                                          llvm::sys::fs::others_read))
     return;
   {
     llvm::raw_fd_ostream Out(FD, /*shouldClose=*/true);
@@ -494,6 +563,12 @@ void saveEntry(const std::string &Folder, const std::string &Path, const std::st
 
 CacheCounts cacheCounts() {
   return {MemoryHits.load(), DiskHits.load(), DiskWrites.load(), Compiles.load()};
+}
+
+std::vector<std::string> takeCacheWarnings() {
+  CacheWarnings &W = getCacheWarnings();
+  std::lock_guard<std::mutex> Guard(W.Lock);
+  return std::exchange(W.Pending, {});
 }
 
 std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::StringRef Source,
@@ -519,10 +594,18 @@ std::unique_ptr<llvm::Module> compileCuda(llvm::LLVMContext &Context, llvm::Stri
     }
   }
   // On disk, from an earlier process: the key's digest names the entry.
-  const std::string Folder = diskCacheFolder();
+  const std::string Root = diskCacheRoot();
+  llvm::SmallString<256> FolderPath(Root);
+  llvm::sys::path::append(FolderPath, "cxx");
+  std::string Folder = Root.empty() ? "" : std::string(FolderPath);
   const std::string Digest = sha256Hex(buildIdentity() + '\2' + Key);
   llvm::SmallString<256> Path(Folder);
   llvm::sys::path::append(Path, Digest + ".tcxx");
+  if (!Folder.empty())
+    if (std::string Why = distrust(Root, Path); !Why.empty()) {
+      warnUntrusted(Folder, Why);
+      Folder.clear(); // neither read nor written
+    }
   std::string EntryBitcode; // the entry's, kept in memory as read
   if (!Folder.empty())
     if (std::unique_ptr<llvm::Module> M =

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -50,6 +51,15 @@ struct CacheCounts {
   uint64_t MemoryHits, DiskHits, DiskWrites, Compiles;
 };
 CacheCounts cacheCounts();
+
+// Entries of the on-disk cache are code: one is loaded only when every
+// folder from the cache's root (TIDAL_CACHE_DIR, or the user's cache
+// folder's tidal/) down to it, and it, are owned by this user and not
+// writable by group or others (as ssh checks its files); otherwise the
+// source is compiled, nothing is written there, and the reason is given,
+// once per folder and reason, by takeCacheWarnings(), which the caller
+// turns into a warning (tidal.errors.UntrustedCacheWarning).
+std::vector<std::string> takeCacheWarnings();
 
 } // namespace tidal::cxx
 

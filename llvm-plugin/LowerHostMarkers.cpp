@@ -164,8 +164,12 @@ Value *MarkerLowerer::lowerMath(IRBuilder<> &B, CallInst &Call,
                         B.CreateUnaryIntrinsic(Intrinsic::sqrt, X));
   if (Kind == MarkerKind::MathFmod)
     return B.CreateFRem(X, Y);
-  // ... else libm from the process: tanf/tan, atan2f/atan2, ...
+  // ... else libm from the process: tanf/tan, atan2f/atan2, ...; cbrt is
+  // tidal's host libdevice's (linked after this pass: libm's is 1 ulp off
+  // on exact cubes, cbrt(-27.0) = -3.0000000000000004).
   std::string Name = (Rule.LibraryName + (T->isFloatTy() ? "f" : "")).str();
+  if (Kind == MarkerKind::MathCbrt)
+    Name = "__nv_" + Name;
   SmallVector<Type *, 2> Parameters(Call.arg_size(), T);
   FunctionCallee Libm =
       M.getOrInsertFunction(Name, FunctionType::get(T, Parameters, false));

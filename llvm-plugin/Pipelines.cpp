@@ -4,6 +4,7 @@
 
 #include "Markers.h"
 #include "PassClasses.h"
+#include "tidal/CollectErrors.h"
 
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
@@ -164,6 +165,12 @@ bool runPipeline(Module &M, TargetMachine &TM, std::string &Error,
 }
 
 } // namespace
+
+bool runCollectingErrors(LLVMContext &Context, std::string &Errors, function_ref<void()> Work) {
+  ErrorCollector Collector(Context, Errors);
+  Work();
+  return !Collector.failed();
+}
 
 bool runNVPTXPipeline(Module &M, TargetMachine &TM, const NVPTXOptions &Options,
                       std::string &Error, PipelineTimings *Timings) {

@@ -1,8 +1,11 @@
 #include "Compiler.h"
 
+#include "tidal/CollectErrors.h"
 #include "tidal/Passes.h"
 #include "tidal/runtime/CpuTarget.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -86,8 +89,37 @@ void lowerForNVPTX(Module &M, unsigned SM, PipelineTimings *Timings) {
 
 void forgetNVPTXModule(Module &M, unsigned SM) { forgetNVPTXAnnotations(M, nvptxMachine(SM)); }
 
+// The NVPTX backend stops the process (report_fatal_error, "Symbol name
+// with unsupported characters") on a symbol it cannot print: PTX has no
+// quoting. Local symbols it renames itself; the module's others (a kernel,
+// a foreign function's declaration, a device function's abi_name) are
+// checked here first, so that a name from a user is an error, not an abort.
+static void checkSymbolNames(const Module &M) {
+  auto Printable = [](StringRef Name) {
+    return llvm::all_of(Name, [](char C) {
+      return llvm::isAlnum(C) || C == '_' || C == '$' || C == '.' || C == '@';
+    });
+  };
+  for (const GlobalValue &G : M.global_values()) {
+    if (G.hasLocalLinkage() || !G.hasName() || G.getName().starts_with("llvm."))
+      continue;
+    if (const auto *F = dyn_cast<Function>(&G); F && F->isDeclaration() && F->use_empty())
+      continue; // never printed
+    if (!Printable(G.getName()))
+      throw std::invalid_argument("cannot emit PTX: the symbol '" + G.getName().str() +
+                                  "' has characters PTX names cannot hold (letters, digits, "
+                                  "'_' and '$')");
+  }
+}
+
 std::string emitPTX(Module &M, unsigned SM) {
   TargetMachine &TM = nvptxMachine(SM);
+  try {
+    checkSymbolNames(M);
+  } catch (...) {
+    forgetNVPTXAnnotations(M, TM); // M dies unprinted (Passes.h)
+    throw;
+  }
   M.setTargetTriple(NVPTXTriple);
   M.setDataLayout(TM.createDataLayout());
   SmallString<0> PTX;
@@ -95,7 +127,12 @@ std::string emitPTX(Module &M, unsigned SM) {
   legacy::PassManager PM;
   if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::AssemblyFile))
     throw std::runtime_error("the NVPTX backend cannot emit PTX for sm_" + std::to_string(SM));
-  PM.run(M);
+  // What the backend cannot compile is a diagnostic, which would end the
+  // process: an error here.
+  std::string Errors;
+  if (!runCollectingErrors(M.getContext(), Errors, [&] { PM.run(M); }))
+    throw std::invalid_argument("the NVPTX backend cannot compile this for sm_" +
+                                std::to_string(SM) + ": " + Errors);
   return std::string(PTX.str());
 }
 

@@ -393,8 +393,8 @@ llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type
   typeToFixedPoint(Body.get());
   // The whole call tree is typed: emit the device functions, then the kernel.
   emitDevices();
-  llvm::Function *K = emitFunction(Body.get(), ArgTypes, Name, llvm::Type::getVoidTy(Ctx),
-                             GlobalValue::ExternalLinkage);
+  llvm::Function *K = emitFunction(Body.get(), ArgTypes, symbolName(Name),
+                                   llvm::Type::getVoidTy(Ctx), GlobalValue::ExternalLinkage);
   // Mark it a kernel for the plugin (docs/markers.md).
   NamedMDNode *Kernels = M.getOrInsertNamedMetadata(KernelsMetadataName);
   Kernels->addOperand(MDNode::get(Ctx, {ValueAsMetadata::get(K)}));
@@ -487,7 +487,7 @@ FunctionCompiler::typeDevice(const std::vector<frontend::Type> &ArgTypes,
                        locate(Tree.get()));
   // The symbol spells the specialisation: argument types, the names of
   // compile-time objects, literal values (LLVM numbers any repeat).
-  std::string Symbol = Name;
+  std::string Symbol = symbolName(Name);
   for (size_t I = 0; I < ArgTypes.size(); ++I) {
     Symbol += "." + ArgTypes[I].mangle();
     if (ArgTypes[I].isPyObject())
@@ -660,6 +660,7 @@ KernelModule emitKernel(PyObject *Function, const std::vector<frontend::Type> &A
   Out.Module = std::make_unique<llvm::Module>(
       ModuleName && !ModuleName.isNone() ? ModuleName.str() : Name.str(), *Out.Context);
   DeviceFunctionCache Devices;
+  Devices.Kernel = Function;
   FunctionCompiler Compiler(Function, *Out.Module, Options, Devices);
   llvm::Function *F = Compiler.compileKernel(ArgTypes);
   Out.KernelName = F->getName().str();

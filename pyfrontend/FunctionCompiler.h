@@ -104,6 +104,9 @@ struct DeviceFunctionCache {
   };
   std::vector<Entry> Compiled;
   std::vector<PyObject *> InProgress;
+  // The Python function of the module's kernel: a call that reaches it
+  // again is a kernel calling itself (TypeCalls.cpp).
+  PyObject *Kernel = nullptr;
 };
 
 class FunctionCompiler {

@@ -247,6 +247,14 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
   // device function, as Numba's does; not one compiled for declared
   // signatures (void ones, as kernels are).
   if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_kernel__")) {
+    // The kernel being compiled, reached again (itself, or a kernel it
+    // calls calling it): a kernel is launched from the host, and as a
+    // device function it would be a recursive one using the thread.
+    PyRef PyFunc = PyRef::borrow(Callee).attrOrNull("py_func");
+    if (PyFunc && PyFunc.get() == Devices.Kernel)
+      typingError(Node, "kernel '" + PyFunc.attr("__name__").str() +
+                            "' cannot call itself: kernels are launched from the host "
+                            "(kernel[blocks, threads](...)), not called from device code");
     PyRef Declared = PyRef::borrow(Callee).attrOrNull("declared_signatures");
     if (Declared && PyObject_IsTrue(Declared.get()) == 1)
       typingError(Node, "a kernel compiled for declared signatures cannot be called from a "

@@ -191,12 +191,30 @@ std::string RecordLayout::str() const {
 
 static std::string recordName(const RecordLayout &R) { return R.str(); }
 
+std::string symbolName(const std::string &UserName) {
+  static const char Hex[] = "0123456789abcdef";
+  std::string Out;
+  for (size_t I = 0; I < UserName.size(); ++I) {
+    unsigned char Byte = static_cast<unsigned char>(UserName[I]);
+    bool Kept = (Byte >= 'a' && Byte <= 'z') || (Byte >= 'A' && Byte <= 'Z') || Byte == '_' ||
+                (Byte >= '0' && Byte <= '9' && I > 0);
+    if (Kept) {
+      Out += static_cast<char>(Byte);
+    } else {
+      Out += '$';
+      Out += Hex[Byte >> 4];
+      Out += Hex[Byte & 15];
+    }
+  }
+  return Out.empty() ? "$" : Out;
+}
+
 // A mangling of a record's fields, offsets and size (two layouts of the
 // same names differ).
 static std::string recordMangle(const RecordLayout &R) {
   std::string S = "rec" + std::to_string(R.Size);
   for (const RecordField &F : R.Fields) {
-    S += "_" + F.Name + "o" + std::to_string(F.Offset) +
+    S += "_" + symbolName(F.Name) + "o" + std::to_string(F.Offset) +
          (F.Nested ? recordMangle(*F.Nested) + "_e" : std::string(info(F.Type).Short));
     for (unsigned Extent : F.Shape)
       S += "x" + std::to_string(Extent);
@@ -263,7 +281,7 @@ std::string Type::str() const {
 
 std::string Type::mangle() const {
   if (Enum) {
-    return "en" + Enum->ClassName + untagged().mangle();
+    return "en" + symbolName(Enum->ClassName) + untagged().mangle();
   }
   switch (Kind) {
   case TypeKind::Scalar:
@@ -280,7 +298,7 @@ std::string Type::mangle() const {
     std::string S = "t" + std::to_string(Elements.size());
     if (Named)
       for (const std::string &Field : Named->Fields)
-        S += "_" + Field;
+        S += "_" + symbolName(Field);
     for (const Type &E : Elements)
       S += E.mangle();
     return S + "e";

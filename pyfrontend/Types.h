@@ -182,6 +182,15 @@ struct Type {
   bool operator!=(const Type &O) const { return !(*this == O); }
 };
 
+// A user's name (a function's, a field's, a class's: '<lambda>', non-ASCII
+// identifiers, anything exec'd code or __name__ holds) as a legal symbol on
+// every target: letters, digits and '_' stay, any other byte of its UTF-8
+// and a leading digit become '$' and two hex digits ('<lambda>' is
+// '$3clambda$3e'). Python names hold no '$', so no two names meet, and a
+// plain identifier is itself. Every symbol the frontend makes from a
+// user's name goes through it.
+std::string symbolName(const std::string &UserName);
+
 // Numba's promotion of the operands of an arithmetic operator (NumPy rules
 // with Numba's integer widening: small ints compute in int64/uint64).
 Scalar promoteArithmetic(Scalar A, Scalar B);

@@ -14,7 +14,8 @@
 // - double functions are glibc's libm (within 1 to 2 ulp of libdevice's
 //   bounds), or, where libm has none (erfinv, erfcinv, erfcx, normcdf,
 //   normcdfinv, cyl_bessel_i0/i1, sinpi/cospi, rsqrt, rcbrt), the
-//   algorithms named beside them;
+//   algorithms named beside them; cbrt is libm's corrected by a Newton
+//   step (cubeRoot: exact cubes give exact roots);
 // - integer and bit functions, bit casts, and the float-to-integer
 //   conversions (saturating, NaN to 0, as PTX's cvt) are exact;
 // - the rounding-mode variants (_rn _rz _ru _rd of add, sub, mul, div,
@@ -107,6 +108,33 @@ float halfBitsToFloat(unsigned short Half) {
 
 // sin(pi x) and cos(pi x) with the argument reduced exactly (remainder by 2
 // is exact), so that large x and integers give exact zeros and ones.
+// The cube root, rounded correctly but for rare near-ties: glibc's cbrt
+// (within 1 ulp: cbrt(-27.0) is -3.0000000000000004), then one Newton step
+// on its residual y^3 - x, computed in two doubles with fma (y^2 and y^2*y
+// split exactly); exact cubes give their exact roots. Arguments far from 1
+// are scaled by 2^(3k) so that y^3 neither overflows nor loses bits to
+// subnormals.
+double cubeRoot(double X) {
+  if (X == 0 || !std::isfinite(X))
+    return std::cbrt(X); // +-0, +-inf, nan as they are
+  double Scale = 1;
+  if (std::fabs(X) < 0x1p-600) {
+    X *= 0x1p600;
+    Scale = 0x1p-200;
+  } else if (std::fabs(X) > 0x1p600) {
+    X *= 0x1p-600;
+    Scale = 0x1p200;
+  }
+  double Y = std::cbrt(X);
+  double Square = Y * Y;
+  double SquareError = std::fma(Y, Y, -Square);
+  double Cube = Square * Y;
+  double CubeError = std::fma(Square, Y, -Cube);
+  // Y^3 - X: Cube is within an ulp or two of X, so Cube - X is exact.
+  double Residual = (Cube - X) + (CubeError + SquareError * Y);
+  return (Y - Residual / (3 * Square)) * Scale;
+}
+
 double sinPi(double X) {
   if (!std::isfinite(X))
     return std::numeric_limits<double>::quiet_NaN();
@@ -428,7 +456,7 @@ TIDAL_UNARY(asin, std::asin(X))
 TIDAL_UNARY(asinh, std::asinh(X))
 TIDAL_UNARY(atan, std::atan(X))
 TIDAL_UNARY(atanh, std::atanh(X))
-TIDAL_UNARY(cbrt, std::cbrt(X))
+TIDAL_UNARY(cbrt, cubeRoot(X))
 TIDAL_UNARY(ceil, std::ceil(X))
 TIDAL_UNARY(cos, std::cos(X))
 TIDAL_UNARY(cosh, std::cosh(X))
@@ -457,7 +485,7 @@ TIDAL_UNARY(logb, std::logb(X))
 TIDAL_UNARY(nearbyint, roundNearestEven(X))
 TIDAL_UNARY(normcdf, normalCdf(X))
 TIDAL_UNARY(normcdfinv, normalCdfInverse(X))
-TIDAL_UNARY(rcbrt, 1 / std::cbrt(X))
+TIDAL_UNARY(rcbrt, 1 / cubeRoot(X))
 TIDAL_UNARY(rint, roundNearestEven(X))
 TIDAL_UNARY(round, std::round(X))
 TIDAL_UNARY(rsqrt, 1 / std::sqrt(X))

@@ -67,6 +67,15 @@ void keepDeviceFunction(KernelModule &KM, const std::string &CalleeSymbol,
   if (!Kernel || !Callee)
     throw std::runtime_error("internal error: the device function '" + CalleeSymbol +
                              "' is missing from its module");
+  // PTX's identifiers: a user's abi_name is checked, not mangled (C++ calls
+  // it by that name); the default names are frontend::symbolName's.
+  bool Legal = !Symbol.empty() && !std::isdigit(static_cast<unsigned char>(Symbol[0]));
+  for (char C : Symbol)
+    Legal &= std::isalnum(static_cast<unsigned char>(C)) || C == '_' || C == '$';
+  if (!Legal)
+    throw std::invalid_argument("the symbol '" + Symbol + "' of the device function is not a "
+                                "PTX name (letters, digits, '_' and '$', not starting with a "
+                                "digit)");
   llvm::Function *Kept = Callee;
   if (!NumbaABI) {
     if (llvm::Function *Existing = M.getFunction(Symbol); Existing && Existing != Callee)
@@ -140,7 +149,7 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
     linkForeignCode(*KM.Module, {}, TargetKind::Cuda);
     if (CalleeName != Py_None) {
       // The frontend's symbol of the callee for these types (FunctionCompiler::typeDevice).
-      std::string CalleeSymbol = PyRef::borrow(CalleeName).str();
+      std::string CalleeSymbol = symbolName(PyRef::borrow(CalleeName).str());
       for (const Type &T : Types)
         CalleeSymbol += "." + T.mangle();
       keepDeviceFunction(KM, CalleeSymbol, Symbol, NumbaABI);
@@ -165,7 +174,22 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
   });
 }
 
+// symbol_name(name): frontend::symbolName, the symbol a user's name is
+// given (compile_ptx's default symbols are made from it).
+PyObject *symbol_name(PyObject *, PyObject *Name) {
+  if (!PyUnicode_Check(Name)) {
+    PyErr_SetString(PyExc_TypeError, "symbol_name takes a str");
+    return nullptr;
+  }
+  return translateErrors([&]() -> PyObject * {
+    return PyUnicode_FromString(symbolName(PyRef::borrow(Name).str()).c_str());
+  });
+}
+
 PyMethodDef CompileToPTXMethods[] = {
+    {"symbol_name", symbol_name, METH_O,
+     "symbol_name(name): the symbol tidal gives a user's name on every target ('<lambda>' "
+     "is '$3clambda$3e')."},
     {"compile_to_ptx", compile_to_ptx, METH_VARARGS,
      "compile_to_ptx(function, types, sm, debug, lineinfo, fastmath, callee, symbol, "
      "numba_abi, output='ptx'): (ptx, {variable: type}); callee None compiles the kernel "

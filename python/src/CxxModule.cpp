@@ -38,9 +38,15 @@ PyMODINIT_FUNC PyInit__cxx() {
       Tidal ? PyCapsule_New(reinterpret_cast<void *>(&tidal::cxx::compileCuda),
                             "tidal.cxx.compileCuda", nullptr)
             : nullptr;
-  PyObject *Done =
-      Capsule ? PyObject_CallMethod(Tidal, "_set_cxx_compiler", "O", Capsule) : nullptr;
+  PyObject *Warnings =
+      Capsule ? PyCapsule_New(reinterpret_cast<void *>(&tidal::cxx::takeCacheWarnings),
+                              "tidal.cxx.takeCacheWarnings", nullptr)
+              : nullptr;
+  PyObject *Done = Warnings ? PyObject_CallMethod(Tidal, "_set_cxx_compiler", "OO", Capsule,
+                                                  Warnings)
+                            : nullptr;
   Py_XDECREF(Done);
+  Py_XDECREF(Warnings);
   Py_XDECREF(Capsule);
   Py_XDECREF(Tidal);
   if (!Done) {

@@ -17,10 +17,14 @@
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/AutoUpgrade.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/ModuleSummaryIndex.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -120,11 +124,41 @@ struct Library {
   std::vector<PtxFunction> PtxFunctions; // a .ptx file's functions
 };
 
+// A linked file's IR that does not verify is an error, never code: LLVM's
+// readers would otherwise stop the process ("Broken module found,
+// compilation aborted!": their debug-info upgrade verifies a module that
+// has debug info, and calls report_fatal_error), or hand on IR that crashes
+// a later pass. So each is read without that upgrade, verified here, and
+// upgraded only once it verifies.
+void verifyLinkedIR(const ForeignLink &L, llvm::Module &M) {
+  std::string Problems;
+  llvm::raw_string_ostream Stream(Problems);
+  if (llvm::verifyModule(M, &Stream)) {
+    std::string First = Stream.str().substr(0, Stream.str().find('\n'));
+    throw CompileError("CompileError",
+                       "LLVM IR of " + L.Name + " does not verify: " + First, SourceLocation{});
+  }
+  llvm::UpgradeDebugInfo(M);
+}
+
 std::unique_ptr<llvm::Module> parseLinkedIR(const ForeignLink &L, llvm::LLVMContext &Context) {
   llvm::SMDiagnostic Diagnostic;
   std::unique_ptr<llvm::Module> M;
   if (L.Kind == "ll") {
-    M = llvm::parseAssemblyString(L.Payload, Diagnostic, Context);
+    // LLVM parses text without the upgrade from a file only.
+    llvm::SmallString<128> Path;
+    int FD = -1;
+    if (llvm::sys::fs::createTemporaryFile("tidal-link", "ll", FD, Path))
+      throw std::runtime_error("cannot write a temporary file to read " + L.Name);
+    {
+      llvm::raw_fd_ostream Out(FD, /*shouldClose=*/true);
+      Out << L.Payload;
+    }
+    llvm::ParsedModuleAndIndex Parsed = llvm::parseAssemblyFileWithIndexNoUpgradeDebugInfo(
+        Path, Diagnostic, Context, nullptr,
+        [](llvm::StringRef, llvm::StringRef) { return std::nullopt; });
+    llvm::sys::fs::remove(Path);
+    M = std::move(Parsed.Mod);
     if (!M) {
       SourceLocation Where;
       Where.File = L.Name;
@@ -133,15 +167,35 @@ std::unique_ptr<llvm::Module> parseLinkedIR(const ForeignLink &L, llvm::LLVMCont
       Where.SourceLine = Diagnostic.getLineContents().str();
       throw CompileError("CompileError", "LLVM IR: " + Diagnostic.getMessage().str(), Where);
     }
+    verifyLinkedIR(L, *M);
     return M;
   }
-  auto Parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(L.Payload, L.Name), Context);
-  if (!Parsed)
+  auto readError = [&](llvm::Error E) {
+    return CompileError("CompileError",
+                        "cannot read LLVM bitcode " + L.Name + ": " + llvm::toString(std::move(E)),
+                        SourceLocation{});
+  };
+  // Lazily, each function read on its own (no upgrade of the module's
+  // debug info), then verified; materializeAll only after.
+  auto Lazy = llvm::getLazyBitcodeModule(llvm::MemoryBufferRef(L.Payload, L.Name), Context);
+  if (!Lazy)
+    throw readError(Lazy.takeError());
+  M = std::move(*Lazy);
+  for (llvm::Function &F : *M)
+    if (llvm::Error E = M->materialize(&F))
+      throw readError(std::move(E));
+  if (llvm::Error E = M->materializeMetadata())
+    throw readError(std::move(E));
+  std::string Problems;
+  llvm::raw_string_ostream Stream(Problems);
+  if (llvm::verifyModule(*M, &Stream)) {
+    std::string First = Stream.str().substr(0, Stream.str().find('\n'));
     throw CompileError("CompileError",
-                       "cannot read LLVM bitcode " + L.Name + ": " +
-                           llvm::toString(Parsed.takeError()),
-                       SourceLocation{});
-  return std::move(*Parsed);
+                       "LLVM IR of " + L.Name + " does not verify: " + First, SourceLocation{});
+  }
+  if (llvm::Error E = M->materializeAll())
+    throw readError(std::move(E));
+  return M;
 }
 
 // The line (1-based) of Offset in Text, and that line's text.

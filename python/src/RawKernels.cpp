@@ -50,6 +50,21 @@ using CompileCudaFunction = std::unique_ptr<llvm::Module> (*)(llvm::LLVMContext 
                                                               llvm::ArrayRef<std::string>,
                                                               std::string &);
 CompileCudaFunction CompileCuda = nullptr;
+// cxx::takeCacheWarnings: why its disk cache was not trusted, once each.
+using TakeCacheWarningsFunction = std::vector<std::string> (*)();
+TakeCacheWarningsFunction TakeCacheWarnings = nullptr;
+
+// The reasons the disk cache of compiled C++ was not used, as
+// tidal.errors.UntrustedCacheWarning.
+void warnOfUntrustedCache() {
+  if (!TakeCacheWarnings)
+    return;
+  for (const std::string &Why : TakeCacheWarnings()) {
+    PyRef Category = frontend::importModule("tidal.errors").attr("UntrustedCacheWarning");
+    if (PyErr_WarnEx(Category.get(), Why.c_str(), 1) < 0)
+      throw frontend::PythonErrorSet();
+  }
+}
 
 // Line `Line` (1-based) of Text, or "".
 std::string lineOf(const std::string &Text, int Line) {
@@ -113,6 +128,7 @@ std::unique_ptr<llvm::Module> compileOrThrow(llvm::LLVMContext &Context, const s
     throw std::runtime_error("CUDA C++ needs tidal's Clang module: import tidal._cxx first");
   std::string Error;
   std::unique_ptr<llvm::Module> Clangs = CompileCuda(Context, Code, FileName, Options, Error);
+  warnOfUntrustedCache();
   if (!Clangs)
     throwClangError(Error, Code, FileName);
   // Clang optimised its module with the NVPTX passes, which cached its
@@ -678,17 +694,23 @@ PyObject *module_raw_globals(PyObject *, PyObject *Args) {
   });
 }
 
-PyObject *module_set_cxx_compiler(PyObject *, PyObject *Capsule) {
+PyObject *module_set_cxx_compiler(PyObject *, PyObject *Args) {
+  PyObject *Capsule, *Warnings;
+  if (!PyArg_ParseTuple(Args, "OO", &Capsule, &Warnings))
+    return nullptr;
   void *Function = PyCapsule_GetPointer(Capsule, "tidal.cxx.compileCuda");
-  if (!Function)
+  void *Take = Function ? PyCapsule_GetPointer(Warnings, "tidal.cxx.takeCacheWarnings") : nullptr;
+  if (!Take)
     return nullptr;
   CompileCuda = reinterpret_cast<CompileCudaFunction>(Function);
+  TakeCacheWarnings = reinterpret_cast<TakeCacheWarningsFunction>(Take);
   Py_RETURN_NONE;
 }
 
 PyMethodDef RawKernelMethods[] = {
-    {"_set_cxx_compiler", module_set_cxx_compiler, METH_O,
-     "_set_cxx_compiler(capsule): tidal._cxx gives its compileCuda."},
+    {"_set_cxx_compiler", module_set_cxx_compiler, METH_VARARGS,
+     "_set_cxx_compiler(compile, warnings): tidal._cxx gives its compileCuda and "
+     "takeCacheWarnings."},
     {"_raw_kernels", module_raw_kernels, METH_VARARGS,
      "_raw_kernels(code, file_name, options): [(symbol, name, [parameter types], [parameter "
      "names])] of the __global__ functions of CUDA C++ source."},

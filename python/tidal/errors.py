@@ -54,6 +54,15 @@ class PerformanceWarning(_Warning):
 NumbaPerformanceWarning = PerformanceWarning
 
 
+class UntrustedCacheWarning(_Warning):
+    """A disk cache entry that someone else could have written: a folder
+    from the cache's root down to the entry, or the entry, is owned by
+    another user or writable by group or others (as ssh checks its files).
+    An entry is code that tidal would run, so it is not loaded: the kernel
+    (or CUDA C++) is compiled instead, and nothing is written there. Given
+    once per folder and reason (docs/cache.md)."""
+
+
 class InvalidConfigWarning(_Warning):
     """Options that Numba's CUDA target does not support together, such as
     cuda.jit(debug=True) with opt=True (the default). Numba's

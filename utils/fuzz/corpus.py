@@ -121,6 +121,59 @@ def kernel(z, out):
         out[i] += cmath.exp(w.conjugate() / 8) - cmath.acos(w) * w.imag
         cuda.atomic.add(out.imag, i, cmath.phase(w))
 """, lambda np: (np.arange(64, dtype=np.complex128) * (1 + 1j), np.zeros(64, np.complex128))),
+    # Threads that exit before the block's barriers (a scan that returns the
+    # threads past the data's end).
+    ("""
+@cuda.jit
+def kernel(x, out):
+    buf = cuda.shared.array(32, dtype=float64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i >= x.size - 8:
+        return
+    buf[tid] = x[i]
+    cuda.syncthreads()
+    if tid > 0:
+        out[i] = buf[tid] + buf[tid - 1]
+    cuda.syncthreads()
+""", lambda np: (np.arange(64, dtype=np.float64), np.zeros(64))),
+    # float16: arrays, cuda.fp16's functions, conversions.
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        h = x[i]
+        two = np.float16(2.0)
+        v = cuda.fp16.hfma(h, two, cuda.fp16.hneg(h))
+        if cuda.fp16.hge(v, np.float16(0)):
+            v = cuda.fp16.hmul(v, cuda.fp16.habs(h))
+        out[i] = cuda.fp16.hsub(cuda.fp16.hadd(v, two), h) + np.float16(i % 3)
+""", lambda np: (np.linspace(-4, 4, 64).astype(np.float16), np.zeros(64, np.float16))),
+    # Device functions: a lambda and a non-ASCII name (their symbols), and a
+    # recursive one.
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = dévié(x[i]) + twice(x[i]) + depth(x[i] % 5)
+
+
+twice = cuda.jit(device=True)(lambda v: v * 2)
+
+
+@cuda.jit(device=True)
+def dévié(v):
+    return v - 1
+
+
+@cuda.jit(device=True)
+def depth(n):
+    if n <= 0:
+        return 0
+    return 1 + depth(n - 1)
+""", lambda np: (np.arange(64, dtype=np.int64), np.zeros(64, np.int64))),
 ]
 
 PRELUDE = "import cmath\nimport math\nimport numpy as np\nfrom numpy import float32, float64, int32, int64\nfrom tidal import cuda\n"

@@ -50,6 +50,9 @@ UNSUPPORTED = [
     "cuda.local.array(2**31, float64)", "cuda.local.array((2**32, 2**32), float32)",
     "undefined_name", "x.shape[7]", "float('nan')", "int(1e30)", "1 // 0", "1 % 0",
     "cuda.syncthreads()", "cuda.atomic.add(x, 0, 1)", "cuda.blockDim.x ** -1",
+    "cuda.fp16.hadd(x, 1)", "cuda.fp16.hdiv(np.float16(1), np.float16(0))",
+    "cuda.fp16.hmax(np.float16(1), 2.0)", "np.float16(1e10)", "kernel(x, out)",
+    "(lambda: 1)()", "cuda.fp16.hsqrt(np.float16(-1))",
 ]
 UNSUPPORTED_STATEMENTS = [
     "try:\n    pass\nexcept Exception:\n    pass", "with open('f') as f:\n    pass",
@@ -57,7 +60,8 @@ UNSUPPORTED_STATEMENTS = [
     "raise", "raise ValueError(x)",
     "assert False, 'fuzz'", "for q in range(3):\n    break\nelse:\n    pass",
     "while True:\n    pass", "return 1", "async def f():\n    pass", "x = 1",
-    "cuda.syncthreads()", "first_use = first_use + 1",
+    "cuda.syncthreads()", "first_use = first_use + 1", "kernel(x, out)",
+    "if cuda.threadIdx.x % 3 == 1:\n    return",
 ]
 
 
@@ -134,7 +138,7 @@ def change_literal(tree, rng):
 def change_dtype(tree, rng):
     candidates = [n for n in nodes_of(tree, (ast.Name, ast.Attribute))
                   if (n.id if isinstance(n, ast.Name) else n.attr)
-                  in ("float32", "float64", "int32", "int64")]
+                  in ("float16", "float32", "float64", "int32", "int64")]
     if candidates:
         node = rng.choice(candidates)
         dtype = rng.choice(DTYPES)
@@ -186,6 +190,22 @@ def insert_unsupported(tree, rng):
     return True
 
 
+def exit_threads(tree, rng):
+    """Some threads return early, before the barriers that follow (or a
+    barrier after a return, where there was none): a GPU's exited threads
+    no longer take part in the block's barriers."""
+    owner, field = rng.choice(statement_lists(tree))
+    body = getattr(owner, field)
+    condition = rng.choice(["cuda.threadIdx.x >= 16", "cuda.threadIdx.x % 2 == 1",
+                            "cuda.grid(1) >= 40", "cuda.blockIdx.x == 1", "cuda.laneid > 30"])
+    statements = ast.parse(f"if {condition}:\n    return").body
+    if rng.random() < 0.5:
+        statements.append(ast.parse("cuda.syncthreads()").body[0])
+    position = rng.randrange(len(body) + 1)
+    body[position:position] = statements
+    return True
+
+
 def toggle_debug(kernel, rng):
     kernel.decorator_list = [ast.parse(
         "cuda.jit(debug=True)" if rng.random() < 0.7 else "cuda.jit", mode="eval").body]
@@ -193,7 +213,8 @@ def toggle_debug(kernel, rng):
 
 
 MUTATIONS = [swap_operator, delete_statement, duplicate_statement, move_statement,
-             change_literal, change_dtype, swap_names, insert_unsupported, toggle_debug]
+             change_literal, change_dtype, swap_names, insert_unsupported, exit_threads,
+             toggle_debug]
 
 
 def mutate(source, rng):

@@ -82,6 +82,31 @@ def mutate_markers(text, rng, markers):
     return "\n".join(lines)
 
 
+BARRIER_CALL = re.compile(r"^(\s*)call void @tidal\.(syncthreads|syncthreads\.\w+|syncwarp|grid\.sync)\b")
+
+
+def exit_before_barrier(text, rng):
+    """Threads that return before a barrier: a barrier's block split at it,
+    some threads (by thread index, or one block) going to a `ret void` (a
+    GPU's exited threads no longer take part in the block's barriers)."""
+    lines = text.split("\n")
+    barriers = [i for i, line in enumerate(lines) if BARRIER_CALL.match(line)]
+    if not barriers:
+        return text
+    index = rng.choice(barriers)
+    indent = BARRIER_CALL.match(lines[index]).group(1)
+    marker = rng.choice(["tid.x", "tid.y", "ctaid.x", "laneid"])
+    bound = rng.choice(["0", "1", "7", "31", "4294967295"])
+    label = f"fz.{index}"
+    lines[index:index] = [f"{indent}%{label}.t = call i32 @tidal.{marker}()",
+                          f"{indent}%{label}.c = icmp ugt i32 %{label}.t, {bound}",
+                          f"{indent}br i1 %{label}.c, label %{label}.exit, label %{label}.go",
+                          f"{label}.exit:", f"{indent}ret void", f"{label}.go:"]
+    if f"@tidal.{marker}()" not in text:
+        lines.append(f"declare i32 @tidal.{marker}()")
+    return "\n".join(lines)
+
+
 def stress_spec(rng):
     return rng.randrange(1 << 30), rng.choice([10, 50, 200])
 
@@ -111,6 +136,8 @@ def generate(options, rng, inputs, markers):
                 batch.append((index, stress_spec(rng), None))
             else:
                 name, original = rng.choice(inputs)
+                if rng.random() < 0.1:
+                    original = exit_before_barrier(original, rng)
                 batch.append((index, f"mutant of test/lit/plugin/{name}",
                               mutate_markers(original, rng, markers)))
         specs = [spec for _, spec, text in batch if text is None]

@@ -104,29 +104,94 @@ def _source_file(py_func):
     return os.path.abspath(filename)
 
 
+def make_private_folders(path):
+    """Creates `path` and the folders above it that are missing, each 0700
+    (os.makedirs gives its mode to the last one only)."""
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+
+
 def _writable(directory):
     try:
-        os.makedirs(directory, exist_ok=True)
+        make_private_folders(directory)
     except OSError:
         return False
     return os.access(directory, os.W_OK | os.X_OK)
 
 
-def cache_directory(source_file):
-    """TIDAL_CACHE_DIR (a folder per source folder below it), or __pycache__
-    beside the source, or, when that cannot be written, the user's cache
-    folder (as Numba's user-wide locator)."""
+def cache_location(source_file):
+    """(root, folder): the folder of a source file's entries and the root
+    it is trusted from. TIDAL_CACHE_DIR (a folder per source folder below
+    it), or __pycache__ beside the source, or, when that cannot be written,
+    the user's cache folder (as Numba's user-wide locator)."""
     source_dir = os.path.dirname(source_file)
     # The source folder's path, spelled as one folder name.
     mangled = source_dir.strip(os.sep).replace(os.sep, "_").replace(":", "_") or "root"
     root = os.environ.get("TIDAL_CACHE_DIR")
     if root:
-        return os.path.join(os.path.abspath(root), mangled)
+        root = os.path.abspath(root)
+        return root, os.path.join(root, mangled)
     beside = os.path.join(source_dir, "__pycache__")
     if _writable(beside):
-        return beside
+        return beside, beside
     user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(user, "tidal", mangled)
+    root = os.path.join(user, "tidal")
+    return root, os.path.join(root, mangled)
+
+
+def cache_directory(source_file):
+    """The folder of a source file's entries (cache_location)."""
+    return cache_location(source_file)[1]
+
+
+def distrust(root, path):
+    """Why `path` (the cache's root or a folder or file below it) could
+    have been written by someone else, or None: every folder from `root`
+    down to it, and it, must be owned by this user and not writable by
+    group or others, as ssh checks its files. What does not exist yet is
+    not checked (nothing there to load)."""
+    uid = os.geteuid()
+    relative = os.path.relpath(path, root)
+    current = root
+    for part in [""] + ([] if relative == os.curdir else relative.split(os.sep)):
+        current = os.path.join(current, part) if part else current
+        try:
+            info = os.stat(current)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # nothing there (a folder that cannot be made: CacheWarning)
+        except OSError as error:
+            return f"{current} cannot be checked ({error.strerror})"
+        if info.st_uid != uid:
+            return f"{current} is owned by uid {info.st_uid}, not by this user (uid {uid})"
+        if info.st_mode & 0o022:
+            who = " and ".join(name for bit, name in ((0o020, "group"), (0o002, "others"))
+                               if info.st_mode & bit)
+            return f"{current} is writable by {who} (mode {info.st_mode & 0o7777:04o})"
+    return None
+
+
+_WARNED = set()
+
+
+def warn_untrusted(what, why):
+    """The warning of an untrusted cache, once per (what, why)."""
+    if (what, why) in _WARNED:
+        return
+    _WARNED.add((what, why))
+    from ..errors import UntrustedCacheWarning
+    warnings.warn(f"not using the {what}: {why}: anyone who can write there could run code "
+                  f"in this process; compiling instead, and writing nothing there",
+                  UntrustedCacheWarning, stacklevel=3)
 
 
 def _source_lines(filename):
@@ -276,7 +341,7 @@ class KernelCache:
                 f"for file {py_func.__code__.co_filename!r}")
         self.dispatcher = dispatcher
         self.source_file = source
-        self.cache_path = cache_directory(source)
+        self.cache_root, self.cache_path = cache_location(source)
         stem = os.path.splitext(os.path.basename(source))[0]
         self.prefix = f"{stem}.{_function_name(py_func)}"
         self.hits = collections.Counter()
@@ -320,13 +385,23 @@ class KernelCache:
         exactly what this key wrote)."""
         key = self.key(kind, signature, exact)
         fields = None
-        try:
-            with open(self.path(kind, key), "rb") as file:
-                fields = _decode(file.read(), key)
-        except OSError:
-            pass
+        path = self.path(kind, key)
+        if self._trusted(path):
+            try:
+                with open(path, "rb") as file:
+                    fields = _decode(file.read(), key)
+            except OSError:
+                pass
         self._count(kind, signature, fields is not None)
         return fields
+
+    def _trusted(self, path):
+        """Whether `path`, and every folder from the cache's root down to
+        it, is this user's alone (distrust); else warns, once."""
+        why = distrust(self.cache_root, path)
+        if why is not None:
+            warn_untrusted(f"kernel cache in {self.cache_path}", why)
+        return why is None
 
     def reject(self, kind, signature, why, exact=""):
         """An entry that the C++ half could not use: a miss after all, and
@@ -355,8 +430,10 @@ class KernelCache:
         key = self.key(kind, signature, exact)
         data = _encode(fields, key)
         temporary = None
+        if not self._trusted(self.path(kind, key)):  # the folders, and an entry there
+            return
         try:
-            os.makedirs(self.cache_path, exist_ok=True)
+            make_private_folders(self.cache_path)
             handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX,
                                                  dir=self.cache_path)
             with os.fdopen(handle, "wb") as file:

@@ -7,7 +7,8 @@ a ``.visible .entry``; device functions a ``.visible .func`` under either
 ABI:
 
 - ``abi='c'``: ``T name(args...)``, the Python name as the symbol (or
-  ``abi_info={'abi_name': ...}``), for CUDA C++ to call;
+  ``abi_info={'abi_name': ...}``), for CUDA C++ to call; a name that is not
+  a PTX identifier (``<lambda>``, non-ASCII) is spelled as symbol_name does;
 - ``abi='numba'``: ``int name(T *func_retval, args...)``, returning 0, with
   the symbol ``<name>_<argument manglings>``.
 
@@ -153,14 +154,17 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, 
     arguments = signature.native_args()
     sm = _sm(cc)
     flags = (sm, bool(debug), bool(lineinfo), bool(fastmath))
+    # Symbols made from the function's name are legal on every target
+    # ('<lambda>', non-ASCII names: native.symbol_name); an abi_name given is
+    # checked as it is.
+    name = function.__code__.co_name
     if not device:
         code, _ = native.compile_to_ptx(function, arguments, *flags, None, "", False, output)
-        return code, _types.void, function.__code__.co_name
-    name = function.__code__.co_name
+        return code, _types.void, native.symbol_name(name)
     if abi == "c":
-        symbol = (abi_info or {}).get("abi_name", name)
+        symbol = (abi_info or {}).get("abi_name", native.symbol_name(name))
     else:
-        symbol = "_".join([name] + [_mangle(a) for a in signature.args])
+        symbol = "_".join([native.symbol_name(name)] + [_mangle(a) for a in signature.args])
     entry = _entry_kernel(function, len(arguments))
     code, variables = native.compile_to_ptx(entry, arguments, *flags, name, symbol,
                                             abi == "numba", output)

@@ -16,6 +16,8 @@ declare float @tidal.math.sqrt.f32(float)
 declare float @tidal.math.tan.f32(float)
 declare double @tidal.math.atan2.f64(double, double)
 declare double @tidal.math.fmod.f64(double, double)
+declare double @tidal.math.cbrt.f64(double)
+declare float @tidal.math.cbrt.f32(float)
 declare void @tidal.print(ptr, ...)
 declare void @tidal.bounds.error(ptr, i64, i64, i32)
 declare void @tidal.threadfence.block()
@@ -40,6 +42,9 @@ declare i64 @tidal.shared.dynamic.bytes()
 ; CHECK:         %tangent = call float @tanf(float
 ; CHECK:         %angle = call double @atan2(double
 ; CHECK:         %rem = frem double
+; cbrt: tidal's host libdevice (exact on exact cubes), not libm's
+; CHECK:         %cube = call double @__nv_cbrt(double
+; CHECK:         %cubef = call float @__nv_cbrtf(float
 ; CHECK:         %laneid = and i32 %thread, 31
 ; CHECK:         fence syncscope("singlethread") seq_cst
 ; CHECK:         fence seq_cst
@@ -62,6 +67,8 @@ entry:
   %tangent = call float @tidal.math.tan.f32(float %x)
   %angle = call double @tidal.math.atan2.f64(double %y, double %y)
   %rem = call double @tidal.math.fmod.f64(double %y, double 3.0)
+  %cube = call double @tidal.math.cbrt.f64(double %y)
+  %cubef = call float @tidal.math.cbrt.f32(float %x)
   %lane = call i32 @tidal.laneid()
   call void @tidal.threadfence.block()
   call void @tidal.threadfence()
