@@ -42,6 +42,7 @@ _NUMBA_BASES = (
     ("PerformanceWarning", ("NumbaPerformanceWarning",)),
     ("InvalidConfigWarning", ("NumbaInvalidConfigWarning",)),
     ("CompileWarning", ("NumbaWarning",)),
+    ("UntrustedCacheWarning", ("NumbaWarning",)),
     ("TypingError", ("TypingError",)),
     ("UnsupportedError", ("UnsupportedError",)),
 )
