@@ -31,6 +31,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -329,6 +330,12 @@ private:
 
 std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() { return createHostMachine(); }
 
+namespace {
+std::atomic<uint64_t> LiveCpuModules{0};
+} // namespace
+
+uint64_t liveCpuModuleCount() { return LiveCpuModules.load(std::memory_order_relaxed); }
+
 struct CpuModule::Impl {
   orc::JITDylib *Dylib = nullptr;
   llvm::StringMap<TidalBlockFunction> BlockFunctions;
@@ -348,8 +355,10 @@ struct CpuModule::Impl {
   }
 };
 
-CpuModule::CpuModule(std::unique_ptr<Impl> I) : I(std::move(I)) {}
-CpuModule::~CpuModule() = default;
+CpuModule::CpuModule(std::unique_ptr<Impl> I) : I(std::move(I)) {
+  LiveCpuModules.fetch_add(1, std::memory_order_relaxed);
+}
+CpuModule::~CpuModule() { LiveCpuModules.fetch_sub(1, std::memory_order_relaxed); }
 
 std::string hostDescription() {
   // What JITTargetMachineBuilder::detectHost reads, without initialising the

@@ -131,6 +131,10 @@ private:
   std::unique_ptr<Impl> I;
 };
 
+// How many CpuModules live now (their code is in the JIT): a debug
+// counter, which tests read to see that dropped kernels free their code.
+uint64_t liveCpuModuleCount();
+
 // Runs `Fn` for every block of `Grid`, blocks spread over the worker pool
 // (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order
 // on the calling thread). Returns when every block has finished. Throws
