@@ -332,12 +332,25 @@ PyObject *LaunchConfig_dispatch(PyObject *Self, PyObject *const *Args, Py_ssize_
                 /*Execute=*/false);
 }
 
+// A configuration kept in a module's globals (launch = kernel[4, 256]) is
+// part of the kernel's cycle (Dispatcher_traverse): the collector sees it.
+int LaunchConfig_traverse(PyObject *Self, visitproc visit, void *arg) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  Py_VISIT(Py_TYPE(Self));
+  Py_VISIT(Config->Dispatcher);
+  Py_VISIT(Config->StreamObject);
+  return 0;
+}
+
+// No tp_clear: the dispatcher's breaks the cycle, and a configuration
+// never holds a null dispatcher.
 void LaunchConfig_dealloc(PyObject *Self) {
+  PyObject_GC_UnTrack(Self);
   auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
   Py_XDECREF(Config->Dispatcher);
   Py_XDECREF(Config->StreamObject);
   PyTypeObject *Type = Py_TYPE(Self); // a heap type: its instances hold a reference
-  PyObject_Free(Self);
+  PyObject_GC_Del(Self);
   Py_DECREF(Type);
 }
 
@@ -506,7 +519,7 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
     raisePythonError();
     return nullptr;
   }
-  auto *Config = PyObject_New(LaunchConfigObject, LaunchConfigType);
+  auto *Config = PyObject_GC_New(LaunchConfigObject, LaunchConfigType);
   if (!Config)
     return nullptr;
   Config->Dispatcher = Py_NewRef(Self);
@@ -516,6 +529,7 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
   Config->SharedBytes = SharedBytes;
   Config->StreamObject = Py_NewRef(StreamObject);
   Config->Vectorcall = LaunchConfig_vectorcall;
+  PyObject_GC_Track(Config);
   return reinterpret_cast<PyObject *>(Config);
 }
 
@@ -530,6 +544,7 @@ PyType_Slot LaunchConfigSlots[] = {
                                    "the kernel's arguments to launch it.")},
     {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
     {Py_tp_dealloc, reinterpret_cast<void *>(LaunchConfig_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void *>(LaunchConfig_traverse)},
     {Py_tp_repr, reinterpret_cast<void *>(LaunchConfig_repr)},
     {Py_tp_methods, LaunchConfigMethods},
     {Py_tp_getset, LaunchConfigGetSet},
@@ -538,7 +553,7 @@ PyType_Slot LaunchConfigSlots[] = {
 
 PyType_Spec LaunchConfigSpec = {"tidal._tidal.LaunchConfiguration", sizeof(LaunchConfigObject), 0,
                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
-                                    Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                    Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_HAVE_GC,
                                 LaunchConfigSlots};
 
 // CUDA's launch limits (include/tidal/HostABI.h), which tidal.cuda.dispatcher
