@@ -468,12 +468,10 @@ void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
          " per block (its registers per thread or launch_bounds limit it)");
   if (SharedBytes > static_cast<size_t>(DynamicSharedLimit)) {
     // Above 48 KB a kernel must opt in, up to the device's opt-in limit
-    // less its static shared memory.
-    size_t Most = static_cast<size_t>(std::max(0, Limits.MaxSharedPerBlockOptin - StaticSharedBytes));
-    if (SharedBytes > Most)
-      fail(std::to_string(SharedBytes) + " bytes of dynamic shared memory asked, the device allows at most " +
-           std::to_string(Most) + " (" + std::to_string(Limits.MaxSharedPerBlockOptin) +
-           " per block less the kernel's " + std::to_string(StaticSharedBytes) + " static bytes)");
+    // less its static shared memory (the check the cpu target makes too).
+    checkDynamicSharedMemory(Name, Context.describe(), static_cast<uint64_t>(StaticSharedBytes),
+                             SharedBytes,
+                             static_cast<uint64_t>(std::max(0, Limits.MaxSharedPerBlockOptin)));
     Context.check(Context.driver().api().FuncSetAttribute(
                       Function, cu::FunctionMaxDynamicSharedSizeBytes,
                       static_cast<int>(SharedBytes)),

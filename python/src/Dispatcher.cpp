@@ -105,6 +105,7 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
       Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
     }
     Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
+    Spec->CpuStaticSharedBytes = Spec->Cpu->staticSharedBytes(Spec->KernelName);
   }
   saveSpecialization(*this, *Spec, Object ? &*Object : nullptr);
   Specializations.push_back(std::move(Spec));

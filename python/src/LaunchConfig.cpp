@@ -267,6 +267,12 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
                          Stream, Execute);
       Py_RETURN_NONE;
     }
+    // Dynamic shared memory, checked as a GPU's launch checks it (the
+    // device's limits: TIDAL_MAX_SHARED_BYTES_PER_BLOCK*).
+    if (Config->SharedBytes)
+      runtime::checkDynamicSharedMemory(Plan.Spec->KernelName, "the cpu target",
+                                        Plan.Spec->CpuStaticSharedBytes, Config->SharedBytes,
+                                        TIDAL_MAX_SHARED_BYTES_PER_BLOCK_OPTIN);
     // A Ctrl-C that came while the kernel compiled is raised now: once the
     // launch runs, only a new SIGINT interrupts it.
     if (Execute && PyErr_CheckSignals() < 0)
@@ -557,7 +563,8 @@ PyType_Spec LaunchConfigSpec = {"tidal._tidal.LaunchConfiguration", sizeof(Launc
                                 LaunchConfigSlots};
 
 // CUDA's launch limits (include/tidal/HostABI.h), which tidal.cuda.dispatcher
-// checks against: MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM and MAX_GRID_DIM.
+// checks against: MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM and MAX_GRID_DIM; and
+// the shared memory per block that the cpu target's device reports.
 int addLaunchLimits(PyObject *Module) {
   PyRef Block =
       PyRef::steal(Py_BuildValue("(III)", MaxBlockDims[0], MaxBlockDims[1], MaxBlockDims[2]));
@@ -565,7 +572,11 @@ int addLaunchLimits(PyObject *Module) {
   if (!Block || !Grid ||
       PyModule_AddIntConstant(Module, "MAX_THREADS_PER_BLOCK", TIDAL_MAX_THREADS_PER_BLOCK) < 0 ||
       PyModule_AddObjectRef(Module, "MAX_BLOCK_DIM", Block.get()) < 0 ||
-      PyModule_AddObjectRef(Module, "MAX_GRID_DIM", Grid.get()) < 0)
+      PyModule_AddObjectRef(Module, "MAX_GRID_DIM", Grid.get()) < 0 ||
+      PyModule_AddIntConstant(Module, "MAX_SHARED_MEMORY_PER_BLOCK",
+                              TIDAL_MAX_SHARED_BYTES_PER_BLOCK) < 0 ||
+      PyModule_AddIntConstant(Module, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+                              TIDAL_MAX_SHARED_BYTES_PER_BLOCK_OPTIN) < 0)
     return -1;
   return 0;
 }

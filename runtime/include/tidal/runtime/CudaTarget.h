@@ -20,14 +20,6 @@
 
 namespace tidal::runtime {
 
-// A launch configuration the device cannot run (threads per block, block or
-// grid dimensions, dynamic shared memory); thrown before anything is launched.
-// The binding turns it into ValueError.
-class LaunchConfigError : public RuntimeError {
-public:
-  using RuntimeError::RuntimeError;
-};
-
 // The primary context of one device, retained while the object lives.
 class CudaContext {
 public:
