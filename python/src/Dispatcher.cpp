@@ -314,8 +314,15 @@ int Dispatcher_traverse(PyObject *Self, visitproc visit, void *arg) {
 // cycle) raises "used before __init__".
 int Dispatcher_clear(PyObject *Self) {
   auto *D = reinterpret_cast<DispatcherObject *>(Self);
-  for (DispatcherState *&State : D->States)
-    delete std::exchange(State, nullptr);
+  // While the interpreter exits, the process's code goes with it: nothing
+  // is unloaded or waited for (a cuModuleUnload after a launch would wait
+  // for the context), and the halves are left as they are.
+  bool Exiting = _Py_IsFinalizing();
+  for (DispatcherState *&State : D->States) {
+    DispatcherState *Dropped = std::exchange(State, nullptr);
+    if (!Exiting)
+      delete Dropped;
+  }
   return 0;
 }
 
