@@ -172,6 +172,17 @@ bool expandHalfFma(Module &M) {
   return !Calls.empty();
 }
 
+// `i64 TIDAL_STATIC_SHARED_PREFIX "K"`: the static shared bytes of kernel
+// K's block, which the runtime reads from the linked module to check a
+// launch's dynamic shared memory (include/tidal/HostABI.h).
+void addStaticSharedBytes(Module &M, StringRef Kernel, uint64_t Bytes) {
+  Type *I64 = Type::getInt64Ty(M.getContext());
+  auto *Global = new GlobalVariable(M, I64, /*isConstant=*/true, GlobalValue::ExternalLinkage,
+                                    ConstantInt::get(I64, Bytes),
+                                    TIDAL_STATIC_SHARED_PREFIX + Kernel.str());
+  Global->setAlignment(Align(8));
+}
+
 } // namespace
 } // namespace host_lowering
 
@@ -214,6 +225,9 @@ bool lowerHost(Module &M) {
       Problem = "kernels cannot be variadic";
     else if (M.getNamedValue(BlockName))
       Problem = "the module already has a global named '" + BlockName + "'";
+    else if (M.getNamedValue(TIDAL_STATIC_SHARED_PREFIX + Kernel->getName().str()))
+      Problem = "the module already has a global named '" TIDAL_STATIC_SHARED_PREFIX +
+                Kernel->getName().str() + "'";
     if (!Problem.empty()) {
       reportError(M.getContext(),
                   "cannot lower kernel '" + Kernel->getName() + "': " + Problem);
@@ -230,6 +244,7 @@ bool lowerHost(Module &M) {
                          Frame,   ThreadAccesses, Debug};
     createBlockFunction(Stages, BlockName);
     addAloneVariant(Stages, BlockName);
+    addStaticSharedBytes(M, Kernel->getName(), Markers.StaticSharedBytes);
     Lowered.insert(Kernel);
     ++NumKernelsLowered;
   }

@@ -162,10 +162,11 @@ static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
     PyErr_Clear();
     return;
   }
-  if (Parsed.size() >= 256) // drop the entries of dead code objects
-    for (auto It = Parsed.begin(); It != Parsed.end();)
-      It = PyWeakref_GetObject(It->second.CodeRef.get()) == Py_None ? Parsed.erase(It)
-                                                                       : std::next(It);
+  // Drop the entries of dead code objects (kernels dropped since), so that
+  // their trees do not outlive them.
+  for (auto It = Parsed.begin(); It != Parsed.end();)
+    It = PyWeakref_GetObject(It->second.CodeRef.get()) == Py_None ? Parsed.erase(It)
+                                                                     : std::next(It);
   Parsed[Code.get()] = ParsedSource{std::move(CodeRef), Source, Tree};
 }
 

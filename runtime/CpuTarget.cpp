@@ -31,6 +31,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -40,6 +41,12 @@ namespace tidal::runtime {
 namespace orc = llvm::orc;
 
 namespace {
+
+// The name of the static shared bytes of the kernel whose block function is
+// BlockName (HostABI.h).
+std::string staticSharedSymbol(const std::string &BlockName) {
+  return TIDAL_STATIC_SHARED_PREFIX + BlockName.substr(sizeof(TIDAL_BLOCK_PREFIX) - 1);
+}
 
 [[noreturn]] void throwJitError(const std::string &What, llvm::Error E) {
   throw RuntimeError(What + ": " + llvm::toString(std::move(E)));
@@ -147,7 +154,8 @@ public:
   // addresses of BlockNames.
   orc::JITDylib &compile(orc::ThreadSafeModule Module,
                          const std::vector<std::string> &BlockNames,
-                         llvm::StringMap<TidalBlockFunction> &Addresses) {
+                         llvm::StringMap<TidalBlockFunction> &Addresses,
+                         llvm::StringMap<uint64_t> &StaticShared) {
     const std::string ModuleName = Module.withModuleDo(
         [](llvm::Module &M) { return M.getModuleIdentifier(); });
     return link(
@@ -155,20 +163,21 @@ public:
         [&](orc::JITDylib &Dylib) {
           return Jit->addIRModule(Dylib, std::move(Module));
         },
-        BlockNames, Addresses);
+        BlockNames, Addresses, StaticShared);
   }
 
   // Adds an object file (of emitObject) to a new JITDylib and links it.
   orc::JITDylib &load(const std::string &Object, const std::string &ModuleName,
                       const std::vector<std::string> &BlockNames,
-                      llvm::StringMap<TidalBlockFunction> &Addresses) {
+                      llvm::StringMap<TidalBlockFunction> &Addresses,
+                      llvm::StringMap<uint64_t> &StaticShared) {
     return link(
         ModuleName,
         [&](orc::JITDylib &Dylib) {
           return Jit->addObjectFile(
               Dylib, llvm::MemoryBuffer::getMemBufferCopy(Object, ModuleName));
         },
-        BlockNames, Addresses);
+        BlockNames, Addresses, StaticShared);
   }
 
   // The object file of an optimised module, made by the same TargetMachine
@@ -192,7 +201,8 @@ private:
   orc::JITDylib &link(const std::string &ModuleName,
                       llvm::function_ref<llvm::Error(orc::JITDylib &)> Add,
                       const std::vector<std::string> &BlockNames,
-                      llvm::StringMap<TidalBlockFunction> &Addresses) {
+                      llvm::StringMap<TidalBlockFunction> &Addresses,
+                      llvm::StringMap<uint64_t> &StaticShared) {
     std::lock_guard<std::mutex> Lock(CompileMutex);
     SessionErrors.clear();
     auto CreatedDylib = Jit->createJITDylib("tidal.module." +
@@ -211,6 +221,11 @@ private:
       orc::SymbolLookupSet Lookup;
       for (const std::string &Name : BlockNames)
         Lookup.add(Jit->mangleAndIntern(Name));
+      // Each kernel's static shared bytes (HostABI.h); absent from modules
+      // written by hand.
+      for (const std::string &Name : BlockNames)
+        Lookup.add(Jit->mangleAndIntern(staticSharedSymbol(Name)),
+                   orc::SymbolLookupFlags::WeaklyReferencedSymbol);
       auto Symbols = Jit->getExecutionSession().lookup(
           orc::makeJITDylibSearchOrder(
               &Dylib, orc::JITDylibLookupFlags::MatchAllSymbols),
@@ -223,10 +238,14 @@ private:
                            "' failed: " + Cause +
                            llvm::toString(Symbols.takeError()));
       }
-      for (const std::string &Name : BlockNames)
+      for (const std::string &Name : BlockNames) {
         Addresses[Name] = (*Symbols)[Jit->mangleAndIntern(Name)]
                               .getAddress()
                               .toPtr<TidalBlockFunction>();
+        auto Static = Symbols->find(Jit->mangleAndIntern(staticSharedSymbol(Name)));
+        if (Static != Symbols->end())
+          StaticShared[Name] = *Static->second.getAddress().toPtr<const uint64_t *>();
+      }
     } catch (...) {
       removeLocked(Dylib);
       throw;
@@ -330,9 +349,16 @@ private:
 
 std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() { return createHostMachine(); }
 
+namespace {
+std::atomic<uint64_t> LiveCpuModules{0};
+} // namespace
+
+uint64_t liveCpuModuleCount() { return LiveCpuModules.load(std::memory_order_relaxed); }
+
 struct CpuModule::Impl {
   orc::JITDylib *Dylib = nullptr;
   llvm::StringMap<TidalBlockFunction> BlockFunctions;
+  llvm::StringMap<uint64_t> StaticSharedBytes; // by block function name
   std::vector<TidalBlockFunction> RunAlone; // registered with the pool
   bool Watched = false; // debug mode: the pool's watchdog watches its launches
 
@@ -349,8 +375,23 @@ struct CpuModule::Impl {
   }
 };
 
-CpuModule::CpuModule(std::unique_ptr<Impl> I) : I(std::move(I)) {}
-CpuModule::~CpuModule() = default;
+CpuModule::CpuModule(std::unique_ptr<Impl> I) : I(std::move(I)) {
+  LiveCpuModules.fetch_add(1, std::memory_order_relaxed);
+}
+CpuModule::~CpuModule() { LiveCpuModules.fetch_sub(1, std::memory_order_relaxed); }
+
+void checkDynamicSharedMemory(const std::string &Kernel, const std::string &Device,
+                              uint64_t StaticBytes, uint64_t DynamicBytes,
+                              uint64_t PerBlockOptin) {
+  uint64_t Most = PerBlockOptin > StaticBytes ? PerBlockOptin - StaticBytes : 0;
+  if (DynamicBytes > Most)
+    throw LaunchConfigError("cannot launch kernel '" + Kernel + "' on " + Device + ": " +
+                            std::to_string(DynamicBytes) +
+                            " bytes of dynamic shared memory asked, the device allows at most " +
+                            std::to_string(Most) + " (" + std::to_string(PerBlockOptin) +
+                            " per block less the kernel's " + std::to_string(StaticBytes) +
+                            " static bytes)");
+}
 
 std::string hostDescription() {
   // What JITTargetMachineBuilder::detectHost reads, without initialising the
@@ -484,7 +525,7 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
   auto State = std::make_unique<Impl>();
   State->Dylib = &HostJit::get().compile(
       orc::ThreadSafeModule(std::move(M), std::move(Context)), Prepared.BlockNames,
-      State->BlockFunctions);
+      State->BlockFunctions, State->StaticSharedBytes);
   registerBlockFunctions(*State, Prepared);
   return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
 }
@@ -511,9 +552,15 @@ std::unique_ptr<CpuModule> CpuModule::load(const CpuObject &Object,
     throw RuntimeError("object '" + Name + "' was compiled for the data layout '" +
                        Object.DataLayout + "', and the JIT's is '" +
                        Jit.dataLayout().getStringRepresentation() + "'");
-  State->Dylib = &Jit.load(Object.Object, Name, Object.BlockNames, State->BlockFunctions);
+  State->Dylib = &Jit.load(Object.Object, Name, Object.BlockNames, State->BlockFunctions,
+                           State->StaticSharedBytes);
   registerBlockFunctions(*State, Object);
   return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
+}
+
+uint64_t CpuModule::staticSharedBytes(const std::string &KernelName) const {
+  auto Found = I->StaticSharedBytes.find(TIDAL_BLOCK_PREFIX + KernelName);
+  return Found == I->StaticSharedBytes.end() ? 0 : Found->second;
 }
 
 TidalBlockFunction

@@ -3,6 +3,7 @@
 #include "tidal/runtime/CudaTarget.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
@@ -92,6 +93,11 @@ void CudaContext::noteLaunch(const std::string &Kernel, Dim3 Grid, Dim3 Block,
 uint64_t CudaContext::launchesSoFar() const {
   std::lock_guard<std::mutex> Guard(FaultLock);
   return Launches;
+}
+
+bool CudaContext::hasUnsynchronisedLaunches() const {
+  std::lock_guard<std::mutex> Guard(FaultLock);
+  return Launches != SynchronisedLaunches;
 }
 
 void CudaContext::forgetLaunches(uint64_t Mark) const {
@@ -284,6 +290,12 @@ CudaContext &currentContext() {
 
 // --- module ------------------------------------------------------------------------
 
+namespace {
+std::atomic<uint64_t> LiveCudaModules{0};
+} // namespace
+
+uint64_t liveCudaModuleCount() { return LiveCudaModules.load(std::memory_order_relaxed); }
+
 CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX) : Context(Ctx) {
   Context.requireUsable();
   Context.makeCurrent();
@@ -304,6 +316,7 @@ CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX) : Context(Ctx) 
                  "the JIT rejected the PTX for " + Context.describe() +
                      (Log.empty() ? std::string(" (it wrote no log)") : ":\n" + Log));
   }
+  LiveCudaModules.fetch_add(1, std::memory_order_relaxed);
 }
 
 namespace {
@@ -363,11 +376,25 @@ CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX, const std::stri
     Context.fail(Result, "cuModuleLoadData",
                  "the image linked from " + Names + " for " + Context.describe());
   }
+  LiveCudaModules.fetch_add(1, std::memory_order_relaxed);
 }
 
 CudaModule::~CudaModule() {
-  if (Module)
-    Context.driver().api().ModuleUnload(Module); // errors ignored, as ~CudaContext
+  if (!Module)
+    return;
+  // Launches are asynchronous: a kernel of the module may still run (its
+  // dispatcher was dropped right after launching it). Unless the context has
+  // synchronised since its last launch, wait for them first. Errors are
+  // ignored, as ~CudaContext: a fault surfaces at the context's next call.
+  if (Context.hasUnsynchronisedLaunches() && !Context.faulted() &&
+      !CudaDriver::forkedAfterInit()) {
+    ScopedCurrentContext Current(Context);
+    uint64_t Mark = Context.launchesSoFar();
+    if (Context.driver().api().CtxSynchronize() == cu::Success)
+      Context.forgetLaunches(Mark);
+  }
+  Context.driver().api().ModuleUnload(Module);
+  LiveCudaModules.fetch_sub(1, std::memory_order_relaxed);
 }
 
 CudaFunction CudaModule::function(const std::string &Name) const {
@@ -450,12 +477,10 @@ void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
          " per block (its registers per thread or launch_bounds limit it)");
   if (SharedBytes > static_cast<size_t>(DynamicSharedLimit)) {
     // Above 48 KB a kernel must opt in, up to the device's opt-in limit
-    // less its static shared memory.
-    size_t Most = static_cast<size_t>(std::max(0, Limits.MaxSharedPerBlockOptin - StaticSharedBytes));
-    if (SharedBytes > Most)
-      fail(std::to_string(SharedBytes) + " bytes of dynamic shared memory asked, the device allows at most " +
-           std::to_string(Most) + " (" + std::to_string(Limits.MaxSharedPerBlockOptin) +
-           " per block less the kernel's " + std::to_string(StaticSharedBytes) + " static bytes)");
+    // less its static shared memory (the check the cpu target makes too).
+    checkDynamicSharedMemory(Name, Context.describe(), static_cast<uint64_t>(StaticSharedBytes),
+                             SharedBytes,
+                             static_cast<uint64_t>(std::max(0, Limits.MaxSharedPerBlockOptin)));
     Context.check(Context.driver().api().FuncSetAttribute(
                       Function, cu::FunctionMaxDynamicSharedSizeBytes,
                       static_cast<int>(SharedBytes)),

@@ -40,6 +40,12 @@ typedef void (*TidalBlockFunction)(void **params, TidalBlockContext *ctx);
 
 #define TIDAL_BLOCK_PREFIX "__tidal_block_"
 
+// For each kernel K, tidal-lower-host also defines the constant
+// `i64 TIDAL_STATIC_SHARED_PREFIX "K"`: the bytes of static shared memory of
+// a block (its shared arrays, aligned), which the launch checks the dynamic
+// shared memory against (TIDAL_MAX_SHARED_BYTES_PER_BLOCK_OPTIN).
+#define TIDAL_STATIC_SHARED_PREFIX "__tidal_static_shared_"
+
 // TidalBlockContext.flags bits.
 #define TIDAL_CONTEXT_ALONE 1u
 
@@ -129,6 +135,12 @@ int32_t __tidal_cpu_grid_sync(TidalBlockContext *ctx);
 // runtime sizes its worker stacks for the local limit.
 #define TIDAL_MAX_STATIC_SHARED_BYTES 49152u
 #define TIDAL_MAX_LOCAL_BYTES_PER_THREAD 524288u
+// Shared memory of a block, static and dynamic together, as an sm_90 GPU
+// allows it: 48 KiB without opting in, 227 KiB with (a launch asking for
+// more dynamic shared memory opts in, as on the cuda target). The cpu target
+// reports these as its device's attributes and checks launches against them.
+#define TIDAL_MAX_SHARED_BYTES_PER_BLOCK 49152u
+#define TIDAL_MAX_SHARED_BYTES_PER_BLOCK_OPTIN 232448u
 
 // What K.thread returns besides a sync point number (1, 2, ...), and the
 // state of a lane in __tidal_cpu_warp_step's `states`: the thread finished,

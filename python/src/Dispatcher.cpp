@@ -19,6 +19,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <utility>
+
 namespace tidal::binding {
 
 using namespace tidal::frontend;
@@ -103,6 +105,7 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
       Spec->Cpu = runtime::CpuModule::compile(std::move(KM.Module), std::move(KM.Context));
     }
     Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
+    Spec->CpuStaticSharedBytes = Spec->Cpu->staticSharedBytes(Spec->KernelName);
   }
   saveSpecialization(*this, *Spec, Object ? &*Object : nullptr);
   Specializations.push_back(std::move(Spec));
@@ -272,10 +275,60 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
   return 0;
 }
 
-void Dispatcher_dealloc(PyObject *Self) {
+// The Python objects the halves hold, for the cycle collector: a kernel's
+// function refers to its module's globals, which refer to the kernel, so a
+// kernel defined by exec() or in a module that is dropped is only ever freed
+// as a cycle, and the collector must see the references the C++ half holds.
+int Dispatcher_traverse(PyObject *Self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(Self)); // a heap type: its instances hold a reference
   auto *D = reinterpret_cast<DispatcherObject *>(Self);
-  for (DispatcherState *State : D->States)
-    delete State;
+  const RawKernelSource *RawSeen = nullptr; // the halves share one
+  for (DispatcherState *State : D->States) {
+    if (!State)
+      continue;
+    Py_VISIT(State->Function.get());
+    Py_VISIT(State->Cache.get());
+    Py_VISIT(State->Extensions.get());
+    if (State->Raw && State->Raw.get() != RawSeen) {
+      RawSeen = State->Raw.get();
+      Py_VISIT(State->Raw->Module.get());
+    }
+    for (const std::shared_ptr<LaunchPlan> &Plan : State->Plans) {
+      for (const PyRef &Ref : Plan->PyTypes)
+        Py_VISIT(Ref.get());
+      for (const PyRef &Ref : Plan->RecordDescrs)
+        Py_VISIT(Ref.get());
+      for (const PyRef &Ref : Plan->Classes)
+        Py_VISIT(Ref.get());
+    }
+  }
+  return 0;
+}
+
+// Frees both halves, their code included (CpuModule: the JIT's dylib;
+// CudaModule: cuModuleUnload once the context has finished the work
+// launched before), and the Python objects they hold. The collector calls
+// it only for a dispatcher that nothing outside its cycle refers to, so no
+// launch is in flight: a launch holds its LaunchConfiguration, which holds
+// the dispatcher. A dispatcher used after it (from a finaliser of its
+// cycle) raises "used before __init__".
+int Dispatcher_clear(PyObject *Self) {
+  auto *D = reinterpret_cast<DispatcherObject *>(Self);
+  // While the interpreter exits, the process's code goes with it: nothing
+  // is unloaded or waited for (a cuModuleUnload after a launch would wait
+  // for the context), and the halves are left as they are.
+  bool Exiting = _Py_IsFinalizing();
+  for (DispatcherState *&State : D->States) {
+    DispatcherState *Dropped = std::exchange(State, nullptr);
+    if (!Exiting)
+      delete Dropped;
+  }
+  return 0;
+}
+
+void Dispatcher_dealloc(PyObject *Self) {
+  PyObject_GC_UnTrack(Self);
+  Dispatcher_clear(Self);
   PyTypeObject *Type = Py_TYPE(Self); // a heap type: its instances hold a reference
   Type->tp_free(Self);
   Py_DECREF(Type);
@@ -638,13 +691,16 @@ PyType_Slot DispatcherSlots[] = {
     {Py_tp_new, reinterpret_cast<void *>(PyType_GenericNew)},
     {Py_tp_init, reinterpret_cast<void *>(Dispatcher_init)},
     {Py_tp_dealloc, reinterpret_cast<void *>(Dispatcher_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void *>(Dispatcher_traverse)},
+    {Py_tp_clear, reinterpret_cast<void *>(Dispatcher_clear)},
     {Py_tp_methods, DispatcherMethods},
     {Py_tp_getset, DispatcherGetSet},
     {Py_mp_subscript, reinterpret_cast<void *>(Dispatcher_subscript)},
     {0, nullptr}};
 
 PyType_Spec DispatcherSpec = {"tidal._tidal.Dispatcher", sizeof(DispatcherObject), 0,
-                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, DispatcherSlots};
+                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+                              DispatcherSlots};
 
 } // namespace
 

@@ -41,6 +41,7 @@ struct Specialization {
   std::string TypesText; // inspect_types(): source and variable types
   std::unique_ptr<runtime::CpuModule> Cpu;
   TidalBlockFunction Block = nullptr;
+  uint64_t CpuStaticSharedBytes = 0; // a block's static shared memory (cpu target)
   unsigned ParamCount = 0; // flattened
   // It links foreign code (ForeignLinking.h), whose files the disk cache's
   // key does not cover: never saved to the disk cache.

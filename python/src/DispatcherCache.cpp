@@ -134,6 +134,7 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
       Object.DataLayout = optionalField(*E, "data_layout");
       Spec->Cpu = runtime::CpuModule::load(Object, "cached." + Spec->KernelName);
       Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
+      Spec->CpuStaticSharedBytes = Spec->Cpu->staticSharedBytes(Spec->KernelName);
     }
     return Spec;
   } catch (const std::exception &Error) {

@@ -270,6 +270,12 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
                          Stream, Execute);
       Py_RETURN_NONE;
     }
+    // Dynamic shared memory, checked as a GPU's launch checks it (the
+    // device's limits: TIDAL_MAX_SHARED_BYTES_PER_BLOCK*).
+    if (Config->SharedBytes)
+      runtime::checkDynamicSharedMemory(Plan.Spec->KernelName, "the cpu target",
+                                        Plan.Spec->CpuStaticSharedBytes, Config->SharedBytes,
+                                        TIDAL_MAX_SHARED_BYTES_PER_BLOCK_OPTIN);
     // A Ctrl-C that came while the kernel compiled is raised now: once the
     // launch runs, only a new SIGINT interrupts it.
     if (Execute && PyErr_CheckSignals() < 0)
@@ -348,13 +354,26 @@ PyObject *LaunchConfig_dispatch(PyObject *Self, PyObject *const *Args, Py_ssize_
                 /*Execute=*/false);
 }
 
+// A configuration kept in a module's globals (launch = kernel[4, 256]) is
+// part of the kernel's cycle (Dispatcher_traverse): the collector sees it.
+int LaunchConfig_traverse(PyObject *Self, visitproc visit, void *arg) {
+  auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
+  Py_VISIT(Py_TYPE(Self));
+  Py_VISIT(Config->Dispatcher);
+  Py_VISIT(Config->StreamObject);
+  return 0;
+}
+
+// No tp_clear: the dispatcher's breaks the cycle, and a configuration
+// never holds a null dispatcher.
 void LaunchConfig_dealloc(PyObject *Self) {
+  PyObject_GC_UnTrack(Self);
   auto *Config = reinterpret_cast<LaunchConfigObject *>(Self);
   Py_XDECREF(Config->Dispatcher);
   Py_XDECREF(Config->StreamObject);
   Py_XDECREF(Config->BlockError);
   PyTypeObject *Type = Py_TYPE(Self); // a heap type: its instances hold a reference
-  PyObject_Free(Self);
+  PyObject_GC_Del(Self);
   Py_DECREF(Type);
 }
 
@@ -527,7 +546,7 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
     raisePythonError();
     return nullptr;
   }
-  auto *Config = PyObject_New(LaunchConfigObject, LaunchConfigType);
+  auto *Config = PyObject_GC_New(LaunchConfigObject, LaunchConfigType);
   if (!Config)
     return nullptr;
   Config->Dispatcher = Py_NewRef(Self);
@@ -538,6 +557,7 @@ PyObject *launchConfiguration(PyObject *Self, PyObject *Key) {
   Config->StreamObject = Py_NewRef(StreamObject);
   Config->BlockError = BlockError.release();
   Config->Vectorcall = LaunchConfig_vectorcall;
+  PyObject_GC_Track(Config);
   return reinterpret_cast<PyObject *>(Config);
 }
 
@@ -552,6 +572,7 @@ PyType_Slot LaunchConfigSlots[] = {
                                    "the kernel's arguments to launch it.")},
     {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
     {Py_tp_dealloc, reinterpret_cast<void *>(LaunchConfig_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void *>(LaunchConfig_traverse)},
     {Py_tp_repr, reinterpret_cast<void *>(LaunchConfig_repr)},
     {Py_tp_methods, LaunchConfigMethods},
     {Py_tp_getset, LaunchConfigGetSet},
@@ -560,11 +581,12 @@ PyType_Slot LaunchConfigSlots[] = {
 
 PyType_Spec LaunchConfigSpec = {"tidal._tidal.LaunchConfiguration", sizeof(LaunchConfigObject), 0,
                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
-                                    Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                    Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_HAVE_GC,
                                 LaunchConfigSlots};
 
 // CUDA's launch limits (include/tidal/HostABI.h), which tidal.cuda.dispatcher
-// checks against: MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM and MAX_GRID_DIM.
+// checks against: MAX_THREADS_PER_BLOCK, MAX_BLOCK_DIM and MAX_GRID_DIM; and
+// the shared memory per block that the cpu target's device reports.
 int addLaunchLimits(PyObject *Module) {
   PyRef Block =
       PyRef::steal(Py_BuildValue("(III)", MaxBlockDims[0], MaxBlockDims[1], MaxBlockDims[2]));
@@ -572,7 +594,11 @@ int addLaunchLimits(PyObject *Module) {
   if (!Block || !Grid ||
       PyModule_AddIntConstant(Module, "MAX_THREADS_PER_BLOCK", TIDAL_MAX_THREADS_PER_BLOCK) < 0 ||
       PyModule_AddObjectRef(Module, "MAX_BLOCK_DIM", Block.get()) < 0 ||
-      PyModule_AddObjectRef(Module, "MAX_GRID_DIM", Grid.get()) < 0)
+      PyModule_AddObjectRef(Module, "MAX_GRID_DIM", Grid.get()) < 0 ||
+      PyModule_AddIntConstant(Module, "MAX_SHARED_MEMORY_PER_BLOCK",
+                              TIDAL_MAX_SHARED_BYTES_PER_BLOCK) < 0 ||
+      PyModule_AddIntConstant(Module, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+                              TIDAL_MAX_SHARED_BYTES_PER_BLOCK_OPTIN) < 0)
     return -1;
   return 0;
 }

@@ -10,8 +10,8 @@ CPython keeps no copy of that string. Python's audit hooks see it: a
 an ``exec`` event the code object made from it. From ``import tidal`` on,
 the hook installed here keeps, for every code object nested in an exec'd
 code object that has no file, the source lines it came from, held weakly
-through the code object (a WeakKeyDictionary: the source goes when the code
-does). ``python -c``'s code is in ``sys.orig_argv``.
+through the code object (the source goes when the code does). ``python
+-c``'s code is in ``sys.orig_argv``.
 
 The hook costs one comparison per audit event. ``TIDAL_KEEP_SOURCES=0`` (read
 at import) leaves it out. A function exec'd before tidal was imported has no
@@ -23,6 +23,7 @@ compiles (pyfrontend/FunctionCompiler.cpp).
 
 import collections
 import inspect
+import linecache
 import os
 import sys
 import threading
@@ -33,8 +34,11 @@ __all__ = ["getsourcelines", "install", "installed", "lambda_definition"]
 
 # Sources compiled from strings, not yet exec'd: (file name, lines), newest last.
 _pending = collections.deque(maxlen=32)
-# Code object -> the lines of the source it was compiled from.
-_kept = weakref.WeakKeyDictionary()
+# id(code object) -> (a weak reference to it, the lines of the source it was
+# compiled from). Not a WeakKeyDictionary: code objects compare equal by
+# value, so the same string exec'd twice would share one entry, keyed by the
+# first code object, and lose it when that one dies while the second lives.
+_kept = {}
 _lock = threading.RLock()
 _installed = False
 
@@ -70,6 +74,18 @@ def _fits(code, lines):
     return True
 
 
+def _keep(code, lines):
+    """Keeps `lines` for `code` while it lives."""
+    key = id(code)
+
+    def forget(reference):  # only its own entry: the id may be reused
+        entry = _kept.get(key)
+        if entry is not None and entry[0] is reference:
+            _kept.pop(key, None)
+
+    _kept[key] = (weakref.ref(code, forget), lines)
+
+
 def _audit(event, arguments):
     # Called for every audit event of the process: stay cheap (no system
     # call unless a string's code is exec'd).
@@ -95,7 +111,7 @@ def _audit(event, arguments):
             if _fits(code, lines):
                 with _lock:
                     for nested in _nested_code(code):
-                        _kept[nested] = lines
+                        _keep(nested, lines)
                 return
 
 
@@ -151,19 +167,37 @@ def _missing(function, code):
             f"so that tidal can keep it")
 
 
+def _file_source_lines(function):
+    """inspect.getsourcelines, leaving linecache as it was: the frontend
+    reads a function's source once per code object (and keeps it while the
+    code lives), so an entry that inspect adds for a file would only keep
+    the lines of every file a kernel was ever defined in (a process that
+    generates kernels in new modules would grow by one file per kernel).
+    Entries that were there (a notebook's cells, files others read) stay."""
+    code = getattr(function, "__code__", None)
+    filename = getattr(code, "co_filename", None)
+    had = not isinstance(filename, str) or filename in linecache.cache
+    try:
+        return inspect.getsourcelines(function)
+    finally:
+        if not had:
+            linecache.cache.pop(filename, None)
+
+
 def getsourcelines(function):
     """inspect.getsourcelines, falling back to the sources kept from exec()
     and ``python -c``: (lines, first line number); OSError (with what to do)
     when there is none."""
     try:
-        return inspect.getsourcelines(function)
+        return _file_source_lines(function)
     except (OSError, TypeError):
         pass
     code = getattr(function, "__code__", None)
     if code is None:
         raise TypeError(f"{function!r} is not a Python function")
     with _lock:
-        lines = _kept.get(code)
+        entry = _kept.get(id(code))
+        lines = entry[1] if entry is not None and entry[0]() is code else None
     if lines is None:
         lines = _command_line_source(code)
     if lines is None or code.co_firstlineno > len(lines):

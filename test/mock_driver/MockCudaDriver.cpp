@@ -55,6 +55,8 @@
 // module of another context, an event recorded on another context's stream).
 // Built-in behaviours, by kernel name: "fill_seven" writes int32 7 from its
 // first device-pointer parameter to the end of that allocation.
+// A kernel's static shared bytes (cuFuncGetAttribute) are those of its
+// module's `.shared` declarations.
 // Module variables (cuModuleGetGlobal_v2) are zeroed memory of the mock's;
 // a test makes the next launch write one (tidalMockWriteGlobalOnNextLaunch),
 // as a kernel that raises writes its module's exception slot.
@@ -289,6 +291,35 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *Pointer, size_t *Bytes, void *Module,
   return Success;
 }
 
+// The static shared memory of a module's kernels: the bytes of its
+// `.shared .align A .bN name[count];` declarations (not `.extern .shared`,
+// the dynamic shared memory), as ptxas would count them for a module of
+// one kernel.
+static int staticSharedBytesOf(const std::string &PTX) {
+  size_t Total = 0;
+  size_t Line = 0;
+  while (Line < PTX.size()) {
+    size_t End = PTX.find('\n', Line);
+    if (End == std::string::npos)
+      End = PTX.size();
+    std::string Text = PTX.substr(Line, End - Line);
+    Line = End + 1;
+    size_t Shared = Text.find_first_not_of(" \t");
+    if (Shared == std::string::npos || Text.compare(Shared, 8, ".shared ") != 0)
+      continue; // a declaration, not an instruction (ld.shared) nor .extern
+    size_t Type = Text.find(" .", Shared + 7);
+    while (Type != std::string::npos && Text.compare(Type, 7, " .align") == 0)
+      Type = Text.find(" .", Text.find(' ', Type + 7) + 1);
+    size_t Open = Text.find('[', Shared), Close = Text.find(']', Shared);
+    if (Type == std::string::npos || Open == std::string::npos || Close == std::string::npos ||
+        Close <= Open + 1)
+      continue;
+    size_t Bits = std::strtoul(Text.c_str() + Type + 3, nullptr, 10); // " .b32" -> 32
+    Total += (Bits ? Bits / 8 : 1) * std::strtoull(Text.c_str() + Open + 1, nullptr, 10);
+  }
+  return static_cast<int>(Total);
+}
+
 CUresult cuFuncGetAttribute(int *Value, int Attribute, void *Function) {
   MOCK_ENTER(S);
   record(S, "cuFuncGetAttribute", "\"attribute\": " + std::to_string(Attribute));
@@ -296,7 +327,7 @@ CUresult cuFuncGetAttribute(int *Value, int Attribute, void *Function) {
   auto *F = static_cast<MockFunction *>(Function);
   switch (Attribute) {
   case 0: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024)); return Success;
-  case 1: *Value = 0; return Success;    // static shared bytes
+  case 1: *Value = F->Module ? staticSharedBytesOf(F->Module->PTX) : 0; return Success;
   case 2: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_CONST_BYTES", 0)); return Success;
   case 3: *Value = 16; return Success;   // local bytes per thread
   case 4: *Value = 32; return Success;   // registers per thread

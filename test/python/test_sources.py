@@ -2,6 +2,7 @@
 compile() of a string, ``python -c``; errors in them located in ``<string>``
 with the kept line; and what a kernel without any source says."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -50,6 +51,18 @@ def test_exec_of_a_string(target):
     plus_one = cuda.jit(namespace["undecorated"])
     plus_one[1, 8](x, out)
     target.assert_result("undecorated", out, x + 1)
+
+
+def test_the_same_string_exec_twice_keeps_the_source_of_the_survivor(target):
+    """Equal code objects (the same string exec'd twice) each keep their
+    source: the first dying does not take the second's."""
+    first, second = {}, {}
+    exec(KERNELS, first)
+    exec(KERNELS, second)
+    del first
+    gc.collect()
+    x, out = run_doubled(second["doubled"])
+    target.assert_result("doubled", out, 2 * x)
 
 
 def test_compile_then_exec_later(target):

@@ -11,3 +11,6 @@ from .. import _tidal as native
 MAX_THREADS_PER_BLOCK = native.MAX_THREADS_PER_BLOCK
 MAX_BLOCK_DIM = native.MAX_BLOCK_DIM  # (x, y, z)
 MAX_GRID_DIM = native.MAX_GRID_DIM  # (x, y, z)
+# Shared memory per block, static and dynamic (without and with opting in).
+MAX_SHARED_MEMORY_PER_BLOCK = native.MAX_SHARED_MEMORY_PER_BLOCK
+MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = native.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN

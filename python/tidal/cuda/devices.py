@@ -25,7 +25,8 @@ import operator
 import threading
 
 from . import memory_managers, streams
-from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
+from ._native import (MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_MEMORY_PER_BLOCK,
+                      MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, MAX_THREADS_PER_BLOCK, native)
 from .target import current_target, on_cuda
 
 _MemoryInfo = collections.namedtuple("_MemoryInfo", "free,total")
@@ -46,6 +47,9 @@ _CPU_ATTRIBUTES = {
     "MAX_GRID_DIM_X": MAX_GRID_DIM[0], "MAX_GRID_DIM_Y": MAX_GRID_DIM[1],
     "MAX_GRID_DIM_Z": MAX_GRID_DIM[2],
     "WARP_SIZE": 32,
+    # checked at each launch, as a GPU's (dynamic shared memory opts in)
+    "MAX_SHARED_MEMORY_PER_BLOCK": MAX_SHARED_MEMORY_PER_BLOCK,
+    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
     "COMPUTE_CAPABILITY_MAJOR": _CPU_COMPUTE_CAPABILITY[0],
     "COMPUTE_CAPABILITY_MINOR": _CPU_COMPUTE_CAPABILITY[1],
     # device memory is host memory: mapped and managed memory are the same thing

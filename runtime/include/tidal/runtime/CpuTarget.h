@@ -30,6 +30,23 @@ public:
 
 using Dim3 = std::array<uint32_t, 3>;
 
+// A launch configuration the device cannot run (threads per block, block or
+// grid dimensions, dynamic shared memory); thrown before anything is launched.
+// The binding turns it into ValueError.
+class LaunchConfigError : public RuntimeError {
+public:
+  using RuntimeError::RuntimeError;
+};
+
+// The check of a launch's dynamic shared memory that both targets make, with
+// one message: DynamicBytes, with the kernel's StaticBytes, must fit the
+// device's PerBlockOptin bytes of shared memory per block. Throws
+// LaunchConfigError naming Kernel, Device ("device 0 (...)", "the cpu
+// target"), the bytes asked and the limit.
+void checkDynamicSharedMemory(const std::string &Kernel, const std::string &Device,
+                              uint64_t StaticBytes, uint64_t DynamicBytes,
+                              uint64_t PerBlockOptin);
+
 // A failure inside a kernel, thrown by launchOnCpu once the launch has
 // stopped (the first failure of the launch; the blocks not yet started are
 // abandoned). The binding turns Bounds into IndexError, Assert into
@@ -123,6 +140,9 @@ public:
   // The block function TIDAL_BLOCK_PREFIX + KernelName. Throws RuntimeError
   // naming the symbol when it is missing.
   TidalBlockFunction blockFunction(const std::string &KernelName) const;
+  // The static shared bytes of a block of KernelName (0 when the module
+  // does not say: modules written by hand).
+  uint64_t staticSharedBytes(const std::string &KernelName) const;
 
   struct Impl; // the JITDylib and its block functions (CpuTarget.cpp)
 
@@ -130,6 +150,10 @@ private:
   explicit CpuModule(std::unique_ptr<Impl> I);
   std::unique_ptr<Impl> I;
 };
+
+// How many CpuModules live now (their code is in the JIT): a debug
+// counter, which tests read to see that dropped kernels free their code.
+uint64_t liveCpuModuleCount();
 
 // Runs `Fn` for every block of `Grid`, blocks spread over the worker pool
 // (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order

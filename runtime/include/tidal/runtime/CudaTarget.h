@@ -20,14 +20,6 @@
 
 namespace tidal::runtime {
 
-// A launch configuration the device cannot run (threads per block, block or
-// grid dimensions, dynamic shared memory); thrown before anything is launched.
-// The binding turns it into ValueError.
-class LaunchConfigError : public RuntimeError {
-public:
-  using RuntimeError::RuntimeError;
-};
-
 // The primary context of one device, retained while the object lives.
 class CudaContext {
 public:
@@ -96,6 +88,9 @@ public:
   // A cuCtxSynchronize that began at Mark succeeded: none of the launches
   // before it faulted (launches another thread made meanwhile are kept).
   void forgetLaunches(uint64_t Mark) const;
+  // Whether a launch was recorded since the last successful synchronisation
+  // (a kernel may still run): ~CudaModule waits before unloading.
+  bool hasUnsynchronisedLaunches() const;
   // Marks the context faulted by sticky error Result, which Call reported,
   // and throws CudaDriverError with the report: the kernel(s) that may have
   // caused it, the device, the call and the error. A context that has
@@ -182,7 +177,12 @@ CudaContext &currentContext();
 
 class CudaFunction;
 
-// A module loaded from PTX, unloaded when destroyed.
+// How many CudaModules are loaded now, over every context: a debug counter,
+// which tests read to see that dropped kernels unload their modules.
+uint64_t liveCudaModuleCount();
+
+// A module loaded from PTX, unloaded when destroyed (after the context's
+// launches, when one may still run).
 class CudaModule {
 public:
   // Loads null-terminated PTX into Context with cuModuleLoadDataEx; a
