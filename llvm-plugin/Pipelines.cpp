@@ -1,9 +1,12 @@
 // The named pipelines of TidalPasses as pass lists (PassClasses.h), and the
-// in-process runNVPTXPipeline / runHostPipeline of tidal/Passes.h, which run
-// the same lists with a PassBuilder that knows the target; raiseNVVMModule.
+// in-process pipelines (runTidalPipeline of tidal/Pipeline.h, and
+// runNVPTXPipeline / runHostPipeline of tidal/Passes.h over it), which are
+// built from their text (tidal/Pipeline.def), so that the text that
+// tidalc --print-pipeline prints is what runs; raiseNVVMModule.
 
 #include "Markers.h"
 #include "PassClasses.h"
+#include "tidal/Pipeline.h"
 
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
@@ -11,12 +14,13 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include <chrono>
 #include "llvm/Transforms/IPO/GlobalDCE.h"
-#include "llvm/Transforms/IPO/Internalize.h"
 #include "llvm/Transforms/Scalar/InferAddressSpaces.h"
 
 using namespace llvm;
@@ -49,10 +53,7 @@ void addLowerNVPTXPipeline(PassBuilder &, ModulePassManager &MPM,
 }
 
 void addNVPTXOptimisation(PassBuilder &PB, ModulePassManager &MPM) {
-  MPM.addPass(InternalizePass([](const GlobalValue &GV) {
-    const auto *F = dyn_cast<Function>(&GV);
-    return !F || isKernel(*F);
-  }));
+  MPM.addPass(InternalizeNonKernelsPass());
   MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
 }
 
@@ -117,73 +118,204 @@ public:
   bool failed() const { return Failed; }
 };
 
-using AddPasses = function_ref<void(PassBuilder &, ModulePassManager &)>;
+// One part of a target's pipeline (Pipeline.def): a step of the target's
+// own, or extra passes given for a point (Origin says by whom).
+struct Part {
+  std::string Text; // as written; wrapped when printed or parsed
+  PipelinePoint Point; // a step runs just before it, extra passes at it
+  const char *Origin = nullptr; // null for the target's own steps
+};
 
-// Runs Lower then Optimise, as one pass manager, or as two timed ones when
-// Timings is given.
-bool runPipeline(Module &M, TargetMachine &TM, std::string &Error,
-                 PipelineTimings *Timings, AddPasses Lower, AddPasses Optimise) {
-  M.setTargetTriple(TM.getTargetTriple().str());
-  M.setDataLayout(TM.createDataLayout());
+std::string nvptxParameters(const NVPTXOptions &Options) {
+  std::string Text = "sm=" + std::to_string(Options.SM);
+  if (Options.FTZ)
+    Text += ";ftz";
+  if (Options.Libdevice)
+    Text += ";libdevice=" + *Options.Libdevice;
+  return Text;
+}
 
+std::vector<Part> pipelineParts(PipelineTarget Target, const NVPTXOptions &Options,
+                                const ExtraPasses *Kernel) {
+  std::vector<Part> Parts;
+  auto Step = [&](PipelineTarget StepTarget, PipelinePoint Point, StringRef Text) {
+    if (StepTarget != Target)
+      return;
+    std::string Expanded = Text.str();
+    size_t At = Expanded.find("{nvptx}");
+    if (At != std::string::npos)
+      Expanded.replace(At, 7, nvptxParameters(Options));
+    Parts.push_back({Expanded, Point, nullptr});
+  };
+  const ExtraPasses &Process = processExtraPasses();
+  for (unsigned I = 0; I < PipelinePointCount; ++I) {
+    auto Point = static_cast<PipelinePoint>(I);
+#define TIDAL_STEP(StepTarget, Id, Text)                                       \
+  if (PipelinePoint::Id == Point)                                              \
+    Step(PipelineTarget::StepTarget, Point, Text);
+#include "tidal/Pipeline.def"
+    if (!Process.Text[I].empty())
+      Parts.push_back({Process.Text[I], Point, "TIDAL_PASSES"});
+    if (Kernel && !Kernel->Text[I].empty())
+      Parts.push_back({Kernel->Text[I], Point, "the kernel's passes="});
+  }
+  return Parts;
+}
+
+// Text as one element of a module pipeline: as it is when it is module
+// passes, else nested as opt nests a pipeline that starts with a CGSCC,
+// function or loop pass. The error names the point and the origin.
+Expected<std::string> wrapped(PassBuilder &PB, const Part &P) {
+  std::string LastError;
+  for (const char *Form : {"%s", "cgscc(%s)", "function(%s)", "function(loop(%s))"}) {
+    std::string Text = Form;
+    Text.replace(Text.find("%s"), 2, P.Text);
+    ModulePassManager MPM;
+    std::string Nested = Text.front() == 'c' || Text.front() == 'f' ? Text : "module(" + Text + ")";
+    if (Error E = PB.parsePassPipeline(MPM, Nested)) {
+      if (LastError.empty())
+        LastError = toString(std::move(E));
+      else
+        consumeError(std::move(E));
+      continue;
+    }
+    return Text;
+  }
+  if (!P.Origin) // a step of tidal's own: its plugin is not registered?
+    return createStringError(inconvertibleErrorCode(), "internal error: tidal's pipeline step '" +
+                                                           P.Text + "' does not parse: " + LastError);
+  return createStringError(inconvertibleErrorCode(),
+                           "pass pipeline '" + P.Text + "' at " +
+                               pipelinePointInfo(P.Point).Name + " (from " + P.Origin +
+                               "): " + LastError);
+}
+
+// A PassBuilder as opt's: the target machine, tidal's passes, the loaded
+// plugins and, when PIC is given, its instrumentation.
+struct Builder {
   LoopAnalysisManager LAM;
   FunctionAnalysisManager FAM;
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
-  PassBuilder PB(&TM);
-  registerTidalPasses(PB);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-
-  ErrorCollector Errors(M.getContext(), Error);
-  if (!Timings) {
-    ModulePassManager MPM;
-    Lower(PB, MPM);
-    Optimise(PB, MPM);
-    MPM.run(M, MAM);
-    return !Errors.failed();
+  PassBuilder PB;
+  Builder(TargetMachine &TM, PassInstrumentationCallbacks *PIC)
+      : PB(&TM, PipelineTuningOptions(), std::nullopt, PIC) {
+    registerTidalPasses(PB);
+    registerLoadedPassPlugins(PB);
+    PB.registerModuleAnalyses(MAM);
+    PB.registerCGSCCAnalyses(CGAM);
+    PB.registerFunctionAnalyses(FAM);
+    PB.registerLoopAnalyses(LAM);
+    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
   }
-  using Clock = std::chrono::steady_clock;
-  auto Seconds = [](Clock::time_point Start) {
-    return std::chrono::duration<double>(Clock::now() - Start).count();
-  };
-  Clock::time_point Start = Clock::now();
-  ModulePassManager Lowering;
-  Lower(PB, Lowering);
-  Lowering.run(M, MAM);
-  Timings->LoweringSeconds = Seconds(Start);
-  Start = Clock::now();
-  ModulePassManager Optimisation;
-  Optimise(PB, Optimisation);
-  Optimisation.run(M, MAM);
-  Timings->OptimisationSeconds = Seconds(Start);
-  return !Errors.failed();
+};
+
+std::string kernelNames(const Module &M) {
+  std::string Names;
+  for (const Function *F : getKernels(M))
+    Names += (Names.empty() ? "'" : ", '") + F->getName().str() + "'";
+  return Names.empty() ? "in module '" + M.getModuleIdentifier() + "'" : "kernel " + Names;
 }
 
 } // namespace
 
-bool runNVPTXPipeline(Module &M, TargetMachine &TM, const NVPTXOptions &Options,
-                      std::string &Error, PipelineTimings *Timings) {
-  return runPipeline(
-      M, TM, Error, Timings,
-      [&](PassBuilder &PB, ModulePassManager &MPM) {
-        addLowerNVPTXPipeline(PB, MPM, Options);
-      },
-      addNVPTXOptimisation);
+Expected<std::string> pipelineText(TargetMachine &TM, PipelineTarget Target,
+                                   const NVPTXOptions &Options, const ExtraPasses *Kernel) {
+  if (Error E = prepareProcessPipelines())
+    return std::move(E);
+  Builder B(TM, nullptr);
+  std::string Text;
+  for (const Part &P : pipelineParts(Target, Options, Kernel)) {
+    Expected<std::string> Element = wrapped(B.PB, P);
+    if (!Element)
+      return Element.takeError();
+    Text += (Text.empty() ? "" : ",") + *Element;
+  }
+  return Text;
 }
 
-// The two halves of addHostPipeline.
+bool runTidalPipeline(Module &M, TargetMachine &TM, const PipelineRun &Run,
+                      std::string &Error) {
+  M.setTargetTriple(TM.getTargetTriple().str());
+  M.setDataLayout(TM.createDataLayout());
+  if (llvm::Error E = prepareProcessPipelines()) {
+    Error = toString(std::move(E));
+    return false;
+  }
+  std::string Kernels = kernelNames(M); // before the lowering renames them
+
+  // 1. A PassBuilder as opt's, with LLVM's standard instrumentation, so that
+  // -print-after-all, -time-passes, ... of TIDAL_LLVM_ARGS apply.
+  PassInstrumentationCallbacks PIC;
+  StandardInstrumentations SI(M.getContext(), /*DebugLogging=*/false);
+  std::optional<Builder> B;
+  B.emplace(TM, &PIC);
+  SI.registerCallbacks(PIC, &B->MAM);
+
+  // 2. Every part parsed before any runs: a pipeline text that does not
+  // parse is reported before the module changes.
+  std::vector<Part> Parts = pipelineParts(Run.Target, Run.NVPTX, Run.Kernel);
+  std::vector<ModulePassManager> Managers(Parts.size());
+  for (size_t I = 0; I < Parts.size(); ++I) {
+    Expected<std::string> Text = wrapped(B->PB, Parts[I]);
+    llvm::Error E = Text ? B->PB.parsePassPipeline(Managers[I], *Text) : Text.takeError();
+    if (E) {
+      Error = Kernels + ": " + toString(std::move(E));
+      return false;
+    }
+  }
+
+  // 3. The parts in order; after a point's last part, its stage.
+  ErrorCollector Errors(M.getContext(), Error);
+  using Clock = std::chrono::steady_clock;
+  size_t Next = 0;
+  for (unsigned P = 0; P < PipelinePointCount; ++P) {
+    auto Point = static_cast<PipelinePoint>(P);
+    for (; Next < Parts.size() && Parts[Next].Point == Point; ++Next) {
+      const Part &Current = Parts[Next];
+      Clock::time_point Start = Clock::now();
+      Managers[Next].run(M, B->MAM);
+      if (Run.Timings)
+        (Point < PipelinePoint::BeforeOptimisation ? Run.Timings->LoweringSeconds
+                                                   : Run.Timings->OptimisationSeconds) +=
+            std::chrono::duration<double>(Clock::now() - Start).count();
+      if (Errors.failed())
+        return false;
+      if (!Current.Origin)
+        continue;
+      // A pass of the user's that breaks the module stops here, named.
+      std::string Broken;
+      raw_string_ostream Stream(Broken);
+      if (verifyModule(M, &Stream)) {
+        Error = Kernels + ": the IR is broken after pass pipeline '" + Current.Text + "' at " +
+                pipelinePointInfo(Point).Name + " (from " + Current.Origin +
+                "): " + StringRef(Stream.str()).trim().str();
+        return false;
+      }
+    }
+    if (Run.Stages) {
+      raw_string_ostream Stream((*Run.Stages)[P]);
+      M.print(Stream, nullptr);
+    }
+  }
+  return true;
+}
+
+bool runNVPTXPipeline(Module &M, TargetMachine &TM, const NVPTXOptions &Options,
+                      std::string &Error, PipelineTimings *Timings) {
+  PipelineRun Run;
+  Run.Target = PipelineTarget::NVPTX;
+  Run.NVPTX = Options;
+  Run.Timings = Timings;
+  return runTidalPipeline(M, TM, Run, Error);
+}
+
 bool runHostPipeline(Module &M, TargetMachine &TM, std::string &Error,
                      PipelineTimings *Timings) {
-  return runPipeline(
-      M, TM, Error, Timings,
-      addLowerHostPipeline,
-      [](PassBuilder &PB, ModulePassManager &MPM) {
-        MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O3));
-      });
+  PipelineRun Run;
+  Run.Target = PipelineTarget::Host;
+  Run.Timings = Timings;
+  return runTidalPipeline(M, TM, Run, Error);
 }
 
 void forgetNVPTXAnnotations(Module &M, TargetMachine &TM) {

@@ -94,6 +94,14 @@ bool addModulePasses(PassBuilder &PB, StringRef Name, ModulePassManager &MPM) {
 } // namespace
 
 void registerTidalPasses(PassBuilder &PB) {
+  // Names for LLVM's instrumentation (-print-after=tidal-lower-barriers,
+  // -filter-passes=...), as PassBuilder gives its own passes.
+  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks()) {
+#define TIDAL_MODULE_PASS(Class, PassName, Function) PIC->addClassToPassName(PassName, PassName);
+#define TIDAL_CHECK_PASS(Class, PassName, Function) PIC->addClassToPassName(PassName, PassName);
+#define TIDAL_NVPTX_PASS(Class, PassName, Function) PIC->addClassToPassName(PassName, PassName);
+#include "Passes.def"
+  }
   PB.registerPipelineParsingCallback(
       [&PB](StringRef Name, ModulePassManager &MPM,
             ArrayRef<PassBuilder::PipelineElement>) {
