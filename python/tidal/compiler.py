@@ -14,7 +14,7 @@ import os
 from . import _tidal as _native
 
 __all__ = ["pipeline_points", "stages", "load_pass_plugin", "loaded_pass_plugins",
-           "pipeline_text", "passes_text"]
+           "pipeline_text", "passes_text", "cmake_dir"]
 
 
 def pipeline_points():
@@ -76,6 +76,13 @@ def pipeline_text(target="cuda", arch="sm_75", passes=None):
     tidalc --print-pipeline prints and opt-19 -passes= takes."""
     sm = int(str(arch).replace("sm_", ""))
     return _native.pipeline_text(target, sm, passes_text(passes))
+
+
+def cmake_dir():
+    """The folder of TidalConfig.cmake, for an out-of-tree pass plugin's
+    cmake -DTidal_DIR=... (tidal.installation.cmake_dir)."""
+    from .installation import cmake_dir as folder
+    return folder()
 
 
 def _fingerprint():
