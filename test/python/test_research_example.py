@@ -87,3 +87,18 @@ def test_the_build_tree_exports_its_cmake_package():
         folders = [f.strip('"') for f in
                    text.split("set(TIDAL_INCLUDE_DIRS ", 1)[1].split(")", 1)[0].split()]
         assert any(os.path.isfile(os.path.join(f, header)) for f in folders), header
+
+
+def test_the_example_program_runs_as_written(plugin):
+    # examples/research/count_accesses.py, as docs/research.md runs it.
+    import sys
+    env = dict(os.environ, TIDAL_TARGET="cpu",
+               PYTHONPATH=str(Path(tidal.compiler.__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, str(EXAMPLE / "count_accesses.py"), str(plugin)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # thread 0 and 999 copy (1 load, 1 store), thread 1 averages 3 loads;
+    # thread 1000 is past the array: nothing.
+    assert "[[1 1]\n [3 1]\n [1 1]\n [0 0]]" in done.stdout
+    assert "total: 2996 loads, 1000 stores" in done.stdout
+    assert "the kernel's result: OK" in done.stdout
