@@ -9,7 +9,9 @@ llc-19, the PTX tidal makes in process, byte for byte (docs/research.md):
 
 import importlib.util
 import os
+import re
 import shutil
+import sys
 import subprocess
 from pathlib import Path
 
@@ -93,11 +95,20 @@ def test_opt_and_llc_reproduce_the_in_process_ptx(kernels, kernel, signature, ar
         pytest.skip(f"no libdevice at {LIBDEVICE} (a CUDA toolkit is optional)")
     source, module = kernels
     dispatcher = getattr(module, kernel)
-    in_process = dispatcher.inspect_asm(dispatcher.compile(signature), arch=arch)
+    in_this_process = dispatcher.inspect_asm(dispatcher.compile(signature), arch=arch)
 
     def tidalc(*args):
         return subprocess.run([str(TIDALC), *args], check=True, capture_output=True,
                               text=True).stdout
+
+    # The PTX of a new Python process (its first kernel), as a launch makes it.
+    script = (f"import sys; sys.path.insert(0, {str(source.parent)!r})\n"
+              f"import research_kernels as m\n"
+              f"k = m.{kernel}\n"
+              f"print(k.inspect_asm(k.compile({signature!r}), arch={arch!r}), end='')\n")
+    in_process = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                text=True, env=dict(os.environ, TIDAL_TARGET="cpu",
+                                                     PYTHONPATH=str(BUILD / "python"))).stdout
 
     markers = tidalc(str(source), "--kernel", kernel, "--sig", signature, "--emit=markers")
     pipeline = tidalc("--print-pipeline", "--arch", arch, str(source), "--kernel", kernel).strip()
@@ -111,4 +122,13 @@ def test_opt_and_llc_reproduce_the_in_process_ptx(kernels, kernel, signature, ar
         [_tool("llc-19"), *target, "-O3", "-fp-contract=fast", "-asm-verbose=false", "-"],
         input=optimised, check=True, capture_output=True).stdout.decode()
     assert ptx == in_process
+    assert ptx == tidalc(str(source), "--kernel", kernel, "--sig", signature, "--emit=ptx",
+                         "--arch", arch)
     assert f".entry {kernel}" in ptx
+    # A process that compiled calls before numbers its call sites on: LLVM's
+    # NVPTX backend counts them process-wide (// callseq N, prototype_N).
+    assert _call_sites_renumbered(in_this_process) == _call_sites_renumbered(ptx)
+
+
+def _call_sites_renumbered(ptx):
+    return re.sub(r"(callseq |prototype_)\d+", r"\1N", ptx)
