@@ -109,7 +109,12 @@ def test_a_plugin_that_cannot_load_is_an_oserror_naming_it(tmp_path):
     not_a_plugin.write_bytes(b"")
     with pytest.raises(OSError, match=r"cannot load pass plugin '.*empty\.so'"):
         compiler.load_pass_plugin(not_a_plugin)
+    # A shared library that is no pass plugin (libm, already in the process).
+    with pytest.raises(OSError, match=r"cannot load pass plugin 'libm\.so\.6': Plugin entry "
+                                      r"point not found"):
+        compiler.load_pass_plugin("libm.so.6")
     assert str(missing) not in compiler.loaded_pass_plugins()
+    assert "libm.so.6" not in compiler.loaded_pass_plugins()
 
 
 def test_stages_are_dumped_per_kernel_and_signature(target, tmp_path, monkeypatch):
@@ -201,7 +206,8 @@ def test_tidal_passes_and_llvm_args_reach_the_in_process_pipelines(mock_script, 
     monkeypatch.setenv("TIDAL_PASSES", "after-lowering=function(instnamer),before-codegen=verify")
     monkeypatch.setenv("TIDAL_LLVM_ARGS",
                        "-print-after=tidal-lower-exceptions,tidal-lower-host "
-                       "-filter-print-funcs=double,__tidal_block_double -pass-remarks=inline")
+                       "-filter-print-funcs=double,__tidal_block_double -pass-remarks=inline "
+                       "-time-passes")
     run = mock_script("""
         import tidal.compiler
         @cuda.jit(device=True)
@@ -225,6 +231,8 @@ def test_tidal_passes_and_llvm_args_reach_the_in_process_pipelines(mock_script, 
     assert re.search(r"IR Dump After (tidal-lower-exceptions|tidal-lower-host)", run.stderr), \
         run.stderr[-2000:]
     assert "define" in run.stderr
+    # -time-passes: a report per compile
+    assert "Pass execution timing report" in run.stderr
     # -pass-remarks at the Python line of the call (lineinfo=True)
     assert re.search(r"remark: <string>:13:\d+: 'twice[^']*' inlined into '(double|__tidal_block_double)'", run.stderr), \
         run.stderr[-2000:]
