@@ -169,11 +169,12 @@ Expected<std::string> wrapped(PassBuilder &PB, const Part &P) {
   if (!P.Origin) // tidal's own steps are module pipelines (Pipeline.def)
     return P.Text;
   std::string LastError;
-  for (const char *Form : {"%s", "cgscc(%s)", "function(%s)", "function(loop(%s))"}) {
-    std::string Text = Form;
-    Text.replace(Text.find("%s"), 2, P.Text);
+  for (const char *Form : {"module(%s)", "cgscc(%s)", "function(%s)", "function(loop(%s))"}) {
+    std::string Nested = Form;
+    Nested.replace(Nested.find("%s"), 2, P.Text);
+    // Module passes stand as they are in a module pipeline.
+    std::string Text = StringRef(Form).starts_with("module(") ? P.Text : Nested;
     ModulePassManager MPM;
-    std::string Nested = Text.front() == 'c' || Text.front() == 'f' ? Text : "module(" + Text + ")";
     if (Error E = PB.parsePassPipeline(MPM, Nested)) {
       if (LastError.empty())
         LastError = toString(std::move(E));

@@ -4,6 +4,8 @@
 //   test-break-module   removes the terminator of every defined function's
 //                       entry block: the verifier must catch it, named
 //   test-mark-module    adds !tidal.test.marks !{!"<text>"} (a visible effect)
+//   test-mark-function  a function pass (a name only inside function(...)):
+//                       gives each defined function the attribute "test-marked"
 // and, at the optimizer-last extension point (inside default<O3>, as under
 // clang -fpass-plugin), the same mark with "optimizer-last".
 //   opt-19 -load-pass-plugin=build/lib/TidalTestPassPlugin.so -passes=test-mark-module in.ll
@@ -28,6 +30,14 @@ struct MarkModule : PassInfoMixin<MarkModule> {
   explicit MarkModule(std::string Text) : Text(std::move(Text)) {}
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
     mark(M, Text);
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+
+struct MarkFunction : PassInfoMixin<MarkFunction> {
+  PreservedAnalyses run(Function &F, FunctionAnalysisManager &) {
+    F.addFnAttr("test-marked");
     return PreservedAnalyses::all();
   }
   static bool isRequired() { return true; }
@@ -58,6 +68,13 @@ extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT PassPluginLibraryInfo llvmGetPassPl
                     return true;
                   }
                   return false;
+                });
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, FunctionPassManager &FPM, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "test-mark-function")
+                    return false;
+                  FPM.addPass(MarkFunction());
+                  return true;
                 });
             PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel) {
               MPM.addPass(MarkModule("optimizer-last"));

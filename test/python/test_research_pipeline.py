@@ -179,6 +179,12 @@ def test_a_plugin_runs_in_process_on_both_targets(mock_script, monkeypatch, how,
         for t in ("cuda", "cpu"):
             out[t] = [marked.inspect_llvm(sig, stage=s, target=t)
                       for s in ("markers", "lowered", "optimised")]
+        # A plugin's function pass: nested in function(...) in the printed text.
+        functions = cuda.jit(passes={{"after-lowering": "test-mark-function"}})(double)
+        functions.compile("void(float32[::1])")
+        fsig = functions.signatures[0]
+        out["function_pass"] = [functions.inspect_llvm(fsig, stage="lowered", target={name!r}),
+                                tidal.compiler.pipeline_text({name!r}, passes=functions.options["passes"])]
         broken = cuda.jit(passes={{"before-optimisation": "test-break-module"}})(double)
         try:
             broken[1, 32](a)
@@ -189,6 +195,9 @@ def test_a_plugin_runs_in_process_on_both_targets(mock_script, monkeypatch, how,
         """, target=name)
     result = run.result
     assert result["plugins"] == [str(TEST_PLUGIN)]
+    lowered, text = result["stages"].pop("function_pass")
+    assert '"test-marked"' in lowered
+    assert "function(test-mark-function)" in text
     for pipeline, (markers, lowered, optimised) in result["stages"].items():
         # its pipeline-parsing callback: test-mark-module at after-lowering;
         # its extension-point callback: optimizer-last, inside default<O3>.
