@@ -6,7 +6,8 @@
 build_ext configures and builds the CMake project (the targets _tidal,
 TidalPasses and tidalc only) in a directory of its own, then puts into the
 package: the extension, lib/TidalPasses.so, bin/tidalc, include/ (the
-headers of the plugin's host ABI and passes) and docs/ (markers.md,
+headers of the plugin's host ABI and passes), lib/cmake/tidal/
+(TidalConfig.cmake, for out-of-tree pass plugins) and docs/ (markers.md,
 plugin.md). With TIDAL_CMAKE_BUILD_DIR naming an existing CMake build
 directory (make build's build/), it builds there instead, which costs
 nothing when that build is up to date.
@@ -93,11 +94,26 @@ class CMakeBuild(build_ext):
                    "include/tidal"),
                   (os.path.join(ROOT, "llvm-plugin", "include", "tidal", "Passes.h"),
                    "include/tidal"),
+                  (os.path.join(ROOT, "llvm-plugin", "include", "tidal", "Pipeline.h"),
+                   "include/tidal"),
+                  (os.path.join(ROOT, "llvm-plugin", "include", "tidal", "Pipeline.def"),
+                   "include/tidal"),
                   (os.path.join(ROOT, "docs", "markers.md"), "docs"),
                   (os.path.join(ROOT, "docs", "plugin.md"), "docs")]
         for source, folder in copies:
             os.makedirs(os.path.join(package, folder), exist_ok=True)
             shutil.copy2(source, os.path.join(package, folder))
+        # TidalConfig.cmake for out-of-tree pass plugins (docs/research.md),
+        # from the build tree's template, with paths relative to itself.
+        with open(os.path.join(ROOT, "cmake", "TidalConfig.cmake.in")) as file:
+            config = file.read()
+        config = config.replace("@TIDAL_CONFIG_INCLUDE_DIRS@",
+                                '"${CMAKE_CURRENT_LIST_DIR}/../../../include"')
+        config = config.replace("@TIDAL_CONFIG_PASS_PLUGIN@",
+                                "${CMAKE_CURRENT_LIST_DIR}/../../TidalPasses.so")
+        os.makedirs(os.path.join(package, "lib", "cmake", "tidal"), exist_ok=True)
+        with open(os.path.join(package, "lib", "cmake", "tidal", "TidalConfig.cmake"), "w") as file:
+            file.write(config)
 
 
 # setuptools' own build and egg-info directories, apart from make's build/.

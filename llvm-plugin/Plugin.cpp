@@ -6,7 +6,9 @@
 
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 #include <optional>
 
@@ -94,6 +96,14 @@ bool addModulePasses(PassBuilder &PB, StringRef Name, ModulePassManager &MPM) {
 } // namespace
 
 void registerTidalPasses(PassBuilder &PB) {
+  // Names for LLVM's instrumentation (-print-after=tidal-lower-barriers,
+  // -filter-passes=...), as PassBuilder gives its own passes.
+  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks()) {
+#define TIDAL_MODULE_PASS(Class, PassName, Function) PIC->addClassToPassName(PassName, PassName);
+#define TIDAL_CHECK_PASS(Class, PassName, Function) PIC->addClassToPassName(PassName, PassName);
+#define TIDAL_NVPTX_PASS(Class, PassName, Function) PIC->addClassToPassName(PassName, PassName);
+#include "Passes.def"
+  }
   PB.registerPipelineParsingCallback(
       [&PB](StringRef Name, ModulePassManager &MPM,
             ArrayRef<PassBuilder::PipelineElement>) {
@@ -104,9 +114,75 @@ void registerTidalPasses(PassBuilder &PB) {
 } // namespace tidal
 
 #ifdef TIDAL_PASS_PLUGIN_ENTRY
+// The plugin's copy only (the static library's users have their own
+// pipelines): passes at the extension points of LLVM's default pipelines,
+// so that clang runs tidal's passes on CUDA C++ device code:
+//   clang-19 -x cuda --cuda-device-only ... -fplugin=TidalPasses.so \
+//     -fpass-plugin=TidalPasses.so -mllvm -tidal-at=optimizer-last:tidal-raise-nvvm
+// (-fplugin loads the library before -mllvm is parsed, so that the option
+// exists; opt-19 -load-pass-plugin=TidalPasses.so takes -tidal-at= as is.)
+namespace tidal {
+namespace {
+
+cl::list<std::string> ExtensionPointPasses(
+    "tidal-at", cl::value_desc("point:pipeline"),
+    cl::desc("Run a pass pipeline at an extension point of LLVM's default pipelines "
+             "(pipeline-start, pipeline-early-simplification, optimizer-early, "
+             "optimizer-last, peephole, scalar-optimizer-late, vectorizer-start); "
+             "may be given more than once"));
+
+[[noreturn]] void extensionPointError(const Twine &Message) {
+  report_fatal_error("tidal-at: " + Message, /*gen_crash_diag=*/false);
+}
+
+template <typename PassManager>
+void addParsed(PassBuilder &PB, PassManager &PM, StringRef Point, StringRef Pipeline) {
+  if (Error E = PB.parsePassPipeline(PM, Pipeline))
+    extensionPointError("'" + Pipeline + "' at " + Point + ": " + toString(std::move(E)));
+}
+
+void registerExtensionPointPasses(PassBuilder &PB) {
+  for (const std::string &Entry : ExtensionPointPasses) {
+    auto [Point, Pipeline] = StringRef(Entry).split(':');
+    if (Pipeline.empty())
+      extensionPointError("'" + Entry + "' is not point:pipeline");
+    std::string Text = Pipeline.str(), Name = Point.str();
+    auto Module = [&PB, Text, Name](ModulePassManager &MPM, OptimizationLevel) {
+      addParsed(PB, MPM, Name, Text);
+    };
+    auto Function = [&PB, Text, Name](FunctionPassManager &FPM, OptimizationLevel) {
+      addParsed(PB, FPM, Name, Text);
+    };
+    if (Point == "pipeline-start")
+      PB.registerPipelineStartEPCallback(Module);
+    else if (Point == "pipeline-early-simplification")
+      PB.registerPipelineEarlySimplificationEPCallback(Module);
+    else if (Point == "optimizer-early")
+      PB.registerOptimizerEarlyEPCallback(Module);
+    else if (Point == "optimizer-last")
+      PB.registerOptimizerLastEPCallback(Module);
+    else if (Point == "peephole")
+      PB.registerPeepholeEPCallback(Function);
+    else if (Point == "scalar-optimizer-late")
+      PB.registerScalarOptimizerLateEPCallback(Function);
+    else if (Point == "vectorizer-start")
+      PB.registerVectorizerStartEPCallback(Function);
+    else
+      extensionPointError("unknown extension point '" + Point +
+                          "' (expected pipeline-start, pipeline-early-simplification, "
+                          "optimizer-early, optimizer-last, peephole, "
+                          "scalar-optimizer-late or vectorizer-start)");
+  }
+}
+
+} // namespace
+} // namespace tidal
+
 extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT PassPluginLibraryInfo
 llvmGetPassPluginInfo() {
-  return {LLVM_PLUGIN_API_VERSION, "TidalPasses", "1",
-          tidal::registerTidalPasses};
+  return {LLVM_PLUGIN_API_VERSION, "TidalPasses", "1", [](PassBuilder &PB) {
+            tidal::registerTidalPasses(PB);
+            tidal::registerExtensionPointPasses(PB);
+          }};
 }
 #endif

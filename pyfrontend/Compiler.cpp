@@ -76,12 +76,17 @@ std::string moduleText(const Module &M) {
   return OS.str();
 }
 
-void lowerForNVPTX(Module &M, unsigned SM, PipelineTimings *Timings) {
+void lowerForNVPTX(Module &M, unsigned SM, PipelineTimings *Timings, const ExtraPasses *Kernel,
+                   PipelineStages *Stages) {
   TargetMachine &TM = nvptxMachine(SM);
-  NVPTXOptions Options;
-  Options.SM = SM;
+  PipelineRun Run;
+  Run.Target = PipelineTarget::NVPTX;
+  Run.NVPTX.SM = SM;
+  Run.Kernel = Kernel;
+  Run.Stages = Stages;
+  Run.Timings = Timings;
   std::string Error;
-  if (!runNVPTXPipeline(M, TM, Options, Error, Timings)) {
+  if (!runTidalPipeline(M, TM, Run, Error)) {
     forgetNVPTXAnnotations(M, TM); // M dies unprinted (Passes.h)
     throw std::runtime_error("lowering for NVPTX failed: " + Error);
   }
@@ -136,10 +141,36 @@ std::string emitPTX(Module &M, unsigned SM) {
   return std::string(PTX.str());
 }
 
-void lowerForHost(Module &M) {
+void lowerForHost(Module &M, const ExtraPasses *Kernel, PipelineStages *Stages) {
+  PipelineRun Run;
+  Run.Target = PipelineTarget::Host;
+  Run.Kernel = Kernel;
+  Run.Stages = Stages;
   std::string Error;
-  if (!runHostPipeline(M, hostMachine(), Error))
+  if (!runTidalPipeline(M, hostMachine(), Run, Error))
     throw std::runtime_error("lowering for the host failed: " + Error);
+}
+
+std::string emitHostAssembly(Module &M) {
+  TargetMachine &TM = hostMachine();
+  SmallString<0> Assembly;
+  raw_svector_ostream OS(Assembly);
+  legacy::PassManager PM;
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::AssemblyFile))
+    throw std::runtime_error("the host's backend cannot emit assembly");
+  PM.run(M);
+  return std::string(Assembly.str());
+}
+
+std::string pipelineTextFor(bool Cuda, unsigned SM, const ExtraPasses *Kernel) {
+  NVPTXOptions Options;
+  Options.SM = SM;
+  Expected<std::string> Text =
+      Cuda ? pipelineText(nvptxMachine(SM), PipelineTarget::NVPTX, Options, Kernel)
+           : pipelineText(hostMachine(), PipelineTarget::Host, Options, Kernel);
+  if (!Text)
+    throw std::runtime_error(toString(Text.takeError()));
+  return *Text;
 }
 
 } // namespace tidal::frontend

@@ -3,6 +3,8 @@
 //
 //   tidalc FILE.py --kernel NAME --sig 'void(float32, float32[::1])'
 //          --emit=markers|llvm|ptx [--arch sm_XX] [--target cuda|cpu] [-o FILE]
+//   tidalc --print-pipeline [--target cuda|cpu] [--arch sm_XX] [FILE.py --kernel NAME]
+//          the exact pipeline text the target runs in process (opt -passes=)
 //   tidalc --list-intrinsics   (the generated python/tidal/_intrinsic_table.py)
 #include "CompileError.h"
 #include "Compiler.h"
@@ -30,11 +32,15 @@ const char *Usage =
     "              [--arch sm_XX] [--target cuda|cpu] [-o OUTPUT]\n"
     "  markers  the frontend's IR, with tidal.* markers (target-neutral)\n"
     "  llvm     after the target's lowering and optimisation (tidal-nvptx or tidal-host)\n"
-    "  ptx      PTX for --arch (default sm_75) from the NVPTX backend\n";
+    "  ptx      PTX for --arch (default sm_75) from the NVPTX backend\n"
+    "       tidalc --print-pipeline [--target cuda|cpu] [--arch sm_XX] [FILE.py --kernel NAME]\n"
+    "  the exact pipeline text the target runs in process, with TIDAL_PASSES and the\n"
+    "  kernel's passes=, for opt-19 -load-pass-plugin=TidalPasses.so -passes='<text>'\n";
 
 struct Options {
   std::string File, Kernel, Signature, Emit = "ptx", Target = "cuda", Output;
   unsigned SM = DefaultSM;
+  bool PrintPipeline = false;
 };
 
 [[noreturn]] void usageError(const std::string &Message) {
@@ -59,6 +65,8 @@ Options parseOptions(int Argc, char **Argv) {
     if (Arg == "-h" || Arg == "--help") {
       std::cout << Usage;
       std::exit(0);
+    } else if (Arg == "--print-pipeline") {
+      O.PrintPipeline = true;
     } else if (Is(Arg, "--kernel")) {
       O.Kernel = Value(I, Arg, "--kernel");
     } else if (Is(Arg, "--sig")) {
@@ -86,6 +94,13 @@ Options parseOptions(int Argc, char **Argv) {
       usageError("more than one input file");
     }
   }
+  if (O.Target != "cuda" && O.Target != "cpu")
+    usageError("--target must be cuda or cpu, not '" + O.Target + "'");
+  if (O.PrintPipeline) {
+    if (!O.File.empty() && O.Kernel.empty())
+      usageError("--print-pipeline with a file needs --kernel NAME");
+    return O;
+  }
   if (O.File.empty())
     usageError("no input file");
   if (O.Kernel.empty())
@@ -94,8 +109,6 @@ Options parseOptions(int Argc, char **Argv) {
     usageError("--sig SIGNATURE is required");
   if (O.Emit != "markers" && O.Emit != "llvm" && O.Emit != "ptx")
     usageError("--emit must be markers, llvm or ptx, not '" + O.Emit + "'");
-  if (O.Target != "cuda" && O.Target != "cpu")
-    usageError("--target must be cuda or cpu, not '" + O.Target + "'");
   if (O.Target == "cpu" && O.Emit == "ptx")
     usageError("--emit=ptx needs --target cuda");
   return O;
@@ -110,6 +123,20 @@ std::string packageDirectory() {
   std::string Exe(Path, static_cast<size_t>(N));
   std::string Bin = Exe.substr(0, Exe.rfind('/'));
   return Bin.substr(0, Bin.rfind('/')) + "/python";
+}
+
+// The extra passes of a tidal dispatcher (@cuda.jit(passes={...})), in
+// TIDAL_PASSES' syntax, as its _tidal_options(target) gives them.
+tidal::ExtraPasses passesOf(PyObject *Dispatcher, const std::string &Target) {
+  PyRef Options = PyRef::check(
+      PyObject_CallMethod(Dispatcher, "_tidal_options", "s", Target.c_str()));
+  PyObject *Spec = PyDict_GetItemString(Options.get(), "passes");
+  if (!Spec)
+    return {};
+  llvm::Expected<tidal::ExtraPasses> Passes = tidal::parseExtraPasses(PyRef::borrow(Spec).str());
+  if (!Passes)
+    throw std::invalid_argument("passes: " + llvm::toString(Passes.takeError()));
+  return *Passes;
 }
 
 // The jit options of a tidal dispatcher (@cuda.jit(lineinfo=True, ...)).
@@ -143,7 +170,7 @@ FrontendOptions optionsOf(PyObject *Dispatcher) {
 
 // Runs FILE (not as __main__) and returns the Python function named Kernel:
 // a tidal dispatcher's py_func, or a plain function; and its jit options.
-PyRef loadKernel(const Options &O, FrontendOptions &JitOptions) {
+PyRef loadKernel(const Options &O, FrontendOptions &JitOptions, tidal::ExtraPasses &Passes) {
   PyRef Sys = importModule("sys");
   PyRef Path = Sys.attr("path");
   std::string Dir = O.File.find('/') == std::string::npos ? "." : O.File.substr(0, O.File.rfind('/'));
@@ -162,6 +189,8 @@ PyRef loadKernel(const Options &O, FrontendOptions &JitOptions) {
     throw std::runtime_error(O.File + " defines no '" + O.Kernel + "'");
   PyRef Function = PyRef::borrow(Found);
   JitOptions = optionsOf(Found);
+  if (PyObject_HasAttrString(Found, "_tidal_options"))
+    Passes = passesOf(Found, O.Target);
   if (PyRef Inner = Function.attrOrNull("py_func"))
     Function = Inner;
   if (!PyFunction_Check(Function.get()))
@@ -170,20 +199,32 @@ PyRef loadKernel(const Options &O, FrontendOptions &JitOptions) {
   return Function;
 }
 
+// --print-pipeline: the text of O.Target's pipeline, with the passes of
+// O.Kernel when a file is given.
+std::string printPipeline(const Options &O) {
+  tidal::ExtraPasses Passes;
+  if (!O.File.empty()) {
+    FrontendOptions JitOptions;
+    loadKernel(O, JitOptions, Passes);
+  }
+  return pipelineTextFor(O.Target == "cuda", O.SM, &Passes) + "\n";
+}
+
 std::string compile(const Options &O) {
   Signature Sig = parseSignature(O.Signature);
   if (Sig.HasReturn && !Sig.Return.isNone())
     throw std::invalid_argument("a kernel's signature must return void, not " + Sig.Return.str());
   FrontendOptions JitOptions;
-  PyRef Function = loadKernel(O, JitOptions);
+  tidal::ExtraPasses Passes;
+  PyRef Function = loadKernel(O, JitOptions, Passes);
   KernelModule KM = emitKernel(Function.get(), Sig.Params, JitOptions);
   if (O.Emit == "markers")
     return moduleText(*KM.Module);
   if (O.Target == "cpu") {
-    lowerForHost(*KM.Module);
+    lowerForHost(*KM.Module, &Passes);
     return moduleText(*KM.Module);
   }
-  lowerForNVPTX(*KM.Module, O.SM);
+  lowerForNVPTX(*KM.Module, O.SM, nullptr, &Passes);
   if (O.Emit == "llvm")
     return moduleText(*KM.Module);
   return emitPTX(*KM.Module, O.SM);
@@ -209,7 +250,7 @@ int main(int Argc, char **Argv) {
     return 0;
   }
   Options O = parseOptions(Argc, Argv);
-  if (access(O.File.c_str(), R_OK) != 0) {
+  if (!O.File.empty() && access(O.File.c_str(), R_OK) != 0) {
     std::cerr << "tidalc: error: cannot read '" << O.File << "': " << std::strerror(errno) << "\n";
     return 1;
   }
@@ -227,7 +268,7 @@ int main(int Argc, char **Argv) {
   int Exit = 0;
   std::string Result;
   try {
-    Result = compile(O);
+    Result = O.PrintPipeline ? printPipeline(O) : compile(O);
   } catch (const CompileError &E) {
     std::cerr << E.Kind << ": " << E.what() << "\n";
     Exit = 1;

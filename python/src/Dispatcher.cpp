@@ -17,7 +17,12 @@
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
+#include <cstdlib>
 
 #include <utility>
 
@@ -63,6 +68,73 @@ std::string typesText(const std::string &Name, const KernelModule &KM) {
   return Out + std::string(80, '=') + "\n";
 }
 
+// Name as a file name's part: letters, digits and '_', other runs as one '_'.
+std::string fileNamePart(const std::string &Name) {
+  std::string Out;
+  for (char C : Name) {
+    bool Plain = std::isalnum(static_cast<unsigned char>(C)) || C == '_';
+    if (Plain)
+      Out += C;
+    else if (!Out.empty() && Out.back() != '_')
+      Out += '_';
+  }
+  while (!Out.empty() && Out.back() == '_')
+    Out.pop_back();
+  return Out;
+}
+
+// The IR of a specialisation at every stage of a target's pipeline
+// (tidal/Pipeline.def), and the assembly it ends in (PTX for sm_<SM>, or
+// the host's), from its marker IR with the kernel's passes.
+struct StageViews {
+  PipelineStages IR;
+  std::string Assembly;
+};
+
+StageViews stageViews(const DispatcherState &D, const Specialization &S, bool Cuda, unsigned SM) {
+  llvm::LLVMContext Ctx;
+  std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
+  StageViews Views;
+  if (Cuda) {
+    lowerForNVPTX(*M, SM, nullptr, &D.Passes, &Views.IR);
+    Views.Assembly = emitPTX(*M, SM);
+  } else {
+    lowerForHost(*M, &D.Passes, &Views.IR);
+    Views.Assembly = emitHostAssembly(*M);
+  }
+  return Views;
+}
+
+// TIDAL_DUMP_DIR=dir: a compiled specialisation's stages, one file each,
+// <kernel>.<signature>.<target>.<N>-<stage>.ll, then .<N>-asm.ptx or .s.
+void dumpStages(const DispatcherState &D, const Specialization &S, bool Cuda, unsigned SM) {
+  const char *Directory = std::getenv("TIDAL_DUMP_DIR");
+  if (!Directory || !*Directory)
+    return;
+  if (std::error_code E = llvm::sys::fs::create_directories(Directory))
+    throw std::runtime_error(std::string("TIDAL_DUMP_DIR: cannot create '") + Directory +
+                             "': " + E.message());
+  StageViews Views = stageViews(D, S, Cuda, SM);
+  std::string Stem = std::string(Directory) + "/" + fileNamePart(D.Name) + "." +
+                     fileNamePart(signatureText(S.ArgTypes)) + "." +
+                     (Cuda ? "cuda_sm" + std::to_string(SM) : std::string("cpu")) + ".";
+  auto Write = [&](const std::string &Path, const std::string &Text) {
+    std::error_code E;
+    llvm::raw_fd_ostream Out(Path, E);
+    if (!E)
+      Out << Text;
+    if (E || Out.has_error())
+      throw std::runtime_error("TIDAL_DUMP_DIR: cannot write '" + Path + "'" +
+                               (E ? ": " + E.message() : std::string()));
+  };
+  for (unsigned I = 0; I < PipelinePointCount; ++I)
+    Write(Stem + std::to_string(I + 1) + "-" +
+              pipelinePointInfo(static_cast<PipelinePoint>(I)).Stage + ".ll",
+          Views.IR[I]);
+  Write(Stem + std::to_string(PipelinePointCount + 1) + "-asm." + (Cuda ? "ptx" : "s"),
+        Views.Assembly);
+}
+
 } // namespace
 
 Specialization *DispatcherState::find(const std::vector<Type> &Types) {
@@ -95,7 +167,7 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
     Spec->ParamCount += flattenedParameterSizes(T).size();
   std::optional<runtime::CpuObject> Object;
   if (Target == TargetKind::Cpu) {
-    lowerForHost(*KM.Module);
+    lowerForHost(*KM.Module, &Passes);
     if (Cache && !Cache.isNone()) {
       // Through an object file, which the cache keeps and a later process
       // links without codegen.
@@ -106,6 +178,7 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
     }
     Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
     Spec->CpuStaticSharedBytes = Spec->Cpu->staticSharedBytes(Spec->KernelName);
+    dumpStages(*this, *Spec, /*Cuda=*/false, 0);
   }
   saveSpecialization(*this, *Spec, Object ? &*Object : nullptr);
   Specializations.push_back(std::move(Spec));
@@ -386,6 +459,8 @@ DispatcherState &configuredState(PyObject *Self) {
   if (PyObject *Carveout = PyDict_GetItemString(Options.get(), "shared_memory_carveout"))
     if (Carveout != Py_None)
       D.SharedMemoryCarveout = static_cast<int>(PyRef::borrow(Carveout).asLong());
+  if (PyObject *Passes = PyDict_GetItemString(Options.get(), "passes"))
+    D.Passes = extraPassesFromText(PyRef::borrow(Passes).str());
   D.Configured = true;
   return D;
 }
@@ -412,9 +487,10 @@ Specialization::CudaLoaded &cudaKernelOf(const DispatcherState &D, Specializatio
     std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
     if (ReadSites) // numbered over the marker IR, as tidal-lower-exceptions does
       S.RaiseSites = raiseSites(*M);
-    lowerForNVPTX(*M, SM);
+    lowerForNVPTX(*M, SM, nullptr, &D.Passes);
     PTX = emitPTX(*M, SM);
     savePTX(D, S, SM, *PTX);
+    dumpStages(D, S, /*Cuda=*/true, SM);
   } else if (ReadSites) {
     llvm::LLVMContext Ctx;
     S.RaiseSites = raiseSites(*parseIR(S.MarkerIR, Ctx));
@@ -495,15 +571,17 @@ PyObject *Dispatcher_specialize(PyObject *Self, PyObject *Args) {
   });
 }
 
-// inspect(signature_text, what, sm): what is "markers", "types", "llvm"
-// (after tidal-nvptx), "ptx" or "raise-sites" (the table of raise sites that
+// inspect(signature_text, what, sm, target, stage): what is "markers",
+// "types", "llvm" (after tidal-nvptx), "ptx", "stage" (the IR at `stage` of
+// tidal/Pipeline.def, or its assembly for stage "asm", of `target`, "cuda"
+// or "cpu", with the kernel's passes) or "raise-sites" (the table of raise sites that
 // the cuda target reads the exception slot with: [(kind, text)], kind
 // "raise" or "bounds", site I writes code I + 1) of an existing
 // specialisation.
 PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
-  const char *Signature, *What;
+  const char *Signature, *What, *Target = "cuda", *Stage = "final";
   unsigned SM = DefaultSM;
-  if (!PyArg_ParseTuple(Args, "ss|I", &Signature, &What, &SM))
+  if (!PyArg_ParseTuple(Args, "ss|Iss", &Signature, &What, &SM, &Target, &Stage))
     return nullptr;
   return translateErrors([&]() -> PyObject * {
     DispatcherState &D = state(Self);
@@ -515,6 +593,17 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
         return PyUnicode_FromString(S->MarkerIR.c_str());
       if (Kind == "types")
         return PyUnicode_FromString(S->TypesText.c_str());
+      if (Kind == "stage") {
+        std::string TargetName = Target;
+        if (TargetName != "cuda" && TargetName != "cpu")
+          throw std::invalid_argument("target must be 'cuda' or 'cpu', not '" + TargetName + "'");
+        std::optional<PipelinePoint> Point = parsePipelineStage(Stage);
+        if (!Point && std::string(Stage) != "asm")
+          throw std::invalid_argument("kernel '" + D.Name + "' has no stage '" + Stage + "'");
+        StageViews Views = stageViews(D, *S, TargetName == "cuda", SM);
+        return PyUnicode_FromString(
+            (Point ? Views.IR[static_cast<unsigned>(*Point)] : Views.Assembly).c_str());
+      }
       llvm::LLVMContext Ctx;
       std::unique_ptr<llvm::Module> M = parseIR(S->MarkerIR, Ctx);
       if (Kind == "raise-sites") { // [(kind, text)], site I writes code I + 1
@@ -529,7 +618,7 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
         }
         return List.release();
       }
-      lowerForNVPTX(*M, SM);
+      lowerForNVPTX(*M, SM, nullptr, &D.Passes);
       if (Kind == "llvm") {
         std::string Text = moduleText(*M);
         frontend::forgetNVPTXModule(*M, SM);

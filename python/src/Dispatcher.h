@@ -15,6 +15,7 @@
 
 #include "tidal/Contract.h"
 #include "tidal/HostABI.h"
+#include "tidal/Pipeline.h"
 #include "tidal/runtime/CpuTarget.h"
 #include "tidal/runtime/CudaTarget.h"
 
@@ -90,6 +91,9 @@ struct DispatcherState {
   bool Configured = false;
   TargetKind Target = TargetKind::Cpu;
   frontend::FrontendOptions Options;
+  // cuda.jit(passes={...}): the kernel's extra passes at the pipelines'
+  // points, run after TIDAL_PASSES' (tidal/Pipeline.h).
+  ExtraPasses Passes;
   // cache=True: the disk cache (a tidal.cuda.caching.KernelCache, read with
   // the options) that compile() and cudaFunctionOf() read and write
   // (DispatcherCache.h); null or None without one.
@@ -143,6 +147,10 @@ struct DispatcherState {
 // parameter of layout A or read-only), 2 unsafely (a scalar that may lose
 // range or precision), -1 not at all (arrays are never converted).
 int conversionCost(const frontend::Type &From, const frontend::Type &To);
+
+// The kernel's passes as _tidal_options gives them (TIDAL_PASSES' syntax);
+// std::invalid_argument when they do not parse (PipelineFunctions.cpp).
+ExtraPasses extraPassesFromText(const std::string &Spec);
 
 // The dispatcher's half for the selected target with its options read
 // (self._tidal_options(target)), as everything that compiles needs it.

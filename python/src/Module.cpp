@@ -130,7 +130,7 @@ PyMODINIT_FUNC PyInit__tidal() {
                                       addCompilerFunctions,       addCompileToPTXFunctions,
                                       tidal::dlpack::addFunctions, addCacheFunctions,
                                       addRawKernelFunctions,      addForeignFunctions,
-                                      addPerformanceWarningFunctions};
+                                      addPerformanceWarningFunctions, addPipelineFunctions};
   for (auto Add : Parts) {
     if (Add(Module) < 0) {
       Py_DECREF(Module);

@@ -27,6 +27,7 @@ int addCacheFunctions(PyObject *Module);
 // PerformanceWarnings.cpp: pause_performance_warnings, for the library's
 // own launch sequences.
 int addPerformanceWarningFunctions(PyObject *Module);
+int addPipelineFunctions(PyObject *Module); // PipelineFunctions.cpp
 
 } // namespace tidal::binding
 

@@ -36,4 +36,7 @@ def __getattr__(name):
     if name in ("vectorize", "guvectorize"):
         from . import ufuncs
         return getattr(ufuncs, name)
+    if name == "compiler":  # the researcher's view of the pipelines
+        import importlib  # not `from . import`, which asks this hook again
+        return importlib.import_module(".compiler", __name__)
     raise AttributeError(f"module 'tidal' has no attribute {name!r}")

@@ -32,6 +32,13 @@ def tidalc_path():
                            os.path.join(_BUILD_TREE, "bin", "tidalc"))
 
 
+def cmake_dir():
+    """The folder of TidalConfig.cmake, for an out-of-tree pass plugin's
+    ``cmake -DTidal_DIR=...`` (docs/research.md; None if absent)."""
+    return _first_existing(os.path.join(PACKAGE_DIR, "lib", "cmake", "tidal"),
+                           os.path.join(_BUILD_TREE, "lib", "cmake", "tidal"))
+
+
 def include_dir():
     """The headers of the plugin's host ABI and passes (installed package only)."""
     return _first_existing(os.path.join(PACKAGE_DIR, "include"))

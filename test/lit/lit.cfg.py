@@ -37,6 +37,9 @@ if not os.path.exists(plugin):
 config.substitutions.append(("%pythonpath", os.path.join(build_dir, "python")))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%plugin", plugin))
+# The research example's plugin (examples/research), which make build builds.
+config.substitutions.append(("%research_plugin", os.path.join(
+    build_dir, "examples", "research", "CountMemoryAccesses.so")))
 config.substitutions.append(("%tidalc", os.path.join(build_dir, "bin", "tidalc")))
 config.substitutions.append(("%tidal-bind", os.path.join(build_dir, "bin", "tidal-bind")))
 

@@ -129,3 +129,31 @@ def test_build_without_llvm_19_names_the_debian_packages(tmp_path):
     assert result.returncode != 0
     assert "tidal needs LLVM 19" in result.stderr, result.stderr
     assert "apt-get install" in result.stderr and "llvm-19-dev" in result.stderr, result.stderr
+
+
+def test_installed_cmake_package_builds_the_research_example(venv, tmp_path):
+    # docs/research.md's example, built against the installed package's
+    # TidalConfig.cmake, loads into the installed tidal and runs.
+    env = _clean_env(TIDAL_TARGET="cpu")
+    cmake_dir = _run([str(venv / "python"), "-c",
+                      "import tidal.compiler as c; print(c.cmake_dir())"], env=env,
+                     cwd=tmp_path).strip()
+    assert cmake_dir.startswith(str(venv.parent)), cmake_dir
+    build = tmp_path / "research"
+    _run(["cmake", "-S", os.path.join(ROOT, "examples", "research"), "-B", str(build),
+          f"-DTidal_DIR={cmake_dir}", "-DCMAKE_BUILD_TYPE=Release"], env=env)
+    _run(["cmake", "--build", str(build)], env=env)
+    script = (
+        "import numpy as np, tidal.compiler\n"
+        "from tidal import cuda\n"
+        f"tidal.compiler.load_pass_plugin({str(build / 'CountMemoryAccesses.so')!r})\n"
+        "@cuda.jit(passes={'after-frontend': 'count-memory-accesses'})\n"
+        "def copy(a, b, counts):\n"
+        "    i = cuda.grid(1)\n"
+        "    if i < a.size:\n"
+        "        b[i] = a[i]\n"
+        "counts = np.zeros(64, np.int64)\n"
+        "copy[1, 32](np.ones(32), np.zeros(32), counts)\n"
+        "print(counts.reshape(-1, 2).sum(axis=0).tolist())\n")
+    out = _run([str(venv / "python"), "-c", script], env=env, cwd=tmp_path)
+    assert out.strip().splitlines()[-1] == "[32, 32]", out

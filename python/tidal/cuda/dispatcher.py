@@ -11,10 +11,11 @@ from ._native import MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, native
 from . import signatures as signature_forms
 from .dispatcher_api import BySignature, NumbaDispatcherAPI, split_signature
 from .target import current_target
+from .. import compiler as _compiler  # noqa: E402
 
 _JIT_OPTIONS = {"device", "debug", "lineinfo", "fastmath", "opt", "cache",
                 "max_registers", "link", "inline", "boundscheck", "launch_bounds",
-                "extensions", "forceinline", "lto", "shared_memory_carveout"}
+                "extensions", "forceinline", "lto", "shared_memory_carveout", "passes"}
 
 # numba-cuda's shared_memory_carveout strings and their percentage (-1: the
 # driver's default).
@@ -221,7 +222,12 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
                     options.get("shared_memory_carveout")),
                 "cache": self._cache, "extensions": self.extensions,
                 "link": self._links(),
-                "performance_warnings": self._tidal_performance_warnings}
+                "performance_warnings": self._tidal_performance_warnings,
+                # Extra passes (tidal.compiler): the kernel's own, and for the
+                # disk cache's key the process's settings.
+                "passes": _compiler.passes_text(options.get("passes"),
+                                                f"passes of kernel '{self.__name__}'"),
+                "pipeline": _compiler._fingerprint()}
 
     def _links(self):
         """link=[...]: the files linked into every specialisation, read
@@ -306,14 +312,25 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
         signature object, or a tuple of types; returns its text."""
         return self._compile(_signature_argument(signature, self.__name__))
 
-    def _views(self, signature, what, arch=None):
+    def _views(self, signature, what, arch=None, *view):
         sm = int(arch[3:]) if arch else 75
         if signature is None and self._specialized:  # its one signature, as Numba's
             signature = self.signatures[0]
         if signature is not None:
-            return self._inspect(self._signature_text(signature), what, sm)
-        return BySignature((split_signature(s), self._inspect(s, what, sm))
+            return self._inspect(self._signature_text(signature), what, sm, *view)
+        return BySignature((split_signature(s), self._inspect(s, what, sm, *view))
                            for s in self.signatures)
+
+    def _stage_view(self, signature, arch, stage, target, method):
+        """The IR at `stage` (tidal.compiler.stages()) of `target`'s
+        pipeline, or its assembly for "asm"."""
+        target = target or "cuda"
+        if target not in ("cuda", "cpu"):
+            raise ValueError(f"{method}(): target must be 'cuda' or 'cpu', not {target!r}")
+        if stage not in _compiler.stages():
+            raise ValueError(f"{method}(): unknown stage {stage!r}; the stages are "
+                             f"{', '.join(_compiler.stages())}")
+        return self._views(signature, "stage", arch, target, stage)
 
     def _signature_text(self, signature):
         if isinstance(signature, str) and signature in self.signatures:
@@ -324,9 +341,15 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
         """The frontend's marker IR, per signature (or for one)."""
         return self._views(signature, "markers")
 
-    def inspect_llvm(self, signature=None, arch=None):
-        """The IR after tidal-nvptx (lowered and optimised), per signature."""
-        return self._views(signature, "llvm", arch)
+    def inspect_llvm(self, signature=None, arch=None, stage=None, target=None):
+        """The IR after tidal-nvptx (lowered and optimised), per signature.
+        stage= shows another stage of the pipeline (tidal.compiler.stages():
+        markers, lowered, prepared, optimised, final), and target="cpu" the
+        cpu target's pipeline instead of the cuda target's; both with the
+        kernel's passes= and TIDAL_PASSES."""
+        if stage is None and target in (None, "cuda"):
+            return self._views(signature, "llvm", arch)
+        return self._stage_view(signature, arch, stage or "final", target, "inspect_llvm")
 
     def inspect_types(self, file=None, signature=None):
         """Prints each specialisation's source and the type of every local
@@ -337,9 +360,12 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
         for text in ([views] if isinstance(views, str) else views.values()):
             print(text, file=out, end="")
 
-    def inspect_asm(self, signature=None, arch=None):
-        """The PTX, per signature."""
-        return self._views(signature, "ptx", arch)
+    def inspect_asm(self, signature=None, arch=None, target=None):
+        """The PTX, per signature; target="cpu": the host's assembly of the
+        cpu target's code."""
+        if target in (None, "cuda"):
+            return self._views(signature, "ptx", arch)
+        return self._stage_view(signature, arch, "asm", target, "inspect_asm")
 
     def _kernel_facts(self, method, what, signature):
         """A fact of the kernel loaded on the GPU (cuFuncGetAttribute), per
@@ -552,6 +578,7 @@ def jit(func_or_sig=None, device=False, **options):
     if unknown:
         raise TypeError(f"unknown option(s) to cuda.jit: {', '.join(sorted(unknown))}")
     _check_options(options)
+    _compiler.passes_text(options.get("passes"))  # an unknown point is an error now
     if options.get("debug") and options.get("opt", True):
         # Numba's warning (its NVVM may crash on optimised debug code);
         # tidal compiles it, optimised as always.
