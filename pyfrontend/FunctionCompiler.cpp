@@ -633,7 +633,7 @@ TypedValue FunctionCompiler::emitLoad(const std::string &Name, PyObject *Node) {
     B.CreateCondBr(B.CreateLoad(B.getInt1Ty(), Var.Bound), Bound, Unbound);
     B.SetInsertPoint(Unbound);
     PyRef Arguments = PyRef::check(Py_BuildValue(
-        "(s)", ("local variable '" + Name + "' referenced before assignment").c_str()));
+        "(s)", ("local variable '" + sourceName(Name) + "' referenced before assignment").c_str()));
     emitRaise(PyExc_UnboundLocalError, Arguments.get(), Node);
     if (!B.GetInsertBlock()->getTerminator()) // emitRaise's dead block
       B.CreateUnreachable();

@@ -21,8 +21,22 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
         typeAssignTo(T, TypedValue(), ValueNode);
       return;
     }
+    if (V.T.isArray()) { // a, b = p[i]: its elements (rows of an N-D array), as Numba's iterator gives
+      if (V.T.NDim == 0)
+        typingError(ValueNode, "cannot unpack a value of type " + V.T.str() +
+                                   ": a 0-d array holds no sequence");
+      IterationSource Source;
+      Source.Kind = IterationSource::Array;
+      Source.Node = ValueNode;
+      Source.Value = V;
+      for (size_t I = 0; I < Targets.size(); ++I)
+        typeAssignTo(Targets[I], typeIterationElement(Source, static_cast<int64_t>(I)),
+                     ValueNode);
+      return;
+    }
     if (!V.T.isTuple())
-      typingError(ValueNode, "cannot unpack a value of type " + V.T.str());
+      typingError(ValueNode, "cannot unpack a value of type " + V.T.str() +
+                                 " (tuples and arrays unpack)");
     if (V.T.Elements.size() != Targets.size())
       typingError(ValueNode, "cannot unpack " + V.T.str() + " into " +
                                  std::to_string(Targets.size()) + " targets");
@@ -34,9 +48,10 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
   if (Kind == "Subscript") {
     TypedValue Base = typeExpression(field(Target, "value").get());
     PyRef SliceNode = field(Target, "slice");
-    if (selectsView(Base.T, SliceNode.get())) // a[1:n] = v
+    std::optional<TypedValue> Single = typeIndexOfNoSlice(SliceNode.get());
+    if (selectsView(Base.T, SliceNode.get(), Single ? &Single->T : nullptr)) // a[1:n] = v
       return typeViewStore(Target, Base, V, ValueNode);
-    TypedValue Index = typeExpression(SliceNode.get());
+    TypedValue Index = Single ? *Single : typeExpression(SliceNode.get());
     if (Base.T.isUndefined() || Index.T.isUndefined() || V.T.isUndefined())
       return;
     if (Base.T.isTuple())
