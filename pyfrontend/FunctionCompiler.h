@@ -634,7 +634,9 @@ private:
   Bindings NameBindings; // from the binding analysis, before typing
   // Versions of variables (tidal/_variable_versions.py): for each, a read
   // that may see two of its assignments, where a type error is located.
-  PyRef SharedReads; // a dict {name: ast.Name}
+  PyRef SharedReads; // a dict {name: ast.Name}; null until split
+  void splitVariableVersions();
+  static bool holdsArray(const Type &T);
   struct Loop {
     llvm::BasicBlock *Continue, *Break;
   };

@@ -87,15 +87,9 @@ void FunctionCompiler::typeNothing(PyObject *) {}
 
 void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
   // Before any typing: each group of a variable's assignments that some
-  // read sees together is a variable of its own, as Numba's SSA versions
-  // (tidal/_variable_versions.py); then local names, assignment before use,
-  // loop-only statements.
-  PyRef Params = PyRef::steal(PyList_New(0));
-  for (const std::string &P : ParamNames)
-    PyList_Append(Params.get(), PyRef::steal(PyUnicode_FromString(P.c_str())).get());
-  PyRef Versions = importModule("tidal._variable_versions");
-  SharedReads = PyRef::check(
-      PyObject_CallMethod(Versions.get(), "split_variables", "OO", Tree.get(), Params.get()));
+  // read sees together is a variable of its own; then local names,
+  // assignment before use, loop-only statements.
+  splitVariableVersions();
   NameBindings = analyseBindings(Body, ParamNames,
                                  [this](PyObject *Node) { return locate(Node); });
   LocalsBoundOnce = namesBoundOnce(Body, ParamNames);
@@ -128,6 +122,30 @@ void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
 }
 
 // --- variables ---------------------------------------------------------------------
+
+// As Numba's SSA versions (tidal/_variable_versions.py): renames the tree's
+// names once per compiler (the renaming is idempotent across compilers of
+// one parsed tree).
+void FunctionCompiler::splitVariableVersions() {
+  if (SharedReads)
+    return;
+  PyRef Params = PyRef::steal(PyList_New(0));
+  for (const std::string &P : ParamNames)
+    PyList_Append(Params.get(), PyRef::steal(PyUnicode_FromString(P.c_str())).get());
+  PyRef Versions = importModule("tidal._variable_versions");
+  SharedReads = PyRef::check(
+      PyObject_CallMethod(Versions.get(), "split_variables", "OO", Tree.get(), Params.get()));
+}
+
+bool FunctionCompiler::holdsArray(const frontend::Type &T) {
+  if (T.isArray())
+    return true;
+  if (T.isTuple())
+    for (const frontend::Type &E : T.Elements)
+      if (holdsArray(E))
+        return true;
+  return false;
+}
 
 void FunctionCompiler::typeStore(const std::string &Name, const TypedValue &V, PyObject *Node) {
   Variable &Var = Variables[Name];

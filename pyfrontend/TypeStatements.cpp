@@ -277,8 +277,10 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
   // The return type of a device function unifies over its returns.
   if (V.T.isUndefined())
     return;
-  if (V.T.isPyObject() || V.T.isArray())
-    typingError(Node, "device functions return numbers and tuples, not " + V.T.str());
+  // Arrays return as views of the same memory (a slice of an argument); one
+  // of a local array the function makes is refused once typing settles.
+  if (V.T.isPyObject())
+    typingError(Node, "device functions return numbers, arrays and tuples, not " + V.T.str());
   if (V.T.isNone() && !FirstBareReturn)
     FirstBareReturn = Node;
   if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())

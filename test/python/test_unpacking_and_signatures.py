@@ -172,3 +172,56 @@ def test_an_argument_no_declared_signature_takes_is_a_located_error():
     line, column = position_of(k.py_func, "(1.0, 2.0)")
     with pytest.raises(TypingError, match=rf":{line}:{column}: .*UniTuple\(float64 x 2\)"):
         k[1, 1](np.zeros(1))
+
+
+def test_device_functions_return_arrays_and_views_of_their_arguments(target):
+    @cuda.jit(device=True)
+    def interior(a):
+        return a[1:-1]                      # a view: writes reach the caller's array
+
+    @cuda.jit(device=True)
+    def halves(a):
+        n = a.size // 2
+        return a[:n], a[n:]                 # a tuple of views
+
+    @cuda.jit(device=True)
+    def row(m, i):
+        return m[i]
+
+    @cuda.jit(device=True)
+    def same(a):
+        return a
+
+    @cuda.jit
+    def k(a, m, out):
+        b = interior(a)
+        b[0] = 100.0
+        lo, hi = halves(a)
+        out[0] = lo.size
+        out[1] = hi[0]
+        out[2] = row(m, 1)[2]
+        same(out)[3] = interior(a).size
+
+    a = np.arange(6.0)
+    out = np.zeros(4)
+    k[1, 1](a, np.arange(12.0).reshape(3, 4), out)
+    target.assert_result("k", a, [0.0, 100.0, 2.0, 3.0, 4.0, 5.0])
+    target.assert_result("k", out, [3.0, 3.0, 6.0, 4.0])
+
+
+def test_returning_a_local_array_is_a_located_error():
+    @cuda.jit(device=True)
+    def scratch(n):
+        t = cuda.local.array(4, np.float64)
+        t[0] = n
+        return t[:2]
+
+    @cuda.jit
+    def k(out):
+        out[0] = scratch(1.0)[0]
+
+    line, column = position_of(scratch.py_func, "cuda.local.array")
+    with pytest.raises(TypingError, match=rf":{line}:{column}: device function 'scratch' returns "
+                                          r"array\(float64, 1d, C\) and makes a local array"):
+        k[1, 1](np.zeros(1))
+
