@@ -239,8 +239,7 @@ void FunctionCompiler::emitIf(PyObject *Node) {
   TypedValue C = emitExpression(Test.get());
   // `if flag:` on a parameter specialised on a literal: only the branch
   // taken, which is the only one typing typed.
-  if (C.ConstInt && nodeKind(Test.get()) == "Name" &&
-      ConstantParameters.count(identifierField(Test.get(), "id"))) {
+  if (prunedTest(Test.get(), C.ConstInt)) {
     emitBody(*C.ConstInt ? Body.get() : Else.get());
     return;
   }

@@ -637,6 +637,8 @@ private:
   PyRef SharedReads; // a dict {name: ast.Name}; null until split
   void splitVariableVersions();
   static bool holdsArray(const Type &T);
+  static int64_t foldedIdentity(ComparisonOperator Op, const Type &L, const Type &R);
+  bool prunedTest(PyObject *Test, const std::optional<int64_t> &Constant) const;
   struct Loop {
     llvm::BasicBlock *Continue, *Break;
   };

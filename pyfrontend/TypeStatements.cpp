@@ -190,8 +190,7 @@ void FunctionCompiler::typeIf(PyObject *Node) {
   // `if flag:` on a device-function parameter specialised on a literal
   // (neg_idx=False): only the branch taken is typed and emitted, as Numba
   // prunes it, so the other may hold code only valid for other values.
-  if (C.ConstInt && nodeKind(Test.get()) == "Name" &&
-      ConstantParameters.count(identifierField(Test.get(), "id"))) {
+  if (prunedTest(Test.get(), C.ConstInt)) {
     typeBody(*C.ConstInt ? Body.get() : Else.get());
     return;
   }
@@ -359,8 +358,7 @@ bool FunctionCompiler::fallsThrough(PyObject *Body, bool &Breaks) {
       PyRef Then = field(Statement, "body"), Else = field(Statement, "orelse");
       bool Value = false;
       const ExpressionType *Typed = Typing.find(Test.get());
-      bool Pruned = Typed && Typed->ConstInt && nodeKind(Test.get()) == "Name" &&
-                    ConstantParameters.count(identifierField(Test.get(), "id"));
+      bool Pruned = Typed && prunedTest(Test.get(), Typed->ConstInt);
       if (Pruned) {
         Value = *Typed->ConstInt != 0;
       }

@@ -225,3 +225,24 @@ def test_returning_a_local_array_is_a_located_error():
                                           r"array\(float64, 1d, C\) and makes a local array"):
         k[1, 1](np.zeros(1))
 
+
+
+def test_is_none_of_a_value_is_a_constant_and_prunes_its_branch(target):
+    @cuda.jit(device=True)
+    def clip(x, limit):
+        if limit is None:
+            return x
+        else:
+            return min(x, limit)           # typed only where limit is a number
+
+    @cuda.jit
+    def k(a, out):
+        out[0] = clip(a[0], None)
+        out[1] = clip(a[0], 1.0)
+        out[2] = a[0] is None
+        out[3] = a[0] is not None
+        out[4] = None is None
+
+    out = np.zeros(5)
+    k[1, 1](np.array([2.5]), out)
+    target.assert_result("k", out, [2.5, 1.0, 0.0, 1.0, 1.0])
