@@ -236,6 +236,11 @@ TypedValue FunctionCompiler::emitUnaryOp(PyObject *Node) {
 TypedValue FunctionCompiler::emitComparison(ComparisonOperator Op, const TypedValue &L,
                                             const TypedValue &R, const frontend::Type &CommonType,
                                             PyObject *Node) {
+  if (CommonType.isNone()) { // x is None, folded by typing
+    TypedValue Folded = makeScalar(Scalar::Bool, B.getInt1(foldedIdentity(Op, L.T, R.T)));
+    Folded.ConstInt = foldedIdentity(Op, L.T, R.T);
+    return Folded;
+  }
   if (std::optional<TypedValue> Special = emitTupleOrEnumComparison(Op, L, R, Node))
     return *Special;
   if (isDatetime(CommonType.Dtype))

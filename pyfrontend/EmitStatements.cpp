@@ -19,12 +19,42 @@ namespace tidal::frontend {
 
 // --- statements --------------------------------------------------------------------
 
+// a, b = p[i]: the array's length must be the targets' count (else, as
+// Numba, ValueError, raised as any raise is: debug mode reports it, without
+// the thread ends); then each element or row, in order.
+void FunctionCompiler::emitUnpackArray(const std::vector<PyObject *> &Targets,
+                                       const TypedValue &V, PyObject *ValueNode) {
+  BasicBlock *Wrong = BasicBlock::Create(Ctx, "unpack.wrong.length", F);
+  BasicBlock *Right = BasicBlock::Create(Ctx, "unpack", F);
+  B.CreateCondBr(B.CreateICmpNE(V.Parts[1], B.getInt64(static_cast<int64_t>(Targets.size()))),
+                 Wrong, Right);
+  B.SetInsertPoint(Wrong);
+  PyRef Arguments = PyRef::check(Py_BuildValue(
+      "(s)", ("cannot unpack an array whose length is not " + std::to_string(Targets.size()))
+                 .c_str()));
+  emitRaise(PyExc_ValueError, Arguments.get(), ValueNode);
+  if (!B.GetInsertBlock()->getTerminator()) // emitRaise's dead block
+    B.CreateUnreachable();
+  B.SetInsertPoint(Right);
+  IterationSource Source;
+  Source.Kind = IterationSource::Array;
+  Source.Node = ValueNode;
+  Source.Value = V;
+  std::vector<TypedValue> Elements;
+  for (size_t I = 0; I < Targets.size(); ++I)
+    Elements.push_back(emitIterationElement(Source, nullptr, static_cast<int64_t>(I)));
+  for (size_t I = 0; I < Targets.size(); ++I)
+    emitAssignTo(Targets[I], Elements[I], ValueNode);
+}
+
 void FunctionCompiler::emitAssignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode) {
   std::string Kind = nodeKind(Target);
   if (Kind == "Name")
     return emitStore(identifierField(Target, "id"), V, Target);
   if (Kind == "Tuple" || Kind == "List") {
     std::vector<PyObject *> Targets = listItems(field(Target, "elts").get());
+    if (V.T.isArray())
+      return emitUnpackArray(Targets, V, ValueNode);
     std::vector<TypedValue> Elements = tupleElements(V);
     for (size_t I = 0; I < Targets.size(); ++I)
       emitAssignTo(Targets[I], Elements[I], ValueNode);
@@ -209,8 +239,7 @@ void FunctionCompiler::emitIf(PyObject *Node) {
   TypedValue C = emitExpression(Test.get());
   // `if flag:` on a parameter specialised on a literal: only the branch
   // taken, which is the only one typing typed.
-  if (C.ConstInt && nodeKind(Test.get()) == "Name" &&
-      ConstantParameters.count(identifierField(Test.get(), "id"))) {
+  if (prunedTest(Test.get(), C.ConstInt)) {
     emitBody(*C.ConstInt ? Body.get() : Else.get());
     return;
   }

@@ -5,6 +5,7 @@
 // kinds are in the Emit*.cpp files.
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
+#include "IntrinsicTable.h"
 #include "BindingAnalysis.h"
 #include "tidal/Contract.h"
 
@@ -469,7 +470,9 @@ FunctionCompiler::typeDevice(const std::vector<frontend::Type> &ArgTypes,
   PyRef Body = field(Tree.get(), "body");
   for (size_t I = 0; I < ParamNames.size(); ++I)
     Variables[ParamNames[I]].T = ArgTypes[I];
-  // Literal arguments are constants inside, unless the body rebinds them.
+  // Literal arguments are constants inside, unless the body rebinds them
+  // (a version of the name of another type, x.1, is not the parameter).
+  splitVariableVersions();
   std::set<std::string> Assigned = assignedNames(Body.get());
   for (size_t I = 0; I < Constants.size() && I < ParamNames.size(); ++I)
     if (Constants[I].known() && !Assigned.count(ParamNames[I]))
@@ -480,6 +483,15 @@ FunctionCompiler::typeDevice(const std::vector<frontend::Type> &ArgTypes,
   if (FirstBareReturn && !ReturnType.isNone())
     typingError(FirstBareReturn, "device function returns " + ReturnType.str() +
                                      " on other paths: a bare 'return' here returns nothing");
+  // A local array lives in the function's frame, which ends with the call:
+  // an array it returns must not be one (nor a view of one).
+  if (holdsArray(ReturnType))
+    for (const auto &[CallNode, Target] : Typing.Calls)
+      if (Target.Record && std::string(Target.Record->PythonPath) == "cuda.local.array")
+        typingError(CallNode, "device function '" + Name + "' returns " + ReturnType.str() +
+                                  " and makes a local array, whose memory ends with the call: "
+                                  "return views of its array arguments or of shared arrays, "
+                                  "or take the local array as an argument");
   bool Breaks = false;
   if (!partTypes(ReturnType).empty() && fallsThrough(Body.get(), Breaks))
     throw CompileError("TypingError",
@@ -638,7 +650,7 @@ TypedValue FunctionCompiler::emitLoad(const std::string &Name, PyObject *Node) {
     B.CreateCondBr(B.CreateLoad(B.getInt1Ty(), Var.Bound), Bound, Unbound);
     B.SetInsertPoint(Unbound);
     PyRef Arguments = PyRef::check(Py_BuildValue(
-        "(s)", ("local variable '" + Name + "' referenced before assignment").c_str()));
+        "(s)", ("local variable '" + sourceName(Name) + "' referenced before assignment").c_str()));
     emitRaise(PyExc_UnboundLocalError, Arguments.get(), Node);
     if (!B.GetInsertBlock()->getTerminator()) // emitRaise's dead block
       B.CreateUnreachable();

@@ -158,6 +158,8 @@ public:
   // Typing: the value V converts to (its type, the constants it keeps); a
   // TypingError at Node when V cannot convert to To.
   TypedValue convertedType(const TypedValue &V, const Type &To, PyObject *Node);
+  Signature declaredSignatureFor(PyObject *Signatures, const std::vector<Type> &Types,
+                                 const std::string &Name, PyObject *Node);
   TypedValue makeScalar(Scalar S, llvm::Value *V) const;
   // An element of an array of type Array (a datetime's unit kept).
   TypedValue makeElement(const Type &Array, llvm::Value *V) const {
@@ -347,13 +349,20 @@ private:
   void typeAssignTo(PyObject *Target, const TypedValue &V, PyObject *ValueNode);
   void typeStore(const std::string &Name, const TypedValue &V, PyObject *Node);
   TypedValue typeLoad(const std::string &Name, PyObject *Node);
+  // x for a version x.1 of it (tidal/_variable_versions.py).
+  static std::string sourceName(const std::string &Name);
+  // A read of Name that may see two of its assignments, or Otherwise.
+  PyObject *sharedRead(const std::string &Name, PyObject *Otherwise) const;
   std::optional<TypedValue> typeNumber(PyObject *O, PyObject *Node, const std::string &What);
   TypedValue typeFrozen(PyObject *Object, PyObject *Node, const std::string &What);
   TypedValue typeConstantArray(PyObject *Array, PyObject *Node, const std::string &What);
   TypedValue typeSlice(const TypedValue &Base, PyObject *SliceNode);
   // True if `Base[SliceNode]` is a view: a slice among the indices, or
   // fewer indices than an array's dimensions.
-  static bool selectsView(const Type &Base, PyObject *SliceNode);
+  // IndexType: the type of a SliceNode that is neither a tuple nor a slice
+  // (typeIndexOfNoSlice types it first), or null.
+  static bool selectsView(const Type &Base, PyObject *SliceNode, const Type *IndexType);
+  std::optional<TypedValue> typeIndexOfNoSlice(PyObject *SliceNode);
   // a[1:n] = v, a[i] = v of a 2-D array: a number into every element of
   // the view, or an array broadcast to its shape (TypeStatements.cpp,
   // EmitStatements.cpp).
@@ -512,6 +521,8 @@ private:
                                                       const TypedValue &R, PyObject *Node);
   // for over enumerate, zip, arrays and tuples (EmitIteration.cpp).
   IterationSource emitIterationSource(PyObject *IterNode);
+  void emitUnpackArray(const std::vector<PyObject *> &Targets, const TypedValue &V,
+                       PyObject *ValueNode);
   TypedValue emitIterationElement(const IterationSource &Source, llvm::Value *Index,
                                   std::optional<int64_t> StaticIndex);
   llvm::Value *iterationLength(const IterationSource &Source);
@@ -637,6 +648,13 @@ private:
   // ZeroDivisionError (not for floats with fastmath).
   void checkDivisor(llvm::Value *Divisor, PyObject *Node);
   Bindings NameBindings; // from the binding analysis, before typing
+  // Versions of variables (tidal/_variable_versions.py): for each, a read
+  // that may see two of its assignments, where a type error is located.
+  PyRef SharedReads; // a dict {name: ast.Name}; null until split
+  void splitVariableVersions();
+  static bool holdsArray(const Type &T);
+  static int64_t foldedIdentity(ComparisonOperator Op, const Type &L, const Type &R);
+  bool prunedTest(PyObject *Test, const std::optional<int64_t> &Constant) const;
   struct Loop {
     llvm::BasicBlock *Continue, *Break;
   };

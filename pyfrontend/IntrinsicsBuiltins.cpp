@@ -1,4 +1,4 @@
-// Builtins: len, abs, min, max, range, int, float, bool, print, and the
+// Builtins: len, tuple, abs, min, max, range, int, float, bool, print, and the
 // casts to each dtype (tidal.float32(x), numpy.float32(x)).
 #include "IntrinsicTable.h"
 #include "AstAccess.h"
@@ -37,6 +37,32 @@ TypedValue emitLen(IntrinsicCall &Call, const Type &) {
     return R;
   }
   return Call.C.makeScalar(Scalar::Int64, A.Parts[1]);
+}
+
+// tuple(t) of a tuple (itself) or of a CUDA vector type (its elements, a
+// UniTuple); an array's length is not known when compiling (as in Numba).
+TypedValue typeTuple(IntrinsicCall &Call) {
+  expectArgCount(Call, "tuple", 1, 1);
+  const TypedValue &A = Call.Args[0];
+  if (A.T.isTuple())
+    return A;
+  if (A.T.isVector())
+    return TypedValue(
+        Type::tuple(std::vector<Type>(A.T.NDim, Type::scalar(A.T.Dtype))));
+  Call.C.typingError(Call.ArgNodes[0],
+                     "tuple() of a value of type " + A.T.str() +
+                         ": kernels make tuples of tuples and of CUDA vector types, whose "
+                         "length is known when compiling");
+}
+TypedValue emitTuple(IntrinsicCall &Call, const Type &) {
+  const TypedValue &A = Call.Args[0];
+  if (A.T.isTuple())
+    return A;
+  std::vector<TypedValue> Elements;
+  for (unsigned E = 0; E < A.T.NDim; ++E)
+    Elements.push_back(
+        Call.C.makeScalar(A.T.Dtype, Call.C.builder().CreateExtractValue(A.scalar(), E)));
+  return Call.C.makeTuple(std::move(Elements));
 }
 
 // The magnitude of a complex number: hypot of its parts (math marker).
@@ -305,6 +331,8 @@ llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
   static const IntrinsicRecord Records[] = {
       {"builtins.len", IntrinsicKind::Function, typeLen, emitLen, "",
        "len(a): the length of a tuple or of an array's first axis."},
+      {"builtins.tuple", IntrinsicKind::Function, typeTuple, emitTuple, "",
+       "tuple(t): a tuple's own value, or a CUDA vector type's elements as a tuple."},
       {"builtins.abs", IntrinsicKind::Function, typeAbs, emitAbs, "",
        "abs(x): the absolute value (the magnitude of a complex number)."},
       {"builtins.min", IntrinsicKind::Function, typeMinOrMax, emitMinOrMax, "",

@@ -20,22 +20,33 @@ void FunctionCompiler::checkIndex(const frontend::Type &Array, const frontend::T
                                  ": array indices must be integers");
 }
 
-bool FunctionCompiler::selectsView(const Type &Base, PyObject *SliceNode) {
+bool FunctionCompiler::selectsView(const Type &Base, PyObject *SliceNode,
+                                   const Type *IndexType) {
   bool HasSlice = nodeKind(SliceNode) == "Slice";
   if (nodeKind(SliceNode) == "Tuple")
     for (PyObject *E : listItems(field(SliceNode, "elts").get()))
       HasSlice |= nodeKind(E) == "Slice";
-  // Fewer indices than dimensions (a[i] on a 2-D array) is a view too.
+  // Fewer indices than dimensions (a[i] on a 2-D array) is a view too. A
+  // tuple held in a variable (idx = (i, j); a[idx]) gives its elements.
   size_t IndexCount = nodeKind(SliceNode) == "Tuple"
                           ? static_cast<size_t>(PyList_GET_SIZE(field(SliceNode, "elts").get()))
-                          : 1;
+                      : IndexType && IndexType->isTuple() ? IndexType->Elements.size()
+                                                          : 1;
   return HasSlice || (Base.isArray() && IndexCount < Base.NDim);
+}
+
+std::optional<TypedValue> FunctionCompiler::typeIndexOfNoSlice(PyObject *SliceNode) {
+  std::string Kind = nodeKind(SliceNode);
+  if (Kind == "Tuple" || Kind == "Slice")
+    return std::nullopt;
+  return typeExpression(SliceNode);
 }
 
 TypedValue FunctionCompiler::typeSubscript(PyObject *Node) {
   PyRef ValueNode = field(Node, "value"), SliceNode = field(Node, "slice");
   TypedValue Base = typeExpression(ValueNode.get());
-  bool HasSlice = selectsView(Base.T, SliceNode.get());
+  std::optional<TypedValue> Single = typeIndexOfNoSlice(SliceNode.get());
+  bool HasSlice = selectsView(Base.T, SliceNode.get(), Single ? &Single->T : nullptr);
   ExpressionType &Recorded = Typing.Expressions[Node];
   if (HasSlice) {
     if (Base.T.isUndefined())
@@ -45,7 +56,7 @@ TypedValue FunctionCompiler::typeSubscript(PyObject *Node) {
     Recorded.Subscript = SubscriptKind::ArrayView;
     return typeSlice(Base, SliceNode.get());
   }
-  TypedValue Index = typeExpression(SliceNode.get());
+  TypedValue Index = Single ? *Single : typeExpression(SliceNode.get());
   if (Base.T.isUndefined() || Index.T.isUndefined())
     return TypedValue();
   if (Base.T.isTuple())

@@ -168,6 +168,56 @@ static bool isCpuDispatcher(PyObject *Callee) {
   return PyFunc && PyFunction_Check(PyFunc.get());
 }
 
+
+// How well an argument of type From converts to a declared parameter of
+// type To, as Numba ranks them: 0 the same type, 1 a safe conversion
+// (NumPy's promotion of the two gives To), 2 an unsafe one (narrowing),
+// 3 none.
+static int conversionRank(const frontend::Type &From, const frontend::Type &To) {
+  if (From == To)
+    return 0;
+  if (!From.isScalar() || !To.isScalar())
+    return 3;
+  return promoteArithmetic(From.Dtype, To.Dtype) == To.Dtype ? 1 : 2;
+}
+
+// Of a device function's declared signatures, the one a call with
+// arguments of these types uses: the first with the right number of
+// parameters whose worst conversion, then total, ranks best.
+frontend::Signature FunctionCompiler::declaredSignatureFor(PyObject *Signatures,
+                                                           const std::vector<frontend::Type> &Types,
+                                                           const std::string &Name,
+                                                           PyObject *Node) {
+  std::optional<frontend::Signature> Best;
+  std::pair<int, int> BestRank;
+  size_t DeclaredParams = 0;
+  for (Py_ssize_t I = 0; I < PyList_GET_SIZE(Signatures); ++I) {
+    frontend::Signature Sig;
+    try {
+      Sig = parseSignature(PyRef::borrow(PyList_GET_ITEM(Signatures, I)).str());
+    } catch (const std::invalid_argument &E) {
+      typingError(Node, E.what());
+    }
+    DeclaredParams = Sig.Params.size();
+    if (Sig.Params.size() != Types.size())
+      continue;
+    std::pair<int, int> Rank{0, 0};
+    for (size_t P = 0; P < Types.size(); ++P) {
+      int R = conversionRank(Types[P], Sig.Params[P]);
+      Rank = {std::max(Rank.first, R), Rank.second + R};
+    }
+    if (!Best || Rank < BestRank) {
+      Best = std::move(Sig);
+      BestRank = Rank;
+    }
+  }
+  if (!Best)
+    typingError(Node, "device function '" + Name + "' is declared with " +
+                          std::to_string(DeclaredParams) + " parameters but called with " +
+                          std::to_string(Types.size()));
+  return *Best;
+}
+
 TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::vector<TypedValue> &Args,
                                     std::vector<PyObject *> &ArgNodes,
                                     std::vector<std::string> &Keywords) {
@@ -215,6 +265,8 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
       Name = "builtins.bool";
     else if (T == &PyComplex_Type)
       Name = "builtins.complex";
+    else if (T == &PyTuple_Type)
+      Name = "builtins.tuple";
     else if (PyObject_HasAttrString(Callee, "__module__")) {
       PyRef Module = PyRef::borrow(Callee).attr("__module__");
       Scalar S;
@@ -479,23 +531,15 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     Constants.push_back(std::move(Constant));
   }
   // A declared signature (@cuda.jit("float32(float32)", device=True))
-  // fixes the parameter and return types; arguments convert to them.
+  // fixes the parameter and return types; arguments convert to them. With
+  // several, the one the arguments convert to best (declaredSignatureFor).
   std::optional<frontend::Type> Declared;
   // (A CPU dispatcher's signatures are its CPU compilations: not read.)
   PyRef Signatures = PyObject_HasAttrString(Device, "__tidal_device__")
                          ? PyRef::borrow(Device).attrOrNull("signatures")
                          : PyRef();
   if (Signatures && PyList_Check(Signatures.get()) && PyList_GET_SIZE(Signatures.get()) > 0) {
-    frontend::Signature Sig;
-    try {
-      Sig = parseSignature(PyRef::borrow(PyList_GET_ITEM(Signatures.get(), 0)).str());
-    } catch (const std::invalid_argument &E) {
-      typingError(Node, E.what());
-    }
-    if (Sig.Params.size() != Types.size())
-      typingError(Node, "device function '" + Name + "' is declared with " +
-                            std::to_string(Sig.Params.size()) + " parameters but called with " +
-                            std::to_string(Types.size()));
+    frontend::Signature Sig = declaredSignatureFor(Signatures.get(), Types, Name, Node);
     // A declared signature fixes the types: no literal specialisation.
     for (size_t I = 0; I < Types.size(); ++I) {
       Actual[I] = convertedType(Actual[I], Sig.Params[I], BoundNodes[I]);

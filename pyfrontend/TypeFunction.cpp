@@ -86,15 +86,10 @@ void FunctionCompiler::typeNothing(PyObject *) {}
 // --- the rounds ---------------------------------------------------------------------
 
 void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
-  // Before any typing: the variables of loops that reuse a name, one per
-  // loop where that changes nothing read (tidal/_loop_variables.py); then
-  // local names, assignment before use, loop-only statements.
-  PyRef Params = PyRef::steal(PyList_New(0));
-  for (const std::string &P : ParamNames)
-    PyList_Append(Params.get(), PyRef::steal(PyUnicode_FromString(P.c_str())).get());
-  PyRef LoopVariables = importModule("tidal._loop_variables");
-  PyRef::check(PyObject_CallMethod(LoopVariables.get(), "split_loop_variables", "OO", Tree.get(),
-                                   Params.get()));
+  // Before any typing: each group of a variable's assignments that some
+  // read sees together is a variable of its own; then local names,
+  // assignment before use, loop-only statements.
+  splitVariableVersions();
   NameBindings = analyseBindings(Body, ParamNames,
                                  [this](PyObject *Node) { return locate(Node); });
   LocalsBoundOnce = namesBoundOnce(Body, ParamNames);
@@ -121,31 +116,72 @@ void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
   // In the settled round, a read without a type is one no assignment reaches.
   if (FirstUntypedRead)
     typingError(FirstUntypedRead,
-                "local variable '" + FirstUntypedReadName + "' is used before it is assigned");
+                "local variable '" + sourceName(FirstUntypedReadName) + "' is used before it is assigned");
   for (const auto &[Name, Var] : Variables)
     Typing.Variables[Name] = Var.T;
 }
 
 // --- variables ---------------------------------------------------------------------
 
+// As Numba's SSA versions (tidal/_variable_versions.py): renames the tree's
+// names once per compiler (the renaming is idempotent across compilers of
+// one parsed tree).
+void FunctionCompiler::splitVariableVersions() {
+  if (SharedReads)
+    return;
+  PyRef Params = PyRef::steal(PyList_New(0));
+  for (const std::string &P : ParamNames)
+    PyList_Append(Params.get(), PyRef::steal(PyUnicode_FromString(P.c_str())).get());
+  PyRef Versions = importModule("tidal._variable_versions");
+  SharedReads = PyRef::check(
+      PyObject_CallMethod(Versions.get(), "split_variables", "OO", Tree.get(), Params.get()));
+}
+
+bool FunctionCompiler::holdsArray(const frontend::Type &T) {
+  if (T.isArray())
+    return true;
+  if (T.isTuple())
+    for (const frontend::Type &E : T.Elements)
+      if (holdsArray(E))
+        return true;
+  return false;
+}
+
 void FunctionCompiler::typeStore(const std::string &Name, const TypedValue &V, PyObject *Node) {
   Variable &Var = Variables[Name];
   if (V.T.isUndefined())
     return;
   noteConstantLocal(Name, V);
-  // A loop's own copy of a reused loop variable (v.1) is v in the source.
-  std::string Shown = Name.substr(0, Name.find('.'));
+  // A version of a variable (x.1) is x in the source.
+  std::string Shown = sourceName(Name);
   if (V.T.isPyObject() && !Var.T.isUndefined() && Var.T != V.T)
-    typingError(Node, "variable '" + Shown + "' is bound to different compile-time objects");
+    typingError(sharedRead(Name, Node),
+                "variable '" + Shown + "' is bound to different compile-time objects");
   frontend::Type Unified;
-  if (!unify(Var.T, V.T, Unified))
-    typingError(Node, "variable '" + Shown + "' has type " + Var.T.str() +
-                          " and cannot also hold a value of type " + V.T.str() +
-                          ": a variable keeps one type in a kernel");
+  if (!unify(Var.T, V.T, Unified)) {
+    PyObject *Read = sharedRead(Name, Node);
+    std::string Where =
+        Read == Node ? "" : " (assigned at line " + std::to_string(locate(Node).Line) + ")";
+    typingError(Read, "variable '" + Shown + "' has type " + Var.T.str() +
+                          " and cannot also hold a value of type " + V.T.str() + Where +
+                          (Read == Node ? ": one variable holds both here"
+                                        : ": this read may see either, and the two do not unify"));
+  }
   if (Unified != Var.T) {
     Var.T = Unified;
     TypesChanged = true;
   }
+}
+
+std::string FunctionCompiler::sourceName(const std::string &Name) {
+  return Name.substr(0, Name.find('.'));
+}
+
+PyObject *FunctionCompiler::sharedRead(const std::string &Name, PyObject *Otherwise) const {
+  if (SharedReads)
+    if (PyObject *Read = PyDict_GetItemString(SharedReads.get(), Name.c_str()))
+      return Read;
+  return Otherwise;
 }
 
 TypedValue FunctionCompiler::typeLoad(const std::string &Name, PyObject *Node) {

@@ -131,6 +131,11 @@ frontend::Type FunctionCompiler::typeComparison(ComparisonOperator Op, const Typ
                                                 const TypedValue &R, PyObject *Node) {
   if (L.T.isUndefined() || R.T.isUndefined())
     return frontend::Type();
+  // `x is None` of a value that is not None: a constant (Numba folds it,
+  // and prunes an `if` on it). The none type marks the fold.
+  if ((Op == ComparisonOperator::Is || Op == ComparisonOperator::IsNot) &&
+      (L.T.isNone() || R.T.isNone()))
+    return frontend::Type::none();
   if (std::optional<frontend::Type> Special = typeTupleOrEnumComparison(Op, L, R, Node))
     return *Special;
   if (!L.T.isScalar() || !R.T.isScalar())
@@ -152,6 +157,28 @@ frontend::Type FunctionCompiler::typeComparison(ComparisonOperator Op, const Typ
   return frontend::Type::scalar(promoteArithmetic(L.T.Dtype, R.T.Dtype));
 }
 
+// `a is None`, `a is not None` where a side is None: whether both are.
+int64_t FunctionCompiler::foldedIdentity(ComparisonOperator Op, const frontend::Type &L,
+                                         const frontend::Type &R) {
+  bool Same = L.isNone() && R.isNone();
+  return (Op == ComparisonOperator::Is) == Same ? 1 : 0;
+}
+
+// An `if` whose test typing made a constant that Numba's dead-branch
+// pruning folds: a literal parameter (`if flag:`) or `x is None`. Only the
+// branch taken is typed and emitted.
+bool FunctionCompiler::prunedTest(PyObject *Test, const std::optional<int64_t> &Constant) const {
+  if (!Constant)
+    return false;
+  std::string Kind = nodeKind(Test);
+  if (Kind == "Name")
+    return ConstantParameters.count(identifierField(Test, "id")) > 0;
+  if (Kind == "Compare")
+    if (const ExpressionType *Typed = Typing.find(Test))
+      return Typed->Operands.size() == 1 && Typed->Operands[0].isNone();
+  return false;
+}
+
 TypedValue FunctionCompiler::typeCompare(PyObject *Node) {
   // a < b < c is (a < b) and (b < c), with b evaluated once.
   TypedValue Left = typeExpression(field(Node, "left").get());
@@ -159,14 +186,22 @@ TypedValue FunctionCompiler::typeCompare(PyObject *Node) {
   std::vector<PyObject *> Rights = listItems(field(Node, "comparators").get());
   std::vector<frontend::Type> Operands;
   bool Undefined = false;
+  std::optional<int64_t> Folded;
   for (size_t I = 0; I < Ops.size(); ++I) {
     TypedValue Right = typeExpression(Rights[I]);
-    Operands.push_back(typeComparison(comparisonOperatorOf(Ops[I]), Left, Right, Node));
+    ComparisonOperator Op = comparisonOperatorOf(Ops[I]);
+    Operands.push_back(typeComparison(Op, Left, Right, Node));
     Undefined |= Operands.back().isUndefined();
+    if (Ops.size() == 1 && Operands.back().isNone())
+      Folded = foldedIdentity(Op, Left.T, Right.T);
     Left = Right;
   }
   Typing.Expressions[Node].Operands = std::move(Operands);
-  return Undefined ? TypedValue() : makeScalar(Scalar::Bool, nullptr);
+  if (Undefined)
+    return TypedValue();
+  TypedValue Result = makeScalar(Scalar::Bool, nullptr);
+  Result.ConstInt = Folded;
+  return Result;
 }
 
 TypedValue FunctionCompiler::typeBoolOp(PyObject *Node) {

@@ -21,8 +21,22 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
         typeAssignTo(T, TypedValue(), ValueNode);
       return;
     }
+    if (V.T.isArray()) { // a, b = p[i]: its elements (rows of an N-D array), as Numba's iterator gives
+      if (V.T.NDim == 0)
+        typingError(ValueNode, "cannot unpack a value of type " + V.T.str() +
+                                   ": a 0-d array holds no sequence");
+      IterationSource Source;
+      Source.Kind = IterationSource::Array;
+      Source.Node = ValueNode;
+      Source.Value = V;
+      for (size_t I = 0; I < Targets.size(); ++I)
+        typeAssignTo(Targets[I], typeIterationElement(Source, static_cast<int64_t>(I)),
+                     ValueNode);
+      return;
+    }
     if (!V.T.isTuple())
-      typingError(ValueNode, "cannot unpack a value of type " + V.T.str());
+      typingError(ValueNode, "cannot unpack a value of type " + V.T.str() +
+                                 " (tuples and arrays unpack)");
     if (V.T.Elements.size() != Targets.size())
       typingError(ValueNode, "cannot unpack " + V.T.str() + " into " +
                                  std::to_string(Targets.size()) + " targets");
@@ -34,9 +48,10 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
   if (Kind == "Subscript") {
     TypedValue Base = typeExpression(field(Target, "value").get());
     PyRef SliceNode = field(Target, "slice");
-    if (selectsView(Base.T, SliceNode.get())) // a[1:n] = v
+    std::optional<TypedValue> Single = typeIndexOfNoSlice(SliceNode.get());
+    if (selectsView(Base.T, SliceNode.get(), Single ? &Single->T : nullptr)) // a[1:n] = v
       return typeViewStore(Target, Base, V, ValueNode);
-    TypedValue Index = typeExpression(SliceNode.get());
+    TypedValue Index = Single ? *Single : typeExpression(SliceNode.get());
     if (Base.T.isUndefined() || Index.T.isUndefined() || V.T.isUndefined())
       return;
     if (Base.T.isTuple())
@@ -175,8 +190,7 @@ void FunctionCompiler::typeIf(PyObject *Node) {
   // `if flag:` on a device-function parameter specialised on a literal
   // (neg_idx=False): only the branch taken is typed and emitted, as Numba
   // prunes it, so the other may hold code only valid for other values.
-  if (C.ConstInt && nodeKind(Test.get()) == "Name" &&
-      ConstantParameters.count(identifierField(Test.get(), "id"))) {
+  if (prunedTest(Test.get(), C.ConstInt)) {
     typeBody(*C.ConstInt ? Body.get() : Else.get());
     return;
   }
@@ -262,8 +276,10 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
   // The return type of a device function unifies over its returns.
   if (V.T.isUndefined())
     return;
-  if (V.T.isPyObject() || V.T.isArray())
-    typingError(Node, "device functions return numbers and tuples, not " + V.T.str());
+  // Arrays return as views of the same memory (a slice of an argument); one
+  // of a local array the function makes is refused once typing settles.
+  if (V.T.isPyObject())
+    typingError(Node, "device functions return numbers, arrays and tuples, not " + V.T.str());
   if (V.T.isNone() && !FirstBareReturn)
     FirstBareReturn = Node;
   if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())
@@ -342,8 +358,7 @@ bool FunctionCompiler::fallsThrough(PyObject *Body, bool &Breaks) {
       PyRef Then = field(Statement, "body"), Else = field(Statement, "orelse");
       bool Value = false;
       const ExpressionType *Typed = Typing.find(Test.get());
-      bool Pruned = Typed && Typed->ConstInt && nodeKind(Test.get()) == "Name" &&
-                    ConstantParameters.count(identifierField(Test.get(), "id"));
+      bool Pruned = Typed && prunedTest(Test.get(), Typed->ConstInt);
       if (Pruned) {
         Value = *Typed->ConstInt != 0;
       }

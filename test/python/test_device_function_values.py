@@ -167,9 +167,13 @@ def test_a_string_cannot_be_passed_to_a_device_function():
 
 
 def test_a_parameter_the_callee_reassigns_is_not_a_constant():
+    # A loop's n + 1 reads the parameter and its own earlier values: one
+    # variable, so the parameter is assigned. (n = n + 1 alone would make a
+    # new version of n, a local bound once, as m = n + 1 is.)
     @cuda.jit(device=True)
     def grows(n):
-        n = n + 1
+        for _ in range(2):
+            n = n + 1
         scratch = cuda.local.array(n, int32)
         scratch[0] = 1
         return scratch[0]

@@ -229,10 +229,13 @@ def test_writing_to_a_read_only_array():
 
 
 def test_variable_types_that_cannot_unify():
+    # Two assignments one read may see (v = x; v = 1.5 alone would be two
+    # versions of v, as in Numba's SSA form).
     @cuda.jit
     def k(x, out):
         v = x
-        v = 1.5
+        if out[0] > 0:
+            v = 1.5
         out[0] = v
 
     err = compile_error(k, np.zeros(3), np.zeros(1))

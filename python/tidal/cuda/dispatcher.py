@@ -464,10 +464,9 @@ class DeviceFunction:
             py_func.__tidal_forceinline__ = True
         # As the frontend's signature parser reads them: ret(args) or the
         # bare argument list.
+        # Several: a call uses the one its arguments convert to best, as
+        # Numba's overload resolution picks it (pyfrontend/TypeCalls.cpp).
         self.signatures = [signature_forms.signature_of(s).device_text() for s in signatures]
-        if len(self.signatures) > 1:
-            raise TypeError(f"device function '{py_func.__name__}' takes one signature, "
-                            f"got {len(self.signatures)}")
         # {argument types: DeviceCompileResult} made by compile_device().
         self.overloads = {}
 
