@@ -117,6 +117,12 @@ void addBlockShapeVariant(const LoweredKernel &Lowered, Function &Block) {
   Function *Small = CloneFunction(&Block, SmallMap);
   Small->setName(Name + ".small");
   Small->setLinkage(GlobalValue::InternalLinkage);
+  // Compile time: the copy for any block stays a function of its own,
+  // compiled for size (its regions stay scalar, as the checks kept them
+  // before this variant existed).
+  Wide->addFnAttr(Attribute::NoInline);
+  Wide->addFnAttr(Attribute::OptimizeForSize);
+  Wide->addFnAttr(Attribute::MinSize);
   MDBuilder Ranges(Context);
   for (unsigned Dimension = 0; Dimension < 3; ++Dimension)
     if (Extents[Dimension])
@@ -149,18 +155,19 @@ void addBlockShapeVariant(const LoweredKernel &Lowered, Function &Block) {
   BasicBlock *RunSmall = BasicBlock::Create(Context, "small", &Block);
   BasicBlock *RunAny = BasicBlock::Create(Context, "any", &Block);
   B.CreateCondBr(Fits, RunSmall, RunAny);
-  for (auto [Run, Callee] : {std::pair(RunSmall, Small), std::pair(RunAny, Wide)}) {
-    B.SetInsertPoint(Run);
-    CallInst *Call = B.CreateCall(Callee, {Params, BlockContext});
-    B.CreateRetVoid();
-    // 3. Inlined now, whatever the size: what proves the checks is the
-    //    branch above, which dominates the copy's loops. (Left to O3, the
-    //    copy's narrower loads are merged with K.thread's, whose range is
-    //    any block's.)
-    InlineFunctionInfo Inlining;
-    if (InlineFunction(*Call, Inlining).isSuccess())
-      Callee->eraseFromParent();
-  }
+  B.SetInsertPoint(RunAny);
+  B.CreateCall(Wide, {Params, BlockContext})->setTailCall();
+  B.CreateRetVoid();
+  B.SetInsertPoint(RunSmall);
+  CallInst *CallSmall = B.CreateCall(Small, {Params, BlockContext});
+  B.CreateRetVoid();
+  // 3. The small copy inlined now, whatever its size: what proves the checks
+  //    is the branch above, which then dominates the copy's loops. (A
+  //    function of its own, its narrower loads would be merged by O3 with
+  //    those of the inlined K.thread, whose range is any block's.)
+  InlineFunctionInfo Inlining;
+  if (InlineFunction(*CallSmall, Inlining).isSuccess())
+    Small->eraseFromParent();
 }
 
 } // namespace tidal::host_lowering

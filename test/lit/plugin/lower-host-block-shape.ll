@@ -17,18 +17,24 @@
 ; LOWER:         load i32, ptr {{.*}}, !range [[SMALL:![0-9]+]]
 ; LOWER:         call i32 @fill.thread(
 ; LOWER:       any:
+; LOWER-NEXT:    tail call void @__tidal_block_fill.any(ptr %params, ptr %ctx)
+; The copy for any block: a function of its own, compiled for size.
+; LOWER-LABEL: define internal void @__tidal_block_fill.any(
+; LOWER-SAME:    #[[SIZE:[0-9]+]]
 ; LOWER:         load i32, ptr {{.*}}, !range [[ANY]]
 ; LOWER:         call i32 @fill.thread(
 
 ; HOST-LABEL: define void @__tidal_block_fill(
 ; HOST:          icmp ult i32 %ntid.x{{.*}}, 257
 ; HOST:          store <8 x float>
+; HOST-LABEL: define internal {{.*}}void @__tidal_block_fill.any(
 ; HOST:          call void @__tidal_cpu_bounds_error(
 
 ; No thread index is checked (the index is the block's): no variant.
 ; LOWER-LABEL: define void @__tidal_block_by_block(
 ; LOWER-NOT:     small:
 ; LOWER:         ret void
+; LOWER:       attributes #[[SIZE]] = { minsize noinline optsize }
 ; LOWER:       [[ANY]] = !{i32 1, i32 1025}
 ; LOWER:       [[SMALL]] = !{i32 1, i32 257}
 
