@@ -301,6 +301,13 @@ struct LoweredKernel {
 // void @Name(ptr %params, ptr %ctx): every thread of the block, in rounds.
 Function *createBlockFunction(const LoweredKernel &Lowered, const Twine &Name);
 
+// Where K.thread checks a thread index against constant extents: Block
+// (as createBlockFunction built it) becomes the choice, by the launch's block
+// size, between its copy for blocks within those extents (.small, whose
+// block-size loads carry that range, so LLVM drops the checks the block
+// passes) and its copy for any block (.any) (LowerHostBlockShape.cpp).
+void addBlockShapeVariant(const LoweredKernel &Lowered, Function &Block);
+
 // For a kernel with global atomics: __tidal_block_K dispatches between the
 // block function `BlockName` (renamed .atomic) and a copy for launches that
 // run alone (.alone).

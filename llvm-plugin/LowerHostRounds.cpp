@@ -872,7 +872,9 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
 } // namespace
 
 Function *createBlockFunction(const LoweredKernel &Lowered, const Twine &Name) {
-  return BlockFunctionBuilder(Lowered).build(Name);
+  Function *Block = BlockFunctionBuilder(Lowered).build(Name);
+  addBlockShapeVariant(Lowered, *Block);
+  return Block;
 }
 
 void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName) {

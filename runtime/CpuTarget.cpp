@@ -2,6 +2,7 @@
 // per CpuModule. Modules arrive optimised, so the JIT only runs codegen.
 #include "tidal/runtime/CpuTarget.h"
 #include "CpuCompilerBuiltins.h"
+#include "CpuPerfMap.h"
 #include "CpuThreadPool.h"
 #include "tidal/Contract.h"
 
@@ -286,6 +287,8 @@ private:
                           .setProcessSymbolsJITDylibSetup(addProcessSymbols)
                           .create(),
                       "cannot create the ORC JIT");
+    if (perfMapRequested())
+      addPerfMapPlugin(*Jit);
     // Called during materialisation, under CompileMutex (see class comment).
     Jit->getExecutionSession().setErrorReporter([this](llvm::Error E) {
       if (!SessionErrors.empty())

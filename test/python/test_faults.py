@@ -53,6 +53,33 @@ def test_out_of_bounds_access_is_reported(target):
     np.testing.assert_array_equal(out[:9], np.arange(1.0, 10.0))
 
 
+@on_targets("cpu")
+def test_block_larger_than_a_shared_array_is_an_index_error(target):
+    # Without debug=True: a block of 64 threads runs the copy of the block
+    # function without the checks of `buf[tid]` (32 elements), one of 40 the
+    # copy that checks, and its thread 32 gets the IndexError.
+    @cuda.jit
+    def reverse_in_shared(x, out):
+        buf = cuda.shared.array(32, float32)
+        tid = cuda.threadIdx.x
+        buf[tid] = x[tid]
+        cuda.syncthreads()
+        out[tid] = buf[cuda.blockDim.x - 1 - tid]
+
+    x = np.arange(40, dtype=np.float32)
+    out = np.zeros(40, np.float32)
+    reverse_in_shared[1, 32](x, out)
+    np.testing.assert_array_equal(out[:32], x[:32][::-1])
+    with pytest.raises(IndexError) as info:
+        reverse_in_shared[1, 40](x, out)
+    message = str(info.value)
+    assert message.startswith("index 32 is out of bounds for axis 0 with size 32 in kernel "
+                              "'reverse_in_shared' at "), message
+    assert "thread (32, 0, 0) of block (0, 0, 0)" in message, message
+    reverse_in_shared[1, 16](x, out)
+    np.testing.assert_array_equal(out[:16], x[:16][::-1])
+
+
 def test_tidal_cpu_debug_checks_every_kernel(tmp_path):
     code, out, err = run_script(tmp_path, """
         import numpy as np

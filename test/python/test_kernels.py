@@ -218,6 +218,21 @@ def test_reduction_with_syncthreads_in_a_loop(target, rng):
     target.assert_result("block_sum", out, expected, rtol=1e-5)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 32, 64, THREADS])
+def test_reduction_with_blocks_smaller_than_its_shared_array(target, rng, threads):
+    # The cpu target runs blocks within the extent its stores' checks compare
+    # thread indices with (THREADS here) through a copy of the block function
+    # whose thread loops have no checks (docs/cpu-target.md, "Blocks no
+    # larger than the kernel's arrays"): every power of two up to it (the
+    # tree needs one).
+    x = rng.random(1000).astype(np.float32)
+    blocks = (x.size + threads - 1) // threads
+    out = np.zeros(blocks, np.float32)
+    block_sum[blocks, threads](x, out)
+    expected = np.pad(x, (0, blocks * threads - x.size)).reshape(blocks, threads).sum(1)
+    target.assert_result("block_sum", out, expected, rtol=1e-5)
+
+
 @pytest.mark.parametrize("threads", [200, 1024])
 @pytest.mark.parametrize("shared_bytes", ["exact", 64 * 1024])  # 64 KB: opts in above 48 KB
 def test_dynamic_shared_memory_sized_at_launch(target, threads, shared_bytes):
