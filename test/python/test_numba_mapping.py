@@ -124,6 +124,64 @@ def test_a_mixed_program_runs_unchanged(target, tmp_path):
         assert launches(tmp_path) == 2
 
 
+# numba-cuda's extension API as a library for it registers methods and
+# attributes: numba.cuda.extending, Numba's type classes, target "cuda".
+EXTENDING_PROGRAM = """
+import json
+import numpy as np
+from numba import cuda, types
+from numba.cuda.extending import overload, overload_attribute, overload_method
+
+def clip01(x, low=0.0):
+    pass
+
+@overload(clip01)
+def clip01_typing(x, low=0.0):
+    def impl(x, low=0.0):
+        return min(max(x, low), 1.0)
+    return impl
+
+@overload_method(types.Array, "first_scaled")
+def first_scaled(a, factor=10):
+    def impl(a, factor=10):
+        return a[0] * factor
+    return impl
+
+@overload_attribute(types.Array, "half_size")
+def half_size(a):
+    return lambda a: a.size // 2
+
+@cuda.jit
+def k(a, out):
+    out[0] = a.first_scaled() + a.first_scaled(factor=2) + a.half_size + clip01(a[1], low=0.5)
+
+a = np.array([1.5, 0.25, 3.0, 4.0])
+out = np.zeros(1)
+k[1, 1](a, out)
+from numba.cuda.extending import intrinsic  # imports, as a library module would
+try:
+    @intrinsic
+    def never(typingctx, x):
+        pass
+    refused = ""
+except NotImplementedError as error:
+    refused = str(error)
+print(json.dumps({"out": float(out[0]), "intrinsic": refused}))
+"""
+
+
+@needs_numba
+def test_numba_cuda_extending_registers_overloads_for_kernels(target, tmp_path):
+    (tmp_path / "program.py").write_text(EXTENDING_PROGRAM)
+    process = run_tidal(["program.py"], target_environment(target, tmp_path), tmp_path)
+    facts = last_json(process)
+    if target.computes:
+        assert facts["out"] == 15.0 + 3.0 + 2 + 0.5
+    else:
+        assert launches(tmp_path) == 1
+    assert "numba.cuda.extending.intrinsic is not offered by tidal" in facts["intrinsic"]
+
+
 @needs_numba
 def test_run_passes_the_arguments_and_the_exit_status(target, tmp_path):
     (tmp_path / "program.py").write_text(
