@@ -594,6 +594,51 @@ def test_names_match_numba_cuda():
     assert all(hasattr(bf16, name) for name in numba_cuda_all)
 
 
+def test_numba_cuda_names_under_the_mapping():
+    # A numba-cuda program's imports, unedited (tidal.install_as_numba_cuda).
+    import sys
+    from child_processes import python_environment
+    script = """
+import numpy as np
+import tidal
+tidal.install_as_numba_cuda(child_processes=False)
+from numba import cuda
+from numba.cuda import types
+from numba.cuda.bf16 import bfloat16, hmul, bfloat16_as_int16
+
+@cuda.jit
+def kernel(out):
+    out[0] = bfloat16_as_int16(hmul(bfloat16(1.5), bfloat16(3)))
+
+out = np.zeros(1, np.int16)
+kernel[1, 1](out)
+print(types.bfloat16 is bfloat16, cuda.is_bfloat16_supported(), hex(out[0]))
+"""
+    process = subprocess.run([sys.executable, "-c", script], env=python_environment(
+        TIDAL_TARGET="cpu"), capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.split() == ["True", "True", "0x4090"]  # 4.5
+
+
+@cuda.jit(device=True)
+def _halve(x):
+    return x / bfloat16(2)
+
+
+@cuda.jit
+def _device_function(bits, out):
+    i = cuda.grid(1)
+    if i < bits.size:
+        out.view(bfloat16)[i] = _halve(bits.view(bfloat16)[i])
+
+
+def test_device_functions_take_and_return_bfloat16(target):
+    bits = ref.from_float32(np.array([3.0, -1.0, 2.0 ** -126, 0.1], np.float32))
+    out = np.zeros(4, np.uint16)
+    _device_function[1, 4](bits, out)
+    target.assert_result("_device_function", out, ref.from_float32(ref.to_float32(bits) / 2))
+
+
 def test_host_call_says_numpy_has_no_bfloat16():
     with pytest.raises(TypeError, match="NumPy has no bfloat16"):
         bfloat16(1.5)
