@@ -1,15 +1,14 @@
-"""``cuda.bf16`` (numba-cuda's ``numba.cuda.bf16``): the bfloat16 type and
-the functions of CUDA's cuda_bf16.h that kernels call.
-
-The functions are the compiler's ``cuda.bf16.*`` rows of the intrinsic table
-(pyfrontend/IntrinsicsBFloat16.cpp), under CUDA's names (``float2bfloat16_rz``,
-``bfloat162int_rn``, ...) and numba-cuda's NumPy-style aliases of the
-conversions (``float32_to_bfloat16_rz``, ``bfloat16_to_int32_rn``, ...),
-which are the same objects. NumPy has no bfloat16: on the host, bfloat16
-values are their 16 bits in a uint16 (or int16) array, which a kernel reads
-as bfloat16 with ``a.view(bfloat16)`` or through a signature that declares
-``bfloat16[:]`` (docs/language.md).
-"""
+# ``cuda.bf16`` (numba-cuda's ``numba.cuda.bf16``): the bfloat16 type and
+# the functions of CUDA's cuda_bf16.h that kernels call.
+#
+# The functions are the compiler's ``cuda.bf16.*`` rows of the intrinsic table
+# (pyfrontend/IntrinsicsBFloat16.cpp), under CUDA's names (``float2bfloat16_rz``,
+# ``bfloat162int_rn``, ...) and numba-cuda's NumPy-style aliases of the
+# conversions (``float32_to_bfloat16_rz``, ``bfloat16_to_int32_rn``, ...),
+# which are the same objects. NumPy has no bfloat16: on the host, bfloat16
+# values are their 16 bits in a uint16 (or int16) array, which a kernel reads
+# as bfloat16 with ``a.view(bfloat16)`` or element by element with
+# ``ushort_as_bfloat16`` (docs/language.md).
 
 from . import intrinsics as _intrinsics
 from ..types import bfloat16  # noqa: F401
@@ -22,10 +21,16 @@ _NUMPY_NAMES = {
 }
 
 
+# The table's cuda.bf16 namespace: this module stands for it (its name and
+# doc line, as every object of the table has them).
+_NAMESPACE = vars(_intrinsics)["bf16"]
+__tidal_intrinsic__ = _NAMESPACE.__tidal_intrinsic__
+__doc__ = _NAMESPACE.__doc__
+
+
 def _functions():
     """The table's cuda.bf16 functions by name."""
-    namespace = vars(_intrinsics)["bf16"]
-    return {name: value for name, value in vars(namespace).items()
+    return {name: value for name, value in vars(_NAMESPACE).items()
             if isinstance(value, _intrinsics._Function)}
 
 
