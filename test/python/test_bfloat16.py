@@ -424,6 +424,24 @@ def test_constructors_and_operators(target):
 
 
 @cuda.jit
+def _floor_division(out):
+    a = bfloat16(7.5)
+    b = bfloat16(2)
+    out[0] = a // b
+    out[1] = a % b
+    out[2] = -a % b  # Python's sign: the divisor's
+    out[3] = a ** bfloat16(3)  # a bfloat16: 421.875 rounds to 422
+    out[4] = float32(bfloat16(2) ** bfloat16(0.5))
+
+
+def test_floor_division_modulo_and_power(target):
+    out = np.zeros(5, np.float32)
+    _floor_division[1, 1](out)
+    target.assert_result("_floor_division", out,
+                         [3, 1.5, 0.5, 422, ref.to_float32(ref.from_float32(np.float32(np.sqrt(2))))[0]])
+
+
+@cuda.jit
 def _promotions(out):
     x = bfloat16(256)
     out[0] = x + x                      # bfloat16
