@@ -1,8 +1,8 @@
 // bfloat16: cuda.bf16.* (numba-cuda's names, from cuda_bf16.h) on LLVM's
 // `bfloat`. Arithmetic, fma, neg and abs are plain LLVM operations: the
-// NVPTX backend gives add/sub/mul.rn.bf16 on sm_90, fma.rn.bf16,
-// max/min/neg/abs.bf16 and cvt.rn.bf16.f32 on sm_80, and computes in
-// float32 with one rounding below; the host computes in float32 and rounds
+// NVPTX backend gives add/sub/mul.bf16 and setp.bf16 on sm_90, fma.rn.bf16,
+// neg/abs.bf16 and cvt.rn.bf16.f32 on sm_80, and computes in float32
+// with one rounding below; the host computes in float32 and rounds
 // to nearest even (__truncsfbf2, runtime/CpuCompilerBuiltins.cpp), with fma
 // expanded by tidal-lower-host. float32 holds every bfloat16 sum,
 // difference, product and quotient closely enough for that one rounding to
@@ -10,7 +10,8 @@
 // What a target could round twice is written here bit by bit: integers to
 // bfloat16, the directed roundings (_rz, _rd, _ru) and the conversions to
 // integers (saturating, NaN to 0, as PTX's cvt).
-// min/max follow CUDA: the number when the other is NaN, +0 above -0. The
+// min/max follow CUDA (the number when the other is NaN, +0 above -0) as
+// compares and selects: LLVM's maxnum leaves the zeros' order open. The
 // math functions compute in float32 through the math.* markers, as fp16's.
 #include "BFloat16.h"
 #include "IntrinsicTable.h"

@@ -1,7 +1,7 @@
 # bfloat16 through NVPTX: the frontend writes LLVM's `bfloat` (no marker of
 # its own; math goes through the float32 math markers), and the NVPTX
 # backend gives native bf16 instructions where the target has them: sm_80
-# has fma.rn.bf16, max/min/neg/abs.bf16 and cvt.rn.bf16.f32, and computes
+# has fma.rn.bf16, neg/abs.bf16 and cvt.rn.bf16.f32, and computes
 # add/mul in float32 with one cvt.rn; sm_90 has add/mul.bf16 and the
 # comparisons setp.*.bf16. Integers convert with integer operations on
 # the integer's bits (through a float type LLVM would fold the conversion
