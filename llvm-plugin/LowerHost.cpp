@@ -20,8 +20,8 @@
 // (LowerHostMarkers.cpp), makeResumable and markParallelAccesses
 // (LowerHostSyncPoints.cpp), createBlockFunction and addAloneVariant
 // (LowerHostRounds.cpp); the analyses in LowerHostUniformity.cpp. This file
-// expands half fma (expandHalfFma), inlines what the kernels call and runs
-// the stages over each kernel.
+// expands half and bfloat16 fma (expandHalfFma, expandBFloat16Fma), inlines
+// what the kernels call and runs the stages over each kernel.
 // `-debug-only=tidal-lower-host` prints their decisions and `-stats` their
 // counters (docs/plugin.md).
 
@@ -172,6 +172,54 @@ bool expandHalfFma(Module &M) {
   return !Calls.empty();
 }
 
+// llvm.fma.bf16 (cuda.bf16.hfma; NVPTX's fma.rn.bf16) rounded once: x86
+// would compute it in float and round twice. The product of two bfloat16s
+// is exact in float64, but their sum with the third need not be (the
+// exponents may be far apart), so the float64 sum is made round-to-odd
+// (its exact error, from Knuth's two-sum, moves an even result one step
+// toward the exact value), which the rounding to bfloat16 then rounds
+// correctly.
+bool expandBFloat16Fma(Module &M) {
+  Function *Fma = M.getFunction("llvm.fma.bf16");
+  if (!Fma)
+    return false;
+  SmallVector<CallInst *, 8> Calls;
+  for (User *U : Fma->users())
+    if (auto *Call = dyn_cast<CallInst>(U))
+      Calls.push_back(Call);
+  for (CallInst *Call : Calls) {
+    IRBuilder<> B(Call);
+    Type *Double = B.getDoubleTy(), *I64 = B.getInt64Ty();
+    Value *A = B.CreateFPExt(Call->getArgOperand(0), Double);
+    Value *Multiplier = B.CreateFPExt(Call->getArgOperand(1), Double);
+    Value *Product = B.CreateFMul(A, Multiplier);
+    Value *Addend = B.CreateFPExt(Call->getArgOperand(2), Double);
+    Value *Sum = B.CreateFAdd(Product, Addend);
+    Value *AddendPart = B.CreateFSub(Sum, Product);
+    Value *ProductPart = B.CreateFSub(Sum, AddendPart);
+    Value *ProductError = B.CreateFSub(Product, ProductPart);
+    Value *AddendError = B.CreateFSub(Addend, AddendPart);
+    Value *Error = B.CreateFAdd(ProductError, AddendError);
+    Value *Bits = B.CreateBitCast(Sum, I64);
+    Value *Even = B.CreateICmpEQ(B.CreateAnd(Bits, 1), ConstantInt::get(I64, 0));
+    Value *Finite = B.CreateFCmpOLT(B.CreateUnaryIntrinsic(Intrinsic::fabs, Sum),
+                                    ConstantFP::getInfinity(Double));
+    Value *Zero = ConstantFP::get(Double, 0.0);
+    Value *Inexact = B.CreateFCmpONE(Error, Zero);
+    Value *ErrorAbove = B.CreateFCmpOGT(Error, Zero);
+    Value *SumAbove = B.CreateFCmpOGT(Sum, Zero);
+    Value *Away = B.CreateICmpEQ(ErrorAbove, SumAbove); // the exact value is farther from zero
+    Value *Larger = B.CreateAdd(Bits, ConstantInt::get(I64, 1));
+    Value *Smaller = B.CreateSub(Bits, ConstantInt::get(I64, 1));
+    Value *Odd = B.CreateSelect(Away, Larger, Smaller);
+    Value *Adjust = B.CreateAnd(B.CreateAnd(Even, Finite), Inexact);
+    Value *RoundedToOdd = B.CreateSelect(Adjust, Odd, Bits);
+    Call->replaceAllUsesWith(B.CreateFPTrunc(B.CreateBitCast(RoundedToOdd, Double), Call->getType()));
+    Call->eraseFromParent();
+  }
+  return !Calls.empty();
+}
+
 // `i64 TIDAL_STATIC_SHARED_PREFIX "K"`: the static shared bytes of kernel
 // K's block, which the runtime reads from the linked module to check a
 // launch's dynamic shared memory (include/tidal/HostABI.h).
@@ -194,6 +242,7 @@ bool lowerHost(Module &M) {
 
   // 0. Half-precision fma, rounded once (expandHalfFma).
   bool ExpandedFma = expandHalfFma(M);
+  ExpandedFma |= expandBFloat16Fma(M);
 
   // 1. Inline the functions that use markers into the kernels calling them.
   //    Recursive ones cannot be; their markers stay, and are reported.

@@ -74,13 +74,13 @@ TypedValue FunctionCompiler::emitBinary(BinaryOperator Op, const TypedValue &L, 
     if (!Float)
       return integerPower(A, C);
     // Through the math marker: each target has its own pow (libdevice, libm).
-    if (Common == Scalar::Float16) {
+    if (Common == Scalar::Float16 || Common == Scalar::BFloat16) {
       X = B.CreateFPExt(X, B.getFloatTy());
       Y = B.CreateFPExt(Y, B.getFloatTy());
     }
     V = callMarker(Common == Scalar::Float64 ? "math.pow.f64" : "math.pow.f32", X->getType(), {X, Y});
-    if (Common == Scalar::Float16)
-      V = B.CreateFPTrunc(V, llvmType(Scalar::Float16));
+    if (Common == Scalar::Float16 || Common == Scalar::BFloat16)
+      V = B.CreateFPTrunc(V, llvmType(Common));
     break;
   case BinaryOperator::BitwiseAnd:
     V = B.CreateAnd(X, Y);

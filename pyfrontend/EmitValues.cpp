@@ -4,6 +4,7 @@
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
 #include "Markers.h"
+#include "BFloat16.h"
 
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
@@ -25,6 +26,8 @@ llvm::Type *FunctionCompiler::llvmType(Scalar S) const {
     return llvm::Type::getInt1Ty(Ctx);
   case Scalar::Float16:
     return llvm::Type::getHalfTy(Ctx);
+  case Scalar::BFloat16:
+    return llvm::Type::getBFloatTy(Ctx);
   case Scalar::Float32:
     return llvm::Type::getFloatTy(Ctx);
   case Scalar::Float64:
@@ -254,6 +257,8 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
       R.Parts.push_back(isFloat(Target) ? B.CreateUIToFP(X, T) : B.CreateZExt(X, T));
     } else if (isInteger(From) && isInteger(Target)) {
       R.Parts.push_back(B.CreateIntCast(X, T, isSigned(From)));
+    } else if (isInteger(From) && Target == Scalar::BFloat16) {
+      R.Parts.push_back(integerToBFloat16(B, X, isSigned(From))); // IntrinsicsBFloat16.cpp
     } else if (isInteger(From)) {
       R.Parts.push_back(isSigned(From) ? B.CreateSIToFP(X, T) : B.CreateUIToFP(X, T));
     } else if (isInteger(Target)) {
@@ -264,6 +269,10 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
       // (a GPU's cvt saturates; x86's gives the lowest integer).
       R.Parts.push_back(B.CreateFreeze(isSigned(Target) ? B.CreateFPToSI(X, T)
                                                         : B.CreateFPToUI(X, T)));
+    } else if ((From == Scalar::Float16 && Target == Scalar::BFloat16) ||
+               (From == Scalar::BFloat16 && Target == Scalar::Float16)) {
+      // Neither half holds the other; float32 holds both, so one rounding.
+      R.Parts.push_back(B.CreateFPTrunc(B.CreateFPExt(X, B.getFloatTy()), T));
     } else {
       R.Parts.push_back(B.CreateFPCast(X, T));
     }

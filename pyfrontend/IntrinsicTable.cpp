@@ -22,7 +22,7 @@ const std::unordered_map<std::string, const IntrinsicRecord *> &recordsByPath() 
           memoryIntrinsics(), atomicIntrinsics(), warpIntrinsics(), mathIntrinsics(),
           complexIntrinsics(), libdeviceIntrinsics(), halfIntrinsics(),
           cooperativeIntrinsics(), operatorIntrinsics(), floatPartIntrinsics(),
-          vectorTypeIntrinsics()})
+          vectorTypeIntrinsics(), bfloat16Intrinsics()})
       for (const IntrinsicRecord &Record : Family)
         Out.emplace(Record.PythonPath, &Record);
     return Out;

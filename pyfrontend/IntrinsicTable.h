@@ -59,6 +59,7 @@ llvm::ArrayRef<IntrinsicRecord> cooperativeIntrinsics(); // cuda.cg.<name>
 llvm::ArrayRef<IntrinsicRecord> operatorIntrinsics();  // _operator.<name>
 llvm::ArrayRef<IntrinsicRecord> floatPartIntrinsics(); // math.frexp, ldexp, modf, remainder
 llvm::ArrayRef<IntrinsicRecord> vectorTypeIntrinsics(); // cuda.float32x4, ...
+llvm::ArrayRef<IntrinsicRecord> bfloat16Intrinsics();   // cuda.bf16.<name>
 
 // The record of a Python path; null when there is none.
 const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);
@@ -66,6 +67,13 @@ const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);
 // Writes the Python module python/tidal/_intrinsic_table.py: the
 // cuda.* records as (path, kind, doc) tuples.
 void writePythonIntrinsicTable(std::ostream &Out);
+
+// numba-cuda's overloads of math.trunc, ceil, floor, sqrt, log, log10, cos,
+// sin, tanh, exp and exp2 for one bfloat16 argument, which give a bfloat16
+// (cuda.bf16's htrunc ...; IntrinsicsBFloat16.cpp): whether the math row's
+// call is one, and its value.
+bool isBFloat16MathOverload(IntrinsicCall &Call);
+TypedValue emitBFloat16MathOverload(IntrinsicCall &Call, const Type &Result);
 
 // round(x, ndigits), which the round row's rule and emitter hand over to
 // (IntrinsicsFloatParts.cpp).

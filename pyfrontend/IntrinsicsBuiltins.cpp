@@ -377,6 +377,8 @@ llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
        "complex64(x): x converted to complex64."},
       {"cast.complex128", IntrinsicKind::Function, typeCast<Scalar::Complex128>, emitCast, "",
        "complex128(x): x converted to complex128."},
+      {"cast.bfloat16", IntrinsicKind::Function, typeCast<Scalar::BFloat16>, emitCast, "",
+       "bfloat16(x): x converted to bfloat16, rounded to nearest (ties to even)."},
       {"builtins.pow", IntrinsicKind::Function, typePow, emitPow, "",
        "pow(base, exp): base ** exp."},
   };

@@ -98,6 +98,8 @@ TypedValue emitSelp(IntrinsicCall &Call, const Type &Result) {
 // float64 otherwise.
 TypedValue typeMathOfOneArgument(IntrinsicCall &Call) {
   bindArguments(Call, Call.Record->PythonPath, {"x"}, 1);
+  if (isBFloat16MathOverload(Call))
+    return TypedValue(Type::scalar(Scalar::BFloat16));
   return TypedValue(Type::scalar(mathType(Call, Call.Record->PythonPath)));
 }
 TypedValue typeMathOfTwoArguments(IntrinsicCall &Call) {
@@ -110,6 +112,8 @@ Value *mathMarker(IntrinsicCall &Call, const std::string &Stem, Scalar F) {
                            Call.C.llvmType(F), floatArguments(Call, F));
 }
 TypedValue emitMathMarker(IntrinsicCall &Call, const Type &Result) {
+  if (Result.Dtype == Scalar::BFloat16)
+    return emitBFloat16MathOverload(Call, Result);
   return Call.C.makeScalar(Result.Dtype, mathMarker(Call, Call.Record->Marker, Result.Dtype));
 }
 
@@ -130,9 +134,13 @@ TypedValue emitNextafter(IntrinsicCall &Call, const Type &Result) {
 // math.log(x) and math.log(x, base)
 TypedValue typeLog(IntrinsicCall &Call) {
   bindArguments(Call, "math.log", {"x", "base"}, 1);
+  if (isBFloat16MathOverload(Call))
+    return TypedValue(Type::scalar(Scalar::BFloat16));
   return TypedValue(Type::scalar(mathType(Call, "math.log")));
 }
 TypedValue emitLog(IntrinsicCall &Call, const Type &Result) {
+  if (Result.Dtype == Scalar::BFloat16)
+    return emitBFloat16MathOverload(Call, Result);
   Scalar F = Result.Dtype;
   std::vector<Value *> Values = floatArguments(Call, F);
   std::string Marker = std::string("math.log") + (F == Scalar::Float32 ? ".f32" : ".f64");
@@ -161,11 +169,15 @@ TypedValue typeRoundingToInt(IntrinsicCall &Call) {
     Call.C.typingError(Call.ArgNodes[0], Name + "() takes a number, not " + X.T.str());
   if (!isFloat(X.T.Dtype))
     return Call.C.convertedType(X, Type::scalar(Scalar::Int64), Call.Node);
+  if (!IsRound && isBFloat16MathOverload(Call))
+    return TypedValue(Type::scalar(Scalar::BFloat16));
   return TypedValue(Type::scalar(Scalar::Int64));
 }
 TypedValue emitRoundingToInt(IntrinsicCall &Call, const Type &Result) {
   if (Call.Args.size() == 2)
     return emitRoundToDigits(Call, Result);
+  if (Result.Dtype == Scalar::BFloat16)
+    return emitBFloat16MathOverload(Call, Result);
   const TypedValue &X = Call.Args[0];
   if (!isFloat(X.T.Dtype))
     return Call.C.convert(X, Result, Call.Node);

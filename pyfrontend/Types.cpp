@@ -21,6 +21,7 @@ const ScalarInfo ScalarTable[] = {
     {Scalar::Int64, "int64", "i64", 64},     {Scalar::UInt8, "uint8", "u8", 8},
     {Scalar::UInt16, "uint16", "u16", 16},   {Scalar::UInt32, "uint32", "u32", 32},
     {Scalar::UInt64, "uint64", "u64", 64},   {Scalar::Float16, "float16", "f16", 16},
+    {Scalar::BFloat16, "bfloat16", "bf16", 16},
     {Scalar::Float32, "float32", "f32", 32}, {Scalar::Float64, "float64", "f64", 64},
     {Scalar::Complex64, "complex64", "c64", 64}, {Scalar::Complex128, "complex128", "c128", 128},
     {Scalar::Datetime64, "datetime64", "M8", 64}, {Scalar::Timedelta64, "timedelta64", "m8", 64},
@@ -48,7 +49,8 @@ bool isFloat(Scalar S) { return S >= Scalar::Float16 && S <= Scalar::Float64; }
 bool isComplex(Scalar S) { return S == Scalar::Complex64 || S == Scalar::Complex128; }
 Scalar componentOf(Scalar S) { return S == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
 Scalar complexOf(Scalar S) {
-  return S == Scalar::Float32 || S == Scalar::Float16 ? Scalar::Complex64 : Scalar::Complex128;
+  return S == Scalar::Float32 || S == Scalar::Float16 || S == Scalar::BFloat16 ? Scalar::Complex64
+                                                                               : Scalar::Complex128;
 }
 bool isDatetime(Scalar S) { return S == Scalar::Datetime64 || S == Scalar::Timedelta64; }
 const char *timeUnitName(TimeUnit U) { return TimeUnitNames[static_cast<int>(U)]; }
@@ -334,6 +336,15 @@ bool Type::operator==(const Type &O) const {
   }
 }
 
+// The float that holds every value of two floats: the wider, except that
+// neither float16 nor bfloat16 holds the other (float32 holds both).
+static Scalar widerFloat(Scalar A, Scalar B) {
+  if ((A == Scalar::Float16 && B == Scalar::BFloat16) ||
+      (A == Scalar::BFloat16 && B == Scalar::Float16))
+    return Scalar::Float32;
+  return std::max(A, B);
+}
+
 Scalar promoteArithmetic(Scalar A, Scalar B) {
   // Complex: the complex of what the components (or reals) promote to.
   if (isComplex(A) || isComplex(B))
@@ -345,11 +356,11 @@ Scalar promoteArithmetic(Scalar A, Scalar B) {
   if (isFloat(A) || isFloat(B)) {
     Scalar F = isFloat(A) ? A : B, Other = isFloat(A) ? B : A;
     if (isFloat(Other))
-      return std::max(F, Other);
+      return widerFloat(F, Other);
     bool SmallInt = Other == Scalar::Bool || Other == Scalar::Int8 ||
                     Other == Scalar::Int16 || Other == Scalar::UInt8;
-    if (F == Scalar::Float16)
-      return SmallInt && Other != Scalar::Int16 ? Scalar::Float16
+    if (F == Scalar::Float16 || F == Scalar::BFloat16) // 8-bit integers fit both
+      return SmallInt && Other != Scalar::Int16 ? F
                                                  : (SmallInt ? Scalar::Float32 : Scalar::Float64);
     return SmallInt ? Scalar::Float32 : Scalar::Float64;
   }
@@ -372,7 +383,7 @@ static bool unifyScalar(Scalar A, Scalar B, Scalar &Out) {
   if (isFloat(A) || isFloat(B)) {
     Scalar F = isFloat(A) ? A : B, Other = isFloat(A) ? B : A;
     if (isFloat(Other)) {
-      Out = std::max(F, Other);
+      Out = widerFloat(F, Other);
       return true;
     }
     bool Fits32 = Other == Scalar::Bool || bitWidth(Other) <= 16;

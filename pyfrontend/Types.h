@@ -15,7 +15,9 @@ enum class Scalar : uint8_t {
   Bool,
   Int8, Int16, Int32, Int64,
   UInt8, UInt16, UInt32, UInt64,
-  Float16, Float32, Float64,
+  Float16,
+  BFloat16, // float32's exponent, 8 significant bits; among the floats (isFloat)
+  Float32, Float64,
   Complex64, Complex128, // pairs of float32 / float64
   Datetime64, Timedelta64, // int64 counts of a time unit (Type::TimeUnit); NaT is INT64_MIN
 };

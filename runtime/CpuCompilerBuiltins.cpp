@@ -29,6 +29,40 @@ float halfBitsToFloat(uint16_t Bits) {
 }
 #endif
 
+// bfloat16 from float32 and float64, rounded once to nearest, ties to even
+// (NaN: CUDA's canonical NaN, 0x7fff), as NVPTX's cvt.rn.bf16.f32/.f64.
+// The x86-64 ABI passes and returns a bfloat16 in the low 16 bits of an SSE
+// register, as a float is: these return a float whose low 16 bits are the
+// bfloat16's (the compiler may have no __bf16 type).
+uint16_t floatBitsToBFloat16(uint32_t Bits) {
+  if ((Bits & 0x7fffffffu) > 0x7f800000u)
+    return 0x7fff;
+  // Round to nearest even on the 16 dropped bits; a carry moves into the
+  // exponent, up to infinity, as it should.
+  const uint32_t Rounded = Bits + 0x7fffu + ((Bits >> 16) & 1u);
+  return static_cast<uint16_t>(Rounded >> 16);
+}
+float bfloat16InFloatRegister(uint16_t BFloat16) {
+  return __builtin_bit_cast(float, static_cast<uint32_t>(BFloat16));
+}
+float truncateFloatToBFloat16(float Value) {
+  return bfloat16InFloatRegister(floatBitsToBFloat16(__builtin_bit_cast(uint32_t, Value)));
+}
+// From float64: to float32 rounded to odd first (the nearest float32, moved
+// one step to an odd significand where it was inexact and even), which
+// keeps every bit the final rounding needs, then rounded once.
+float truncateDoubleToBFloat16(double Value) {
+  float Nearest = static_cast<float>(Value);
+  uint32_t Bits = __builtin_bit_cast(uint32_t, Nearest);
+  const double Back = static_cast<double>(Nearest);
+  if (Value == Value && Back != Value && (Bits & 1u) == 0 &&
+      (Bits & 0x7fffffffu) != 0x7f800000u) {
+    const bool TowardZero = (Back > Value) == (Value > 0); // the nearest overshot in magnitude
+    Bits = TowardZero ? Bits - 1 : Bits + 1;
+  } // (a float64 past float32's range rounds to infinity in bfloat16 too)
+  return bfloat16InFloatRegister(floatBitsToBFloat16(Bits));
+}
+
 // llvm.powi: x to an integer power, by squaring (as compiler-rt does).
 template <typename Float> Float powerByInteger(Float Base, int32_t Exponent) {
   const bool Reciprocal = Exponent < 0;
@@ -70,6 +104,8 @@ std::vector<CompilerBuiltin> compilerBuiltins() {
   std::vector<CompilerBuiltin> Builtins = {
       {"__powisf2", reinterpret_cast<void *>(&powerByIntegerFloat)},
       {"__powidf2", reinterpret_cast<void *>(&powerByIntegerDouble)},
+      {"__truncsfbf2", reinterpret_cast<void *>(&truncateFloatToBFloat16)},
+      {"__truncdfbf2", reinterpret_cast<void *>(&truncateDoubleToBFloat16)},
   };
 #if defined(__FLT16_MAX__)
   Builtins.insert(Builtins.end(), {

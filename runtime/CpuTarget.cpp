@@ -84,6 +84,10 @@ const HostFacts &hostFacts() {
     F.CPU = llvm::sys::getHostCPUName().str();
     for (const auto &Feature : llvm::sys::getHostCPUFeatures())
       F.Features.AddFeature(Feature.first(), Feature.second);
+    // bfloat16 rounds as the GPU's cvt.rn.bf16.f32 does, subnormals kept:
+    // AVX512-BF16's and AVX-NE-CONVERT's vcvtneps2bf16 flushes them to zero.
+    F.Features.AddFeature("avx512bf16", false);
+    F.Features.AddFeature("avxneconvert", false);
     return F;
   }();
   return Facts;
@@ -406,14 +410,14 @@ std::string hostDescription() {
 namespace {
 
 // fneg, fabs and copysign only touch the sign bit, NaN payloads included,
-// as on the GPU (neg.f16, abs.f16). LLVM 19's x86 backend without
-// AVX512-FP16 promotes them on half to float and back, which quiets a
-// signalling NaN. So just before codegen (after InstCombine, which would
+// as on the GPU (neg.f16, abs.f16, neg.bf16). LLVM 19's x86 backend without
+// AVX512-FP16 promotes them on half (and always on bfloat) to float and
+// back, which quiets a signalling NaN. So just before codegen (after InstCombine, which would
 // fold them back) they become integer bit operations on half values.
 void makeHalfSignOperationsExact(llvm::Function &F) {
   llvm::SmallVector<llvm::Instruction *, 8> Rewritten;
   for (llvm::Instruction &I : llvm::instructions(F)) {
-    if (!I.getType()->getScalarType()->isHalfTy())
+    if (!I.getType()->getScalarType()->isHalfTy() && !I.getType()->getScalarType()->isBFloatTy())
       continue;
     auto *Call = llvm::dyn_cast<llvm::IntrinsicInst>(&I);
     llvm::Intrinsic::ID Id = Call ? Call->getIntrinsicID() : llvm::Intrinsic::not_intrinsic;

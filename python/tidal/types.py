@@ -18,10 +18,12 @@ class NumberType:
     types builds a signature (void(float32[:], int64)) and calling it with a
     number converts like the NumPy scalar type."""
 
-    def __init__(self, name, numpy_name, doc=None):
+    def __init__(self, name, numpy_name, doc=None, casts=None):
         self.name = name
         self._numpy_type = getattr(_np, numpy_name) if numpy_name else None
-        self.__tidal_intrinsic__ = "cast." + name if numpy_name else None
+        # A cast in kernels: every type NumPy has, and bfloat16, which it has not.
+        casts = bool(numpy_name) if casts is None else casts
+        self.__tidal_intrinsic__ = "cast." + name if casts else None
         if doc:
             self.__doc__ = doc
 
@@ -38,6 +40,10 @@ class NumberType:
     def __call__(self, *args):
         if all(_is_type(a) for a in args) and (args or self._numpy_type is None):
             return Signature(self, args)
+        if self._numpy_type is None and self.__tidal_intrinsic__:
+            raise TypeError(
+                f"NumPy has no {self.name}: on the host, {self.name} values are their bits in a "
+                f"uint16 array (docs/language.md); {self.name}(x) converts only in kernels")
         if self._numpy_type is None:
             raise TypeError("void cannot convert a value")
         return self._numpy_type(*args)
@@ -96,7 +102,11 @@ def _scalar_types():
     for path, _, doc in _INTRINSICS:
         if path.startswith("cast."):
             name = path[len("cast."):]
-            types[name] = NumberType(name, numpy_names.get(name, name), doc)
+            numpy_name = numpy_names.get(name, name)
+            if not hasattr(_np, numpy_name):  # bfloat16: a kernel type NumPy has not
+                types[name] = NumberType(name, None, doc, casts=True)
+            else:
+                types[name] = NumberType(name, numpy_name, doc)
     return types
 
 

@@ -64,6 +64,10 @@ from . import random  # noqa: E402,F401
 from .reduction import Reduce, reduce  # noqa: E402,F401
 # Numba's numba.cuda.kernels (transpose, reduction), written with kernels.
 from . import kernels  # noqa: E402,F401
+# numba-cuda's cuda.bf16 (the bfloat16 type and cuda_bf16.h's functions), a
+# module over the table's cuda.bf16 namespace, and cuda.is_bfloat16_supported.
+from . import bf16  # noqa: E402,F401
+from .bf16 import is_bfloat16_supported  # noqa: E402,F401
 
 
 def __getattr__(name):

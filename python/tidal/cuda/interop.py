@@ -40,7 +40,9 @@ def _dtype(code, bits, lanes):
     if lanes != 1:
         raise BufferError(f"from_dlpack: vector elements ({lanes} lanes) are not supported")
     if code == _BFLOAT:
-        raise BufferError("from_dlpack: bfloat16 has no NumPy dtype")
+        raise BufferError("from_dlpack: bfloat16 has no NumPy dtype: pass the tensor's bits "
+                          "as int16 or uint16 (PyTorch: t.view(torch.int16)) and read them as "
+                          "bfloat16 in the kernel (bits.view(cuda.bfloat16))")
     dtype = _DTYPES.get((code, bits))
     if dtype is None:
         raise BufferError(f"from_dlpack: DLPack type code {code} with {bits} bits has no "

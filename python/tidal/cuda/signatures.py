@@ -47,6 +47,7 @@ _SCALARS = {
     "float64": "float64", "f8": "float64", "double": "float64",
     "complex64": "complex64", "c8": "complex64",
     "complex128": "complex128", "c16": "complex128", "complex_": "complex128",
+    "bfloat16": "bfloat16", "__nv_bfloat16": "bfloat16",  # numba-cuda's type prints __nv_bfloat16
 }
 _NONE_NAMES = ("void", "none", "None")
 _DATETIMES = ("datetime64", "timedelta64")
