@@ -198,6 +198,8 @@ template <Scalar S> TypedValue typeCast(IntrinsicCall &Call) {
   if (!Call.Args[0].T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "cannot convert " + Call.Args[0].T.str() +
                                              " to " + Name);
+  if (isFp8(Call.Args[0].T.Dtype)) // explicit, as fp8 values convert (Fp8Conversions.cpp)
+    return TypedValue(Type::scalar(S));
   return Call.C.convertedType(Call.Args[0], Type::scalar(S), Call.Node);
 }
 TypedValue emitCast(IntrinsicCall &Call, const Type &Result) {

@@ -49,7 +49,7 @@ Scalar mathType(IntrinsicCall &Call, const std::string &Name) {
   Scalar Common = Scalar::Bool;
   bool First = true;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
-    if (!Call.Args[I].T.isScalar())
+    if (!Call.Args[I].T.isScalar() || isFp8(Call.Args[I].T.Dtype))
       Call.C.typingError(Call.ArgNodes[I], Name + "() takes numbers, not " + Call.Args[I].T.str());
     Common = First ? Call.Args[I].T.Dtype : promoteArithmetic(Common, Call.Args[I].T.Dtype);
     First = false;

@@ -81,6 +81,10 @@ class Device:
     def supports_bfloat16(self):
         return self.compute_capability >= (8, 0)
 
+    @property
+    def supports_fp8(self):
+        return self.compute_capability >= (8, 9)
+
     def __repr__(self):
         return f"<CUDA device {self.id} '{self.name}'>"
 
