@@ -23,7 +23,7 @@ const std::unordered_map<std::string, const IntrinsicRecord *> &recordsByPath() 
           complexIntrinsics(), libdeviceIntrinsics(), halfIntrinsics(),
           cooperativeIntrinsics(), operatorIntrinsics(), floatPartIntrinsics(),
           vectorTypeIntrinsics(),
-          fp8Intrinsics()})
+          fp8Intrinsics(), halfConversionIntrinsics()})
       for (const IntrinsicRecord &Record : Family)
         Out.emplace(Record.PythonPath, &Record);
     return Out;
