@@ -569,6 +569,10 @@ def test_is_fp8_supported(mock_script):
     ("out[0] = fp8_e4m3(1.0) < 2.0", r"the comparison < is not defined on fp8_e4m3"),
     ("out[0] = fp8_e4m3(1.0)", r"cannot convert fp8_e4m3 to float32 implicitly: write float32\(v\)"),
     ("out[0] = math.sin(fp8_e8m0(1.0))", r"math.sin\(\) takes numbers, not fp8_e8m0"),
+    ("out[0] = max(fp8_e4m3(1.0), fp8_e4m3(2.0))", r"max\(\) of a value of type fp8_e4m3"),
+    ("print(fp8_e5m2(1.0))", r"print\(\) in kernels does not print fp8_e5m2 values: print float32\(v\)"),
+    ("out[0] = abs(fp8_e4m3(1.0))", r"cannot convert fp8_e4m3 to float32 implicitly"),
+    ("a = cuda.local.array(4, fp8_e4m3)", r"expected a dtype"),
     ("out[0] = fp8_e4m3(1j)", r"fp8_e4m3\(\) takes a real number .*not complex128"),
     ("out[0] = cvt_float_to_fp8(1.0, 1, E4M3)",
      r"cvt_float_to_fp8\(\) argument 'saturate' takes a saturation_t member "
