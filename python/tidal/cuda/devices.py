@@ -405,6 +405,16 @@ def get_current_device():
     return current_context().device
 
 
+def is_fp8_supported():
+    """numba-cuda's cuda.is_fp8_supported(): True on the cpu target, which
+    computes the fp8 conversions in integer code; on the cuda target, whether
+    the current device has compute capability 8.9 or higher (numba-cuda's
+    rule; tidal's conversions run on older GPUs too, in integer code)."""
+    if current_target() == "cpu":
+        return True
+    return get_current_device().supports_fp8
+
+
 def close():
     """Drops the contexts and the thread's selection (cuda.close()): the
     next use starts again from device 0. On the cuda target it first waits

@@ -104,14 +104,3 @@ def is_available():
     # 'cuda' chosen, or nothing chosen: the cuda target where a GPU is
     # usable, else (nothing chosen) the cpu target.
     return cuda_available() or name is None
-
-
-def is_fp8_supported():
-    """numba-cuda's cuda.is_fp8_supported(): True on the cpu target, which
-    computes the fp8 conversions in integer code; on the cuda target, whether
-    the current device has compute capability 8.9 or higher (numba-cuda's
-    rule; tidal's conversions run on older GPUs too, in integer code)."""
-    if current_target() == "cpu":
-        return True
-    from .devices import get_current_device
-    return get_current_device().supports_fp8
