@@ -276,9 +276,10 @@ TypedValue emitHalfForm(IntrinsicCall &Call, const Type &Result) {
         Scalar::Int32, B.CreateSelect(PlusInf, B.getInt32(1),
                                       B.CreateSelect(MinusInf, B.getInt32(-1), B.getInt32(0))));
   }
-  // Arithmetic, rounded to nearest: _rn (never contracted into an fma: tidal
-  // does not contract these), _sat (clamped to [0, 1], NaN to +0), _relu
-  // (negative to +0, NaN the canonical NaN).
+  // Arithmetic, rounded to nearest: _rn (behind llvm.arithmetic.fence, which
+  // no fma contraction crosses: tidal compiles with fp-contract=fast, so
+  // hadd(hmul(a, b), c) may become an fma), _sat (clamped to [0, 1], NaN to
+  // +0), _relu (negative to +0, NaN the canonical NaN).
   Value *R;
   if (Name.rfind("__hadd", 0) == 0)
     R = B.CreateFAdd(V[0], V[1]);
@@ -288,6 +289,8 @@ TypedValue emitHalfForm(IntrinsicCall &Call, const Type &Result) {
     R = B.CreateFMul(V[0], V[1]);
   else
     R = B.CreateIntrinsic(Intrinsic::fma, {H}, {V[0], V[1], V[2]});
+  if (Name.size() > 3 && Name.substr(Name.size() - 3) == "_rn") // no fma contracts it
+    R = B.CreateUnaryIntrinsic(Intrinsic::arithmetic_fence, R);
   if (Name.size() > 4 && Name.substr(Name.size() - 4) == "_sat") {
     // max(R, 0) with NaN to 0 (ordered compare), then min(., 1).
     R = B.CreateSelect(B.CreateFCmpOGT(R, Zero), R, Zero);

@@ -352,3 +352,14 @@ def test_ptxas_accepts_the_conversions(tmp_path, cc):
     run = subprocess.run([str(_ptxas()), f"-arch=sm_{cc[0]}{cc[1]}", "-c", str(path), "-o",
                           os.devnull], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_rn_forms_are_not_contracted_into_an_fma():
+    # tidal compiles with fp-contract=fast: hadd(hmul(a, b), c) may become
+    # fma.rn.f16; the _rn forms stay a multiply and an add (in LLVM).
+    def products(a, out):
+        out[0] = fp16.__hadd_rn(fp16.__hmul_rn(a[0], a[1]), a[2])
+
+    ptx, _ = cuda.compile_ptx(products, (float16[::1], float16[::1]), cc=(9, 0))
+    assert "fma" not in ptx
+    assert "mul.f16" in ptx or "mul.rn.f16" in ptx
