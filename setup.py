@@ -121,7 +121,8 @@ os.makedirs(os.path.join(ROOT, "build-pip"), exist_ok=True)
 setup(
     package_dir={"": "python"},
     packages=["tidal", "tidal.cuda", "tidal.cuda.cudadrv", "tidal.cuda.kernels", "tidal.ufuncs",
-              "tidal._numba_shim.numba"],
+              "tidal._numba_shim.numba",
+              "tidal.cuda._internal"],
     ext_modules=[Extension("tidal._tidal", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build-pip"},

@@ -3,6 +3,7 @@
 // convert emits it), truth values, marker calls and constants.
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
+#include "Fp8.h"
 #include "Markers.h"
 #include "BFloat16.h"
 
@@ -251,7 +252,9 @@ TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &
     Value *X = V.scalar();
     Scalar From = V.T.Dtype, Target = To.Dtype;
     llvm::Type *T = llvmType(Target);
-    if (Target == Scalar::Bool) {
+    if (isFp8(From) || isFp8(Target)) { // explicit only (typeCast): Fp8Conversions.cpp
+      R.Parts.push_back(fp8::convert(*this, V, Target));
+    } else if (Target == Scalar::Bool) {
       R.Parts.push_back(truth(V, Node));
     } else if (From == Scalar::Bool) {
       R.Parts.push_back(isFloat(Target) ? B.CreateUIToFP(X, T) : B.CreateZExt(X, T));
@@ -306,6 +309,9 @@ TypedValue FunctionCompiler::convertedType(const TypedValue &V, const frontend::
     return TypedValue(To);
   }
   if (V.T.isScalar() && To.isScalar()) {
+    if (isFp8(V.T.Dtype) || isFp8(To.Dtype)) // numba-cuda converts them only explicitly
+      typingError(Node, "cannot convert " + V.T.str() + " to " + To.str() + " implicitly: write " +
+                            To.str() + "(v)");
     if ((isComplex(V.T.Dtype) || isComplex(To.Dtype)) && !isComplex(To.Dtype) &&
         To.Dtype != Scalar::Bool)
       typingError(Node, "cannot convert " + V.T.str() + " to " + To.str() +
@@ -338,6 +344,8 @@ Value *FunctionCompiler::truth(const TypedValue &V, PyObject *Node) {
   Value *X = V.scalar();
   if (V.T.Dtype == Scalar::Bool)
     return X;
+  if (isFp8(V.T.Dtype))
+    return fp8::truth(*this, V);
   if (isFloat(V.T.Dtype)) // NaN is true, as in Python
     return B.CreateFCmpUNE(X, ConstantFP::get(X->getType(), 0.0));
   if (isComplex(V.T.Dtype)) {

@@ -22,7 +22,8 @@ const std::unordered_map<std::string, const IntrinsicRecord *> &recordsByPath() 
           memoryIntrinsics(), atomicIntrinsics(), warpIntrinsics(), mathIntrinsics(),
           complexIntrinsics(), libdeviceIntrinsics(), halfIntrinsics(),
           cooperativeIntrinsics(), operatorIntrinsics(), floatPartIntrinsics(),
-          vectorTypeIntrinsics(), bfloat16Intrinsics()})
+          vectorTypeIntrinsics(), bfloat16Intrinsics(),
+          fp8Intrinsics(), halfConversionIntrinsics()})
       for (const IntrinsicRecord &Record : Family)
         Out.emplace(Record.PythonPath, &Record);
     return Out;

@@ -60,6 +60,8 @@ llvm::ArrayRef<IntrinsicRecord> operatorIntrinsics();  // _operator.<name>
 llvm::ArrayRef<IntrinsicRecord> floatPartIntrinsics(); // math.frexp, ldexp, modf, remainder
 llvm::ArrayRef<IntrinsicRecord> vectorTypeIntrinsics(); // cuda.float32x4, ...
 llvm::ArrayRef<IntrinsicRecord> bfloat16Intrinsics();   // cuda.bf16.<name>
+llvm::ArrayRef<IntrinsicRecord> fp8Intrinsics();       // cuda.fp8.<name>
+llvm::ArrayRef<IntrinsicRecord> halfConversionIntrinsics(); // cuda.fp16.__float2half_rz, ...
 
 // The record of a Python path; null when there is none.
 const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);

@@ -139,7 +139,7 @@ TypedValue typeMinOrMax(IntrinsicCall &Call) {
                                       "numbers");
   Scalar Common = Call.Args[0].T.isScalar() ? Call.Args[0].T.Dtype : Scalar::Int64;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
-    if (!Call.Args[I].T.isScalar())
+    if (!Call.Args[I].T.isScalar() || isFp8(Call.Args[I].T.Dtype))
       Call.C.typingError(Call.ArgNodes[I], std::string(Name) + "() of a value of type " +
                                                Call.Args[I].T.str());
     if (I)
@@ -198,6 +198,8 @@ template <Scalar S> TypedValue typeCast(IntrinsicCall &Call) {
   if (!Call.Args[0].T.isScalar())
     Call.C.typingError(Call.ArgNodes[0], "cannot convert " + Call.Args[0].T.str() +
                                              " to " + Name);
+  if (isFp8(Call.Args[0].T.Dtype)) // explicit, as fp8 values convert (Fp8Conversions.cpp)
+    return TypedValue(Type::scalar(S));
   return Call.C.convertedType(Call.Args[0], Type::scalar(S), Call.Node);
 }
 TypedValue emitCast(IntrinsicCall &Call, const Type &Result) {
@@ -247,6 +249,9 @@ void checkPrintable(IntrinsicCall &Call, const Type &T, PyObject *ArgNode) {
                                 "and string literals, not " + T.str());
   if (isComplex(T.Dtype))
     Call.C.typingError(ArgNode, "print() in kernels prints real numbers: print .real and .imag");
+  if (isFp8(T.Dtype))
+    Call.C.typingError(ArgNode, "print() in kernels does not print " + T.str() +
+                                    " values: print float32(v)");
 }
 TypedValue typePrint(IntrinsicCall &Call) {
   for (const std::string &K : Call.Keywords)

@@ -49,7 +49,7 @@ Scalar mathType(IntrinsicCall &Call, const std::string &Name) {
   Scalar Common = Scalar::Bool;
   bool First = true;
   for (size_t I = 0; I < Call.Args.size(); ++I) {
-    if (!Call.Args[I].T.isScalar())
+    if (!Call.Args[I].T.isScalar() || isFp8(Call.Args[I].T.Dtype))
       Call.C.typingError(Call.ArgNodes[I], Name + "() takes numbers, not " + Call.Args[I].T.str());
     Common = First ? Call.Args[I].T.Dtype : promoteArithmetic(Common, Call.Args[I].T.Dtype);
     First = false;
@@ -93,6 +93,31 @@ TypedValue emitSelp(IntrinsicCall &Call, const Type &Result) {
   return Call.C.makeScalar(Result.Dtype, Call.C.builder().CreateSelect(P, A, B2));
 }
 
+// numba-cuda's math functions of one float16 that return a float16
+// (cudamath.py's Math_unary_with_fp16, fp16.py's overloads: cuda.fp16.hsin
+// & co.): computed in float32 and rounded to float16, as the cuda.fp16
+// functions are (IntrinsicsHalf.cpp). math.ceil, floor and trunc of a
+// float16 are float16 too, not int64.
+bool halfResult(IntrinsicCall &Call) {
+  static const char *const Functions[] = {"math.sin",  "math.cos",  "math.tanh", "math.exp",
+                                          "math.exp2", "math.log",  "math.log2", "math.log10",
+                                          "math.sqrt", "math.fabs", "math.ceil", "math.floor",
+                                          "math.trunc"};
+  if (Call.Args.size() != 1 || Call.Args[0].T != Type::scalar(Scalar::Float16))
+    return false;
+  for (const char *F : Functions)
+    if (std::string(Call.Record->PythonPath) == F)
+      return true;
+  return false;
+}
+// The float32 marker math.<Stem>.f32 of the argument, rounded to float16.
+TypedValue halfOfFloatMarker(IntrinsicCall &Call, const std::string &Stem) {
+  IRBuilder<> &B = Call.C.builder();
+  Value *X = B.CreateFPExt(Call.Args[0].scalar(), B.getFloatTy());
+  Value *Y = Call.C.callMarker("math." + Stem + ".f32", B.getFloatTy(), {X});
+  return Call.C.makeScalar(Scalar::Float16, B.CreateFPTrunc(Y, B.getHalfTy()));
+}
+
 // The math functions that are one marker: the record's Marker is the
 // marker's stem (math.<stem>.<f32|f64>); float32 for float32 arguments,
 // float64 otherwise.
@@ -100,7 +125,8 @@ TypedValue typeMathOfOneArgument(IntrinsicCall &Call) {
   bindArguments(Call, Call.Record->PythonPath, {"x"}, 1);
   if (isBFloat16MathOverload(Call))
     return TypedValue(Type::scalar(Scalar::BFloat16));
-  return TypedValue(Type::scalar(mathType(Call, Call.Record->PythonPath)));
+  Scalar F = mathType(Call, Call.Record->PythonPath);
+  return TypedValue(Type::scalar(halfResult(Call) ? Scalar::Float16 : F));
 }
 TypedValue typeMathOfTwoArguments(IntrinsicCall &Call) {
   bindArguments(Call, Call.Record->PythonPath, {"x", "y"}, 2);
@@ -114,6 +140,8 @@ Value *mathMarker(IntrinsicCall &Call, const std::string &Stem, Scalar F) {
 TypedValue emitMathMarker(IntrinsicCall &Call, const Type &Result) {
   if (Result.Dtype == Scalar::BFloat16)
     return emitBFloat16MathOverload(Call, Result);
+  if (Result.Dtype == Scalar::Float16)
+    return halfOfFloatMarker(Call, Call.Record->Marker);
   return Call.C.makeScalar(Result.Dtype, mathMarker(Call, Call.Record->Marker, Result.Dtype));
 }
 
@@ -136,11 +164,14 @@ TypedValue typeLog(IntrinsicCall &Call) {
   bindArguments(Call, "math.log", {"x", "base"}, 1);
   if (isBFloat16MathOverload(Call))
     return TypedValue(Type::scalar(Scalar::BFloat16));
-  return TypedValue(Type::scalar(mathType(Call, "math.log")));
+  Scalar F = mathType(Call, "math.log");
+  return TypedValue(Type::scalar(halfResult(Call) ? Scalar::Float16 : F));
 }
 TypedValue emitLog(IntrinsicCall &Call, const Type &Result) {
   if (Result.Dtype == Scalar::BFloat16)
     return emitBFloat16MathOverload(Call, Result);
+  if (Result.Dtype == Scalar::Float16)
+    return halfOfFloatMarker(Call, "log");
   Scalar F = Result.Dtype;
   std::vector<Value *> Values = floatArguments(Call, F);
   std::string Marker = std::string("math.log") + (F == Scalar::Float32 ? ".f32" : ".f64");
@@ -171,7 +202,7 @@ TypedValue typeRoundingToInt(IntrinsicCall &Call) {
     return Call.C.convertedType(X, Type::scalar(Scalar::Int64), Call.Node);
   if (!IsRound && isBFloat16MathOverload(Call))
     return TypedValue(Type::scalar(Scalar::BFloat16));
-  return TypedValue(Type::scalar(Scalar::Int64));
+  return TypedValue(Type::scalar(!IsRound && halfResult(Call) ? Scalar::Float16 : Scalar::Int64));
 }
 TypedValue emitRoundingToInt(IntrinsicCall &Call, const Type &Result) {
   if (Call.Args.size() == 2)
@@ -181,6 +212,8 @@ TypedValue emitRoundingToInt(IntrinsicCall &Call, const Type &Result) {
   const TypedValue &X = Call.Args[0];
   if (!isFloat(X.T.Dtype))
     return Call.C.convert(X, Result, Call.Node);
+  if (Result.Dtype == Scalar::Float16) // math.floor(float16) & co.
+    return halfOfFloatMarker(Call, Call.Record->Marker);
   TypedValue Rounded;
   if (std::string(Call.Record->PythonPath) == "builtins.round")
     Rounded = Call.C.makeScalar(

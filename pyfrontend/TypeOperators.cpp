@@ -3,6 +3,7 @@
 // records the type its operands convert to (ExpressionType::Operands).
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
+#include "Fp8.h"
 #include "Operators.h"
 
 #include <cstdint>
@@ -36,6 +37,7 @@ TypedValue FunctionCompiler::typeBinary(BinaryOperator Op, const TypedValue &L, 
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
+  fp8::rejectOperands(*this, std::string("the operator ") + operatorSymbol(Op), L.T, R.T, Node);
   if (std::optional<TypedValue> Datetime = typeDatetimeBinary(Op, L, R, Node)) // Datetimes.cpp
     return *Datetime;
   Scalar Common = promoteArithmetic(L.T.Dtype, R.T.Dtype);
@@ -102,6 +104,7 @@ TypedValue FunctionCompiler::typeUnaryOp(PyObject *Node) {
   }
   if (!V.T.isScalar())
     typingError(Node, "bad operand type for unary operator: " + V.T.str());
+  fp8::rejectOperands(*this, "a unary operator", V.T, V.T, Node);
   // Numba widens small integers (and bools) as for binary arithmetic.
   Scalar S = isFloat(V.T.Dtype) || isComplex(V.T.Dtype) ? V.T.Dtype
                                                      : promoteArithmetic(V.T.Dtype, V.T.Dtype);
@@ -141,6 +144,7 @@ frontend::Type FunctionCompiler::typeComparison(ComparisonOperator Op, const Typ
   if (!L.T.isScalar() || !R.T.isScalar())
     typingError(Node, std::string("unsupported operand types for ") + operatorSymbol(Op) +
                           ": " + L.T.str() + " and " + R.T.str());
+  fp8::rejectOperands(*this, std::string("the comparison ") + operatorSymbol(Op), L.T, R.T, Node);
   if (std::optional<frontend::Type> Datetime = typeDatetimeComparison(Op, L, R, Node))
     return *Datetime;
   if (Op == ComparisonOperator::Is || Op == ComparisonOperator::IsNot ||

@@ -25,6 +25,8 @@ const ScalarInfo ScalarTable[] = {
     {Scalar::Float32, "float32", "f32", 32}, {Scalar::Float64, "float64", "f64", 64},
     {Scalar::Complex64, "complex64", "c64", 64}, {Scalar::Complex128, "complex128", "c128", 128},
     {Scalar::Datetime64, "datetime64", "M8", 64}, {Scalar::Timedelta64, "timedelta64", "m8", 64},
+    {Scalar::Fp8E4M3, "fp8_e4m3", "e4m3", 8}, {Scalar::Fp8E5M2, "fp8_e5m2", "e5m2", 8},
+    {Scalar::Fp8E8M0, "fp8_e8m0", "e8m0", 8},
 };
 
 const char *const TimeUnitNames[] = {"",   "Y",  "M",  "W",  "D",  "h",  "m",
@@ -47,6 +49,7 @@ bool isInteger(Scalar S) {
 bool isSigned(Scalar S) { return S >= Scalar::Int8 && S <= Scalar::Int64; }
 bool isFloat(Scalar S) { return S >= Scalar::Float16 && S <= Scalar::Float64; }
 bool isComplex(Scalar S) { return S == Scalar::Complex64 || S == Scalar::Complex128; }
+bool isFp8(Scalar S) { return S >= Scalar::Fp8E4M3 && S <= Scalar::Fp8E8M0; }
 Scalar componentOf(Scalar S) { return S == Scalar::Complex64 ? Scalar::Float32 : Scalar::Float64; }
 Scalar complexOf(Scalar S) {
   return S == Scalar::Float32 || S == Scalar::Float16 || S == Scalar::BFloat16 ? Scalar::Complex64
@@ -374,6 +377,8 @@ static bool unifyScalar(Scalar A, Scalar B, Scalar &Out) {
     Out = A;
     return true;
   }
+  if (isFp8(A) || isFp8(B)) // an fp8 value converts only explicitly
+    return false;
   if (isComplex(A) || isComplex(B)) {
     Scalar Component;
     unifyScalar(isComplex(A) ? componentOf(A) : A, isComplex(B) ? componentOf(B) : B, Component);

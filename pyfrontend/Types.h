@@ -20,6 +20,7 @@ enum class Scalar : uint8_t {
   Float32, Float64,
   Complex64, Complex128, // pairs of float32 / float64
   Datetime64, Timedelta64, // int64 counts of a time unit (Type::TimeUnit); NaT is INT64_MIN
+  Fp8E4M3, Fp8E5M2, Fp8E8M0, // CUDA's 8-bit floats (cuda_fp8.h): bits in an i8, no arithmetic (Fp8.h)
 };
 
 // NumPy's time units, coarsest first (Y, M, W, D, h, m, s, ms, us, ns, ps,
@@ -39,6 +40,7 @@ bool isInteger(Scalar S);
 bool isSigned(Scalar S);
 bool isFloat(Scalar S);
 bool isComplex(Scalar S);
+bool isFp8(Scalar S); // fp8_e4m3, fp8_e5m2, fp8_e8m0: convert only explicitly
 Scalar componentOf(Scalar Complex); // Complex64 -> Float32
 Scalar complexOf(Scalar Float);     // Float32 (or narrower) -> Complex64, else Complex128
 unsigned bitWidth(Scalar S);      // bool: 1

@@ -143,3 +143,53 @@ def test_ptxas_accepts_every_function(tmp_path, cc):
     run = subprocess.run([str(_ptxas()), f"-arch=sm_{cc[0]}{cc[1]}", "-c", str(path), "-o",
                           os.devnull], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+# numba-cuda types these math functions of a float16 as float16 (cudamath.py,
+# and fp16.py's overloads onto the cuda.fp16 functions): the rest of math
+# takes float16 as a float and returns float64.
+HALF_MATH = {
+    "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "exp": np.exp, "exp2": np.exp2,
+    "log": np.log, "log2": np.log2, "log10": np.log10, "sqrt": np.sqrt, "fabs": np.abs,
+    "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc,
+}
+
+
+@pytest.mark.parametrize("name", list(HALF_MATH))
+def test_math_of_float16_is_float16(target, name):
+    import math
+    function = getattr(math, name)
+
+    def apply(x):
+        return function(x)
+
+    _, result_type = cuda.compile_ptx(apply, (float16,), device=True)
+    assert str(result_type) == "float16"
+    x = np.abs(VALUES) if name in ("log", "log2", "log10", "sqrt") else VALUES.copy()
+    out = np.zeros_like(x)
+
+    @cuda.jit(void(float16[::1], float16[::1]))
+    def half_math(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = function(x[i])
+
+    half_math[1, 32](x, out)
+    if not target.ran("half_math"):
+        return
+    expected = HALF_MATH[name](x.astype(np.float32)).astype(np.float16)
+    if name in ("sqrt", "fabs", "ceil", "floor", "trunc") or target.name == "cpu":
+        np.testing.assert_array_equal(out, expected)
+    else:  # the GPU's float32 functions may differ in their last float32 bit
+        np.testing.assert_array_less(np.abs(out.astype(np.float32) - expected.astype(np.float32)),
+                                     np.spacing(np.abs(expected)).astype(np.float32) * 1.01)
+
+
+def test_other_math_of_float16_stays_float64():
+    import math
+
+    def apply(x):
+        return math.atan(x) + math.log(x, 2.0) + math.ceil(x * 1.0)
+
+    _, result_type = cuda.compile_ptx(apply, (float16,), device=True)
+    assert str(result_type) == "float64"

@@ -20,6 +20,9 @@ from .intrinsics import *  # noqa: F401,F403
 # libdevice's functions by their Python names (libdevice.sinf, ...).
 from . import libdevice  # noqa: F401
 from .target import current_target, is_available  # noqa: F401
+from .devices import is_fp8_supported  # noqa: F401
+# numba-cuda's numba.cuda._internal.cuda_fp8 (its enums also on cuda.fp8).
+from ._internal import cuda_fp8 as _cuda_fp8  # noqa: F401
 from .memory import (  # noqa: F401
     DeviceNDArray, In, InOut, Out, as_cuda_array, device_array, device_array_like,
     from_cuda_array_interface, is_cuda_array, managed_array, mapped, mapped_array,

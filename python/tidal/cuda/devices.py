@@ -81,6 +81,10 @@ class Device:
     def supports_bfloat16(self):
         return self.compute_capability >= (8, 0)
 
+    @property
+    def supports_fp8(self):
+        return self.compute_capability >= (8, 9)
+
     def __repr__(self):
         return f"<CUDA device {self.id} '{self.name}'>"
 
@@ -399,6 +403,16 @@ def select_device(device_id):
 def get_current_device():
     """The current device of this thread."""
     return current_context().device
+
+
+def is_fp8_supported():
+    """numba-cuda's cuda.is_fp8_supported(): True on the cpu target, which
+    computes the fp8 conversions in integer code; on the cuda target, whether
+    the current device has compute capability 8.9 or higher (numba-cuda's
+    rule; tidal's conversions run on older GPUs too, in integer code)."""
+    if current_target() == "cpu":
+        return True
+    return get_current_device().supports_fp8
 
 
 def close():
