@@ -330,6 +330,16 @@ private:
   std::optional<TypedValue> typeOverloadedAttribute(const TypedValue &Base,
                                                     const std::string &Attr, PyObject *Node);
   TypedValue typeTuple(PyObject *Node);
+  // Functions defined inside this one, def and lambda (InnerFunctions.cpp):
+  // a compile-time function object whose last parameters are the variables
+  // it captures at run time; capturedVariables() gives their names (empty
+  // for other functions); rejectEscapingClosure() refuses, as Numba, one
+  // that captures run-time values where it would leave this function.
+  TypedValue typeLambda(PyObject *Node);
+  void typeFunctionDef(PyObject *Node);
+  TypedValue typeInnerFunction(PyObject *Node);
+  static std::vector<std::string> capturedVariables(PyObject *PyFunc);
+  void rejectEscapingClosure(const TypedValue &V, PyObject *Node);
   // statements
   void typeAssign(PyObject *Node);
   void typeAugAssign(PyObject *Node);
@@ -427,6 +437,8 @@ private:
   TypedValue emitSubscript(PyObject *Node);
   TypedValue emitCallExpression(PyObject *Node);
   TypedValue emitTuple(PyObject *Node);
+  TypedValue emitLambda(PyObject *Node);
+  void emitFunctionDef(PyObject *Node);
   // statements
   void emitAssign(PyObject *Node);
   void emitAugAssign(PyObject *Node);

@@ -256,6 +256,7 @@ TypedValue FunctionCompiler::typeTuple(PyObject *Node) {
   for (PyObject *E : listItems(field(Node, "elts").get())) {
     Elements.push_back(typeExpression(E));
     Undefined |= Elements.back().T.isUndefined();
+    rejectEscapingClosure(Elements.back(), E);
   }
   return Undefined ? TypedValue() : makeTuple(std::move(Elements));
 }

@@ -278,8 +278,11 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
     return;
   // Arrays return as views of the same memory (a slice of an argument); one
   // of a local array the function makes is refused once typing settles.
-  if (V.T.isPyObject())
-    typingError(Node, "device functions return numbers, arrays and tuples, not " + V.T.str());
+  rejectEscapingClosure(V, Node);
+  if (V.T.isPyObject() && !PyObject_HasAttrString(static_cast<PyObject *>(V.T.Object),
+                                                  "__tidal_inner__"))
+    typingError(Node, "device functions return numbers, arrays, tuples and functions defined "
+                      "in them, not " + V.T.str());
   if (V.T.isNone() && !FirstBareReturn)
     FirstBareReturn = Node;
   if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())
