@@ -519,6 +519,14 @@ private:
   // a.reshape(...), a.item() (ArrayMethods.cpp); nullopt for other calls.
   std::optional<TypedValue> typeArrayMethod(PyObject *Node);
   std::optional<TypedValue> emitArrayMethod(PyObject *Node);
+  // a.copy() and np.copy(a) into a local array (ArrayCopy.cpp): the shape
+  // of the array Node computes where it is known when compiling (a local
+  // or shared array's, a frozen global's, a view of one with constant
+  // bounds), the copy's type (a located error where no shape is known),
+  // and its emission.
+  std::optional<std::vector<int64_t>> constantShape(PyObject *Node, int Depth = 0);
+  TypedValue typeArrayCopy(PyObject *Node, PyObject *Source, const TypedValue &Array);
+  TypedValue emitArrayCopy(PyObject *Node, PyObject *Source);
   // Emission (EmitRecords.cpp) of what typing decided.
   TypedValue emitRecordFieldLoad(const TypedValue &Record, const std::string &Name, PyObject *Node);
   void emitRecordFieldStore(const TypedValue &Record, const std::string &Name, const TypedValue &V,
