@@ -527,6 +527,17 @@ private:
   std::optional<std::vector<int64_t>> constantShape(PyObject *Node, int Depth = 0);
   TypedValue typeArrayCopy(PyObject *Node, PyObject *Source, const TypedValue &Array);
   TypedValue emitArrayCopy(PyObject *Node, PyObject *Source);
+  // Pointers (PointerTypes.cpp): p[i] of a CPointer, its address, and
+  // cffi's ffi.from_buffer(a) in kernels (nullopt for other callees).
+  void checkPointerIndex(const TypedValue &Pointer, const TypedValue &Index, PyObject *IndexNode);
+  TypedValue typePointerElement(const TypedValue &Pointer, const TypedValue &Index,
+                                PyObject *IndexNode, PyObject *Node);
+  llvm::Value *pointerElementAddress(const TypedValue &Pointer, const TypedValue &Index,
+                                     PyObject *IndexNode);
+  std::optional<TypedValue> typeFfiCall(PyObject *Callee, PyObject *Node,
+                                        std::vector<TypedValue> &Args,
+                                        std::vector<PyObject *> &ArgNodes,
+                                        std::vector<std::string> &Keywords);
   // Emission (EmitRecords.cpp) of what typing decided.
   TypedValue emitRecordFieldLoad(const TypedValue &Record, const std::string &Name, PyObject *Node);
   void emitRecordFieldStore(const TypedValue &Record, const std::string &Name, const TypedValue &V,

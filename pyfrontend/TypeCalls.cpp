@@ -290,6 +290,9 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
         Module.str().rfind("numba.core.types", 0) == 0 && scalarFromName(TypeName.str(), S))
       Name = std::string("cast.") + scalarName(S);
   }
+  // cffi's ffi.from_buffer(a): a pointer to a's data (PointerTypes.cpp).
+  if (std::optional<TypedValue> Pointer = typeFfiCall(Callee, Node, Args, ArgNodes, Keywords))
+    return *Pointer;
   // Device functions (Numba's @njit functions: below), and functions
   // defined in kernels (InnerFunctions.cpp).
   if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_inner__"))

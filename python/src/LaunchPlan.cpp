@@ -516,6 +516,14 @@ static PackResult packArgumentsOf(const DispatcherState &D, const LaunchPlan &Pl
     }
     ParamSlot &Slot = Out.Slots[K];
     Slot = ParamSlot{};
+    if (MayConvert && Plan.Converts[I] && Types[I].isPointer()) { // an address, as an integer
+      Slot.Words[0] = PyLong_AsUnsignedLongLongMask(O);
+      if (PyErr_Occurred())
+        return failArgument(D, Plan.ParameterOf[I]);
+      Out.Params[K] = &Slot;
+      ++K;
+      continue;
+    }
     if (MayConvert && Plan.Converts[I]) { // to a declared signature's scalar type
       if (!convertScalar(O, Plan.ArgumentTypes[I].Dtype, Types[I].Dtype, Slot))
         return failArgument(D, Plan.ParameterOf[I]);
