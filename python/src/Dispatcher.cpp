@@ -224,7 +224,7 @@ int conversionCost(const Type &From, const Type &To) {
     return keepsEveryValue(From.Dtype, To.Dtype) ? 1 : 2;
   // A pointer parameter (CPointer, voidptr) takes an address as an integer,
   // as numba-cuda's launch does.
-  if (To.isPointer() && From.isIntegerScalar())
+  if (To.isPointer() && (From.isIntegerScalar() || From.isVoidPointer()))
     return 1;
   if (From.isTuple() && To.isTuple()) { // element by element
     if (From.Elements.size() != To.Elements.size())

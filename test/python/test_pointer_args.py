@@ -145,3 +145,26 @@ def test_pointers_to_device_functions(target):
     k[1, 1](a, out)
     target.assert_result("k", out, np.array([7.0, 2.0]))
     assert "@second.pf64(ptr" in k.inspect_markers(k.signatures[0])
+
+
+def test_cffi_and_ctypes_pointers_as_launch_arguments(target):
+    # An ffi.from_buffer object (and a ctypes c_void_p) of managed memory,
+    # whose host address is its device address, for a CPointer parameter.
+    import ctypes
+    ffi = cffi.FFI()
+
+    @cuda.jit("void(CPointer(int32), int32, int32)")
+    def fill(p, n, value):
+        i = cuda.grid(1)
+        if i < n:
+            p[i] = value + i
+
+    a = cuda.managed_array(8, dtype=np.int32)
+    a[:] = 0
+    fill[1, 8](ffi.from_buffer(a), 4, 10)
+    cuda.synchronize()
+    target.assert_result("fill", np.asarray(a)[:5], np.array([10, 11, 12, 13, 0]))
+    fill[1, 8](ctypes.c_void_p(a.ctypes.data + 4 * 4), 4, 20)
+    cuda.synchronize()
+    target.assert_result("fill", np.asarray(a), np.array([10, 11, 12, 13, 20, 21, 22, 23]),
+                         launches=2)
