@@ -1,7 +1,7 @@
 // Methods of arrays that kernels call, typing and emission: a.reshape(...)
 // and a.ravel() of a C-contiguous array (views with C strides, as Numba's)
-// and a.item() of a one-element array; a.copy(), a.astype(), a.flatten()
-// (a new array, which kernels cannot allocate) are refused here. (a.view(dtype) is TypeRecords.cpp and
+// and a.item() of a one-element array; a.copy() (ArrayCopy.cpp); a.astype(),
+// a.flatten() (a new array, which kernels cannot allocate) are refused here. (a.view(dtype) is TypeRecords.cpp and
 // EmitRecords.cpp; a.T, a.dtype, a.itemsize are attributes, TypeNames.cpp.)
 #include "FunctionCompiler.h"
 #include "AstAccess.h"
@@ -9,6 +9,8 @@
 using namespace llvm;
 
 namespace tidal::frontend {
+
+PyObject *copySource(PyObject *Node); // ArrayCopy.cpp
 
 namespace {
 
@@ -29,6 +31,12 @@ PyObject *receiverNode(PyObject *Node) {
   return field(field(Node, "func").get(), "value").get(); // the tree holds it
 }
 
+bool isNumpyModule(const frontend::Type &T) {
+  return T.isPyObject() && PyModule_Check(static_cast<PyObject *>(T.Object)) &&
+         std::string(PyModule_GetName(static_cast<PyObject *>(T.Object))) == "numpy";
+}
+bool isNumpyModule(const TypedValue &V) { return isNumpyModule(V.T); }
+
 } // namespace
 
 std::optional<TypedValue> FunctionCompiler::typeArrayMethod(PyObject *Node) {
@@ -38,12 +46,28 @@ std::optional<TypedValue> FunctionCompiler::typeArrayMethod(PyObject *Node) {
   TypedValue Array = typeExpression(receiverNode(Node));
   if (Array.T.isUndefined())
     return TypedValue();
+  // np.copy(a): a.copy() (ArrayCopy.cpp).
+  if (Name == "copy" && isNumpyModule(Array) && PyList_GET_SIZE(field(Node, "args").get()) == 1 &&
+      PyList_GET_SIZE(field(Node, "keywords").get()) == 0) {
+    PyObject *Source = copySource(Node);
+    TypedValue Copied = typeExpression(Source);
+    if (Copied.T.isUndefined())
+      return TypedValue();
+    if (!Copied.T.isArray())
+      typingError(Source, "np.copy() in a kernel takes an array, not " + Copied.T.str());
+    return typeArrayCopy(Node, Source, Copied);
+  }
   if (!Array.T.isArray())
     return std::nullopt;
   std::vector<PyObject *> Args = listItems(field(Node, "args").get());
   if (PyList_GET_SIZE(field(Node, "keywords").get()) > 0)
     typingError(Node, Name + "() of an array takes no keyword arguments in kernels");
-  if (Name == "copy" || Name == "astype" || Name == "flatten" ||
+  if (Name == "copy") {
+    if (!Args.empty())
+      unsupported(Node, "copy() with an order in a kernel");
+    return typeArrayCopy(Node, receiverNode(Node), Array);
+  }
+  if (Name == "astype" || Name == "flatten" ||
       (Name == "ravel" && Array.T.ArrayLayout != Layout::C))
     unsupported(Node, Name + "() of " + Array.T.str() + " in a kernel would allocate a new "
                       "array, which kernels cannot (numba-cuda neither, without its NRT): "
@@ -97,6 +121,9 @@ std::optional<TypedValue> FunctionCompiler::typeArrayMethod(PyObject *Node) {
 
 std::optional<TypedValue> FunctionCompiler::emitArrayMethod(PyObject *Node) {
   std::string Name = arrayMethodName(Node);
+  if (Name == "copy" && typeOf(Node).T.isArray() &&
+      (typeOf(receiverNode(Node)).T.isArray() || isNumpyModule(typeOf(receiverNode(Node)).T)))
+    return emitArrayCopy(Node, copySource(Node));
   if (Name.empty() || !typeOf(receiverNode(Node)).T.isArray())
     return std::nullopt;
   TypedValue Array = emitExpression(receiverNode(Node));

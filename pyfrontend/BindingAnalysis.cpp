@@ -111,6 +111,13 @@ private:
   };
 
   void collectAssignedNames(PyObject *Node) {
+    // A def binds its name; its body and a lambda's are scopes of their own.
+    if (typeName(Node) == "FunctionDef") {
+      Result.LocalNames.insert(PyRef::borrow(Node).attr("name").str());
+      return;
+    }
+    if (typeName(Node) == "Lambda")
+      return;
     if (typeName(Node) == "Name") {
       PyRef Context = PyRef::borrow(Node).attr("ctx");
       if (PyObject_IsInstance(Context.get(), StoreContext.get()) == 1)
@@ -142,7 +149,9 @@ private:
         Result.MaybeUnboundReads.insert(Node);
       return true;
     }
-    if (Kind == "Lambda" || Kind == "ListComp" || Kind == "SetComp" || Kind == "DictComp" ||
+    if (Kind == "Lambda") // its body reads when it is called
+      return true;
+    if (Kind == "ListComp" || Kind == "SetComp" || Kind == "DictComp" ||
         Kind == "GeneratorExp" || Kind == "NamedExpr" || Kind == "Yield" ||
         Kind == "YieldFrom" || Kind == "Await")
       return false;
@@ -200,6 +209,10 @@ private:
       return reads(Statement.attr("value").get(), State);
     if (Kind == "Pass")
       return true;
+    if (Kind == "FunctionDef") { // its body reads when it is called
+      State.assign(LocalIndex.at(Statement.attr("name").str()));
+      return true;
+    }
     if (Kind == "Assert") {
       PyRef Message = Statement.attr("msg");
       return reads(Statement.attr("test").get(), State) &&

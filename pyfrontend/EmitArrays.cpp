@@ -35,6 +35,8 @@ Value *FunctionCompiler::elementPointer(const TypedValue &Array, PyObject *Index
                                         const TypedValue &Index, PyObject *ArrayNode,
                                         ElementAccess Access) {
   const frontend::Type &AT = Array.T;
+  if (AT.isPointer()) // p[i] (PointerTypes.cpp)
+    return pointerElementAddress(Array, Index, IndexNode);
   std::vector<TypedValue> Indices = Index.T.isTuple() ? tupleElements(Index)
                                                   : std::vector<TypedValue>{Index};
   for (TypedValue &I : Indices)

@@ -84,6 +84,11 @@ TypedValue FunctionCompiler::emitCall(PyObject *Node, std::vector<TypedValue> &A
   std::vector<PyObject *> BoundNodes;
   for (size_t P = 0; P < Target->ArgumentOrder.size(); ++P) {
     size_t Index = Target->ArgumentOrder[P];
+    if (Index == CallTarget::Captured) { // a variable an inner function captures
+      BoundArgs.push_back(emitLoad(Target->Captures[P], Node));
+      BoundNodes.push_back(Node);
+      continue;
+    }
     if (Index == CallTarget::Omitted) { // the parameter's default
       BoundArgs.push_back(emitFrozen(Target->Defaults[P], Node));
       BoundNodes.push_back(Node);

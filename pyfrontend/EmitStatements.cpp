@@ -385,7 +385,7 @@ void FunctionCompiler::emitReturn(PyObject *Node) {
   TypedValue V(frontend::Type::none());
   if (!ValueNode.isNone())
     V = emitExpression(ValueNode.get());
-  if (!IsDevice || ReturnType.isNone()) {
+  if (!IsDevice || ReturnType.isNone() || F->getReturnType()->isVoidTy()) {
     B.CreateRetVoid();
   } else {
     TypedValue R = convert(V, ReturnType, Node);

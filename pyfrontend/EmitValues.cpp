@@ -59,6 +59,7 @@ std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) c
       Parts.push_back(llvm::Type::getInt64Ty(Ctx));
     break;
   case frontend::TypeKind::Record: // a pointer to the record's bytes
+  case frontend::TypeKind::Pointer:
     Parts.push_back(PointerType::get(Ctx, 0));
     break;
   case frontend::TypeKind::Vector: // Numba's model: a struct of the elements
@@ -86,6 +87,7 @@ std::vector<unsigned> flattenedParameterSizes(const frontend::Type &T) {
     Sizes.assign(1 + 2u * T.NDim, 8);
     break;
   case frontend::TypeKind::Record:
+  case frontend::TypeKind::Pointer:
     Sizes.push_back(8);
     break;
   case frontend::TypeKind::Tuple:

@@ -159,6 +159,13 @@ int passingCost(const Type &Argument, const ForeignParameter &P, std::string &Wh
     }
     return 0;
   }
+  if (P.Pointer && Argument.isPointer()) { // a CPointer, or a voidptr to any pointer
+    if (!Argument.isVoidPointer() && Argument.Dtype != P.Element) {
+      Why = "takes a pointer to " + std::string(scalarName(P.Element)) + ", not " + Argument.str();
+      return -1;
+    }
+    return 0;
+  }
   if (P.Pointer) {
     if (!Argument.isArray() || Argument.Record) {
       Why = "takes an array of " + std::string(scalarName(P.Element)) + " (its data's address), not " +
@@ -281,6 +288,8 @@ std::string cxxArgumentType(const Type &T) {
     return Name;
   if (T.isArray())
     return (T.ReadOnly ? "const " : "") + std::string(Name) + " *";
+  if (T.isPointer())
+    return T.isVoidPointer() ? "void *" : std::string(Name) + " *";
   return "";
 }
 

@@ -143,10 +143,27 @@ struct ParsedSource {
   PyRef Tree;
 };
 
-static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
+static std::unordered_map<PyObject *, ParsedSource> &parsedSources() {
   // Never destroyed: its references must not be released after Python's
   // finalisation.
   static auto &Parsed = *new std::unordered_map<PyObject *, ParsedSource>();
+  return Parsed;
+}
+
+// A function defined inside another (InnerFunctions.cpp) has no source of
+// its own to read: its tree is a node of the outer function's, with the
+// outer function's lines.
+void registerParsedSource(PyObject *Code, const SourceInfo &Source, PyObject *Tree) {
+  auto &Parsed = parsedSources();
+  auto Found = Parsed.find(Code);
+  if (Found != Parsed.end() && PyWeakref_GetObject(Found->second.CodeRef.get()) == Code)
+    return;
+  PyRef CodeRef = PyRef::check(PyWeakref_NewRef(Code, nullptr));
+  Parsed[Code] = ParsedSource{std::move(CodeRef), Source, PyRef::borrow(Tree)};
+}
+
+static void readSource(PyObject *Function, SourceInfo &Source, PyRef &Tree) {
+  auto &Parsed = parsedSources();
   PyRef Code = PyRef::borrow(Function).attr("__code__");
   auto Found = Parsed.find(Code.get());
   if (Found != Parsed.end()) {
@@ -263,6 +280,14 @@ FunctionCompiler::FunctionCompiler(PyObject *Fn, Module &M, const FrontendOption
     }
   readSource(Fn, Source, Tree);
   ParamNames = parameterNames(Fn);
+  // A function defined inside another: the compile-time values it captured
+  // (InnerFunctions.cpp), as closure variables.
+  if (PyRef Bound = Function.attrOrNull("__tidal_bound__"); Bound && PyDict_Check(Bound.get())) {
+    PyObject *Key, *Value;
+    Py_ssize_t Position = 0;
+    while (PyDict_Next(Bound.get(), &Position, &Key, &Value))
+      Closure[PyRef::borrow(Key).str()] = PyRef::borrow(Value);
+  }
 }
 
 // --- errors --------------------------------------------------------------------

@@ -330,6 +330,16 @@ private:
   std::optional<TypedValue> typeOverloadedAttribute(const TypedValue &Base,
                                                     const std::string &Attr, PyObject *Node);
   TypedValue typeTuple(PyObject *Node);
+  // Functions defined inside this one, def and lambda (InnerFunctions.cpp):
+  // a compile-time function object whose last parameters are the variables
+  // it captures at run time; capturedVariables() gives their names (empty
+  // for other functions); rejectEscapingClosure() refuses, as Numba, one
+  // that captures run-time values where it would leave this function.
+  TypedValue typeLambda(PyObject *Node);
+  void typeFunctionDef(PyObject *Node);
+  TypedValue typeInnerFunction(PyObject *Node);
+  static std::vector<std::string> capturedVariables(PyObject *PyFunc);
+  void rejectEscapingClosure(const TypedValue &V, PyObject *Node);
   // statements
   void typeAssign(PyObject *Node);
   void typeAugAssign(PyObject *Node);
@@ -427,6 +437,8 @@ private:
   TypedValue emitSubscript(PyObject *Node);
   TypedValue emitCallExpression(PyObject *Node);
   TypedValue emitTuple(PyObject *Node);
+  TypedValue emitLambda(PyObject *Node);
+  void emitFunctionDef(PyObject *Node);
   // statements
   void emitAssign(PyObject *Node);
   void emitAugAssign(PyObject *Node);
@@ -507,6 +519,25 @@ private:
   // a.reshape(...), a.item() (ArrayMethods.cpp); nullopt for other calls.
   std::optional<TypedValue> typeArrayMethod(PyObject *Node);
   std::optional<TypedValue> emitArrayMethod(PyObject *Node);
+  // a.copy() and np.copy(a) into a local array (ArrayCopy.cpp): the shape
+  // of the array Node computes where it is known when compiling (a local
+  // or shared array's, a frozen global's, a view of one with constant
+  // bounds), the copy's type (a located error where no shape is known),
+  // and its emission.
+  std::optional<std::vector<int64_t>> constantShape(PyObject *Node, int Depth = 0);
+  TypedValue typeArrayCopy(PyObject *Node, PyObject *Source, const TypedValue &Array);
+  TypedValue emitArrayCopy(PyObject *Node, PyObject *Source);
+  // Pointers (PointerTypes.cpp): p[i] of a CPointer, its address, and
+  // cffi's ffi.from_buffer(a) in kernels (nullopt for other callees).
+  void checkPointerIndex(const TypedValue &Pointer, const TypedValue &Index, PyObject *IndexNode);
+  TypedValue typePointerElement(const TypedValue &Pointer, const TypedValue &Index,
+                                PyObject *IndexNode, PyObject *Node);
+  llvm::Value *pointerElementAddress(const TypedValue &Pointer, const TypedValue &Index,
+                                     PyObject *IndexNode);
+  std::optional<TypedValue> typeFfiCall(PyObject *Callee, PyObject *Node,
+                                        std::vector<TypedValue> &Args,
+                                        std::vector<PyObject *> &ArgNodes,
+                                        std::vector<std::string> &Keywords);
   // Emission (EmitRecords.cpp) of what typing decided.
   TypedValue emitRecordFieldLoad(const TypedValue &Record, const std::string &Name, PyObject *Node);
   void emitRecordFieldStore(const TypedValue &Record, const std::string &Name, const TypedValue &V,

@@ -70,6 +70,8 @@ TypedValue FunctionCompiler::typeSubscript(PyObject *Node) {
     Recorded.FieldName = Name;
     return typeRecordFieldLoad(Base, Name, Node);
   }
+  if (Base.T.isPointer()) // p[i] (PointerTypes.cpp)
+    return typePointerElement(Base, Index, SliceNode.get(), Node);
   if (!Base.T.isArray())
     typingError(Node, "cannot index a value of type " + Base.T.str());
   checkIndex(Base.T, Index.T, SliceNode.get());

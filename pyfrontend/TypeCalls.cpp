@@ -290,7 +290,13 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
         Module.str().rfind("numba.core.types", 0) == 0 && scalarFromName(TypeName.str(), S))
       Name = std::string("cast.") + scalarName(S);
   }
-  // Device functions (Numba's @njit functions: below).
+  // cffi's ffi.from_buffer(a): a pointer to a's data (PointerTypes.cpp).
+  if (std::optional<TypedValue> Pointer = typeFfiCall(Callee, Node, Args, ArgNodes, Keywords))
+    return *Pointer;
+  // Device functions (Numba's @njit functions: below), and functions
+  // defined in kernels (InnerFunctions.cpp).
+  if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_inner__"))
+    return callDeviceFunction(Callee, Node, Args, ArgNodes, Keywords);
   if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_device__"))
     return callDeviceFunction(Callee, Node, Args, ArgNodes, Keywords);
   if (Name.empty() && PyObject_HasAttrString(Callee, "__tidal_foreign__"))
@@ -468,13 +474,17 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   PyRef PyFunc = PyRef::borrow(Device).attr("py_func");
   std::vector<std::string> Params = parameterNames(PyFunc.get());
   std::string Name = PyRef::borrow(PyFunc.get()).attr("__name__").str();
+  // A function defined in this one: its last parameters are the variables
+  // it captures, which the call passes (InnerFunctions.cpp).
+  std::vector<std::string> Captured = capturedVariables(PyFunc.get());
+  size_t Written = Params.size() - Captured.size();
   // Bind keywords by the Python function's parameter names.
   std::vector<std::optional<TypedValue>> Bound(Params.size());
   std::vector<PyObject *> BoundNodes(Params.size(), Node);
   std::vector<size_t> Order(Params.size());
   size_t Positional = Args.size() - Keywords.size();
-  if (Positional > Params.size())
-    typingError(Node, "device function '" + Name + "' takes " + std::to_string(Params.size()) +
+  if (Positional > Written)
+    typingError(Node, "device function '" + Name + "' takes " + std::to_string(Written) +
                           " arguments but " + std::to_string(Positional) + " were given");
   for (size_t I = 0; I < Positional; ++I) {
     Bound[I] = Args[I];
@@ -483,7 +493,8 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   }
   for (size_t K = 0; K < Keywords.size(); ++K) {
     auto It = std::find(Params.begin(), Params.end(), Keywords[K]);
-    if (It == Params.end() || Bound[It - Params.begin()])
+    if (It == Params.end() || Bound[It - Params.begin()] ||
+        static_cast<size_t>(It - Params.begin()) >= Written)
       typingError(ArgNodes[Positional + K], "device function '" + Name +
                                                 "' got an unexpected or repeated argument '" +
                                                 Keywords[K] + "'");
@@ -493,7 +504,20 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
   }
   // A parameter the call leaves out takes its default, frozen as a global
   // is (Numba's Omitted arguments): a literal integer default specialises.
-  std::vector<PyObject *> Defaults = parameterDefaults(PyFunc.get(), Params.size());
+  for (size_t I = Written; I < Params.size(); ++I) {
+    TypedValue Value = typeLoad(Captured[I - Written], Node);
+    if (Value.T.isUndefined())
+      return TypedValue();
+    Bound[I] = Value;
+    Order[I] = CallTarget::Captured;
+  }
+  if (!Captured.empty()) {
+    std::vector<std::string> &Names = Typing.Calls[Node].Captures;
+    Names.assign(Written, "");
+    Names.insert(Names.end(), Captured.begin(), Captured.end());
+  }
+  std::vector<PyObject *> Defaults = parameterDefaults(PyFunc.get(), Written);
+  Defaults.resize(Params.size(), nullptr);
   for (size_t I = 0; I < Params.size(); ++I) {
     if (Bound[I] || !Defaults[I]) {
       Defaults[I] = nullptr;
@@ -514,6 +538,8 @@ TypedValue FunctionCompiler::callDeviceFunction(PyObject *Device, PyObject *Node
     // Compile-time objects (intrinsics, device functions, dtypes, modules)
     // pass as themselves: the specialisation is keyed on their identity.
     // Strings only print() reads, from its own argument's node.
+    if (I < Written)
+      rejectEscapingClosure(*Bound[I], BoundNodes[I]);
     if (Bound[I]->T.isPyObject() && PyUnicode_Check(static_cast<PyObject *>(Bound[I]->T.Object)))
       typingError(BoundNodes[I], "cannot pass a string to device function '" + Name +
                                      "' (parameter '" + Params[I] +

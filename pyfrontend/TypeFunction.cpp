@@ -18,10 +18,8 @@ static const std::map<std::string, std::string> &unsupportedConstructs() {
       {"AsyncWith", "'async with' statements"},
       {"Try", "'try' statements"},
       {"TryStar", "'try' statements"},
-      {"FunctionDef", "nested function definitions"},
       {"AsyncFunctionDef", "nested function definitions"},
       {"ClassDef", "class definitions"},
-      {"Lambda", "lambda expressions"},
       {"Yield", "generators ('yield')"},
       {"YieldFrom", "generators ('yield from')"},
       {"Await", "'await' expressions"},
@@ -114,6 +112,15 @@ void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
                     "' calls itself on every path that returns a value, so no return gives "
                     "its type (give it a base case that returns without calling itself)");
   // In the settled round, a read without a type is one no assignment reaches.
+  // One read by a function defined here when it is defined (InnerFunctions.cpp).
+  if (FirstUntypedRead && (nodeKind(FirstUntypedRead) == "FunctionDef" ||
+                           nodeKind(FirstUntypedRead) == "Lambda"))
+    typingError(FirstUntypedRead,
+                "the function defined here reads '" + sourceName(FirstUntypedReadName) +
+                    "', which is not assigned where the function is defined: kernels freeze "
+                    "the functions and constants a closure reads at its definition (assign '" +
+                    sourceName(FirstUntypedReadName) +
+                    "' first; recursion through closures is not supported)");
   if (FirstUntypedRead)
     typingError(FirstUntypedRead,
                 "local variable '" + sourceName(FirstUntypedReadName) + "' is used before it is assigned");

@@ -84,6 +84,11 @@ struct CallTarget {
   // parameter the call leaves out takes; ArgumentOrder holds Omitted there.
   static constexpr size_t Omitted = static_cast<size_t>(-1);
   std::vector<PyObject *> Defaults;
+  // A function defined in the caller (InnerFunctions.cpp): per parameter,
+  // the caller's variable it captures ("" for the others); ArgumentOrder
+  // holds Captured there.
+  static constexpr size_t Captured = static_cast<size_t>(-2);
+  std::vector<std::string> Captures;
   // x.method(...) or x.attribute of an overload_method/overload_attribute
   // (tidal.extending): x is the implementation's first argument.
   bool Receiver = false;

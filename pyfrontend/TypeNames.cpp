@@ -149,6 +149,9 @@ TypedValue FunctionCompiler::typeFrozen(PyObject *O, PyObject *Node, const std::
       return makeScalar(Scalar::Int32, nullptr);
   if (PyModule_Check(O) || PyCallable_Check(O) || PyObject_HasAttrString(O, "__tidal_intrinsic__"))
     return TypedValue(frontend::Type::pyObject(O));
+  // cffi's FFI object, for ffi.from_buffer (PointerTypes.cpp).
+  if (typeName(O) == "FFI" && PyObject_HasAttrString(O, "from_buffer"))
+    return TypedValue(frontend::Type::pyObject(O));
   unsupported(Node, "cannot use " + What + " of type '" + typeName(O) +
                         "' in a kernel: only numbers, tuples of numbers, modules and "
                         "functions known to tidal are");
@@ -256,6 +259,7 @@ TypedValue FunctionCompiler::typeTuple(PyObject *Node) {
   for (PyObject *E : listItems(field(Node, "elts").get())) {
     Elements.push_back(typeExpression(E));
     Undefined |= Elements.back().T.isUndefined();
+    rejectEscapingClosure(Elements.back(), E);
   }
   return Undefined ? TypedValue() : makeTuple(std::move(Elements));
 }

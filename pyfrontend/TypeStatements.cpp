@@ -61,6 +61,11 @@ void FunctionCompiler::typeAssignTo(PyObject *Target, const TypedValue &V, PyObj
       Typing.Expressions[Target].FieldName = Name;
       return typeRecordFieldStore(Base, Name, V, Target, ValueNode);
     }
+    if (Base.T.isPointer()) { // p[i] = v (PointerTypes.cpp)
+      checkPointerIndex(Base, Index, SliceNode.get());
+      convertedType(V, Base.T.elementType(), ValueNode);
+      return;
+    }
     if (!Base.T.isArray())
       typingError(Target, "cannot assign to an element of a value of type " + Base.T.str());
     if (Base.T.ReadOnly)
@@ -158,6 +163,12 @@ void FunctionCompiler::typeAugAssign(PyObject *Node) {
       TypedValue Result =
           typeBinary(Op, typeRecordFieldLoad(Base, Name, Target.get()), Operand, Node);
       return typeRecordFieldStore(Base, Name, Result, Target.get(), ValueNode.get());
+    }
+    if (Base.T.isPointer()) { // p[i] op= v (PointerTypes.cpp)
+      checkPointerIndex(Base, Index, SliceNode.get());
+      TypedValue Result = typeBinary(Op, makeElement(Base.T, nullptr), Operand, Node);
+      convertedType(Result, Base.T.elementType(), Node);
+      return;
     }
     if (!Base.T.isArray())
       typingError(Target.get(), "cannot assign to an element of a value of type " + Base.T.str());
@@ -278,8 +289,11 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
     return;
   // Arrays return as views of the same memory (a slice of an argument); one
   // of a local array the function makes is refused once typing settles.
-  if (V.T.isPyObject())
-    typingError(Node, "device functions return numbers, arrays and tuples, not " + V.T.str());
+  rejectEscapingClosure(V, Node);
+  if (V.T.isPyObject() && !PyObject_HasAttrString(static_cast<PyObject *>(V.T.Object),
+                                                  "__tidal_inner__"))
+    typingError(Node, "device functions return numbers, arrays, tuples and functions defined "
+                      "in them, not " + V.T.str());
   if (V.T.isNone() && !FirstBareReturn)
     FirstBareReturn = Node;
   if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())

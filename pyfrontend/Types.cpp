@@ -280,6 +280,8 @@ std::string Type::str() const {
   }
   case TypeKind::PyObject:
     return "Python object";
+  case TypeKind::Pointer: // Numba's spelling: uint8*, void*
+    return NDim ? "void*" : std::string(scalarName(Dtype)) + "*";
   }
   return "?";
 }
@@ -299,6 +301,8 @@ std::string Type::mangle() const {
     return (ReadOnly ? "r" : "") + recordMangle(*Record);
   case TypeKind::Vector:
     return "v" + std::to_string(NDim) + info(Dtype).Short;
+  case TypeKind::Pointer:
+    return NDim ? std::string("pv") : "p" + std::string(info(Dtype).Short);
   case TypeKind::Tuple: {
     std::string S = "t" + std::to_string(Elements.size());
     if (Named)
@@ -322,6 +326,7 @@ bool Type::operator==(const Type &O) const {
   case TypeKind::Scalar:
     return Dtype == O.Dtype && Unit == O.Unit;
   case TypeKind::Vector:
+  case TypeKind::Pointer:
     return Dtype == O.Dtype && NDim == O.NDim;
   case TypeKind::Array:
     return Dtype == O.Dtype && Unit == O.Unit && NDim == O.NDim && ArrayLayout == O.ArrayLayout &&
@@ -552,10 +557,31 @@ private:
     std::string Name = identifier();
     if (Name.empty())
       fail("expected a type name");
+    // Numba's pointers: CPointer(uint8), voidptr, and as they print, uint8*, void*.
+    if (Name == "CPointer" && peek() == '(') {
+      ++Pos;
+      size_t ElementStart = Pos;
+      Type Element = parseOneType();
+      if (!Element.isScalar()) {
+        Pos = ElementStart;
+        fail("CPointer() takes a scalar type");
+      }
+      expect(')');
+      return Type::pointer(Element.Dtype);
+    }
+    if (Name == "voidptr" || (Name == "void" && peek() == '*')) {
+      if (Name == "void")
+        ++Pos;
+      return Type::voidPointer();
+    }
     Scalar S;
     if (!scalarFromName(Name, S)) {
       Pos = Start;
       fail("unknown type '" + Name + "'");
+    }
+    if (peek() == '*') {
+      ++Pos;
+      return Type::pointer(S);
     }
     TimeUnit Unit = TimeUnit::Generic;
     if (isDatetime(S) && peek() == '[' && Pos + 1 < Text.size() && std::isalpha(static_cast<unsigned char>(Text[Pos + 1]))) {

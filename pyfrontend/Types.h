@@ -112,6 +112,7 @@ enum class TypeKind : uint8_t {
   PyObject,  // a compile-time Python object: module, intrinsic, dtype, ...
   Record,    // a reference to a record (a pointer to its bytes)
   Vector,    // a CUDA vector type (float32x4): NDim elements of Dtype, one LLVM struct
+  Pointer,   // Numba's CPointer(Dtype), or voidptr (NDim 1): one address
 };
 
 struct Type {
@@ -167,6 +168,13 @@ struct Type {
   bool isPyObject() const { return Kind == TypeKind::PyObject; }
   bool isNone() const { return Kind == TypeKind::None; }
   bool isVector() const { return Kind == TypeKind::Vector; }
+  // Numba's CPointer(T) and voidptr (PointerTypes.cpp).
+  static Type pointer(Scalar Element) {
+    Type T; T.Kind = TypeKind::Pointer; T.Dtype = Element; return T;
+  }
+  static Type voidPointer() { Type T = pointer(Scalar::UInt8); T.NDim = 1; return T; }
+  bool isPointer() const { return Kind == TypeKind::Pointer; }
+  bool isVoidPointer() const { return isPointer() && NDim == 1; }
   bool isIntegerScalar() const { return isScalar() && isInteger(Dtype); }
   bool isFloatScalar() const { return isScalar() && isFloat(Dtype); }
   bool isComplexScalar() const { return isScalar() && isComplex(Dtype); }

@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev
   python3-mpmath  # tests only: references for the cpu target's libdevice (test_libdevice.py)
   python3-numba   # tests only: Numba's CUDA tests (make numba-suite); tidal never imports it
+  python3-cffi    # tests only: ffi.from_buffer pointers as kernel arguments (test_pointer_args.py)
   # Beyond one process (docs/ecosystem.md): pickling, Dask, MPI, PyTorch, pip.
   python3-cloudpickle python3-dask python3-distributed
   python3-mpi4py openmpi-bin

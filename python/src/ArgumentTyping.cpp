@@ -224,7 +224,42 @@ Type typeFromDescription(PyObject *Description) {
 // The type Numba gives a launch argument; false (and Why) when kernels
 // can't take it, or false with a Python error set when its
 // __cuda_array_interface__ is not a valid description.
+bool isAddressObject(PyObject *O) {
+  std::string Class = Py_TYPE(O)->tp_name;
+  return Class.rfind("_cffi_backend.", 0) == 0 ? Class.find("CData") != std::string::npos
+                                                : Class == "c_void_p";
+}
+
+bool addressOf(PyObject *O, uint64_t &Address) {
+  if (PyLong_Check(O)) {
+    Address = PyLong_AsUnsignedLongLongMask(O);
+    return !PyErr_Occurred();
+  }
+  PyRef Value;
+  if (std::string(Py_TYPE(O)->tp_name) == "c_void_p") {
+    Value = PyRef::steal(PyObject_GetAttrString(O, "value"));
+  } else { // cffi: int(ffi.cast('uintptr_t', p)), with an FFI kept for this
+    static PyObject *Ffi = nullptr;
+    if (!Ffi) {
+      PyRef Module = PyRef::steal(PyImport_ImportModule("cffi"));
+      Ffi = Module ? PyObject_CallMethod(Module.get(), "FFI", nullptr) : nullptr;
+      if (!Ffi)
+        return false;
+    }
+    PyRef Cast = PyRef::steal(PyObject_CallMethod(Ffi, "cast", "sO", "uintptr_t", O));
+    Value = Cast ? PyRef::steal(PyNumber_Long(Cast.get())) : PyRef();
+  }
+  if (!Value)
+    return false;
+  Address = Value.get() == Py_None ? 0 : PyLong_AsUnsignedLongLongMask(Value.get());
+  return !PyErr_Occurred();
+}
+
 bool typeofArgument(PyObject *O, Type &Out, std::string &Why) {
+  if (isAddressObject(O)) { // a pointer parameter's argument (docs/language.md, "Pointers")
+    Out = Type::voidPointer();
+    return true;
+  }
   // Tuples and namedtuples: each element typed as an argument of its own
   // (numbers, arrays, tuples); Enum members: their value, tagged with the
   // class (IntEnum members are ints too, so before the ints).

@@ -46,6 +46,11 @@ runtime::CudaAllocation *deviceAllocationOf(PyObject *O);
 // can't take it, or false with a Python error set when its
 // __cuda_array_interface__ or DLPack tensor is not a valid description.
 bool typeofArgument(PyObject *O, frontend::Type &Out, std::string &Why);
+// An address that is not an int: a cffi pointer (ffi.from_buffer(a),
+// ffi.cast('int *', p)) or a ctypes c_void_p. Typed voidptr; its value
+// (false with a Python error set when it has none).
+bool isAddressObject(PyObject *O);
+bool addressOf(PyObject *O, uint64_t &Address);
 
 // A type that python/tidal/cuda/signatures.py describes: tidal's type text
 // or a description tuple (records, read-only arrays). Throws

@@ -222,6 +222,10 @@ int conversionCost(const Type &From, const Type &To) {
     return -1;
   if (From.isScalar() && To.isScalar())
     return keepsEveryValue(From.Dtype, To.Dtype) ? 1 : 2;
+  // A pointer parameter (CPointer, voidptr) takes an address as an integer,
+  // as numba-cuda's launch does.
+  if (To.isPointer() && (From.isIntegerScalar() || From.isVoidPointer()))
+    return 1;
   if (From.isTuple() && To.isTuple()) { // element by element
     if (From.Elements.size() != To.Elements.size())
       return -1;

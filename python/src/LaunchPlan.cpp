@@ -97,6 +97,8 @@ static ArgKind argumentKind(PyObject *O, TargetKind Target) {
                : ArgKind::HostArray;
   if (PyArray_IsScalar(O, Void))
     return ArgKind::RecordScalar;
+  if (isAddressObject(O))
+    return ArgKind::Address;
   if (PyArray_IsScalar(O, Generic))
     return ArgKind::NumPyScalar;
   if (directedArrayOf(O))
@@ -516,6 +518,14 @@ static PackResult packArgumentsOf(const DispatcherState &D, const LaunchPlan &Pl
     }
     ParamSlot &Slot = Out.Slots[K];
     Slot = ParamSlot{};
+    if ((MayConvert && Plan.Converts[I] && Types[I].isPointer()) || Kind == ArgKind::Address) {
+      // An address: an int, a cffi pointer, a ctypes c_void_p.
+      if (!addressOf(O, Slot.Words[0]))
+        return failArgument(D, Plan.ParameterOf[I]);
+      Out.Params[K] = &Slot;
+      ++K;
+      continue;
+    }
     if (MayConvert && Plan.Converts[I]) { // to a declared signature's scalar type
       if (!convertScalar(O, Plan.ArgumentTypes[I].Dtype, Types[I].Dtype, Slot))
         return failArgument(D, Plan.ParameterOf[I]);

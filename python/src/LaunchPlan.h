@@ -31,6 +31,7 @@ enum class ArgKind : uint8_t {
   Complex,         // Python complex: complex128
   NumPyScalar,     // a NumPy scalar of the plan's type
   RecordScalar,    // a NumPy record (np.void), by reference
+  Address,         // a cffi pointer or ctypes c_void_p, for a pointer parameter
   HostArray,       // a NumPy array (the cuda target copies it in and back)
   DirectedArray,   // cuda.In / Out / InOut: a NumPy array and its copies
   HostDeviceArray, // a cpu-target device array: the NumPy array of its memory

@@ -52,7 +52,7 @@ class NumberType:
 def _is_type(value):
     """tidal's types, and Numba's type objects (duck-typed: tidal never
     imports Numba), which a signature such as void(numba.float32[::1]) mixes in."""
-    if isinstance(value, (NumberType, ArrayType)):
+    if isinstance(value, (NumberType, ArrayType, PointerType)):
         return True
     return type(value).__module__.startswith("numba.core.types")
 
@@ -82,6 +82,37 @@ class ArrayType:
 
     def __hash__(self):
         return hash(self._text)
+
+
+class PointerType:
+    """Numba's CPointer(uint8) (printed uint8*, as Numba prints it) and
+    voidptr (void*): an address passed to a kernel or device function
+    (docs/language.md, "Pointers")."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self._text = "void*" if dtype is None else f"{dtype.name}*"
+
+    def __repr__(self):
+        return self._text
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, PointerType) and self._text == other._text
+
+    def __hash__(self):
+        return hash(self._text)
+
+
+def CPointer(dtype):
+    """A pointer to elements of a scalar type: CPointer(uint8)."""
+    if not isinstance(dtype, NumberType) or dtype.name == "void":
+        name = getattr(dtype, "name", None)
+        if name not in SCALAR_TYPES:
+            raise TypeError(f"CPointer() takes a scalar type such as uint8, not {dtype!r}")
+        dtype = SCALAR_TYPES[name]
+    return PointerType(dtype)
 
 
 class Signature:
@@ -120,6 +151,7 @@ uintp = SCALAR_TYPES["uint64"]
 float_ = SCALAR_TYPES["float32"]
 double = SCALAR_TYPES["float64"]
 void = NumberType("void", None)
+voidptr = PointerType(None)
 # Numba's short aliases, after NumPy's type codes.
 b1 = boolean
 i1, i2, i4, i8 = (SCALAR_TYPES[f"int{n}"] for n in (8, 16, 32, 64))

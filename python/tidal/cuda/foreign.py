@@ -126,6 +126,8 @@ def _parameter_text(description, where):
         return description[1]
     if kind == "record":  # a struct by value: a copy of the record
         return _record_text(description[1], where)
+    if kind == "pointer" and description[1] is not None:  # a CPointer object
+        return description[1][1] + "*"
     if kind == "array" and description[1][0] == "scalar":
         # An array parameter passes its data's address, as a C pointer.
         return ("const " if description[4] else "") + description[1][1] + "*"

@@ -209,6 +209,19 @@ class _TextParser:
             return ("tuple", self.parenthesised_list())
         if name == "Record" and self.peek("("):
             return self.record()
+        # Numba's pointers: CPointer(uint8), voidptr, and as Numba prints
+        # them, uint8*, void*.
+        if name == "CPointer" and self.peek("("):
+            self.expect("(")
+            element = self.type()
+            if element[0] != "scalar":
+                self.fail("CPointer() takes a scalar type")
+            self.expect(")")
+            return ("pointer", element)
+        if name == "voidptr" or (name == "void" and self.peek("*")):
+            if name == "void":
+                self.expect("*")
+            return ("pointer", None)
         if name in _NONE_NAMES:
             return ("none",)
         if name in _DATETIMES:  # datetime64[D], timedelta64[ns]: int64 counts of a unit
@@ -224,6 +237,9 @@ class _TextParser:
         scalar = ("scalar", _SCALARS[name])
         if self.peek("["):
             return self.array_dims(scalar)
+        if self.peek("*"):
+            self.expect("*")
+            return ("pointer", scalar)
         return scalar
 
     def numba_array(self):
@@ -452,6 +468,8 @@ def _text(description):
         if element[0] != "scalar" or readonly:
             return None
         return f"{element[1]}[{_layout_dims(ndim, layout)}]"
+    if kind == "pointer":
+        return "voidptr" if description[1] is None else f"CPointer({description[1][1]})"
     if kind == "tuple":
         parts = [_text(e) for e in description[1]]
         if any(p is None for p in parts):
