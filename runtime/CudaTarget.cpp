@@ -474,7 +474,8 @@ void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
   if (Threads > static_cast<uint64_t>(MaxThreadsPerBlock))
     fail("blockdim " + dimsText(Block) + " has " + std::to_string(Threads) +
          " threads, the compiled kernel can run at most " + std::to_string(MaxThreadsPerBlock) +
-         " per block (its registers per thread or launch_bounds limit it)");
+         " per block (its registers per thread or launch_bounds limit it; the driver's "
+         "launch fails with CUDA_ERROR_INVALID_VALUE)");
   if (SharedBytes > static_cast<size_t>(DynamicSharedLimit)) {
     // Above 48 KB a kernel must opt in, up to the device's opt-in limit
     // less its static shared memory (the check the cpu target makes too).

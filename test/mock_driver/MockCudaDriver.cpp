@@ -320,13 +320,42 @@ static int staticSharedBytesOf(const std::string &PTX) {
   return static_cast<int>(Total);
 }
 
+// A kernel's most threads per block, as the driver derives it: the
+// product of its PTX `.maxntid X, Y, Z` (launch_bounds), else the device's.
+static uint64_t maxThreadsOf(const MockFunction &F) {
+  uint64_t Device = envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024);
+  if (!F.Module)
+    return Device;
+  const std::string &PTX = F.Module->PTX;
+  size_t Entry = PTX.find(".entry " + F.Name + "(");
+  if (Entry == std::string::npos)
+    return Device;
+  size_t Body = PTX.find('{', Entry);
+  size_t Bound = PTX.find(".maxntid", Entry);
+  if (Bound == std::string::npos || Bound > Body)
+    return Device;
+  uint64_t Product = 1;
+  const char *Cursor = PTX.c_str() + Bound + 8;
+  for (int Axis = 0; Axis < 3; ++Axis) {
+    char *End = nullptr;
+    unsigned long long Size = std::strtoull(Cursor, &End, 10);
+    if (End == Cursor)
+      break;
+    Product *= Size;
+    Cursor = End;
+    while (*Cursor == ',' || *Cursor == ' ')
+      ++Cursor;
+  }
+  return std::min(Product, Device);
+}
+
 CUresult cuFuncGetAttribute(int *Value, int Attribute, void *Function) {
   MOCK_ENTER(S);
   record(S, "cuFuncGetAttribute", "\"attribute\": " + std::to_string(Attribute));
   MOCK_REQUIRE_INIT(S);
   auto *F = static_cast<MockFunction *>(Function);
   switch (Attribute) {
-  case 0: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024)); return Success;
+  case 0: *Value = static_cast<int>(maxThreadsOf(*F)); return Success;
   case 1: *Value = F->Module ? staticSharedBytesOf(F->Module->PTX) : 0; return Success;
   case 2: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_CONST_BYTES", 0)); return Success;
   case 3: *Value = 16; return Success;   // local bytes per thread
@@ -647,6 +676,12 @@ static CUresult launchAs(MockState &S, const char *Call, void *Function, unsigne
     return InvalidValue;
   if (Shared > static_cast<unsigned>(F->MaxDynamicShared))
     return InvalidValue;
+  // A block over the kernel's .maxntid (launch_bounds): CUDA_ERROR_INVALID_VALUE.
+  if (uint64_t(BlockX) * BlockY * BlockZ > maxThreadsOf(*F)) {
+    record(S, Call, "\"kernel\": " + jsonString(F->Name) + ", \"result\": 1, \"over\": "
+                    "\"maxntid\"");
+    return InvalidValue;
+  }
   if (Extra || (!Params && !F->ParamSizes.empty()))
     return InvalidValue;
   // For the launch benchmark: a launch the driver does nothing for, so that
