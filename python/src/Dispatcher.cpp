@@ -325,6 +325,11 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
       Strings(Options, Raw->Options);
       Strings(ParamTypes, Raw->ParameterTypes);
       Strings(ParamNames, RawParamNames);
+      // RawModule(link=[...]): what the module's kernels call from other code.
+      if (Module != Py_None && PyObject_HasAttrString(Module, "_link_items")) {
+        PyRef Links = PyRef::check(PyObject_GetAttrString(Module, "_link_items"));
+        Raw->Links = foreignLinksFromPython(Links.get());
+      }
     }
     std::unique_ptr<DispatcherState> States[TargetCount];
     for (int T = 0; T < TargetCount; ++T) {
