@@ -127,7 +127,8 @@ void keepDeviceFunction(KernelModule &KM, const std::string &CalleeSymbol,
 // compile_to_ptx(function, argument types, sm, debug, lineinfo, fastmath,
 //                device function's name or None, symbol, numba abi,
 //                output="ptx", launch bounds=(0, 0, 0), forceinline=False)
-//   -> (code, {variable: type text}). output "llvm" gives the NVVM IR that
+//   -> (code, {variable: type text}, [(kind, name, bytes) of the PTX and
+//   binaries left to the driver's linker]). output "llvm" gives the NVVM IR that
 //   the PTX is made from (lowered and optimised for NVPTX) as text, "ltoir"
 //   the same module as bitcode (bytes). The launch bounds (max threads per
 //   block, min blocks per SM, max blocks per cluster; 0 for none) go on a
@@ -165,7 +166,9 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
     if (MaxClusterRank)
       if (llvm::Function *Kernel = KM.Module->getFunction(KM.KernelName))
         Kernel->addFnAttr(MaxClusterRankAttribute, std::to_string(MaxClusterRank));
-    linkForeignCode(*KM.Module, {}, TargetKind::Cuda);
+    // PTX and binaries stay for the driver's linker: compile_all lists them.
+    std::vector<ForeignLink> DriverLinks;
+    linkForeignCode(*KM.Module, {}, TargetKind::Cuda, &DriverLinks);
     if (CalleeName != Py_None) {
       // The frontend's symbol of the callee for these types (FunctionCompiler::typeDevice).
       std::string CalleeSymbol = symbolName(PyRef::borrow(CalleeName).str());
@@ -208,10 +211,18 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
       if (PyDict_SetItemString(Variables.get(), Name.c_str(), Text.get()) < 0)
         return nullptr;
     }
+    PyRef Links = PyRef::check(PyList_New(0));
+    for (const ForeignLink &L : DriverLinks) {
+      PyRef Item = PyRef::check(Py_BuildValue("(ssy#)", L.Kind.c_str(), L.Name.c_str(),
+                                              L.Payload.data(),
+                                              static_cast<Py_ssize_t>(L.Payload.size())));
+      if (PyList_Append(Links.get(), Item.get()) < 0)
+        return nullptr;
+    }
     if (WantsBitcode)
-      return Py_BuildValue("(y#O)", PTX.data(), static_cast<Py_ssize_t>(PTX.size()),
-                           Variables.get());
-    return Py_BuildValue("(sO)", PTX.c_str(), Variables.get());
+      return Py_BuildValue("(y#OO)", PTX.data(), static_cast<Py_ssize_t>(PTX.size()),
+                           Variables.get(), Links.get());
+    return Py_BuildValue("(sOO)", PTX.c_str(), Variables.get(), Links.get());
   });
 }
 
@@ -234,7 +245,7 @@ PyMethodDef CompileToPTXMethods[] = {
     {"compile_to_ptx", compile_to_ptx, METH_VARARGS,
      "compile_to_ptx(function, types, sm, debug, lineinfo, fastmath, callee, symbol, "
      "numba_abi, output='ptx', launch_bounds=(0, 0, 0), forceinline=False): (code, "
-     "{variable: type}); callee None compiles the kernel `function`, else the device "
+     "{variable: type}, [(kind, name, bytes) left to the driver's linker]); callee None compiles the kernel `function`, else the device "
      "function of that name that `function` calls with these types; output 'llvm' gives "
      "the NVVM IR instead of the PTX, 'ltoir' that IR as bitcode (bytes)."},
     {nullptr, nullptr, 0, nullptr}};

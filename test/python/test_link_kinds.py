@@ -8,13 +8,14 @@ of a linked .cu (its own folder, then Numba's extra search paths); the
 standard CUDA typedefs without an include."""
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tidal import cuda, int32
+from tidal import cuda, int32, uint32, void
 from tidal.errors import CompileError
 
 # The binaries: as the driver's linker reads them only on a GPU, these are
@@ -268,3 +269,40 @@ def test_cuda_typedefs_need_no_include(target):
     out = np.zeros(1, dtype=np.int32)
     read_sizes[1, 1](out)
     target.assert_result("read_sizes", out, [8000 + 400 + 20 + 1 + 2])
+
+
+def test_compile_all_lists_what_the_drivers_linker_takes(tmp_path):
+    # numba-cuda's test_compile_all_with_external_functions: the function's
+    # code, then each PTX or binary file as a code object of its kind.
+    from test_cxx_functions import TWICE_PTX
+    ptx = tmp_path / "twice.ptx"
+    ptx.write_text(TWICE_PTX)
+    cubin, _ = as_link(tmp_path, "cubin", "file")
+    for link, kind in ((str(ptx), cuda.PTXSource), (cubin, cuda.Cubin)):
+        twice = cuda.declare_device("twice", "uint32(uint32)", link=[link])
+
+        def f(z, x):
+            z[0] = twice(x)
+
+        codes, result = cuda.compile_all(f, (uint32[::1], uint32), device=False, abi="numba",
+                                         output="ptx")
+        assert result is void and len(codes) == 2
+        assert ".extern .func" in codes[0] and "twice" in codes[0]
+        assert isinstance(codes[1], kind) and codes[1].name == link
+        assert codes[1].data == (TWICE_PTX if kind is cuda.PTXSource else
+                                 BINARIES["cubin"][0])
+        ptx_only, _ = cuda.compile_ptx(f, (uint32[::1], uint32))  # the function's own
+        # (LLVM numbers call sequences across the process's compiles.)
+        assert re.sub(r"callseq \d+", "", ptx_only) == re.sub(r"callseq \d+", "", codes[0])
+    # Linked CUDA C++ is compiled into the function's own code: one code.
+    cu = tmp_path / "twice.cu"
+    cu.write_text('extern "C" __device__ int twice(unsigned *r, unsigned x) '
+                  '{ *r = 2 * x; return 0; }\n')
+    twice = cuda.declare_device("twice", "uint32(uint32)", link=[str(cu)])
+
+    def g(z, x):
+        z[0] = twice(x)
+
+    codes, _ = cuda.compile_all(g, (uint32[::1], uint32), device=False, abi="numba",
+                                output="ptx")
+    assert len(codes) == 1 and ".extern" not in codes[0]

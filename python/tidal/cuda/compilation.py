@@ -183,6 +183,8 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     bitcode (bytes; docs/compile-ptx.md)."""
     _check_options(device, abi, abi_info, output, forceinline)
     debug, opt = _debug_and_opt(debug, opt)
+    # As numba-cuda's, the function's own code: PTX and binaries it links
+    # are compile_all's to list.
     code, result, _ = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi,
                                abi_info, output, forceinline, launch_bounds)
     return code, result
@@ -210,18 +212,27 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     """numba-cuda's cuda.compile_all: ([code, ...], return type), the code
     of the function and of the external code it links. tidal compiles the
     CUDA C++ and LLVM IR a function links (declare_device(link=...)) into
-    the same module, so the list holds that one code (PTX, or tidal's
-    LTO-IR by default)."""
-    code, result = compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
-                           fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
-                           output=output, forceinline=forceinline, launch_bounds=launch_bounds)
-    return [code], result
+    the same module, so the list starts with that one code (PTX, or tidal's
+    LTO-IR by default), followed by the PTX and binaries the driver's
+    linker would link with it, as code objects (PTXSource, Cubin, ...)."""
+    _check_options(device, abi, abi_info, output, forceinline)
+    debug, opt = _debug_and_opt(debug, opt)
+    code, result, _, links = _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi,
+                                      abi_info, output, forceinline, launch_bounds, True)
+    from . import linkable_code
+    kinds = {"ptx": linkable_code.PTXSource, "cubin": linkable_code.Cubin,
+             "fatbin": linkable_code.Fatbin, "object": linkable_code.Object,
+             "archive": linkable_code.Archive}
+    objects = [kinds[kind](data.decode() if kind == "ptx" else data, name=name)
+               for kind, name, data in links]
+    return [code] + objects, result
 
 
 def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, output,
-             forceinline=False, launch_bounds=None):
+             forceinline=False, launch_bounds=None, with_links=False):
     """(code, return type, symbol) of compile(): the PTX, with output
-    'llvm' the NVVM IR it is made from, with 'ltoir' that IR as bitcode."""
+    'llvm' the NVVM IR it is made from, with 'ltoir' that IR as bitcode;
+    with_links adds the [(kind, name, bytes)] left to the driver's linker."""
     _check_options(device, abi, abi_info, "ptx" if output == "llvm" else output, forceinline)
     function = _python_function(pyfunc)
     signature = _signatures.signature_of(sig)
@@ -238,9 +249,10 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, 
     # checked as it is.
     name = function.__code__.co_name
     if not device:
-        code, _ = native.compile_to_ptx(function, arguments, *flags, None, "", False, output,
-                                        bounds, False)
-        return code, types.void, native.symbol_name(name)
+        code, _, links = native.compile_to_ptx(function, arguments, *flags, None, "", False,
+                                               output, bounds, False)
+        found = (code, types.void, native.symbol_name(name))
+        return found + (links,) if with_links else found
     if abi == "c":
         symbol = (abi_info or {}).get("abi_name", native.symbol_name(name))
     else:
@@ -249,12 +261,12 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, 
     def compiled(returns):
         entry = _entry_kernel(function, len(arguments), returns)
         callee = name if returns is None else "_tidal_returns"
-        code, variables = native.compile_to_ptx(entry, arguments, *flags, callee, symbol,
-                                                abi == "numba", output, bounds,
-                                                bool(forceinline))
-        return code, variables.get("_tidal_result", "none")
+        code, variables, links = native.compile_to_ptx(entry, arguments, *flags, callee,
+                                                       symbol, abi == "numba", output, bounds,
+                                                       bool(forceinline))
+        return code, variables.get("_tidal_result", "none"), links
 
-    code, result = compiled(None)
+    code, result, links = compiled(None)
     if returned not in (None, ("none",)):
         declared = _signatures.canonical_text(returned)
         if declared != _signatures.canonical_text(_signatures.type_of(result)):
@@ -266,8 +278,9 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, 
                 raise TypeError(f"device function '{name}' returns {result}, not the "
                                 f"{declared} its signature declares (tidal converts one "
                                 f"number type to another only)")
-            code, result = compiled(target)
-    return code, _type_object(result, types), symbol
+            code, result, links = compiled(target)
+    found = (code, _type_object(result, types), symbol)
+    return found + (links,) if with_links else found
 
 
 def _launch_bounds(value, name):
