@@ -7,6 +7,39 @@
 
 using namespace tidal_mock;
 
+namespace tidal_mock {
+
+// A kernel's most threads per block, as the driver derives it: the
+// product of its PTX `.maxntid X, Y, Z` (launch_bounds), else the device's.
+uint64_t maxThreadsOf(const MockFunction &F) {
+  uint64_t Device = envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024);
+  if (!F.Module)
+    return Device;
+  const std::string &PTX = F.Module->PTX;
+  size_t Entry = PTX.find(".entry " + F.Name + "(");
+  if (Entry == std::string::npos)
+    return Device;
+  size_t Body = PTX.find('{', Entry);
+  size_t Bound = PTX.find(".maxntid", Entry);
+  if (Bound == std::string::npos || Bound > Body)
+    return Device;
+  uint64_t Product = 1;
+  const char *Cursor = PTX.c_str() + Bound + 8;
+  for (int Axis = 0; Axis < 3; ++Axis) {
+    char *End = nullptr;
+    unsigned long long Size = std::strtoull(Cursor, &End, 10);
+    if (End == Cursor)
+      break;
+    Product *= Size;
+    Cursor = End;
+    while (*Cursor == ',' || *Cursor == ' ')
+      ++Cursor;
+  }
+  return std::min(Product, Device);
+}
+
+} // namespace tidal_mock
+
 extern "C" {
 
 namespace {

@@ -184,6 +184,10 @@ struct MockState {
   bool PendingGlobalWrite = false;
 };
 
+// A kernel's most threads per block as the driver derives it: its PTX
+// .maxntid (launch_bounds), else the device's (MockCudaModules.cpp).
+uint64_t maxThreadsOf(const MockFunction &F);
+
 inline MockState &state() {
   static MockState *S = new MockState();
   return *S;
