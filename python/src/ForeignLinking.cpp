@@ -122,7 +122,7 @@ struct Library {
   std::unique_ptr<llvm::Module> Module; // null for PTX
   std::vector<cxx::DeviceFunctionBinding> Bindings;
   std::vector<PtxFunction> PtxFunctions; // a .ptx file's functions
-  bool Binary = false; // a cubin, fatbin, object or archive: the driver's
+  bool Binary = false;   // a cubin, fatbin, object or archive: the driver's to link
   bool MarkerIR = false; // tidal's LTO-IR: marker IR already, not raised
 };
 
@@ -463,6 +463,8 @@ void checkAgainstPtx(const ForeignUse &U, const PtxFunction &F, const std::strin
 
 } // namespace
 
+namespace {
+
 // Links Lib's definitions of Mine (the symbols the kernel takes from it;
 // Needed: every symbol some file gives) into M, raised to marker IR first
 // (tidal's LTO-IR is marker IR already), each once and internal.
@@ -519,6 +521,8 @@ void linkLibrary(llvm::Module &M, Library &Lib, const std::set<std::string> &Min
     if (llvm::Function *F = M.getFunction(Name))
       F->setLinkage(llvm::GlobalValue::InternalLinkage);
 }
+
+} // namespace
 
 bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLinks,
                      TargetKind Target, std::vector<ForeignLink> *PtxLinks) {
