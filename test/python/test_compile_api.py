@@ -255,3 +255,15 @@ def test_cuda_jit_checks_its_launch_bounds():
         cuda.jit("void()", launch_bounds=(128, 2, 4, 8))(empty)
     with pytest.raises(ValueError, match="launch_bounds must be a positive int or a tuple"):
         cuda.jit(launch_bounds=(128, 0))(empty)
+
+
+def test_a_kernel_that_returns_a_value_is_numba_cudas_type_error():
+    def f(x, y):
+        return x[0] + y[0]
+
+    for compile_kernel in (lambda: cuda.compile_ptx(f, (uint32[::1], uint32[::1])),
+                           lambda: cuda.compile_all(f, (uint32[::1], uint32[::1]),
+                                                    device=False, abi="numba", output="ptx")):
+        with pytest.raises(TypeError, match="CUDA kernel must have void return type. .*a kernel "
+                                            "cannot return a value"):
+            compile_kernel()

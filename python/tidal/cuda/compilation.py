@@ -25,6 +25,7 @@ import warnings
 from .. import types as _types
 from ._native import native
 from . import signatures as _signatures
+from ..errors import TypingError
 from .dispatcher import DeviceFunction
 
 __all__ = ["compile", "compile_all", "compile_for_current_device", "compile_ptx",
@@ -249,8 +250,14 @@ def _compile(pyfunc, sig, debug, lineinfo, device, fastmath, cc, abi, abi_info, 
     # checked as it is.
     name = function.__code__.co_name
     if not device:
-        code, _, links = native.compile_to_ptx(function, arguments, *flags, None, "", False,
-                                               output, bounds, False)
+        try:
+            code, _, links = native.compile_to_ptx(function, arguments, *flags, None, "",
+                                                   False, output, bounds, False)
+        except TypingError as error:
+            # A kernel whose return type is inferred as a value: numba-cuda's error.
+            if "a kernel cannot return a value" in str(error):
+                raise TypeError(f"CUDA kernel must have void return type. ({error})") from None
+            raise
         found = (code, types.void, native.symbol_name(name))
         return found + (links,) if with_links else found
     if abi == "c":
