@@ -1,8 +1,8 @@
 // tidal-annotate-kernels: makes the kernels of !tidal.kernels NVPTX entry
 // points (!nvvm.annotations "kernel", the nvptx64 triple and data layout when
 // unset, "target-cpu"="sm_N"), turns their "tidal-maxntid"/"tidal-minctasm"/
-// "tidal-maxnreg" attributes into !nvvm.annotations (PTX .maxntid,
-// .minnctapersm, .maxnreg), applies "tidal.ftz" (f32 denormals flushed), and
+// "tidal-maxnreg"/"tidal-maxclusterrank" attributes into !nvvm.annotations
+// (PTX .maxntid, .minnctapersm, .maxnreg, .maxclusterrank), applies "tidal.ftz" (f32 denormals flushed), and
 // casts their pointer parameters to the global address space, so that
 // infer-address-spaces turns accesses into ld/st.global.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes='tidal-annotate-kernels<sm=90>' in.ll
@@ -68,8 +68,9 @@ void addAnnotation(NamedMDNode &Annotations, Function &Kernel, StringRef Key,
                     ConstantInt::get(Type::getInt32Ty(Context), Value))}));
 }
 
-// "tidal-maxntid"="X[,Y[,Z]]", "tidal-minctasm"="N", "tidal-maxnreg"="N"
-// -> maxntid{x,y,z} / minctasm / maxnreg annotations. Malformed values are
+// "tidal-maxntid"="X[,Y[,Z]]", "tidal-minctasm"="N", "tidal-maxnreg"="N",
+// "tidal-maxclusterrank"="N"
+// -> maxntid{x,y,z} / minctasm / maxnreg / maxclusterrank annotations. Malformed values are
 // reported and skipped.
 void annotateLaunchBounds(NamedMDNode &Annotations, Function &Kernel) {
   auto Malformed = [&](StringRef Attribute, StringRef Value) {
@@ -97,7 +98,8 @@ void annotateLaunchBounds(NamedMDNode &Annotations, Function &Kernel) {
                       std::string("maxntid") + "xyz"[Index], Size);
   }
   for (auto [Name, Key] : {std::pair<StringRef, StringRef>{MinBlocksAttribute, "minctasm"},
-                           {MaxRegistersAttribute, "maxnreg"}}) {
+                           {MaxRegistersAttribute, "maxnreg"},
+                           {MaxClusterRankAttribute, "maxclusterrank"}}) {
     Attribute A = Kernel.getFnAttribute(Name);
     if (!A.isValid())
       continue;

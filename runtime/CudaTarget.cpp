@@ -331,7 +331,7 @@ std::string trimmedLog(const char *Buffer) {
 } // namespace
 
 CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX, const std::string &PTXName,
-                       const std::vector<std::pair<std::string, std::string>> &Linked)
+                       const std::vector<CudaLinkInput> &Linked)
     : Context(Ctx) {
   Context.requireUsable();
   Context.makeCurrent();
@@ -350,20 +350,21 @@ CudaModule::CudaModule(CudaContext &Ctx, const std::string &PTX, const std::stri
     ~Destroy() { Api.LinkDestroy(State); } // errors ignored: nothing depends on it
   } Guard{Api, State};
   std::string Names = PTXName;
-  auto add = [&](const std::string &Name, const std::string &Text) {
-    // The size counts the terminating NUL, as for a C string of PTX.
-    cu::Result Result = Api.LinkAddData(State, cu::JitInputPtx,
-                                        const_cast<char *>(Text.c_str()), Text.size() + 1,
+  auto add = [&](const std::string &Name, const std::string &Data, int Type) {
+    // PTX's size counts the terminating NUL, as for a C string; a binary's
+    // is its bytes.
+    size_t Bytes = Type == cu::JitInputPtx ? Data.size() + 1 : Data.size();
+    cu::Result Result = Api.LinkAddData(State, Type, const_cast<char *>(Data.c_str()), Bytes,
                                         Name.c_str(), 0, nullptr, nullptr);
     if (Result != cu::Success)
       Context.fail(Result, "cuLinkAddData",
                    "the JIT rejected " + Name + " for " + Context.describe() +
                        trimmedLog(ErrorLog));
   };
-  add(PTXName, PTX);
-  for (const auto &[Name, Text] : Linked) {
-    add(Name, Text);
-    Names += ", " + Name;
+  add(PTXName, PTX, cu::JitInputPtx);
+  for (const CudaLinkInput &Input : Linked) {
+    add(Input.Name, Input.Data, Input.Type);
+    Names += ", " + Input.Name;
   }
   void *Image = nullptr;
   size_t Bytes = 0;
@@ -474,7 +475,8 @@ void CudaFunction::checkLaunch(Dim3 Grid, Dim3 Block, size_t SharedBytes) {
   if (Threads > static_cast<uint64_t>(MaxThreadsPerBlock))
     fail("blockdim " + dimsText(Block) + " has " + std::to_string(Threads) +
          " threads, the compiled kernel can run at most " + std::to_string(MaxThreadsPerBlock) +
-         " per block (its registers per thread or launch_bounds limit it)");
+         " per block (its registers per thread or launch_bounds limit it; the driver's "
+         "launch fails with CUDA_ERROR_INVALID_VALUE)");
   if (SharedBytes > static_cast<size_t>(DynamicSharedLimit)) {
     // Above 48 KB a kernel must opt in, up to the device's opt-in limit
     // less its static shared memory (the check the cpu target makes too).

@@ -18,6 +18,22 @@
 
 #include <__clang_cuda_builtin_vars.h>
 
+// The standard typedefs that CUDA C++ (nvcc, NVRTC) has without an
+// include, as the compiler's own types (the same as <stdint.h>'s and
+// <stddef.h>'s, which may still be included).
+typedef __SIZE_TYPE__ size_t;
+typedef __PTRDIFF_TYPE__ ptrdiff_t;
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+typedef __INTPTR_TYPE__ intptr_t;
+typedef __UINTPTR_TYPE__ uintptr_t;
+
 #define TIDAL_DEVICE static inline __attribute__((device, always_inline))
 
 // Barriers (__syncthreads is a clang builtin already).

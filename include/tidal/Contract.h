@@ -45,6 +45,9 @@ inline constexpr const char *FastFunctionsFlag = "tidal.fast-functions";
 inline constexpr const char *MaxThreadsAttribute = "tidal-maxntid";
 inline constexpr const char *MinBlocksAttribute = "tidal-minctasm";
 inline constexpr const char *MaxRegistersAttribute = "tidal-maxnreg";
+// launch_bounds' third item, the most blocks per cluster (.maxclusterrank,
+// sm_90 and up; older targets leave it out).
+inline constexpr const char *MaxClusterRankAttribute = "tidal-maxclusterrank";
 
 // The cpu runtime's entry points that host-lowered code calls (declared in
 // HostABI.h, defined in runtime/CpuThreadPool.cpp).

@@ -17,11 +17,13 @@
 #include "Frontend.h"
 #include "tidal/Contract.h"
 
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 namespace tidal::binding {
@@ -60,7 +62,7 @@ void removeKernel(llvm::Module &M, const std::string &KernelName) {
 // stays until the lowering is done (the plugin checks that markers are
 // reached from a kernel); removeKernel takes it out.
 void keepDeviceFunction(KernelModule &KM, const std::string &CalleeSymbol,
-                        const std::string &Symbol, bool NumbaABI) {
+                        const std::string &Symbol, bool NumbaABI, bool ForceInline) {
   llvm::Module &M = *KM.Module;
   llvm::Function *Kernel = M.getFunction(KM.KernelName);
   llvm::Function *Callee = M.getFunction(CalleeSymbol);
@@ -112,28 +114,41 @@ void keepDeviceFunction(KernelModule &KM, const std::string &CalleeSymbol,
     B.CreateRet(B.getInt32(0));
     Callee->setLinkage(llvm::GlobalValue::InternalLinkage);
   }
+  // forceinline (LTO-IR only, as numba-cuda): the linker of the code that
+  // calls it inlines it.
+  if (ForceInline) {
+    Kept->removeFnAttr(llvm::Attribute::NoInline);
+    Kept->addFnAttr(llvm::Attribute::AlwaysInline);
+  }
   // Not a kernel: llvm.used keeps it through the pipeline's internalisation.
   llvm::appendToUsed(M, {Kept});
 }
 
 // compile_to_ptx(function, argument types, sm, debug, lineinfo, fastmath,
 //                device function's name or None, symbol, numba abi,
-//                output="ptx")
-//   -> (ptx, {variable: type text}); output "llvm" gives the NVVM IR that
-//   the PTX is made from (lowered and optimised for NVPTX) instead.
+//                output="ptx", launch bounds=(0, 0, 0), forceinline=False)
+//   -> (code, {variable: type text}, [(kind, name, bytes) of the PTX and
+//   binaries left to the driver's linker]). output "llvm" gives the NVVM IR that
+//   the PTX is made from (lowered and optimised for NVPTX) as text, "ltoir"
+//   the same module as bitcode (bytes). The launch bounds (max threads per
+//   block, min blocks per SM, max blocks per cluster; 0 for none) go on a
+//   kernel; forceinline marks the kept device function alwaysinline.
 PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
   PyObject *Function, *ArgTypes, *CalleeName;
   const char *Symbol;
   const char *Output = "ptx";
   unsigned SM;
-  int Debug, LineInfo, FastMath, NumbaABI;
-  if (!PyArg_ParseTuple(Args, "OOIpppOsp|s", &Function, &ArgTypes, &SM, &Debug, &LineInfo,
-                        &FastMath, &CalleeName, &Symbol, &NumbaABI, &Output))
+  unsigned MaxThreads = 0, MinBlocks = 0, MaxClusterRank = 0;
+  int Debug, LineInfo, FastMath, NumbaABI, ForceInline = 0;
+  if (!PyArg_ParseTuple(Args, "OOIpppOsp|s(III)p", &Function, &ArgTypes, &SM, &Debug, &LineInfo,
+                        &FastMath, &CalleeName, &Symbol, &NumbaABI, &Output, &MaxThreads,
+                        &MinBlocks, &MaxClusterRank, &ForceInline))
     return nullptr;
-  const bool WantsLLVM = std::string(Output) == "llvm";
-  if (!WantsLLVM && std::string(Output) != "ptx") {
-    PyErr_Format(PyExc_ValueError, "compile_to_ptx: output is 'ptx' or 'llvm', not '%s'",
-                 Output);
+  const std::string OutputKind = Output;
+  const bool WantsLLVM = OutputKind == "llvm", WantsBitcode = OutputKind == "ltoir";
+  if (!WantsLLVM && !WantsBitcode && OutputKind != "ptx") {
+    PyErr_Format(PyExc_ValueError,
+                 "compile_to_ptx: output is 'ptx', 'llvm' or 'ltoir', not '%s'", Output);
     return nullptr;
   }
   return translateErrors([&]() -> PyObject * {
@@ -145,22 +160,48 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
     Options.Debug = Debug;
     Options.LineInfo = LineInfo;
     Options.FastMath = FastMath;
+    Options.MaxThreadsPerBlock = MaxThreads;
+    Options.MinBlocksPerSM = MinBlocks;
     KernelModule KM = emitKernel(Function, Types, Options);
-    linkForeignCode(*KM.Module, {}, TargetKind::Cuda);
+    if (MaxClusterRank)
+      if (llvm::Function *Kernel = KM.Module->getFunction(KM.KernelName))
+        Kernel->addFnAttr(MaxClusterRankAttribute, std::to_string(MaxClusterRank));
+    // PTX and binaries stay for the driver's linker: compile_all lists them.
+    std::vector<ForeignLink> DriverLinks;
+    linkForeignCode(*KM.Module, {}, TargetKind::Cuda, &DriverLinks);
     if (CalleeName != Py_None) {
       // The frontend's symbol of the callee for these types (FunctionCompiler::typeDevice).
       std::string CalleeSymbol = symbolName(PyRef::borrow(CalleeName).str());
       for (const Type &T : Types)
         CalleeSymbol += "." + T.mangle();
-      keepDeviceFunction(KM, CalleeSymbol, Symbol, NumbaABI);
+      keepDeviceFunction(KM, CalleeSymbol, Symbol, NumbaABI, ForceInline);
+    }
+    // tidal's LTO-IR also carries the function's marker IR, which tidal
+    // links in place of the NVPTX code (the cpu target runs it too).
+    std::string MarkerBitcode;
+    if (WantsBitcode && CalleeName != Py_None) {
+      std::unique_ptr<llvm::Module> Markers = llvm::CloneModule(*KM.Module);
+      removeKernel(*Markers, KM.KernelName);
+      llvm::raw_string_ostream Stream(MarkerBitcode);
+      llvm::WriteBitcodeToFile(*Markers, Stream);
     }
     lowerForNVPTX(*KM.Module, SM);
     if (CalleeName != Py_None)
       removeKernel(*KM.Module, KM.KernelName);
     std::string PTX;
-    if (WantsLLVM) {
+    if (WantsLLVM || WantsBitcode) {
       llvm::raw_string_ostream Stream(PTX);
-      KM.Module->print(Stream, nullptr);
+      if (!MarkerBitcode.empty()) {
+        llvm::LLVMContext &Ctx = KM.Module->getContext();
+        KM.Module->getOrInsertNamedMetadata(EmbeddedMarkerIRMetadata)
+            ->addOperand(llvm::MDNode::get(Ctx, {llvm::MDString::get(Ctx, MarkerBitcode)}));
+      }
+      if (WantsBitcode)
+        llvm::WriteBitcodeToFile(*KM.Module, Stream);
+      else
+        KM.Module->print(Stream, nullptr);
+      Stream.flush();
+      forgetNVPTXModule(*KM.Module, SM);
     } else {
       PTX = emitPTX(*KM.Module, SM);
     }
@@ -170,7 +211,18 @@ PyObject *compile_to_ptx(PyObject *, PyObject *Args) {
       if (PyDict_SetItemString(Variables.get(), Name.c_str(), Text.get()) < 0)
         return nullptr;
     }
-    return Py_BuildValue("(sO)", PTX.c_str(), Variables.get());
+    PyRef Links = PyRef::check(PyList_New(0));
+    for (const ForeignLink &L : DriverLinks) {
+      PyRef Item = PyRef::check(Py_BuildValue("(ssy#)", L.Kind.c_str(), L.Name.c_str(),
+                                              L.Payload.data(),
+                                              static_cast<Py_ssize_t>(L.Payload.size())));
+      if (PyList_Append(Links.get(), Item.get()) < 0)
+        return nullptr;
+    }
+    if (WantsBitcode)
+      return Py_BuildValue("(y#OO)", PTX.data(), static_cast<Py_ssize_t>(PTX.size()),
+                           Variables.get(), Links.get());
+    return Py_BuildValue("(sOO)", PTX.c_str(), Variables.get(), Links.get());
   });
 }
 
@@ -192,9 +244,10 @@ PyMethodDef CompileToPTXMethods[] = {
      "is '$3clambda$3e')."},
     {"compile_to_ptx", compile_to_ptx, METH_VARARGS,
      "compile_to_ptx(function, types, sm, debug, lineinfo, fastmath, callee, symbol, "
-     "numba_abi, output='ptx'): (ptx, {variable: type}); callee None compiles the kernel "
-     "`function`, else the device function of that name that `function` calls with these "
-     "types; output 'llvm' gives the NVVM IR instead of the PTX."},
+     "numba_abi, output='ptx', launch_bounds=(0, 0, 0), forceinline=False): (code, "
+     "{variable: type}, [(kind, name, bytes) left to the driver's linker]); callee None compiles the kernel `function`, else the device "
+     "function of that name that `function` calls with these types; output 'llvm' gives "
+     "the NVVM IR instead of the PTX, 'ltoir' that IR as bitcode (bytes)."},
     {nullptr, nullptr, 0, nullptr}};
 
 } // namespace

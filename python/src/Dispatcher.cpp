@@ -11,6 +11,7 @@
 #include "LaunchConfig.h"
 #include "LaunchPlan.h"
 
+#include "tidal/Contract.h"
 #include "tidal/Passes.h"
 #include "tidal/runtime/CudaDriver.h"
 
@@ -153,6 +154,9 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
   }
   KernelModule KM =
       Raw ? emitRawKernel(*Raw, ParamNames, Types) : emitKernel(Function.get(), Types, Options);
+  if (MaxClusterRank)
+    if (llvm::Function *Kernel = KM.Module->getFunction(KM.KernelName))
+      Kernel->addFnAttr(MaxClusterRankAttribute, std::to_string(MaxClusterRank));
   std::vector<ForeignLink> PtxLinks;
   bool Linked = !Raw && linkForeignCode(*KM.Module, Links, Target, &PtxLinks);
   auto Spec = std::make_unique<Specialization>();
@@ -325,6 +329,11 @@ int Dispatcher_init(PyObject *Self, PyObject *Args, PyObject *Kwargs) {
       Strings(Options, Raw->Options);
       Strings(ParamTypes, Raw->ParameterTypes);
       Strings(ParamNames, RawParamNames);
+      // RawModule(link=[...]): what the module's kernels call from other code.
+      if (Module != Py_None && PyObject_HasAttrString(Module, "_link_items")) {
+        PyRef Links = PyRef::check(PyObject_GetAttrString(Module, "_link_items"));
+        Raw->Links = foreignLinksFromPython(Links.get());
+      }
     }
     std::unique_ptr<DispatcherState> States[TargetCount];
     for (int T = 0; T < TargetCount; ++T) {
@@ -451,6 +460,8 @@ DispatcherState &configuredState(PyObject *Self) {
   D.Options.MaxRegisters = static_cast<unsigned>(Item("max_registers").asLong());
   D.Options.MaxThreadsPerBlock = static_cast<unsigned>(Item("max_threads").asLong());
   D.Options.MinBlocksPerSM = static_cast<unsigned>(Item("min_blocks").asLong());
+  if (PyObject *Rank = PyDict_GetItemString(Options.get(), "max_cluster_rank"))
+    D.MaxClusterRank = static_cast<unsigned>(PyRef::borrow(Rank).asLong());
   // The disk cache (cache=True), when the options have one.
   if (PyObject *Cache = PyDict_GetItemString(Options.get(), "cache"))
     D.Cache = PyRef::borrow(Cache);

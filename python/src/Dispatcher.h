@@ -112,6 +112,9 @@ struct DispatcherState {
   // cuda.jit(shared_memory_carveout=...): the percentage (-1: the driver's
   // default) set on each loaded kernel (cuda target); none when not given.
   std::optional<int> SharedMemoryCarveout;
+  // launch_bounds' third item (the most blocks per cluster; 0: none): the
+  // kernel's "tidal-maxclusterrank" attribute, .maxclusterrank on sm_90.
+  unsigned MaxClusterRank = 0;
   std::vector<std::unique_ptr<Specialization>> Specializations;
   // A CUDA C++ kernel (tidal.cuda.RawKernel, RawKernels.h): specialisations
   // come from its source instead of the frontend; null for Python kernels.

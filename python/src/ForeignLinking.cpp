@@ -122,7 +122,25 @@ struct Library {
   std::unique_ptr<llvm::Module> Module; // null for PTX
   std::vector<cxx::DeviceFunctionBinding> Bindings;
   std::vector<PtxFunction> PtxFunctions; // a .ptx file's functions
+  bool Binary = false;   // a cubin, fatbin, object or archive: the driver's to link
+  bool MarkerIR = false; // tidal's LTO-IR: marker IR already, not raised
 };
+
+// The link kinds the CUDA driver's JIT linker takes as binaries (the
+// CUjitInputType of each: loadLinkedModule), and what each is called.
+bool isBinaryKind(const std::string &Kind) {
+  return Kind == "cubin" || Kind == "fatbin" || Kind == "object" || Kind == "archive";
+}
+
+std::string binaryKindName(const std::string &Kind) {
+  if (Kind == "cubin")
+    return "a cubin";
+  if (Kind == "fatbin")
+    return "a fatbin";
+  if (Kind == "object")
+    return "an object file";
+  return "an archive of object files";
+}
 
 // A linked file's IR that does not verify is an error, never code: LLVM's
 // readers would otherwise stop the process ("Broken module found,
@@ -264,8 +282,22 @@ Library compileLink(const ForeignLink &L, llvm::LLVMContext &Context) {
     Lib.Bindings = cxx::readBindings(*Lib.Module);
   } else if (L.Kind == "ll" || L.Kind == "bc") {
     Lib.Module = parseLinkedIR(L, Context);
+    // tidal's LTO-IR: the marker IR it carries is what links.
+    if (const llvm::NamedMDNode *Embedded =
+            Lib.Module->getNamedMetadata(EmbeddedMarkerIRMetadata);
+        Embedded && Embedded->getNumOperands() == 1)
+      if (auto *Text = llvm::dyn_cast_or_null<llvm::MDString>(
+              Embedded->getOperand(0)->getNumOperands()
+                  ? Embedded->getOperand(0)->getOperand(0).get()
+                  : nullptr)) {
+        ForeignLink Markers{"bc", L.Name, Text->getString().str(), {}};
+        Lib.Module = parseLinkedIR(Markers, Context);
+        Lib.MarkerIR = true;
+      }
   } else if (L.Kind == "ptx") {
     Lib.PtxFunctions = readPtxFile(L);
+  } else if (isBinaryKind(L.Kind)) {
+    Lib.Binary = true; // its symbols are the driver's linker's to find
   } else {
     throw std::invalid_argument("internal error: unknown link kind '" + L.Kind + "'");
   }
@@ -431,6 +463,67 @@ void checkAgainstPtx(const ForeignUse &U, const PtxFunction &F, const std::strin
 
 } // namespace
 
+namespace {
+
+// Links Lib's definitions of Mine (the symbols the kernel takes from it;
+// Needed: every symbol some file gives) into M, raised to marker IR first
+// (tidal's LTO-IR is marker IR already), each once and internal.
+void linkLibrary(llvm::Module &M, Library &Lib, const std::set<std::string> &Mine,
+                 const std::set<std::string> &Needed) {
+  llvm::Module &Foreign = *Lib.Module;
+  // Each symbol once: a later file's definition of a symbol an earlier
+  // one defines is dropped.
+  for (llvm::Function &F : Foreign)
+    if (!F.isDeclaration() && Needed.count(F.getName().str()) && !Mine.count(F.getName().str()))
+      F.deleteBody();
+  keepOnly(Foreign, Mine);
+  // A variable a file linked before defines too (the same source linked
+  // again with the forwarder of a template call, foreign.py): one
+  // storage, the first file's.
+  for (llvm::GlobalVariable &Variable : Foreign.globals())
+    if (Variable.hasInitializer() && !Variable.hasLocalLinkage() &&
+        !Variable.hasAppendingLinkage())
+      if (const llvm::GlobalVariable *Known =
+              M.getGlobalVariable(Variable.getName(), /*AllowInternal=*/false);
+          Known && !Known->isDeclaration()) {
+        Variable.setInitializer(nullptr);
+        Variable.setLinkage(llvm::GlobalValue::ExternalLinkage);
+        Variable.setComdat(nullptr);
+      }
+  // tidal's LTO-IR keeps its function in llvm.used (for its own
+  // pipeline): linked, it is an internal function like any other.
+  if (llvm::GlobalVariable *Used = Foreign.getGlobalVariable("llvm.used"); Used && Lib.MarkerIR)
+    Used->eraseFromParent();
+  std::string RaiseError;
+  if (!Lib.MarkerIR && !tidal::raiseNVVMModule(Foreign, RaiseError))
+    throw CompileError("CompileError",
+                       "CUDA C++ of " + Lib.Link->Name + " cannot run on tidal: " + RaiseError,
+                       SourceLocation{});
+  for (const char *Name : {"llvm.module.flags", "nvvmir.version", "llvm.ident",
+                           cxx::DeviceFunctionsMetadata, KernelsMetadataName,
+                           EmbeddedMarkerIRMetadata})
+    if (llvm::NamedMDNode *Node = Foreign.getNamedMetadata(Name))
+      Node->eraseFromParent();
+  if (llvm::NamedMDNode *Node = Foreign.getNamedMetadata("tidal.cxx.kernels"))
+    Node->eraseFromParent();
+  Foreign.setTargetTriple(M.getTargetTriple());
+  Foreign.setDataLayout(M.getDataLayout());
+  std::vector<std::string> Defined;
+  for (llvm::Function &F : Foreign)
+    if (!F.isDeclaration())
+      Defined.push_back(F.getName().str());
+  if (llvm::Linker::linkModules(M, std::move(Lib.Module)))
+    throw CompileError("CompileError",
+                       "cannot link " + Lib.Link->Name + " into the kernel's module",
+                       SourceLocation{});
+  // Internal: O3 inlines them into their callers and drops the bodies.
+  for (const std::string &Name : Defined)
+    if (llvm::Function *F = M.getFunction(Name))
+      F->setLinkage(llvm::GlobalValue::InternalLinkage);
+}
+
+} // namespace
+
 bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLinks,
                      TargetKind Target, std::vector<ForeignLink> *PtxLinks) {
   std::vector<ForeignUse> Uses = readUses(M);
@@ -458,6 +551,16 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
                            "or LLVM IR (.ll, .bc), which tidal compiles for both targets",
                        U.Where);
   };
+  auto cannotRunBinary = [&](const ForeignUse &U, const ForeignLink &L) {
+    throw CompileError("CompileError",
+                       "cannot link " + L.Name + " on the cpu target: it is " +
+                           binaryKindName(L.Kind) +
+                           " of GPU machine code, which only runs on a GPU (the cuda target "
+                           "links it with the CUDA driver's JIT linker); link the CUDA C++ "
+                           "source it was compiled from (a .cu file or cuda.CUSource), which "
+                           "tidal compiles for both targets",
+                       U.Where);
+  };
 
   llvm::LLVMContext &Context = M.getContext();
   std::vector<Library> Libraries;
@@ -467,17 +570,23 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
     else
       Libraries.push_back(compileLink(L, Context));
   }
+  const ForeignLink *FirstBinary = nullptr;
+  for (const ForeignLink &L : Links)
+    if (isBinaryKind(L.Kind) && !FirstBinary)
+      FirstBinary = &L;
 
   // Each symbol from the first file that defines it.
   std::map<std::string, Library *> Definer;
   std::set<std::string> Needed;
-  bool UsesPtx = false;
+  bool UsesPtx = false, UsesBinary = false;
   for (const ForeignUse &U : Uses) {
     llvm::Function *Declaration = M.getFunction(U.Symbol);
     Library *Found = nullptr;
     const PtxFunction *InPtx = nullptr;
     const ForeignLink *PtxOnCpu = nullptr; // a .ptx file the cpu target cannot use
     for (Library &Lib : Libraries) {
+      if (Lib.Binary)
+        continue;
       if (!Lib.Module && OnCpu) {
         for (const PtxFunction &F : Lib.PtxFunctions)
           if (F.Name == U.Symbol && F.Defined && !PtxOnCpu)
@@ -508,6 +617,14 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
             PtxOnCpu = &L;
       if (PtxOnCpu)
         cannotRunPtx(U, PtxOnCpu->Name);
+      if (FirstBinary)
+        cannotRunBinary(U, *FirstBinary);
+    }
+    if (!Found && FirstBinary) {
+      // Left a declaration: tidal cannot read a binary's symbols, so the
+      // driver's linker finds it in one (or says it is undefined).
+      UsesBinary = true;
+      continue;
     }
     if (!Found) {
       std::string Files;
@@ -551,11 +668,11 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
     Definer[U.Symbol] = Found;
     Needed.insert(U.Symbol);
   }
-  // Every .ptx file goes to the driver's linker, as Numba links every file
-  // it is given.
-  if (UsesPtx && PtxLinks)
+  // Every .ptx file and binary goes to the driver's linker, as Numba links
+  // every file it is given.
+  if ((UsesPtx || UsesBinary) && PtxLinks)
     for (const ForeignLink &L : Links)
-      if (L.Kind == "ptx")
+      if (L.Kind == "ptx" || isBinaryKind(L.Kind))
         PtxLinks->push_back(L);
 
   for (Library &Lib : Libraries) {
@@ -567,53 +684,55 @@ bool linkForeignCode(llvm::Module &M, const std::vector<ForeignLink> &KernelLink
         Mine.insert(Symbol);
     if (Mine.empty())
       continue;
-    llvm::Module &Foreign = *Lib.Module;
-    // Each symbol once: a later file's definition of a symbol an earlier
-    // one defines is dropped.
-    for (llvm::Function &F : Foreign)
-      if (!F.isDeclaration() && Needed.count(F.getName().str()) && !Mine.count(F.getName().str()))
-        F.deleteBody();
-    keepOnly(Foreign, Mine);
-    // A variable a file linked before defines too (the same source linked
-    // again with the forwarder of a template call, foreign.py): one
-    // storage, the first file's.
-    for (llvm::GlobalVariable &Variable : Foreign.globals())
-      if (Variable.hasInitializer() && !Variable.hasLocalLinkage() &&
-          !Variable.hasAppendingLinkage())
-        if (const llvm::GlobalVariable *Known =
-                M.getGlobalVariable(Variable.getName(), /*AllowInternal=*/false);
-            Known && !Known->isDeclaration()) {
-          Variable.setInitializer(nullptr);
-          Variable.setLinkage(llvm::GlobalValue::ExternalLinkage);
-          Variable.setComdat(nullptr);
-        }
-    std::string RaiseError;
-    if (!tidal::raiseNVVMModule(Foreign, RaiseError))
-      throw CompileError("CompileError",
-                         "CUDA C++ of " + Lib.Link->Name + " cannot run on tidal: " + RaiseError,
-                         SourceLocation{});
-    for (const char *Name : {"llvm.module.flags", "nvvmir.version", "llvm.ident",
-                             cxx::DeviceFunctionsMetadata, KernelsMetadataName})
-      if (llvm::NamedMDNode *Node = Foreign.getNamedMetadata(Name))
-        Node->eraseFromParent();
-    if (llvm::NamedMDNode *Node = Foreign.getNamedMetadata("tidal.cxx.kernels"))
-      Node->eraseFromParent();
-    Foreign.setTargetTriple(M.getTargetTriple());
-    Foreign.setDataLayout(M.getDataLayout());
-    std::vector<std::string> Defined;
-    for (llvm::Function &F : Foreign)
-      if (!F.isDeclaration())
-        Defined.push_back(F.getName().str());
-    if (llvm::Linker::linkModules(M, std::move(Lib.Module)))
-      throw CompileError("CompileError",
-                         "cannot link " + Lib.Link->Name + " into the kernel's module",
-                         SourceLocation{});
-    // Internal: O3 inlines them into their callers and drops the bodies.
-    for (const std::string &Name : Defined)
-      if (llvm::Function *F = M.getFunction(Name))
-        F->setLinkage(llvm::GlobalValue::InternalLinkage);
+    linkLibrary(M, Lib, Mine, Needed);
   }
   return true;
+}
+
+void linkIntoRawModule(llvm::Module &M, const std::vector<ForeignLink> &Links) {
+  if (Links.empty())
+    return;
+  std::vector<Library> Libraries;
+  for (const ForeignLink &L : Links) {
+    if (L.Kind == "ptx" || isBinaryKind(L.Kind))
+      throw std::invalid_argument(
+          "RawModule cannot link " + L.Name + ": its kernels link CUDA C++ (.cu, "
+          "cuda.CUSource), LLVM IR (.ll, .bc) and tidal's LTO-IR (cuda.compile(..., "
+          "output='ltoir')), which tidal compiles for both targets; PTX and binaries are "
+          "linked by the CUDA driver for Python kernels' link= only");
+    Libraries.push_back(compileLink(L, M.getContext()));
+  }
+  // What M declares, from the first file that defines it; a definition of
+  // another type than the declaration is an error showing both.
+  std::map<std::string, Library *> Definer;
+  std::set<std::string> Needed;
+  for (llvm::Function &F : M) {
+    if (!F.isDeclaration() || F.isIntrinsic())
+      continue;
+    std::string Symbol = F.getName().str();
+    for (Library &Lib : Libraries) {
+      llvm::Function *Definition = Lib.Module->getFunction(Symbol);
+      if (!Definition || Definition->isDeclaration())
+        continue;
+      if (!sameShape(F.getFunctionType(), Definition->getFunctionType()))
+        throw CompileError("CompileError",
+                           "'" + Symbol + "' is declared in the CUDA C++ as " +
+                               typeText(F.getFunctionType()) + " but " + Lib.Link->Name +
+                               " defines " + typeText(Definition->getFunctionType()),
+                           SourceLocation{});
+      Definer[Symbol] = &Lib;
+      Needed.insert(Symbol);
+      break;
+    }
+  }
+  for (Library &Lib : Libraries) {
+    std::set<std::string> Mine;
+    for (const auto &[Symbol, Owner] : Definer)
+      if (Owner == &Lib)
+        Mine.insert(Symbol);
+    if (!Mine.empty())
+      linkLibrary(M, Lib, Mine, Needed);
+  }
 }
 
 std::unique_ptr<runtime::CudaModule>
@@ -621,9 +740,15 @@ loadLinkedModule(runtime::CudaContext &Context, const std::string &PTX,
                  const std::string &KernelName, const std::vector<ForeignLink> &PtxLinks) {
   if (PtxLinks.empty())
     return std::make_unique<runtime::CudaModule>(Context, PTX);
-  std::vector<std::pair<std::string, std::string>> Inputs;
-  for (const ForeignLink &L : PtxLinks)
-    Inputs.push_back({L.Name, L.Payload});
+  std::vector<runtime::CudaLinkInput> Inputs;
+  for (const ForeignLink &L : PtxLinks) {
+    int Type = L.Kind == "cubin"    ? runtime::cu::JitInputCubin
+               : L.Kind == "fatbin" ? runtime::cu::JitInputFatbinary
+               : L.Kind == "object" ? runtime::cu::JitInputObject
+               : L.Kind == "archive" ? runtime::cu::JitInputLibrary
+                                     : runtime::cu::JitInputPtx;
+    Inputs.push_back({L.Name, L.Payload, Type});
+  }
   std::string KernelInput = "the PTX of kernel '" + KernelName + "'";
   try {
     return std::make_unique<runtime::CudaModule>(Context, PTX, KernelInput, Inputs);
@@ -635,9 +760,11 @@ loadLinkedModule(runtime::CudaContext &Context, const std::string &PTX,
     // "line N" in the input it rejected.
     std::string Message = Error.what();
     SourceLocation Where;
+    // Only PTX text has lines to point at; a binary's errors stay the
+    // driver's, with its log.
     auto find = [&](const std::string &Name) -> const ForeignLink * {
       for (const ForeignLink &L : PtxLinks)
-        if (L.Name == Name)
+        if (L.Name == Name && L.Kind == "ptx")
           return &L;
       return nullptr;
     };
@@ -662,7 +789,7 @@ loadLinkedModule(runtime::CudaContext &Context, const std::string &PTX,
       }
     } else if (Error.call() == "cuLinkAddData") {
       for (const ForeignLink &L : PtxLinks)
-        if (Message.find("rejected " + L.Name + " ") != std::string::npos) {
+        if (L.Kind == "ptx" && Message.find("rejected " + L.Name + " ") != std::string::npos) {
           static const std::string LineWord = "line ";
           size_t Line = Message.find(LineWord, Message.find('\n'));
           int Number = Line == std::string::npos ? 1 : std::atoi(Message.c_str() + Line + LineWord.size());

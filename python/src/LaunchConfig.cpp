@@ -270,6 +270,17 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
                          Stream, Execute);
       Py_RETURN_NONE;
     }
+    // launch_bounds' threads per block, as a GPU's launch refuses a bigger
+    // block (CUDA_ERROR_INVALID_VALUE) with the kernel's .maxntid.
+    if (uint64_t Threads = uint64_t(Config->Block[0]) * Config->Block[1] * Config->Block[2];
+        D.Options.MaxThreadsPerBlock && Threads > D.Options.MaxThreadsPerBlock)
+      throw runtime::LaunchConfigError(
+          "cannot launch kernel '" + Plan.Spec->KernelName + "' on the cpu target: blockdim (" +
+          std::to_string(Config->Block[0]) + ", " + std::to_string(Config->Block[1]) + ", " +
+          std::to_string(Config->Block[2]) + ") has " + std::to_string(Threads) +
+          " threads, the kernel's launch_bounds allow at most " +
+          std::to_string(D.Options.MaxThreadsPerBlock) +
+          " per block (a GPU's launch fails with CUDA_ERROR_INVALID_VALUE)");
     // Dynamic shared memory, checked as a GPU's launch checks it (the
     // device's limits: TIDAL_MAX_SHARED_BYTES_PER_BLOCK*).
     if (Config->SharedBytes)

@@ -4,6 +4,8 @@
 
 #include "RawKernels.h"
 
+#include "ForeignLinking.h"
+
 #include "CompileError.h"
 #include "Compiler.h"
 #include "Errors.h"
@@ -537,6 +539,7 @@ KernelModule emitRawKernel(const RawKernelSource &Raw, const std::vector<std::st
                            " cannot run on tidal: " + RaiseError,
                        frontend::SourceLocation{});
   shareDeviceGlobals(M, Globals, Raw);
+  linkIntoRawModule(M, Raw.Links);
   llvm::Function *Body = M.getFunction(Raw.Symbol);
   if (!Body)
     throw std::runtime_error("internal error: kernel '" + Raw.Symbol + "' is gone after raising");

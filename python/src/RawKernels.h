@@ -12,6 +12,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "ForeignFunctions.h"
 #include "Frontend.h"
 #include "PyRef.h"
 #include "Types.h"
@@ -45,6 +46,9 @@ struct RawKernelSource {
   // gives the one storage of each __device__/__constant__ variable that all
   // its kernels share (None for none: each specialisation keeps its own).
   frontend::PyRef Module;
+  // RawModule(link=[...]): CUDA C++, LLVM IR and tidal's LTO-IR that define
+  // what the module declares (linkIntoRawModule, ForeignLinking.h).
+  std::vector<frontend::ForeignLink> Links;
 };
 
 // The marker-IR module of Raw's kernel for launch arguments of types Types

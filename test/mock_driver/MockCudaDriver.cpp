@@ -326,7 +326,7 @@ CUresult cuFuncGetAttribute(int *Value, int Attribute, void *Function) {
   MOCK_REQUIRE_INIT(S);
   auto *F = static_cast<MockFunction *>(Function);
   switch (Attribute) {
-  case 0: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024)); return Success;
+  case 0: *Value = static_cast<int>(maxThreadsOf(*F)); return Success;
   case 1: *Value = F->Module ? staticSharedBytesOf(F->Module->PTX) : 0; return Success;
   case 2: *Value = static_cast<int>(envNumber("TIDAL_MOCK_CUDA_FUNC_CONST_BYTES", 0)); return Success;
   case 3: *Value = 16; return Success;   // local bytes per thread
@@ -647,6 +647,12 @@ static CUresult launchAs(MockState &S, const char *Call, void *Function, unsigne
     return InvalidValue;
   if (Shared > static_cast<unsigned>(F->MaxDynamicShared))
     return InvalidValue;
+  // A block over the kernel's .maxntid (launch_bounds): CUDA_ERROR_INVALID_VALUE.
+  if (uint64_t(BlockX) * BlockY * BlockZ > maxThreadsOf(*F)) {
+    record(S, Call, "\"kernel\": " + jsonString(F->Name) + ", \"result\": 1, \"over\": "
+                    "\"maxntid\"");
+    return InvalidValue;
+  }
   if (Extra || (!Params && !F->ParamSizes.empty()))
     return InvalidValue;
   // For the launch benchmark: a launch the driver does nothing for, so that

@@ -7,6 +7,39 @@
 
 using namespace tidal_mock;
 
+namespace tidal_mock {
+
+// A kernel's most threads per block, as the driver derives it: the
+// product of its PTX `.maxntid X, Y, Z` (launch_bounds), else the device's.
+uint64_t maxThreadsOf(const MockFunction &F) {
+  uint64_t Device = envNumber("TIDAL_MOCK_CUDA_FUNC_MAX_THREADS", 1024);
+  if (!F.Module)
+    return Device;
+  const std::string &PTX = F.Module->PTX;
+  size_t Entry = PTX.find(".entry " + F.Name + "(");
+  if (Entry == std::string::npos)
+    return Device;
+  size_t Body = PTX.find('{', Entry);
+  size_t Bound = PTX.find(".maxntid", Entry);
+  if (Bound == std::string::npos || Bound > Body)
+    return Device;
+  uint64_t Product = 1;
+  const char *Cursor = PTX.c_str() + Bound + 8;
+  for (int Axis = 0; Axis < 3; ++Axis) {
+    char *End = nullptr;
+    unsigned long long Size = std::strtoull(Cursor, &End, 10);
+    if (End == Cursor)
+      break;
+    Product *= Size;
+    Cursor = End;
+    while (*Cursor == ',' || *Cursor == ' ')
+      ++Cursor;
+  }
+  return std::min(Product, Device);
+}
+
+} // namespace tidal_mock
+
 extern "C" {
 
 namespace {
@@ -51,8 +84,9 @@ std::string rejectPtx(const std::string &PTX, const std::string &Name) {
 // (nor the driver provides), as "'symbol' in 'input'" for the log (nvlink's
 // "Undefined reference to 'symbol' in 'input'").
 std::vector<std::string> unresolvedExterns(
-    const std::vector<std::pair<std::string, std::string>> &Inputs) {
-  std::vector<std::string> Defined, Missing;
+    const std::vector<std::pair<std::string, std::string>> &Inputs,
+    const std::vector<std::string> &BinarySymbols = {}) {
+  std::vector<std::string> Defined = BinarySymbols, Missing;
   std::vector<std::pair<std::string, std::string>> Externs; // (symbol, input)
   for (const auto &[Name, PTX] : Inputs)
     for (const PtxFunction &F : ptxFunctions(PTX)) {
@@ -148,10 +182,12 @@ CUresult cuModuleLoadData(void **Module, const void *Image) {
 }
 
 // --- the JIT linker: cuLinkCreate_v2, cuLinkAddData_v2, cuLinkComplete,
-// cuLinkDestroy. PTX inputs only (CU_JIT_INPUT_PTX); each is checked as
-// ptxas would (TIDAL_MOCK_CUDA_JIT_FAIL_MARKER, .version/.target), and
-// cuLinkComplete fails with CUDA_ERROR_NOT_FOUND and nvlink's log when an
-// input calls an `.extern .func` that no input defines (.visible/.weak).
+// cuLinkDestroy. PTX inputs (CU_JIT_INPUT_PTX) are checked as ptxas would
+// (TIDAL_MOCK_CUDA_JIT_FAIL_MARKER, .version/.target); binary inputs
+// (CUBIN, FATBINARY, OBJECT, LIBRARY) by their magic, and the names in
+// their string tables count as defined. cuLinkComplete fails with
+// CUDA_ERROR_NOT_FOUND and nvlink's log when an input calls an `.extern
+// .func` that no input defines (.visible/.weak, or a binary's name).
 
 CUresult cuLinkCreate_v2(unsigned Options, int *OptionIds, void **OptionValues, void **State) {
   MOCK_ENTER(S);
@@ -174,6 +210,40 @@ CUresult cuLinkCreate_v2(unsigned Options, int *OptionIds, void **OptionValues, 
   return Success;
 }
 
+// What the driver's linker says of a binary input that does not start as
+// its CUjitInputType's files do (empty when it does): a cubin and an
+// object are ELF, a fatbin starts with its magic 0xBA55ED50, an archive
+// with "!<arch>\n".
+std::string rejectBinary(int Type, const std::string &Bytes, const std::string &Name) {
+  static const char *Kinds[] = {"cubin", "", "fatbin", "object", "archive"};
+  std::string Magic = Type == 2 ? std::string("\x50\xed\x55\xba", 4)
+                      : Type == 4 ? std::string("!<arch>\n")
+                                  : std::string("\x7f" "ELF");
+  if (Bytes.compare(0, Magic.size(), Magic) == 0)
+    return "";
+  return "error   : " + Name + " is not a " + Kinds[Type] + " (mock driver: no " +
+         (Type == 2 ? "fatbin magic" : Type == 4 ? "archive header" : "ELF header") + ")";
+}
+
+// The names a binary's string tables hold: its runs of identifier
+// characters between NULs, which the mock takes as the symbols it defines.
+std::vector<std::string> binarySymbols(const std::string &Bytes) {
+  std::vector<std::string> Names;
+  size_t Start = 0;
+  for (size_t I = 0; I <= Bytes.size(); ++I) {
+    if (I < Bytes.size() && Bytes[I] != '\0')
+      continue;
+    std::string Run = Bytes.substr(Start, I - Start);
+    bool Identifier = !Run.empty() && !std::isdigit(static_cast<unsigned char>(Run[0]));
+    for (char C : Run)
+      Identifier &= std::isalnum(static_cast<unsigned char>(C)) || C == '_' || C == '$';
+    if (Identifier)
+      Names.push_back(Run);
+    Start = I + 1;
+  }
+  return Names;
+}
+
 CUresult cuLinkAddData_v2(void *State, int Type, void *Data, size_t Bytes, const char *Name,
                           unsigned, int *, void **) {
   MOCK_ENTER(S);
@@ -185,9 +255,28 @@ CUresult cuLinkAddData_v2(void *State, int Type, void *Data, size_t Bytes, const
     return InvalidHandle;
   }
   MockLink &Link = *It->second;
-  if (Type != 1 || !Data || !Bytes) { // CU_JIT_INPUT_PTX only
+  // CU_JIT_INPUT_CUBIN 0, PTX 1, FATBINARY 2, OBJECT 3, LIBRARY 4 (NVVM, 5,
+  // needs nvJitLink's LTO: refused, as the driver refuses it).
+  if (Type < 0 || Type > 4 || !Data || !Bytes) {
     record(S, "cuLinkAddData_v2", "\"result\": 1, \"type\": " + std::to_string(Type));
     return InvalidValue;
+  }
+  if (Type != 1) {
+    std::string Binary(static_cast<const char *>(Data), Bytes);
+    std::string Log = rejectBinary(Type, Binary, Shown);
+    if (!Log.empty()) {
+      writeLog(Link.ErrorLog, Link.ErrorLogSize, Link.ErrorLogSizeSlot, Log);
+      record(S, "cuLinkAddData_v2", "\"result\": 200, \"type\": " + std::to_string(Type) +
+                                        ", \"name\": " + jsonString(Shown));
+      return InvalidImage;
+    }
+    Link.Binaries.push_back({Shown, Type});
+    for (std::string &Symbol : binarySymbols(Binary))
+      Link.BinarySymbols.push_back(std::move(Symbol));
+    record(S, "cuLinkAddData_v2", "\"result\": 0, \"type\": " + std::to_string(Type) +
+                                      ", \"name\": " + jsonString(Shown) +
+                                      ", \"bytes\": " + std::to_string(Bytes));
+    return Success;
   }
   // PTX is text; the size may count the terminating NUL.
   std::string PTX(static_cast<const char *>(Data), Bytes);
@@ -214,7 +303,7 @@ CUresult cuLinkComplete(void *State, void **Image, size_t *Bytes) {
     return InvalidHandle;
   }
   MockLink &Link = *It->second;
-  std::vector<std::string> Missing = unresolvedExterns(Link.Inputs);
+  std::vector<std::string> Missing = unresolvedExterns(Link.Inputs, Link.BinarySymbols);
   if (Link.Inputs.empty() || !Missing.empty()) {
     std::string Log;
     for (const std::string &M : Missing)
@@ -229,6 +318,11 @@ CUresult cuLinkComplete(void *State, void **Image, size_t *Bytes) {
   std::string Names;
   for (const auto &[Name, PTX] : Link.Inputs) {
     Link.Image += "// ---- input " + Name + "\n" + PTX + "\n";
+    Names += (Names.empty() ? "" : ", ") + jsonString(Name);
+  }
+  for (const auto &[Name, Type] : Link.Binaries) {
+    Link.Image += "// ---- input " + Name + " (binary, CUjitInputType " + std::to_string(Type) +
+                  ")\n";
     Names += (Names.empty() ? "" : ", ") + jsonString(Name);
   }
   *Image = Link.Image.data();

@@ -37,6 +37,7 @@ inline constexpr CUresult InvalidDevice = 101;
 inline constexpr CUresult InvalidContext = 201;
 inline constexpr CUresult MapFailed = 205;
 inline constexpr CUresult InvalidPtx = 218;
+inline constexpr CUresult InvalidImage = 200;
 inline constexpr CUresult InvalidHandle = 400;
 inline constexpr CUresult NotFound = 500;
 inline constexpr CUresult NotReady = 600;
@@ -103,6 +104,10 @@ struct MockModule {
 // image, which cuModuleLoadData takes.
 struct MockLink {
   std::vector<std::pair<std::string, std::string>> Inputs; // (name, PTX)
+  // Binary inputs (cubin, fatbin, object, archive): (name, CUjitInputType),
+  // and the names their string tables hold, which count as defined.
+  std::vector<std::pair<std::string, int>> Binaries;
+  std::vector<std::string> BinarySymbols;
   char *ErrorLog = nullptr;
   size_t ErrorLogSize = 0;
   void **ErrorLogSizeSlot = nullptr; // where the length written goes back
@@ -178,6 +183,10 @@ struct MockState {
   std::vector<uint8_t> PendingGlobalBytes;
   bool PendingGlobalWrite = false;
 };
+
+// A kernel's most threads per block as the driver derives it: its PTX
+// .maxntid (launch_bounds), else the device's (MockCudaModules.cpp).
+uint64_t maxThreadsOf(const MockFunction &F);
 
 inline MockState &state() {
   static MockState *S = new MockState();

@@ -1018,13 +1018,8 @@ def test_ptxsource_links_through_the_drivers_linker(target):
             "the PTX of kernel 'doubled_by_ptx'", "twice-in-memory"]
 
 
-@pytest.mark.parametrize("kind", ["Cubin", "Fatbin", "Object", "Archive", "LTOIR"])
-def test_binary_code_objects_are_refused_saying_what_to_link(kind):
-    code = getattr(cuda, kind)(b"\x7fELF", name="lib")
-    with pytest.raises(ValueError, match=f"cannot link {kind} 'lib': tidal links CUDA C\\+\\+ "
-                                         r"\(cuda.CUSource, .cu files\) .* link the CUDA C\+\+ or "
-                                         r"PTX they were made from instead"):
-        cuda.declare_device("twice", "int32(int32)", link=[code])
+def test_code_objects_refuse_numba_cudas_callbacks():
+    # The binary kinds (Cubin, Fatbin, ...) are test_link_kinds.py's.
     with pytest.raises(NotImplementedError, match="setup_callback"):
         cuda.CUSource(TWICE_CU, setup_callback=lambda module: None)
     from tidal.cuda.cudadrv.linkable_code import CUSource

@@ -11,6 +11,7 @@ from .foreign import declare_device, include  # noqa: F401
 from .linkable_code import (  # noqa: F401
     LTOIR, Archive, Cubin, CUSource, Fatbin, Object, PTXSource,
 )
+from .linkable_code import LinkableCode  # noqa: F401
 from .compilation import (  # noqa: F401
     compile, compile_all, compile_for_current_device, compile_ptx, compile_ptx_for_current_device,
 )

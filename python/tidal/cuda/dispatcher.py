@@ -43,6 +43,7 @@ def _shared_memory_carveout(value):
 def _check_options(options):
     """The options numba-cuda checks when cuda.jit is called."""
     _shared_memory_carveout(options.get("shared_memory_carveout"))
+    _launch_bounds(options.get("launch_bounds"), None)
     for flag in ("forceinline", "lto"):
         value = options.get(flag)
         if value is not None and not isinstance(value, bool):
@@ -94,16 +95,24 @@ def _stream_handle(stream, kernel):
 
 
 def _launch_bounds(value, kernel):
-    """launch_bounds=N or (max_threads_per_block, min_blocks_per_sm)."""
+    """launch_bounds=N or (max_threads_per_block[, min_blocks_per_sm[,
+    max_blocks_per_cluster]]), as numba-cuda: (threads, blocks, cluster),
+    0 for each not given."""
     if value is None:
-        return 0, 0
+        return 0, 0, 0
     items = value if isinstance(value, tuple) else (value,)
-    if not 1 <= len(items) <= 2 or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in items):
+    if len(items) > 3:
         raise ValueError(
-            f"launch_bounds of kernel '{kernel}' must be a positive int or a tuple "
-            f"(max_threads_per_block, min_blocks_per_sm), got {value!r}")
-    return items[0], items[1] if len(items) > 1 else 0
+            f"Got {len(items)} launch bounds: {value}. A maximum of three are supported: "
+            f"(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)")
+    if not items or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in items):
+        of = f" of kernel '{kernel}'" if kernel else ""
+        raise ValueError(
+            f"launch_bounds{of} must be a positive int or a tuple "
+            f"(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster) of "
+            f"positive ints, got {value!r}")
+    return tuple(items) + (0,) * (3 - len(items))
 
 
 def _count(value, what, kernel, limit=None):
@@ -212,12 +221,14 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
         # TIDAL_CPU_DEBUG=1: debug mode for every kernel on the cpu target.
         debug = bool(options.get("debug", False)) or (
             target == "cpu" and os.environ.get("TIDAL_CPU_DEBUG", "") == "1")
-        max_threads, min_blocks = _launch_bounds(options.get("launch_bounds"), self.__name__)
+        max_threads, min_blocks, max_cluster_rank = _launch_bounds(
+            options.get("launch_bounds"), self.__name__)
         return {"debug": debug,
                 "lineinfo": bool(options.get("lineinfo", False)),
                 "fastmath": bool(options.get("fastmath", False)),
                 "max_registers": int(options.get("max_registers") or 0),
                 "max_threads": max_threads, "min_blocks": min_blocks,
+                "max_cluster_rank": max_cluster_rank,
                 "shared_memory_carveout": _shared_memory_carveout(
                     options.get("shared_memory_carveout")),
                 "cache": self._cache, "extensions": self.extensions,

@@ -28,17 +28,20 @@ pyfrontend/ForeignFunctions.cpp.
 import hashlib
 import os
 import re
+import sys
 import types as _types
 
 from ._native import native
 from . import signatures as _signatures
 from .. import types as _tidal_types
 from ..errors import CompileError
-from .linkable_code import LinkableCode
+from .linkable_code import LinkableCode, binary_link_item
 
 __all__ = ["declare_device", "include", "link_items", "CxxLibrary", "ForeignFunction"]
 
-_LINK_KINDS = {".cu": "cu", ".cuh": "cu", ".ll": "ll", ".bc": "bc", ".ptx": "ptx"}
+_LINK_KINDS = {".cu": "cu", ".cuh": "cu", ".ll": "ll", ".bc": "bc", ".ptx": "ptx",
+               ".cubin": "cubin", ".fatbin": "fatbin", ".o": "object", ".a": "archive",
+               ".lib": "archive", ".ltoir": "ltoir"}
 
 
 def load_compiler():
@@ -56,6 +59,20 @@ def load_compiler():
 _load_compiler = load_compiler
 
 
+def include_directories(path=None):
+    """clang's -I options for a linked .cu, in numba-cuda's order: the
+    file's own folder first (for <...> includes too), then the extra search
+    paths (Numba's CUDA_NVRTC_EXTRA_SEARCH_PATHS: numba.core.config's, when
+    the program imported it and set one, else the environment's
+    NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS), colon-separated."""
+    config = sys.modules.get("numba.core.config")
+    extra = getattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or \
+        os.environ.get("NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS", "")
+    folders = [os.path.dirname(os.path.abspath(path))] if path else []
+    folders += [folder for folder in str(extra).split(":") if folder]
+    return tuple(f"-I{folder}" for folder in folders)
+
+
 def _link_item(entry, options=()):
     """One file to link as the C++ half takes it: (kind, name, payload,
     options)."""
@@ -65,6 +82,7 @@ def _link_item(entry, options=()):
         item = entry.link_item()
         if item[0] == "cu":
             _load_compiler()
+            options = include_directories() + tuple(options)
         return item[:3] + (tuple(options),)
     try:
         path = os.fspath(entry)
@@ -76,9 +94,14 @@ def _link_item(entry, options=()):
     kind = _LINK_KINDS.get(extension)
     if kind is None:
         raise ValueError(f"cannot link '{path}': tidal links CUDA C++ (.cu, .cuh), LLVM IR "
-                         f"(.ll, .bc) and PTX (.ptx) files, not '{extension or 'no suffix'}'")
+                         f"(.ll, .bc), PTX (.ptx), binaries for the CUDA driver's linker "
+                         f"(.cubin, .fatbin, .o, .a) and tidal's LTO-IR (.ltoir) files, not "
+                         f"'{extension or 'no suffix'}'")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"cannot link '{path}': no such file")
+    if kind in ("cubin", "fatbin", "object", "archive", "ltoir"):
+        with open(path, "rb") as file:
+            return binary_link_item(kind, path, file.read()) + (tuple(options),)
     if kind == "bc":
         with open(path, "rb") as file:
             payload = file.read()
@@ -87,6 +110,7 @@ def _link_item(entry, options=()):
             payload = file.read()
     if kind == "cu":
         _load_compiler()
+        options = include_directories(path) + tuple(options)
     return (kind, path, payload, tuple(options))
 
 
@@ -432,5 +456,7 @@ def include(source=None, *, path=None, code=None, options=(), name_expressions=N
                             f"{type(code).__name__}")
         file_name = "include.cu"
     names = instantiations(name_expressions, "device function")
+    # Include directories as for a linked .cu: its folder, then the extra ones.
+    options = include_directories(path) + tuple(options)
     return CxxLibrary(with_instantiations(code, names, "__device__", "include"), file_name,
                       options)

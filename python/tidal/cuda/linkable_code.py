@@ -3,13 +3,17 @@
 ``LTOIR``): code held in memory instead of a file (docs/cpp.md).
 
 CUDA C++ (``CUSource``) goes through tidal's Clang path on both targets, as
-a ``.cu`` file does; PTX (``PTXSource``) is linked by the CUDA driver's JIT
-linker on the cuda target, as a ``.ptx`` file is, and refused on the cpu
-target. The binary kinds are made for numba-cuda's nvJitLink linker, which
-tidal does not use: giving one to ``link=`` is a ``ValueError`` that says
-what to pass instead."""
+a ``.cu`` file does; PTX (``PTXSource``) and the binaries (``Cubin``,
+``Fatbin``, ``Object``, ``Archive``) are linked by the CUDA driver's JIT
+linker on the cuda target, as ``.ptx``, ``.cubin``, ``.fatbin``, ``.o`` and
+``.a`` files are, and refused on the cpu target at the call that needs them
+(GPU machine code). ``LTOIR`` holding tidal's own LTO-IR (LLVM bitcode,
+``cuda.compile(..., output='ltoir')``) is linked as a ``.bc`` file is, on
+both targets; NVVM's LTO-IR (nvcc -dlto, NVRTC) needs nvJitLink, which
+tidal does not use: a ``ValueError`` that says what to pass instead."""
 
 import io
+import os
 
 __all__ = ["LinkableCode", "PTXSource", "CUSource", "Fatbin", "Cubin", "Object", "Archive",
            "LTOIR"]
@@ -54,22 +58,77 @@ class LinkableCode:
     def __repr__(self):
         return f"<{type(self).__name__} {self.name}>"
 
+    @staticmethod
+    def from_path(path):
+        """The code object of a file, by its extension (.cu, .ptx, .cubin,
+        .fatbin, .o, .a/.lib, .ltoir), named by the file's stem as
+        numba-cuda names it."""
+        root, extension = os.path.splitext(os.fspath(path))
+        kinds = {".cu": CUSource, ".ptx": PTXSource, ".cubin": Cubin, ".fatbin": Fatbin,
+                 ".o": Object, ".a": Archive, ".lib": Archive, ".ltoir": LTOIR}
+        if extension not in kinds:
+            raise ValueError(f"Don't know how to link {path}")
+        with open(path, "r" if extension in (".cu", ".ptx") else "rb") as file:
+            data = file.read()
+        return kinds[extension](data, name=os.path.basename(root))
+
+    @classmethod
+    def from_path_or_obj(cls, path_or_obj):
+        """A path's code object (from_path), or a code object as it is."""
+        if isinstance(path_or_obj, (str, os.PathLike)):
+            return cls.from_path(path_or_obj)
+        return path_or_obj
+
     def link_item(self):
         """(kind, name, payload, options) as link= hands files to the C++ half."""
-        if self.kind not in ("cu", "ptx"):
-            raise ValueError(
-                f"cannot link {type(self).__name__} {self.name!r}: tidal links CUDA C++ "
-                f"(cuda.CUSource, .cu files) through its Clang and PTX (cuda.PTXSource, .ptx "
-                f"files) through the CUDA driver; {type(self).__name__} objects are for "
-                f"numba-cuda's nvJitLink, which tidal does not use: link the CUDA C++ or PTX "
-                f"they were made from instead")
         data = self.data
+        if self.kind not in ("cu", "ptx"):
+            if isinstance(data, str):
+                raise TypeError(f"{type(self).__name__} data must be bytes (or a BytesIO), "
+                                f"not str")
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                raise TypeError(f"{type(self).__name__} data must be bytes (or a BytesIO), "
+                                f"not {type(data).__name__}")
+            return binary_link_item(self.kind, self.name, bytes(data)) + ((),)
         if isinstance(data, (bytes, bytearray, memoryview)):
             data = bytes(data).decode("utf-8")
         if not isinstance(data, str):
             raise TypeError(f"{type(self).__name__} data must be str or bytes (or a StringIO/"
                             f"BytesIO), not {type(data).__name__}")
         return (self.kind, self.name, data, ())
+
+
+# How each binary kind's files start (what the CUDA driver's linker checks).
+_ELF = b"\x7fELF"
+_MAGIC = {"cubin": (_ELF, "an ELF header"), "object": (_ELF, "an ELF header"),
+          "fatbin": (b"\x50\xed\x55\xba", "the fatbin magic 0xBA55ED50"),
+          "archive": (b"!<arch>\n", "an archive header (!<arch>)")}
+_LLVM_BITCODE = b"BC\xc0\xde"
+_NVVM_LTOIR = (0x7F4E43ED).to_bytes(4, "little")
+_WHAT = {"cubin": "a cubin", "fatbin": "a fatbin", "object": "an object file",
+         "archive": "an archive", "ltoir": "LTO-IR"}
+
+
+def binary_link_item(kind, name, data):
+    """(kind, name, payload) of a binary to link, checked: a cubin, fatbin,
+    object or archive as the driver's linker takes it (cuda target); LTO-IR
+    that is tidal's (LLVM bitcode) as 'bc', linked on both targets; NVVM's
+    LTO-IR refused, saying why."""
+    if kind == "ltoir":
+        if data.startswith(_LLVM_BITCODE):
+            return ("bc", name, data)
+        made_by = ("NVVM's LTO-IR (nvcc -dlto, NVRTC, numba-cuda)" if
+                   data.startswith(_NVVM_LTOIR) else "not LLVM bitcode")
+        raise ValueError(
+            f"cannot link LTO-IR {name!r}: it is {made_by}, which only NVIDIA's nvJitLink "
+            f"links, and tidal does not use nvJitLink; link the CUDA C++ it was compiled "
+            f"from (a .cu file or cuda.CUSource), or tidal's own LTO-IR "
+            f"(cuda.compile(..., output='ltoir'), LLVM bitcode)")
+    magic, header = _MAGIC[kind]
+    if not data.startswith(magic):
+        raise ValueError(f"cannot link {name!r}: it is not {_WHAT[kind]} (it does not start "
+                         f"with {header})")
+    return (kind, name, data)
 
 
 class PTXSource(LinkableCode):
@@ -85,30 +144,34 @@ class CUSource(LinkableCode):
 
 
 class Fatbin(LinkableCode):
-    """An ELF fatbin in memory (not linked by tidal)."""
+    """A fatbin in memory (linked by the CUDA driver, cuda target)."""
     kind = "fatbin"
     default_name = "<unnamed-fatbin>"
 
 
 class Cubin(LinkableCode):
-    """An ELF cubin in memory (not linked by tidal)."""
+    """An ELF cubin in memory (linked by the CUDA driver, cuda target)."""
     kind = "cubin"
     default_name = "<unnamed-cubin>"
 
 
 class Object(LinkableCode):
-    """An object file in memory (not linked by tidal)."""
+    """An object file (nvcc -dc) in memory (linked by the CUDA driver, cuda
+    target)."""
     kind = "object"
     default_name = "<unnamed-object>"
 
 
 class Archive(LinkableCode):
-    """An archive of objects in memory (not linked by tidal)."""
+    """An archive of objects in memory (linked by the CUDA driver, cuda
+    target)."""
     kind = "archive"
     default_name = "<unnamed-archive>"
 
 
 class LTOIR(LinkableCode):
-    """NVVM LTO-IR in memory (not linked by tidal)."""
+    """LTO-IR in memory: tidal's (LLVM bitcode, cuda.compile(output='ltoir'))
+    is linked on both targets; NVVM's needs nvJitLink, which tidal does not
+    use."""
     kind = "ltoir"
     default_name = "<unnamed-ltoir>"

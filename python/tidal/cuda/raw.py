@@ -69,6 +69,23 @@ class _DeviceGlobals:
         return self._storage.setdefault(key, array)
 
 
+def _raw_links(link):
+    """link=[...] of RawModule/RawKernel (a tidal extension): CUDA C++,
+    LLVM IR and tidal's LTO-IR that define the functions the source
+    declares, such as a Python device function compiled with the C ABI,
+    cuda.LTOIR(cuda.compile(f, sig, output='ltoir')[0]) (docs/cpp.md)."""
+    from .foreign import link_items
+    items = link_items(link)
+    for kind, name, _, _ in items:
+        if kind not in ("cu", "ll", "bc"):
+            raise ValueError(
+                f"RawModule cannot link {name}: its kernels link CUDA C++ (.cu, "
+                f"cuda.CUSource), LLVM IR (.ll, .bc) and tidal's LTO-IR (cuda.compile(..., "
+                f"output='ltoir')), which tidal compiles for both targets; PTX and binaries "
+                f"are linked by the CUDA driver for Python kernels' link= only")
+    return items
+
+
 def _options_tuple(options):
     if isinstance(options, str):
         options = (options,)
@@ -94,10 +111,11 @@ class RawModule:
     `path`, compiled with clang `options` (-DNAME=VALUE, -I DIR, -std=c++20).
     `name_expressions` names instances of kernel templates to compile
     ("scale<float, 3>"), which get_function then takes by that name, as in
-    CuPy. Clang's errors raise tidal.errors.CompileError at the C++
-    file:line:col."""
+    CuPy. `link` (tidal's) lists code that defines what the source declares
+    (CUDA C++, LLVM IR, tidal's LTO-IR of a C-ABI Python function). Clang's
+    errors raise tidal.errors.CompileError at the C++ file:line:col."""
 
-    def __init__(self, code=None, path=None, options=(), name_expressions=None):
+    def __init__(self, code=None, path=None, options=(), name_expressions=None, link=None):
         if (code is None) == (path is None):
             raise TypeError("RawModule takes code (a str) or path (a file), exactly one of them")
         if path is not None:
@@ -116,6 +134,7 @@ class RawModule:
         self._file_name = file_name
         self._kernels = _compile(code, file_name, self.options)
         self._device_globals = _DeviceGlobals(code, file_name, self.options)
+        self._link_items = _raw_links(link)
 
     @property
     def kernel_names(self):
@@ -155,7 +174,7 @@ class RawModule:
 class RawKernel(Dispatcher):
     """The __global__ function `name` of the CUDA C++ source `code`."""
 
-    def __init__(self, code, name, options=()):
+    def __init__(self, code, name, options=(), link=None):
         if not isinstance(code, str):
             raise TypeError(f"RawKernel's code is a str of CUDA C++, not {type(code).__name__}")
         module = RawModule.__new__(RawModule)
@@ -164,6 +183,7 @@ class RawKernel(Dispatcher):
         module._file_name = "rawkernel.cu"
         module._kernels = _compile(code, module._file_name, module.options)
         module._device_globals = _DeviceGlobals(code, module._file_name, module.options)
+        module._link_items = _raw_links(link)
         self._start(module, name)
 
     @classmethod

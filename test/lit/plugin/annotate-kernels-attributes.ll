@@ -7,6 +7,11 @@
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-nvptx %t/bounds.ll | llc -march=nvptx64 -mcpu=sm_75 -o %t/bounds.ptx
 ; RUN: FileCheck %t/bounds.ll --check-prefix=PTX < %t/bounds.ptx
 ; RUN: %if ptxas %{ %ptxas -arch=sm_75 %t/bounds.ptx -o %t/bounds.cubin %}
+; RUN: opt -load-pass-plugin=%plugin -passes=tidal-annotate-kernels -S %t/cluster.ll | FileCheck %t/cluster.ll
+; RUN: opt -load-pass-plugin=%plugin -passes=tidal-nvptx %t/cluster.ll | llc -march=nvptx64 -mcpu=sm_90 -o %t/cluster.ptx
+; RUN: FileCheck %t/cluster.ll --check-prefix=PTX < %t/cluster.ptx
+; RUN: opt -load-pass-plugin=%plugin -passes=tidal-nvptx %t/cluster.ll | llc -march=nvptx64 -mcpu=sm_80 | FileCheck %t/cluster.ll --check-prefix=SM80
+; RUN: %if ptxas %{ %ptxas -arch=sm_90 %t/cluster.ptx -o %t/cluster.cubin %}
 ; RUN: not opt -load-pass-plugin=%plugin -passes=tidal-lower-nvptx -disable-output %t/bad-bounds.ll 2>&1 | FileCheck %t/bad-bounds.ll --check-prefix=ERR
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-annotate-kernels -S %t/ftz.ll | FileCheck %t/ftz.ll
 ; RUN: opt -load-pass-plugin=%plugin -passes='tidal-nvptx<ftz>' %t/ftz-option.ll | llc -march=nvptx64 -mcpu=sm_75 | FileCheck %t/ftz-option.ll --check-prefix=PTX
@@ -42,6 +47,27 @@ define void @cube(ptr %out) "tidal-maxntid"="8,8,4" {
 !tidal.kernels = !{!0, !1}
 !0 = !{ptr @bounded}
 !1 = !{ptr @cube}
+
+;--- cluster.ll
+; launch_bounds=(128, 2, 4): the third item, the most blocks per cluster,
+; is .maxclusterrank on sm_90 (LLVM leaves it out below sm_90).
+; CHECK-DAG: !{ptr @clustered, !"maxntidx", i32 128}
+; CHECK-DAG: !{ptr @clustered, !"minctasm", i32 2}
+; CHECK-DAG: !{ptr @clustered, !"maxclusterrank", i32 4}
+; PTX-LABEL: .entry clustered(
+; PTX:         .maxntid 128, 1, 1
+; PTX-NEXT:    .minnctapersm 2
+; PTX-NEXT:    .maxclusterrank 4
+; SM80-LABEL: .entry clustered(
+; SM80:         .minnctapersm 2
+; SM80-NOT:     .maxclusterrank
+define void @clustered(ptr %out) "tidal-maxntid"="128" "tidal-minctasm"="2" "tidal-maxclusterrank"="4" {
+  store i32 1, ptr %out
+  ret void
+}
+
+!tidal.kernels = !{!0}
+!0 = !{ptr @clustered}
 
 ;--- bad-bounds.ll
 ; ERR: error: tidal: attribute "tidal-maxntid"="256,x" of kernel 'kernel': expected positive integers X[,Y[,Z]]

@@ -48,7 +48,11 @@ constexpr int JitErrorLogBufferSizeBytes = 6;
 constexpr int JitLogVerbose = 12;
 
 // CUjitInputType (cuLinkAddData)
+constexpr int JitInputCubin = 0;
 constexpr int JitInputPtx = 1;
+constexpr int JitInputFatbinary = 2;
+constexpr int JitInputObject = 3;
+constexpr int JitInputLibrary = 4;
 
 // CUdevice_attribute
 constexpr int AttributeMaxThreadsPerBlock = 1;

@@ -181,6 +181,15 @@ class CudaFunction;
 // which tests read to see that dropped kernels unload their modules.
 uint64_t liveCudaModuleCount();
 
+// One input of the driver's JIT linker beside a kernel's PTX: its name in
+// the logs, its bytes (PTX text, or a cubin, fatbin, object or archive) and
+// its CUjitInputType (cu::JitInputPtx, JitInputCubin, ...).
+struct CudaLinkInput {
+  std::string Name;
+  std::string Data;
+  int Type = cu::JitInputPtx;
+};
+
 // A module loaded from PTX, unloaded when destroyed (after the context's
 // launches, when one may still run).
 class CudaModule {
@@ -188,14 +197,14 @@ public:
   // Loads null-terminated PTX into Context with cuModuleLoadDataEx; a
   // failure throws CudaDriverError whose message ends with the JIT's log.
   CudaModule(CudaContext &Context, const std::string &PTX);
-  // PTX (named PTXName in the JIT's logs) linked with the PTX texts of
-  // Linked, each (name, PTX), as the driver links: cuLinkCreate,
-  // cuLinkAddData of each (CU_JIT_INPUT_PTX), cuLinkComplete, then
-  // cuModuleLoadData of the image. A failure throws CudaDriverError whose
-  // message names the input the JIT rejected, or the files linked, and
-  // ends with the JIT's log.
+  // PTX (named PTXName in the JIT's logs) linked with the inputs of
+  // Linked (PTX, cubins, fatbins, objects, archives), as the driver links:
+  // cuLinkCreate, cuLinkAddData of each with its CUjitInputType,
+  // cuLinkComplete, then cuModuleLoadData of the image. A failure throws
+  // CudaDriverError whose message names the input the JIT rejected, or the
+  // files linked, and ends with the JIT's log.
   CudaModule(CudaContext &Context, const std::string &PTX, const std::string &PTXName,
-             const std::vector<std::pair<std::string, std::string>> &Linked);
+             const std::vector<CudaLinkInput> &Linked);
   ~CudaModule();
   CudaModule(const CudaModule &) = delete;
   CudaModule &operator=(const CudaModule &) = delete;
