@@ -718,3 +718,16 @@ def test_ptx_uses_native_bf16_where_the_target_has_it(tmp_path, cc):
     run = subprocess.run([str(_ptxas()), f"-arch=sm_{cc[0]}{cc[1]}", "-c", str(path), "-o",
                           os.devnull], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_numba_cuda_internal_names():
+    # numba-cuda's numba.cuda._internal.cuda_bf16: the type as nv_bfloat16
+    # and each function under CUDA's double-underscore name, the same objects.
+    from tidal.cuda._internal import cuda_bf16
+    assert cuda_bf16.nv_bfloat16 is cuda.bfloat16
+    assert getattr(cuda_bf16, "__hadd") is bf16.hadd
+    assert getattr(cuda_bf16, "__float2bfloat16_rz") is bf16.float2bfloat16_rz
+    assert getattr(cuda_bf16, "__bfloat162int_rn") is bf16.bfloat162int_rn
+    assert all(getattr(cuda_bf16, name) is getattr(bf16, name[2:])
+               for name in cuda_bf16.__all__ if name.startswith("__h"))
+    assert not hasattr(cuda_bf16, "__hadd2")  # no bfloat162 pairs

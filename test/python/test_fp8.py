@@ -628,3 +628,33 @@ def test_ptxas_accepts_every_conversion(tmp_path, cc):
     run = subprocess.run([str(_ptxas()), f"-arch=sm_{cc[0]}{cc[1]}", "-c", str(path), "-o",
                           os.devnull], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_bfloat16_to_and_from_fp8(target):
+    # numba-cuda's constructors from a bfloat16 and bfloat16(v) of an fp8
+    # value: fp8 values are exact in bfloat16, and a bfloat16 rounds to fp8
+    # once (to nearest even, saturating as from float32).
+    from tidal.cuda import bfloat16
+    out = np.zeros((3, 4), dtype=np.float32)
+
+    @cuda.jit
+    def bridge(out):
+        out[0, 0] = float32(fp8_e4m3(bfloat16(1.0)))
+        out[0, 1] = float32(fp8_e4m3(bfloat16(17.0)))  # between 16 and 18: to even
+        out[0, 2] = float32(fp8_e4m3(bfloat16(1000.0)))  # saturated
+        out[0, 3] = float32(bfloat16(fp8_e4m3(-0.375)))
+        out[1, 0] = float32(fp8_e5m2(bfloat16(1.0)))
+        out[1, 1] = float32(fp8_e5m2(bfloat16(-3.0)))
+        out[1, 2] = float32(fp8_e5m2(bfloat16(1.0e6)))  # saturated
+        out[1, 3] = float32(bfloat16(fp8_e5m2(57344.0)))
+        out[2, 0] = float32(fp8_e8m0(bfloat16(2.0)))
+        out[2, 1] = float32(fp8_e8m0(bfloat16(0.3)))
+        out[2, 2] = float32(bfloat16(fp8_e8m0(4.0)))
+        out[2, 3] = float32(bfloat16(fp8_e8m0(2.0 ** -100)))
+
+    bridge[1, 1](out)
+    if not target.ran("bridge"):
+        return
+    np.testing.assert_array_equal(out[0], [1, 16, 448, -0.375])
+    np.testing.assert_array_equal(out[1], [1, -3, 57344, 57344])
+    np.testing.assert_array_equal(out[2], [2, 0.5, 4, 2.0 ** -100])
