@@ -388,17 +388,20 @@ void FunctionCompiler::emitReturn(PyObject *Node) {
   if (!IsDevice || ReturnType.isNone()) {
     B.CreateRetVoid();
   } else {
-    TypedValue R = convert(V, ReturnType, Node);
-    if (R.Parts.size() == 1) {
-      B.CreateRet(R.Parts[0]);
-    } else {
-      Value *Aggregate = UndefValue::get(F->getReturnType());
-      for (unsigned I = 0; I < R.Parts.size(); ++I)
-        Aggregate = B.CreateInsertValue(Aggregate, R.Parts[I], I);
-      B.CreateRet(Aggregate);
-    }
+    emitReturnValue(convert(V, ReturnType, Node));
   }
   startDeadBlock();
+}
+
+void FunctionCompiler::emitReturnValue(const TypedValue &R) {
+  if (R.Parts.size() == 1) {
+    B.CreateRet(R.Parts[0]);
+    return;
+  }
+  Value *Aggregate = UndefValue::get(F->getReturnType());
+  for (unsigned I = 0; I < R.Parts.size(); ++I)
+    Aggregate = B.CreateInsertValue(Aggregate, R.Parts[I], I);
+  B.CreateRet(Aggregate);
 }
 
 void FunctionCompiler::emitAssert(PyObject *Node) {

@@ -409,6 +409,7 @@ private:
   // list Body (TypeStatements.cpp); Breaks is set when a reachable 'break'
   // leaves the innermost loop around it.
   bool fallsThrough(PyObject *Body, bool &Breaks);
+  bool endsPrunedPath(PyObject *Statement);
   bool constantCondition(PyObject *Test, bool &Value);
 
   // --- emission (Emit*.cpp): read the type map, write IR ---
@@ -447,6 +448,7 @@ private:
   void emitContinue(PyObject *Node);
   void emitPass(PyObject *Node);
   void emitReturn(PyObject *Node);
+  void emitReturnValue(const TypedValue &R); // returns R's parts
   void emitAssert(PyObject *Node);
   void emitRaiseStatement(PyObject *Node); // KernelExceptions.cpp
   // pieces
@@ -647,6 +649,22 @@ private:
   // Debug mode: a division (/, //, %) by a zero Divisor raises
   // ZeroDivisionError (not for floats with fastmath).
   void checkDivisor(llvm::Value *Divisor, PyObject *Node);
+  // Optional values (OptionalValues.cpp). Typing: typeKeepingOptional types
+  // a node whose parent takes an Optional as it is (typeExpression unwraps
+  // one otherwise: typedUse records it); conversions to, from and between
+  // Optionals; `x is None` of an Optional. Emission: its contents, and the
+  // unwrapping that raises TypeError on None.
+  bool KeepOptional = false;
+  bool ArgumentsKeepOptional = false; // the arguments of a device function call
+  TypedValue typeKeepingOptional(PyObject *Node);
+  TypedValue typedUse(TypedValue Result, ExpressionType &Recorded, bool Keep);
+  TypedValue convertedOptionalType(const TypedValue &V, const Type &To, PyObject *Node);
+  TypedValue convertOptional(const TypedValue &V, const Type &To, PyObject *Node);
+  TypedValue optionalContents(const TypedValue &V) const;
+  TypedValue unwrapOptional(const TypedValue &V, PyObject *Node);
+  std::optional<frontend::Type> typeOptionalIdentity(ComparisonOperator Op, const TypedValue &L,
+                                                     const TypedValue &R);
+  TypedValue emitOptionalIdentity(ComparisonOperator Op, const TypedValue &L, const TypedValue &R);
   Bindings NameBindings; // from the binding analysis, before typing
   // Versions of variables (tidal/_variable_versions.py): for each, a read
   // that may see two of its assignments, where a type error is located.

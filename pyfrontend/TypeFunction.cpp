@@ -50,6 +50,7 @@ static const std::map<std::string, std::string> &unsupportedConstructs() {
 
 TypedValue FunctionCompiler::typeExpression(PyObject *Node) {
   std::string Kind = nodeKind(Node);
+  bool Keep = std::exchange(KeepOptional, false); // the parent's word, not the children's
   if (const ExpressionRule *Rule = expressionRule(Kind)) {
     TypedValue Result = (this->*Rule->Type)(Node);
     // The handler may have recorded more about the node (operand types, a
@@ -58,7 +59,7 @@ TypedValue FunctionCompiler::typeExpression(PyObject *Node) {
     Recorded.T = Result.T;
     Recorded.ConstInt = Result.ConstInt;
     Recorded.TupleConstInts = Result.TupleConstInts;
-    return Result;
+    return typedUse(std::move(Result), Recorded, Keep);
   }
   auto Named = unsupportedConstructs().find(Kind);
   unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
@@ -77,8 +78,11 @@ void FunctionCompiler::typeStatement(PyObject *Node) {
 }
 
 void FunctionCompiler::typeBody(PyObject *List) {
-  for (PyObject *S : listItems(List))
+  for (PyObject *S : listItems(List)) {
     typeStatement(S);
+    if (endsPrunedPath(S)) // `if y is None: return x`: what follows is dead
+      return;
+  }
 }
 
 void FunctionCompiler::typeNothing(PyObject *) {}

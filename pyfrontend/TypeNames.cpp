@@ -254,7 +254,7 @@ TypedValue FunctionCompiler::typeTuple(PyObject *Node) {
   std::vector<TypedValue> Elements;
   bool Undefined = false;
   for (PyObject *E : listItems(field(Node, "elts").get())) {
-    Elements.push_back(typeExpression(E));
+    Elements.push_back(typeKeepingOptional(E)); // Tuple(OptionalType(int64), ...)
     Undefined |= Elements.back().T.isUndefined();
   }
   return Undefined ? TypedValue() : makeTuple(std::move(Elements));

@@ -127,6 +127,9 @@ void FunctionCompiler::typeAssign(PyObject *Node) {
   AssignedVariable = Targets.size() == 1 && nodeKind(Targets[0]) == "Name"
                          ? identifierField(Targets[0], "id")
                          : "";
+  // A variable takes an Optional as it is; a store into an array its value.
+  KeepOptional = std::all_of(Targets.begin(), Targets.end(),
+                             [](PyObject *T) { return nodeKind(T) == "Name"; });
   TypedValue V = typeExpression(ValueNode.get());
   AssignedVariable.clear();
   for (PyObject *Target : Targets)
@@ -266,7 +269,7 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
   PyRef ValueNode = field(Node, "value");
   TypedValue V(frontend::Type::none());
   if (!ValueNode.isNone())
-    V = typeExpression(ValueNode.get());
+    V = typeKeepingOptional(ValueNode.get());
   if (!IsDevice) {
     if (!V.T.isUndefined() && !V.T.isNone())
       typingError(Node, "a kernel cannot return a value (it returns " + V.T.str() +
@@ -282,8 +285,15 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
     typingError(Node, "device functions return numbers, arrays and tuples, not " + V.T.str());
   if (V.T.isNone() && !FirstBareReturn)
     FirstBareReturn = Node;
-  if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())
-    convertedType(V, *DeclaredReturn, Node); // a value the declared type cannot hold
+  if (DeclaredReturn) { // every return converts to it (Numba's cast)
+    if (!V.T.isNone() || DeclaredReturn->isOptional())
+      convertedType(V, *DeclaredReturn, Node); // a value the declared type cannot hold
+    if (!HasReturnType)
+      TypesChanged = true;
+    ReturnType = *DeclaredReturn;
+    HasReturnType = true;
+    return;
+  }
   frontend::Type Unified;
   if (!HasReturnType) {
     Unified = V.T;
@@ -315,6 +325,21 @@ void FunctionCompiler::typeAssert(PyObject *Node) {
 }
 
 // --- reachability -------------------------------------------------------------------
+
+// An `if` that pruning folds (`if y is None:` on a None argument) whose
+// branch taken never reaches its end: the statements after it are dead, as
+// Numba's dead-branch pruning leaves them, and are neither typed nor emitted.
+bool FunctionCompiler::endsPrunedPath(PyObject *Statement) {
+  if (nodeKind(Statement) != "If")
+    return false;
+  PyRef Test = field(Statement, "test");
+  const ExpressionType *Typed = Typing.find(Test.get());
+  if (!Typed || !prunedTest(Test.get(), Typed->ConstInt))
+    return false;
+  PyRef Taken = field(Statement, *Typed->ConstInt ? "body" : "orelse");
+  bool Breaks = false;
+  return !fallsThrough(Taken.get(), Breaks);
+}
 
 // A condition emission makes a constant (so that only one way is taken):
 // one whose value typing knows and that reads no local variable (a
