@@ -398,6 +398,7 @@ llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type
   for (size_t I = 0; I < ParamNames.size(); ++I)
     Variables[ParamNames[I]].T = ArgTypes[I];
   typeToFixedPoint(Body.get());
+  Body = field(Tree.get(), "body"); // unrolled by literal_unroll loops, if any
   // The whole call tree is typed: emit the device functions, then the kernel.
   emitDevices();
   llvm::Function *K = emitFunction(Body.get(), ArgTypes, symbolName(Name),
@@ -483,6 +484,7 @@ FunctionCompiler::typeDevice(const std::vector<frontend::Type> &ArgTypes,
     if (Constants[I].known() && !Assigned.count(ParamNames[I]))
       ConstantParameters[ParamNames[I]] = Constants[I];
   typeToFixedPoint(Body.get());
+  Body = field(Tree.get(), "body"); // unrolled by literal_unroll loops, if any
   if (Declared)
     ReturnType = *Declared;
   if (FirstBareReturn && !ReturnType.isNone() && !ReturnType.isOptional())

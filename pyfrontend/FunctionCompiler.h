@@ -593,7 +593,13 @@ private:
   // reserves the caller's entry first).
   llvm::Function *emitDeviceFunction(size_t Index);
 
+  // The rounds on Body; typeToFixedPoint (LiteralUnroll.cpp) runs them again
+  // on an unrolled tree when a literal_unroll loop asks for one.
   void typeToFixedPoint(PyObject *Body);
+  void typeRounds(PyObject *Body);
+  void typeLiteralUnrollLoop(PyObject *Node);
+  PyRef UnrollBase;    // the parsed tree, once a literal_unroll loop is unrolled
+  PyRef UnrollLengths; // {loop key: tuple length} (tidal/_literal_unroll.py)
   void applyKernelOptions(llvm::Function *Kernel);
   void setDebugLocation(PyObject *Node);
   // !tidal.where on a marker call when there are no debug locations.
@@ -718,6 +724,9 @@ using IntrinsicEmitter = TypedValue (*)(IntrinsicCall &, const Type &Result);
 std::set<std::string> namesBoundOnce(PyObject *Body, const std::vector<std::string> &ParamNames);
 // How many times each name is bound anywhere in Body (FunctionCompiler.cpp).
 std::map<std::string, int> nameStoreCounts(PyObject *Body);
+
+// tidal.literal_unroll, Numba's or numba-cuda's (LiteralUnroll.cpp).
+bool isLiteralUnroll(PyObject *Callee);
 
 // The i32 marker a value intrinsic (cuda.laneid, cuda.warpsize: int32, as
 // in Numba) reads; null when Name is none. IntrinsicTable.cpp, like the

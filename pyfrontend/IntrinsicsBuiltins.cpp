@@ -379,6 +379,8 @@ llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
        "complex128(x): x converted to complex128."},
       {"builtins.pow", IntrinsicKind::Function, typePow, emitPow, "",
        "pow(base, exp): base ** exp."},
+      {"tidal.literal_unroll", IntrinsicKind::Function, typeLiteralUnrollCall,
+       emitLiteralUnrollCall, "", "literal_unroll(t): t; a for loop over it is unrolled."},
   };
   return Records;
 }

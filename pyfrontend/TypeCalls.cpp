@@ -268,6 +268,8 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
   }
   if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
     Name = "builtins.range";
+  if (Name.empty() && isLiteralUnroll(Callee)) // Numba's, outside a for loop
+    Name = "tidal.literal_unroll";
   if (Name.empty() && PyType_Check(Callee)) {
     // int, float, bool as casts; NumPy scalar types (numpy.float32) too.
     PyTypeObject *T = reinterpret_cast<PyTypeObject *>(Callee);

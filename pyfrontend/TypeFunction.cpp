@@ -89,7 +89,7 @@ void FunctionCompiler::typeNothing(PyObject *) {}
 
 // --- the rounds ---------------------------------------------------------------------
 
-void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
+void FunctionCompiler::typeRounds(PyObject *Body) {
   // Before any typing: each group of a variable's assignments that some
   // read sees together is a variable of its own; then local names,
   // assignment before use, loop-only statements.

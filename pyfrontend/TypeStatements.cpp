@@ -224,6 +224,8 @@ void FunctionCompiler::typeForLoop(PyObject *Node) {
   bool IsRange = false;
   if (nodeKind(Iter.get()) == "Call") {
     frontend::Type Callee = typeExpression(field(Iter.get(), "func").get()).T;
+    if (Callee.isPyObject() && isLiteralUnroll(static_cast<PyObject *>(Callee.Object)))
+      return typeLiteralUnrollLoop(Node); // LiteralUnroll.cpp
     IsRange = Callee.isPyObject() &&
               static_cast<PyObject *>(Callee.Object) == reinterpret_cast<PyObject *>(&PyRange_Type);
   }
