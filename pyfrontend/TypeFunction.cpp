@@ -7,6 +7,9 @@
 #include "AstAccess.h"
 #include "BindingAnalysis.h"
 
+#include <algorithm>
+#include <utility>
+
 using namespace llvm;
 
 namespace tidal::frontend {
@@ -105,9 +108,18 @@ void FunctionCompiler::typeRounds(PyObject *Body) {
     typeBody(Body);
     if (!TypesChanged)
       break;
-    if (Round == MaxTypingRounds)
-      throw CompileError("TypingError", "the types of the variables do not settle",
+    if (Round == MaxTypingRounds) {
+      // A return type that grows with each call of itself (a tuple holding
+      // its own result, Optional since its base case returns None).
+      bool CallsItself = std::any_of(Typing.Calls.begin(), Typing.Calls.end(),
+                                     [](const auto &Call) { return Call.second.SelfCall; });
+      throw CompileError("TypingError",
+                         CallsItself ? "Return type of recursive function does not converge: "
+                                       "the type the device function returns grows with "
+                                       "each call of itself"
+                                     : "the types of the variables do not settle",
                          locate(Tree.get()));
+    }
   }
   // In the settled round, a call of itself without a type is one that no
   // return of a value ever types.
