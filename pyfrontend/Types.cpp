@@ -479,7 +479,11 @@ public:
     std::string Name = identifier();
     Type First;
     bool IsVoid = Name == "void" || Name == "none";
-    if (!IsVoid && !Name.empty()) {
+    if (Name.empty() && peek() == '(') { // a tuple returned, "(int32, int32)(int64)"
+      First = parseOneType();
+      Name = peek() == '(' ? "tuple" : "";
+    }
+    if (!IsVoid && !Name.empty() && First.isUndefined()) {
       Pos = Save;
       First = parseOneType();
     }
@@ -563,6 +567,12 @@ private:
     std::string Name = identifier();
     if (Name.empty())
       fail("expected a type name");
+    if (Name == "optional" && peek() == '(') { // Numba's optional(int32)
+      ++Pos;
+      Type Inner = parseOneType();
+      expect(')');
+      return Type::optional(std::move(Inner));
+    }
     Scalar S;
     if (!scalarFromName(Name, S)) {
       Pos = Start;
