@@ -7,7 +7,6 @@ and else keep Python's meaning; loops nest, also over the outer element. The
 expected values are Python's: literal_unroll is the identity there, as in
 Numba's simulator."""
 
-import numba
 import numpy as np
 import pytest
 
@@ -141,6 +140,7 @@ def test_numbas_names_and_a_list_of_constants(target):
     # numba.literal_unroll and numba-cuda's numba.cuda.misc.special one (here
     # tidal.cuda.misc.special) are tidal's; a list of constants unrolls as a
     # tuple, as Numba rewrites it; outside a loop it is the tuple itself.
+    numba = pytest.importorskip("numba")  # Debian's python3-numba, a test dependency
     from tidal.cuda.misc.special import literal_unroll as cuda_literal_unroll
 
     @cuda.jit
