@@ -192,6 +192,8 @@ void FunctionCompiler::emitAugAssign(PyObject *Node) {
   if (Kind == "Name") {
     std::string Name = identifierField(Target.get(), "id");
     TypedValue Current = emitLoad(Name, Target.get());
+    if (Current.T.isOptional()) // r += 1 of an Optional: its value (OptionalValues.cpp)
+      Current = unwrapOptional(Current, Target.get());
     TypedValue Result = emitBinary(Op, Current, emitExpression(ValueNode.get()), Node);
     return emitStore(Name, Result, Node);
   }

@@ -144,6 +144,8 @@ void FunctionCompiler::typeAugAssign(PyObject *Node) {
   if (Kind == "Name") {
     std::string Name = identifierField(Target.get(), "id");
     TypedValue Current = typeLoad(Name, Target.get());
+    if (Current.T.isOptional()) // r += 1 of an Optional: its value (OptionalValues.cpp)
+      Current = TypedValue(Current.T.optionalInner());
     TypedValue Result = typeBinary(Op, Current, typeExpression(ValueNode.get()), Node);
     return typeStore(Name, Result, Node);
   }

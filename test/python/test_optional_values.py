@@ -113,12 +113,14 @@ def test_a_variable_assigned_none_on_one_path(target):
             out[1, i] = 0 if z is None else z
             t = (z, 2)  # Tuple(OptionalType(int64), int64)
             out[2, i] = 7 if t[0] is None else t[0] + t[1]
+            if z is not None:
+                z += 10  # its value, plus 10, back into the Optional
+                out[2, i] += z
 
     x = np.array([3.0, -3.0, 1.0])
     out = np.zeros((3, 3))
     k[1, 1](out, x)
-    expected = [[6.0, 0.0, 2.0], [5.0, 0.0, 0.0], [7.0, 7.0, 7.0]]
-    expected[2][0] = 5 + 2
+    expected = [[6.0, 0.0, 2.0], [5.0, 0.0, 0.0], [7.0 + 15.0, 7.0, 7.0]]
     target.assert_result("k", out, expected)
 
 

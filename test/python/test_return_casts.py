@@ -81,8 +81,17 @@ def test_a_returned_tuple_is_cast_element_by_element(target, signature, expected
     target.assert_result("k", out, expected)
 
 
-def test_a_declared_optional_return(target):
-    device = cuda.jit("optional(int32)(int64)", device=True)(_none_or)
+def _numba_optional_signature():
+    types = pytest.importorskip("numba").types  # Debian's python3-numba, a test dependency
+    return types.optional(types.int32)(types.int64)  # prints OptionalType(int32)
+
+
+@pytest.mark.parametrize("signature", ["optional(int32)(int64)", _numba_optional_signature],
+                         ids=["text", "numba-types"])
+def test_a_declared_optional_return(target, signature):
+    if callable(signature):
+        signature = signature()
+    device = cuda.jit(signature, device=True)(_none_or)
 
     @cuda.jit
     def k(out, x):
