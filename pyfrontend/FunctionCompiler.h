@@ -578,6 +578,9 @@ private:
   // (no return gives its type yet): raised as runaway recursion when it is
   // the last round's (TypeCalls.cpp).
   PyObject *FirstUntypedSelfCall = nullptr;
+  // The return that last changed the return type (where one that keeps
+  // growing under calls of itself is reported, TypeFunction.cpp).
+  PyObject *LastReturnChange = nullptr;
   DeviceFunctionCache &Devices;
   bool IsDevice = false;
   Type ReturnType = Type::none(); // device functions: unified while typing

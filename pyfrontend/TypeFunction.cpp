@@ -118,7 +118,7 @@ void FunctionCompiler::typeRounds(PyObject *Body) {
                                        "the type the device function returns grows with "
                                        "each call of itself"
                                      : "the types of the variables do not settle",
-                         locate(Tree.get()));
+                         locate(CallsItself && LastReturnChange ? LastReturnChange : Tree.get()));
     }
   }
   // In the settled round, a call of itself without a type is one that no

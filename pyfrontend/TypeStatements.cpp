@@ -313,8 +313,10 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
                           "device function returns " + ReturnType.str() + " and " + V.T.str() +
                           ", which cannot unify");
   }
-  if (!HasReturnType || Unified != ReturnType)
+  if (!HasReturnType || Unified != ReturnType) {
     TypesChanged = true;
+    LastReturnChange = Node;
+  }
   ReturnType = Unified;
   HasReturnType = true;
 }
