@@ -236,6 +236,8 @@ TypedValue FunctionCompiler::emitUnaryOp(PyObject *Node) {
 TypedValue FunctionCompiler::emitComparison(ComparisonOperator Op, const TypedValue &L,
                                             const TypedValue &R, const frontend::Type &CommonType,
                                             PyObject *Node) {
+  if (CommonType.isOptional()) // x is None of an Optional (OptionalValues.cpp)
+    return emitOptionalIdentity(Op, L, R);
   if (CommonType.isNone()) { // x is None, folded by typing
     TypedValue Folded = makeScalar(Scalar::Bool, B.getInt1(foldedIdentity(Op, L.T, R.T)));
     Folded.ConstInt = foldedIdentity(Op, L.T, R.T);

@@ -192,6 +192,8 @@ void FunctionCompiler::emitAugAssign(PyObject *Node) {
   if (Kind == "Name") {
     std::string Name = identifierField(Target.get(), "id");
     TypedValue Current = emitLoad(Name, Target.get());
+    if (Current.T.isOptional()) // r += 1 of an Optional: its value (OptionalValues.cpp)
+      Current = unwrapOptional(Current, Target.get());
     TypedValue Result = emitBinary(Op, Current, emitExpression(ValueNode.get()), Node);
     return emitStore(Name, Result, Node);
   }
@@ -388,17 +390,20 @@ void FunctionCompiler::emitReturn(PyObject *Node) {
   if (!IsDevice || ReturnType.isNone() || F->getReturnType()->isVoidTy()) {
     B.CreateRetVoid();
   } else {
-    TypedValue R = convert(V, ReturnType, Node);
-    if (R.Parts.size() == 1) {
-      B.CreateRet(R.Parts[0]);
-    } else {
-      Value *Aggregate = UndefValue::get(F->getReturnType());
-      for (unsigned I = 0; I < R.Parts.size(); ++I)
-        Aggregate = B.CreateInsertValue(Aggregate, R.Parts[I], I);
-      B.CreateRet(Aggregate);
-    }
+    emitReturnValue(convert(V, ReturnType, Node));
   }
   startDeadBlock();
+}
+
+void FunctionCompiler::emitReturnValue(const TypedValue &R) {
+  if (R.Parts.size() == 1) {
+    B.CreateRet(R.Parts[0]);
+    return;
+  }
+  Value *Aggregate = UndefValue::get(F->getReturnType());
+  for (unsigned I = 0; I < R.Parts.size(); ++I)
+    Aggregate = B.CreateInsertValue(Aggregate, R.Parts[I], I);
+  B.CreateRet(Aggregate);
 }
 
 void FunctionCompiler::emitAssert(PyObject *Node) {

@@ -71,6 +71,12 @@ std::vector<llvm::Type *> FunctionCompiler::partTypes(const frontend::Type &T) c
       Parts.insert(Parts.end(), Sub.begin(), Sub.end());
     }
     break;
+  case frontend::TypeKind::Optional: { // valid, then the value (OptionalValues.cpp)
+    Parts.push_back(llvm::Type::getInt1Ty(Ctx));
+    std::vector<llvm::Type *> Sub = partTypes(T.optionalInner());
+    Parts.insert(Parts.end(), Sub.begin(), Sub.end());
+    break;
+  }
   default:
     break;
   }
@@ -222,6 +228,8 @@ void FunctionCompiler::startDeadBlock() {
 TypedValue FunctionCompiler::convert(const TypedValue &V, const frontend::Type &To, PyObject *Node) {
   if (V.T == To)
     return V;
+  if (V.T.isOptional() || V.T.isNone() || To.isOptional()) // OptionalValues.cpp
+    return convertOptional(V, To, Node);
   if (V.T.isScalar() && To.isScalar() && isDatetime(To.Dtype)) {
     TypedValue R(To);
     R.Parts.push_back(datetimeIn(V, To.Unit));
@@ -303,6 +311,8 @@ TypedValue FunctionCompiler::convertedType(const TypedValue &V, const frontend::
                                            PyObject *Node) {
   if (V.T == To)
     return V;
+  if (V.T.isOptional() || V.T.isNone() || To.isOptional()) // OptionalValues.cpp
+    return convertedOptionalType(V, To, Node);
   if (V.T.isScalar() && To.isScalar() && (isDatetime(V.T.Dtype) || isDatetime(To.Dtype))) {
     // Only to the same kind in a unit as fine or finer (NumPy's safe cast).
     TimeUnit Common;

@@ -376,6 +376,8 @@ TypedValue FunctionCompiler::emitExpression(PyObject *Node) {
   TypedValue Result = (this->*Rule->Emit)(Node);
   // The compile-time values are typing's.
   const ExpressionType &Typed = typeOf(Node);
+  if (Typed.UnwrapsOptional && Result.T.isOptional()) // used as its value
+    Result = unwrapOptional(Result, Node);
   Result.ConstInt = Typed.ConstInt;
   Result.TupleConstInts = Typed.TupleConstInts;
   B.SetCurrentDebugLocation(Parent);
@@ -394,8 +396,11 @@ void FunctionCompiler::emitStatement(PyObject *Node) {
 }
 
 void FunctionCompiler::emitBody(PyObject *List) {
-  for (PyObject *S : listItems(List))
+  for (PyObject *S : listItems(List)) {
     emitStatement(S);
+    if (endsPrunedPath(S)) // typing typed none of what follows
+      return;
+  }
 }
 
 // --- the kernel ---------------------------------------------------------------------
@@ -418,6 +423,7 @@ llvm::Function *FunctionCompiler::compileKernel(const std::vector<frontend::Type
   for (size_t I = 0; I < ParamNames.size(); ++I)
     Variables[ParamNames[I]].T = ArgTypes[I];
   typeToFixedPoint(Body.get());
+  Body = field(Tree.get(), "body"); // unrolled by literal_unroll loops, if any
   // The whole call tree is typed: emit the device functions, then the kernel.
   emitDevices();
   llvm::Function *K = emitFunction(Body.get(), ArgTypes, symbolName(Name),
@@ -503,9 +509,10 @@ FunctionCompiler::typeDevice(const std::vector<frontend::Type> &ArgTypes,
     if (Constants[I].known() && !Assigned.count(ParamNames[I]))
       ConstantParameters[ParamNames[I]] = Constants[I];
   typeToFixedPoint(Body.get());
+  Body = field(Tree.get(), "body"); // unrolled by literal_unroll loops, if any
   if (Declared)
     ReturnType = *Declared;
-  if (FirstBareReturn && !ReturnType.isNone())
+  if (FirstBareReturn && !ReturnType.isNone() && !ReturnType.isOptional())
     typingError(FirstBareReturn, "device function returns " + ReturnType.str() +
                                      " on other paths: a bare 'return' here returns nothing");
   // A local array lives in the function's frame, which ends with the call:
@@ -518,7 +525,15 @@ FunctionCompiler::typeDevice(const std::vector<frontend::Type> &ArgTypes,
                                   "return views of its array arguments or of shared arrays, "
                                   "or take the local array as an argument");
   bool Breaks = false;
-  if (!partTypes(ReturnType).empty() && fallsThrough(Body.get(), Breaks))
+  bool ReachesEnd = !partTypes(ReturnType).empty() && fallsThrough(Body.get(), Breaks);
+  // Its end returns None, as in Python: Optional, as Numba types it (not
+  // under its calls of itself, typed with the returns' type).
+  bool CallsItself = std::any_of(Typing.Calls.begin(), Typing.Calls.end(),
+                                 [](const auto &Call) { return Call.second.SelfCall; });
+  if (ReachesEnd && !Declared && !CallsItself &&
+      unify(ReturnType, frontend::Type::none(), ReturnType))
+    ReachesEnd = false;
+  if (ReachesEnd && !ReturnType.isOptional())
     throw CompileError("TypingError",
                        "device function '" + Name + "' returns " + ReturnType.str() +
                            " on some paths but can reach its end without a return",
@@ -616,6 +631,8 @@ llvm::Function *FunctionCompiler::emitFunction(PyObject *Body, const std::vector
     // Typing rejected a device function with a result whose end is reachable.
     if (ResultType->isVoidTy())
       B.CreateRetVoid();
+    else if (IsDevice && ReturnType.isOptional()) // its end returns None
+      emitReturnValue(convert(TypedValue(frontend::Type::none()), ReturnType, Tree.get()));
     else if (!reachableFromEntry(Last))
       B.CreateUnreachable();
     else

@@ -419,6 +419,7 @@ private:
   // list Body (TypeStatements.cpp); Breaks is set when a reachable 'break'
   // leaves the innermost loop around it.
   bool fallsThrough(PyObject *Body, bool &Breaks);
+  bool endsPrunedPath(PyObject *Statement);
   bool constantCondition(PyObject *Test, bool &Value);
 
   // --- emission (Emit*.cpp): read the type map, write IR ---
@@ -459,6 +460,7 @@ private:
   void emitContinue(PyObject *Node);
   void emitPass(PyObject *Node);
   void emitReturn(PyObject *Node);
+  void emitReturnValue(const TypedValue &R); // returns R's parts
   void emitAssert(PyObject *Node);
   void emitRaiseStatement(PyObject *Node); // KernelExceptions.cpp
   // pieces
@@ -607,6 +609,9 @@ private:
   // (no return gives its type yet): raised as runaway recursion when it is
   // the last round's (TypeCalls.cpp).
   PyObject *FirstUntypedSelfCall = nullptr;
+  // The return that last changed the return type (where one that keeps
+  // growing under calls of itself is reported, TypeFunction.cpp).
+  PyObject *LastReturnChange = nullptr;
   DeviceFunctionCache &Devices;
   bool IsDevice = false;
   Type ReturnType = Type::none(); // device functions: unified while typing
@@ -622,7 +627,13 @@ private:
   // reserves the caller's entry first).
   llvm::Function *emitDeviceFunction(size_t Index);
 
+  // The rounds on Body; typeToFixedPoint (LiteralUnroll.cpp) runs them again
+  // on an unrolled tree when a literal_unroll loop asks for one.
   void typeToFixedPoint(PyObject *Body);
+  void typeRounds(PyObject *Body);
+  void typeLiteralUnrollLoop(PyObject *Node);
+  PyRef UnrollBase;    // the parsed tree, once a literal_unroll loop is unrolled
+  PyRef UnrollLengths; // {loop key: tuple length} (tidal/_literal_unroll.py)
   void applyKernelOptions(llvm::Function *Kernel);
   void setDebugLocation(PyObject *Node);
   // !tidal.where on a marker call when there are no debug locations.
@@ -678,6 +689,22 @@ private:
   // Debug mode: a division (/, //, %) by a zero Divisor raises
   // ZeroDivisionError (not for floats with fastmath).
   void checkDivisor(llvm::Value *Divisor, PyObject *Node);
+  // Optional values (OptionalValues.cpp). Typing: typeKeepingOptional types
+  // a node whose parent takes an Optional as it is (typeExpression unwraps
+  // one otherwise: typedUse records it); conversions to, from and between
+  // Optionals; `x is None` of an Optional. Emission: its contents, and the
+  // unwrapping that raises TypeError on None.
+  bool KeepOptional = false;
+  bool ArgumentsKeepOptional = false; // the arguments of a device function call
+  TypedValue typeKeepingOptional(PyObject *Node);
+  TypedValue typedUse(TypedValue Result, ExpressionType &Recorded, bool Keep);
+  TypedValue convertedOptionalType(const TypedValue &V, const Type &To, PyObject *Node);
+  TypedValue convertOptional(const TypedValue &V, const Type &To, PyObject *Node);
+  TypedValue optionalContents(const TypedValue &V) const;
+  TypedValue unwrapOptional(const TypedValue &V, PyObject *Node);
+  std::optional<frontend::Type> typeOptionalIdentity(ComparisonOperator Op, const TypedValue &L,
+                                                     const TypedValue &R);
+  TypedValue emitOptionalIdentity(ComparisonOperator Op, const TypedValue &L, const TypedValue &R);
   Bindings NameBindings; // from the binding analysis, before typing
   // Versions of variables (tidal/_variable_versions.py): for each, a read
   // that may see two of its assignments, where a type error is located.
@@ -731,6 +758,9 @@ using IntrinsicEmitter = TypedValue (*)(IntrinsicCall &, const Type &Result);
 std::set<std::string> namesBoundOnce(PyObject *Body, const std::vector<std::string> &ParamNames);
 // How many times each name is bound anywhere in Body (FunctionCompiler.cpp).
 std::map<std::string, int> nameStoreCounts(PyObject *Body);
+
+// tidal.literal_unroll, Numba's or numba-cuda's (LiteralUnroll.cpp).
+bool isLiteralUnroll(PyObject *Callee);
 
 // The i32 marker a value intrinsic (cuda.laneid, cuda.warpsize: int32, as
 // in Numba) reads; null when Name is none. IntrinsicTable.cpp, like the

@@ -90,6 +90,10 @@ std::string noImplementationOfArray(FunctionCompiler &C, const std::string &Pyth
                                     const std::string &Shape, const TypedValue *DType,
                                     PyObject *DTypeNode);
 
+// literal_unroll(t) outside a for loop: t (LiteralUnroll.cpp).
+TypedValue typeLiteralUnrollCall(IntrinsicCall &Call);
+TypedValue emitLiteralUnrollCall(IntrinsicCall &Call, const Type &Result);
+
 // The receiver node of a call `<receiver>.<Method>(...)`; null for other
 // calls (TypeCalls.cpp: i.bit_count(), typed and emitted as cuda.popc(i)).
 PyObject *methodCallReceiver(PyObject *Node, const char *Method);

@@ -386,6 +386,8 @@ llvm::ArrayRef<IntrinsicRecord> builtinIntrinsics() {
        "bfloat16(x): x converted to bfloat16, rounded to nearest (ties to even)."},
       {"builtins.pow", IntrinsicKind::Function, typePow, emitPow, "",
        "pow(base, exp): base ** exp."},
+      {"tidal.literal_unroll", IntrinsicKind::Function, typeLiteralUnrollCall,
+       emitLiteralUnrollCall, "", "literal_unroll(t): t; a for loop over it is unrolled."},
   };
   return Records;
 }

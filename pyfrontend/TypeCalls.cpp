@@ -20,6 +20,8 @@ PyObject *methodCallReceiver(PyObject *Node, const char *Method) {
   return field(FuncNode.get(), "value").get(); // the tree holds it
 }
 
+static bool isDeviceCallee(PyObject *Callee);
+
 TypedValue FunctionCompiler::typeCall(PyObject *Node) {
   PyRef FuncNode = field(Node, "func");
   // z.conjugate(): the one method of numbers kernels call.
@@ -80,6 +82,7 @@ TypedValue FunctionCompiler::typeCall(PyObject *Node) {
   std::vector<PyObject *> ArgNodes;
   std::vector<TypedValue> Args;
   std::vector<std::string> Keywords;
+  ArgumentsKeepOptional = Callee.T.isPyObject() && isDeviceCallee(static_cast<PyObject *>(Callee.T.Object));
   bool Undefined = !typeCallArguments(Node, Args, ArgNodes, Keywords);
   if (Undefined || Callee.T.isUndefined())
     return TypedValue();
@@ -94,12 +97,15 @@ bool FunctionCompiler::typeCallArguments(PyObject *Node, std::vector<TypedValue>
                                          std::vector<PyObject *> &ArgNodes,
                                          std::vector<std::string> &Keywords) {
   bool Undefined = false;
+  // A device function takes an Optional argument as it is (OptionalValues.cpp).
+  bool Keep = std::exchange(ArgumentsKeepOptional, false);
   for (PyObject *A : listItems(field(Node, "args").get())) {
     if (nodeKind(A) == "Starred") { // f(*t): t's elements (ComplexSupport.cpp)
       Undefined |= !typeStarredArgument(A, Args, ArgNodes);
       continue;
     }
     ArgNodes.push_back(A);
+    KeepOptional = Keep;
     Args.push_back(typeExpression(A));
     Undefined |= Args.back().T.isUndefined();
   }
@@ -110,6 +116,7 @@ bool FunctionCompiler::typeCallArguments(PyObject *Node, std::vector<TypedValue>
       unsupported(K, "'**' arguments are not supported in kernel calls");
     Keywords.push_back(Name.str());
     ArgNodes.push_back(Value.get());
+    KeepOptional = Keep;
     Args.push_back(typeExpression(Value.get()));
     Undefined |= Args.back().T.isUndefined();
   }
@@ -166,6 +173,13 @@ static bool isCpuDispatcher(PyObject *Callee) {
     return false;
   PyRef PyFunc = PyRef::borrow(Callee).attrOrNull("py_func");
   return PyFunc && PyFunction_Check(PyFunc.get());
+}
+
+// A callee that callObject compiles as a device function.
+static bool isDeviceCallee(PyObject *Callee) {
+  return intrinsicName(Callee).empty() &&
+         (PyObject_HasAttrString(Callee, "__tidal_device__") ||
+          PyObject_HasAttrString(Callee, "__tidal_kernel__") || isCpuDispatcher(Callee));
 }
 
 
@@ -254,6 +268,8 @@ TypedValue FunctionCompiler::callObject(PyObject *Callee, PyObject *Node, std::v
   }
   if (Name.empty() && Callee == reinterpret_cast<PyObject *>(&PyRange_Type))
     Name = "builtins.range";
+  if (Name.empty() && isLiteralUnroll(Callee)) // Numba's, outside a for loop
+    Name = "tidal.literal_unroll";
   if (Name.empty() && PyType_Check(Callee)) {
     // int, float, bool as casts; NumPy scalar types (numpy.float32) too.
     PyTypeObject *T = reinterpret_cast<PyTypeObject *>(Callee);

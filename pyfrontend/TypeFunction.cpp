@@ -7,6 +7,9 @@
 #include "AstAccess.h"
 #include "BindingAnalysis.h"
 
+#include <algorithm>
+#include <utility>
+
 using namespace llvm;
 
 namespace tidal::frontend {
@@ -48,6 +51,7 @@ static const std::map<std::string, std::string> &unsupportedConstructs() {
 
 TypedValue FunctionCompiler::typeExpression(PyObject *Node) {
   std::string Kind = nodeKind(Node);
+  bool Keep = std::exchange(KeepOptional, false); // the parent's word, not the children's
   if (const ExpressionRule *Rule = expressionRule(Kind)) {
     TypedValue Result = (this->*Rule->Type)(Node);
     // The handler may have recorded more about the node (operand types, a
@@ -56,7 +60,7 @@ TypedValue FunctionCompiler::typeExpression(PyObject *Node) {
     Recorded.T = Result.T;
     Recorded.ConstInt = Result.ConstInt;
     Recorded.TupleConstInts = Result.TupleConstInts;
-    return Result;
+    return typedUse(std::move(Result), Recorded, Keep);
   }
   auto Named = unsupportedConstructs().find(Kind);
   unsupported(Node, (Named != unsupportedConstructs().end() ? Named->second
@@ -75,15 +79,18 @@ void FunctionCompiler::typeStatement(PyObject *Node) {
 }
 
 void FunctionCompiler::typeBody(PyObject *List) {
-  for (PyObject *S : listItems(List))
+  for (PyObject *S : listItems(List)) {
     typeStatement(S);
+    if (endsPrunedPath(S)) // `if y is None: return x`: what follows is dead
+      return;
+  }
 }
 
 void FunctionCompiler::typeNothing(PyObject *) {}
 
 // --- the rounds ---------------------------------------------------------------------
 
-void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
+void FunctionCompiler::typeRounds(PyObject *Body) {
   // Before any typing: each group of a variable's assignments that some
   // read sees together is a variable of its own; then local names,
   // assignment before use, loop-only statements.
@@ -99,9 +106,18 @@ void FunctionCompiler::typeToFixedPoint(PyObject *Body) {
     typeBody(Body);
     if (!TypesChanged)
       break;
-    if (Round == MaxTypingRounds)
-      throw CompileError("TypingError", "the types of the variables do not settle",
-                         locate(Tree.get()));
+    if (Round == MaxTypingRounds) {
+      // A return type that grows with each call of itself (a tuple holding
+      // its own result, Optional since its base case returns None).
+      bool CallsItself = std::any_of(Typing.Calls.begin(), Typing.Calls.end(),
+                                     [](const auto &Call) { return Call.second.SelfCall; });
+      throw CompileError("TypingError",
+                         CallsItself ? "Return type of recursive function does not converge: "
+                                       "the type the device function returns grows with "
+                                       "each call of itself"
+                                     : "the types of the variables do not settle",
+                         locate(CallsItself && LastReturnChange ? LastReturnChange : Tree.get()));
+    }
   }
   // In the settled round, a call of itself without a type is one that no
   // return of a value ever types.

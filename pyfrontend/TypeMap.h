@@ -61,6 +61,9 @@ struct ExpressionType {
   // field's index.
   std::string FieldName;
   std::optional<size_t> TupleField;
+  // An Optional value used where its value is (OptionalValues.cpp): T is
+  // the Optional, and emission unwraps it (None raises TypeError).
+  bool UnwrapsOptional = false;
 };
 
 // What a call node calls.

@@ -257,7 +257,7 @@ TypedValue FunctionCompiler::typeTuple(PyObject *Node) {
   std::vector<TypedValue> Elements;
   bool Undefined = false;
   for (PyObject *E : listItems(field(Node, "elts").get())) {
-    Elements.push_back(typeExpression(E));
+    Elements.push_back(typeKeepingOptional(E)); // Tuple(OptionalType(int64), ...)
     Undefined |= Elements.back().T.isUndefined();
     rejectEscapingClosure(Elements.back(), E);
   }

@@ -134,6 +134,8 @@ frontend::Type FunctionCompiler::typeComparison(ComparisonOperator Op, const Typ
                                                 const TypedValue &R, PyObject *Node) {
   if (L.T.isUndefined() || R.T.isUndefined())
     return frontend::Type();
+  if (std::optional<frontend::Type> Optional = typeOptionalIdentity(Op, L, R))
+    return *Optional; // `x is None` of an Optional: a test at run time
   // `x is None` of a value that is not None: a constant (Numba folds it,
   // and prunes an `if` on it). The none type marks the fold.
   if ((Op == ComparisonOperator::Is || Op == ComparisonOperator::IsNot) &&
@@ -185,13 +187,20 @@ bool FunctionCompiler::prunedTest(PyObject *Test, const std::optional<int64_t> &
 
 TypedValue FunctionCompiler::typeCompare(PyObject *Node) {
   // a < b < c is (a < b) and (b < c), with b evaluated once.
-  TypedValue Left = typeExpression(field(Node, "left").get());
   std::vector<PyObject *> Ops = listItems(field(Node, "ops").get());
   std::vector<PyObject *> Rights = listItems(field(Node, "comparators").get());
+  // `x is None` takes an Optional as it is; other comparisons its value.
+  auto Identity = [&](size_t I) {
+    ComparisonOperator Op = comparisonOperatorOf(Ops[I]);
+    return Op == ComparisonOperator::Is || Op == ComparisonOperator::IsNot;
+  };
+  KeepOptional = Ops.size() == 1 && Identity(0);
+  TypedValue Left = typeExpression(field(Node, "left").get());
   std::vector<frontend::Type> Operands;
   bool Undefined = false;
   std::optional<int64_t> Folded;
   for (size_t I = 0; I < Ops.size(); ++I) {
+    KeepOptional = Ops.size() == 1 && Identity(I);
     TypedValue Right = typeExpression(Rights[I]);
     ComparisonOperator Op = comparisonOperatorOf(Ops[I]);
     Operands.push_back(typeComparison(Op, Left, Right, Node));
@@ -229,7 +238,8 @@ TypedValue FunctionCompiler::typeIfExp(PyObject *Node) {
   TypedValue C = typeExpression(Test.get());
   if (!C.T.isUndefined())
     checkCondition(C.T, Test.get());
-  TypedValue L = typeExpression(Body.get()), R = typeExpression(Else.get());
+  TypedValue L = typeKeepingOptional(Body.get());
+  TypedValue R = typeKeepingOptional(Else.get());
   if (L.T.isUndefined() || R.T.isUndefined())
     return TypedValue();
   frontend::Type T;

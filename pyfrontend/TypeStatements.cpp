@@ -132,6 +132,9 @@ void FunctionCompiler::typeAssign(PyObject *Node) {
   AssignedVariable = Targets.size() == 1 && nodeKind(Targets[0]) == "Name"
                          ? identifierField(Targets[0], "id")
                          : "";
+  // A variable takes an Optional as it is; a store into an array its value.
+  KeepOptional = std::all_of(Targets.begin(), Targets.end(),
+                             [](PyObject *T) { return nodeKind(T) == "Name"; });
   TypedValue V = typeExpression(ValueNode.get());
   AssignedVariable.clear();
   for (PyObject *Target : Targets)
@@ -146,6 +149,8 @@ void FunctionCompiler::typeAugAssign(PyObject *Node) {
   if (Kind == "Name") {
     std::string Name = identifierField(Target.get(), "id");
     TypedValue Current = typeLoad(Name, Target.get());
+    if (Current.T.isOptional()) // r += 1 of an Optional: its value (OptionalValues.cpp)
+      Current = TypedValue(Current.T.optionalInner());
     TypedValue Result = typeBinary(Op, Current, typeExpression(ValueNode.get()), Node);
     return typeStore(Name, Result, Node);
   }
@@ -232,6 +237,8 @@ void FunctionCompiler::typeForLoop(PyObject *Node) {
   bool IsRange = false;
   if (nodeKind(Iter.get()) == "Call") {
     frontend::Type Callee = typeExpression(field(Iter.get(), "func").get()).T;
+    if (Callee.isPyObject() && isLiteralUnroll(static_cast<PyObject *>(Callee.Object)))
+      return typeLiteralUnrollLoop(Node); // LiteralUnroll.cpp
     IsRange = Callee.isPyObject() &&
               static_cast<PyObject *>(Callee.Object) == reinterpret_cast<PyObject *>(&PyRange_Type);
   }
@@ -277,7 +284,7 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
   PyRef ValueNode = field(Node, "value");
   TypedValue V(frontend::Type::none());
   if (!ValueNode.isNone())
-    V = typeExpression(ValueNode.get());
+    V = typeKeepingOptional(ValueNode.get());
   if (!IsDevice) {
     if (!V.T.isUndefined() && !V.T.isNone())
       typingError(Node, "a kernel cannot return a value (it returns " + V.T.str() +
@@ -296,8 +303,15 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
                       "in them, not " + V.T.str());
   if (V.T.isNone() && !FirstBareReturn)
     FirstBareReturn = Node;
-  if (DeclaredReturn && !V.T.isNone() && !DeclaredReturn->isNone())
-    convertedType(V, *DeclaredReturn, Node); // a value the declared type cannot hold
+  if (DeclaredReturn) { // every return converts to it (Numba's cast)
+    if (!V.T.isNone() || DeclaredReturn->isOptional())
+      convertedType(V, *DeclaredReturn, Node); // a value the declared type cannot hold
+    if (!HasReturnType)
+      TypesChanged = true;
+    ReturnType = *DeclaredReturn;
+    HasReturnType = true;
+    return;
+  }
   frontend::Type Unified;
   if (!HasReturnType) {
     Unified = V.T;
@@ -313,8 +327,10 @@ void FunctionCompiler::typeReturn(PyObject *Node) {
                           "device function returns " + ReturnType.str() + " and " + V.T.str() +
                           ", which cannot unify");
   }
-  if (!HasReturnType || Unified != ReturnType)
+  if (!HasReturnType || Unified != ReturnType) {
     TypesChanged = true;
+    LastReturnChange = Node;
+  }
   ReturnType = Unified;
   HasReturnType = true;
 }
@@ -329,6 +345,21 @@ void FunctionCompiler::typeAssert(PyObject *Node) {
 }
 
 // --- reachability -------------------------------------------------------------------
+
+// An `if` that pruning folds (`if y is None:` on a None argument) whose
+// branch taken never reaches its end: the statements after it are dead, as
+// Numba's dead-branch pruning leaves them, and are neither typed nor emitted.
+bool FunctionCompiler::endsPrunedPath(PyObject *Statement) {
+  if (nodeKind(Statement) != "If")
+    return false;
+  PyRef Test = field(Statement, "test");
+  const ExpressionType *Typed = Typing.find(Test.get());
+  if (!Typed || !prunedTest(Test.get(), Typed->ConstInt))
+    return false;
+  PyRef Taken = field(Statement, *Typed->ConstInt ? "body" : "orelse");
+  bool Breaks = false;
+  return !fallsThrough(Taken.get(), Breaks);
+}
 
 // A condition emission makes a constant (so that only one way is taken):
 // one whose value typing knows and that reads no local variable (a

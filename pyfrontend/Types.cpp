@@ -282,6 +282,8 @@ std::string Type::str() const {
     return "Python object";
   case TypeKind::Pointer: // Numba's spelling: uint8*, void*
     return NDim ? "void*" : std::string(scalarName(Dtype)) + "*";
+  case TypeKind::Optional: // Numba's spelling
+    return "OptionalType(" + Elements[0].str() + ")";
   }
   return "?";
 }
@@ -312,6 +314,8 @@ std::string Type::mangle() const {
       S += E.mangle();
     return S + "e";
   }
+  case TypeKind::Optional:
+    return "o" + Elements[0].mangle();
   default:
     return "x";
   }
@@ -339,6 +343,8 @@ bool Type::operator==(const Type &O) const {
            (Named == O.Named || (Named && O.Named && *Named == *O.Named));
   case TypeKind::PyObject:
     return Object == O.Object;
+  case TypeKind::Optional:
+    return Elements == O.Elements;
   default:
     return true;
   }
@@ -416,6 +422,24 @@ static bool unifyScalar(Scalar A, Scalar B, Scalar &Out) {
   return true;
 }
 
+// None, Optional(T) and a value: Optional of what the values unify to;
+// false for a compile-time object (which has no None-or-value form).
+static bool unifyOptional(const Type &A, const Type &B, Type &Out) {
+  auto Value = [](const Type &T) { return T.isOptional() ? T.optionalInner() : T; };
+  if (A.isPyObject() || B.isPyObject())
+    return false;
+  if (A.isNone() || B.isNone()) {
+    const Type &Other = A.isNone() ? B : A;
+    Out = Other.isOptional() ? Other : Type::optional(Other);
+    return true;
+  }
+  Type Inner;
+  if (!unify(Value(A), Value(B), Inner))
+    return false;
+  Out = Type::optional(Inner);
+  return true;
+}
+
 bool unify(const Type &A, const Type &B, Type &Out) {
   if (A.isUndefined()) {
     Out = B;
@@ -425,6 +449,9 @@ bool unify(const Type &A, const Type &B, Type &Out) {
     Out = A;
     return true;
   }
+  // None and a value: Numba's Optional (None and Optional(T) is Optional(T)).
+  if (A.isNone() || B.isNone() || A.isOptional() || B.isOptional())
+    return unifyOptional(A, B, Out);
   if (A.isScalar() && B.isScalar() && (isDatetime(A.Dtype) || isDatetime(B.Dtype))) {
     TimeUnit U;
     if (A.Dtype != B.Dtype || !commonTimeUnit(A.Unit, B.Unit, U))
@@ -473,7 +500,11 @@ public:
     std::string Name = identifier();
     Type First;
     bool IsVoid = Name == "void" || Name == "none";
-    if (!IsVoid && !Name.empty()) {
+    if (Name.empty() && peek() == '(') { // a tuple returned, "(int32, int32)(int64)"
+      First = parseOneType();
+      Name = peek() == '(' ? "tuple" : "";
+    }
+    if (!IsVoid && !Name.empty() && First.isUndefined()) {
       Pos = Save;
       First = parseOneType();
     }
@@ -573,6 +604,12 @@ private:
       if (Name == "void")
         ++Pos;
       return Type::voidPointer();
+    }
+    if (Name == "optional" && peek() == '(') { // Numba's optional(int32)
+      ++Pos;
+      Type Inner = parseOneType();
+      expect(')');
+      return Type::optional(std::move(Inner));
     }
     Scalar S;
     if (!scalarFromName(Name, S)) {

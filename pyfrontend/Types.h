@@ -113,6 +113,7 @@ enum class TypeKind : uint8_t {
   Record,    // a reference to a record (a pointer to its bytes)
   Vector,    // a CUDA vector type (float32x4): NDim elements of Dtype, one LLVM struct
   Pointer,   // Numba's CPointer(Dtype), or voidptr (NDim 1): one address
+  Optional,  // Numba's Optional(T): None or a T (Elements[0]); parts {i1 valid, T's parts}
 };
 
 struct Type {
@@ -148,6 +149,12 @@ struct Type {
     Type T; T.Kind = TypeKind::Vector; T.Dtype = Element; T.NDim = uint8_t(Count); return T;
   }
   static Type record(std::shared_ptr<const RecordLayout> Layout, bool ReadOnly = false);
+  // Optional(T) of a T that is not None, a compile-time object or Optional.
+  static Type optional(Type Inner) {
+    Type T; T.Kind = TypeKind::Optional; T.Elements = {std::move(Inner)}; return T;
+  }
+  bool isOptional() const { return Kind == TypeKind::Optional; }
+  const Type &optionalInner() const { return Elements[0]; }
   static Type recordArray(std::shared_ptr<const RecordLayout> Fields, unsigned NDim, Layout L,
                           bool ReadOnly = false);
   bool isRecord() const { return Kind == TypeKind::Record; }

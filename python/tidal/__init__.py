@@ -22,6 +22,7 @@ from .types import (  # noqa: F401  (Numba's short aliases)
     b1, i1, i2, i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16,
 )
 from .errors import CompileError, TypingError, UnsupportedError  # noqa: F401
+from ._literal_unroll import literal_unroll  # noqa: F401  (numba.literal_unroll)
 # numba.cuda as tidal.cuda, for Numba programs run unchanged (tidal/numba_mapping.py).
 from .numba_mapping import install_as_numba_cuda  # noqa: F401
 

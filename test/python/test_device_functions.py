@@ -210,13 +210,36 @@ def test_every_branch_of_an_if_elif_else_returning_is_a_complete_function(target
     target.assert_result("k", out, expected)
 
 
-def test_a_path_without_a_return_is_an_error():
+def test_a_path_without_a_return_returns_none(target):
+    # Python returns None at the end of a function: Numba types partial as
+    # Optional(int64), which a caller tests with `is None` (issue 24 section 2).
     @cuda.jit(device=True)
     def partial(x):
         if x > 0:
             return 1
         elif x < 0:
             return -1
+
+    @cuda.jit
+    def k(out, x):
+        for i in range(x.size):
+            r = partial(x[i])
+            out[i] = 99 if r is None else r
+
+    x = np.array([2.0, 0.0, -3.0])
+    out = np.zeros(3, np.int64)
+    k[1, 1](out, x)
+    expected = [99 if partial.py_func(v) is None else partial.py_func(v) for v in x]
+    assert expected == [1, 99, -1]
+    target.assert_result("k", out, expected)
+
+
+def test_a_reachable_end_of_a_declared_function_is_a_typing_error():
+    # Declared int64, its end returns None, which int64 cannot hold.
+    @cuda.jit("int64(float64)", device=True)
+    def partial(x):
+        if x > 0:
+            return 1
 
     @cuda.jit
     def k(out, x):
@@ -276,16 +299,22 @@ def _returns_only_in_an_if_without_else(x):
 
 @pytest.mark.parametrize("function", [_breaks_out_of_the_loop, _returns_only_inside_a_for_loop,
                                       _returns_only_in_an_if_without_else])
-def test_a_reachable_end_is_a_typing_error(function):
+def test_a_reachable_end_returns_none(function, target):
+    # Each of these can reach its end: it returns None there (Optional(int64)).
     device = cuda.jit(device=True)(function)
 
     @cuda.jit
-    def k(out):
-        out[0] = device(1)
+    def k(out, x):
+        for i in range(x.size):
+            r = device(x[i])
+            out[i] = -99 if r is None else r
 
-    with pytest.raises(TypingError, match=r"device function '" + function.__name__ +
-                       r"' returns int64 on some paths but can reach its end without a return"):
-        k[1, 1](np.zeros(1, np.int64))
+    x = np.array([1, 0, -20])
+    out = np.zeros(3, np.int64)
+    k[1, 1](out, x)
+    expected = [-99 if function(v) is None else function(v) for v in x.tolist()]
+    assert -99 in expected
+    target.assert_result("k", out, expected)
 
 
 def test_inspect_types_shows_each_variables_type(capsys):

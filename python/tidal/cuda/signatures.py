@@ -201,12 +201,25 @@ class _TextParser:
         if name == "UniTuple" and self.peek("("):
             self.expect("(")
             element = self.type()
-            self.expect("x")
+            if not self.accept(","):  # UniTuple(int32, 2), as Numba's constructor
+                self.expect("x")  # UniTuple(int32 x 2), as Numba prints it
             count = self.number()
             self.expect(")")
             return ("tuple", [element] * count)
         if name == "Tuple" and self.peek("("):
-            return ("tuple", self.parenthesised_list())
+            self.expect("(")
+            if self.peek("("):  # Tuple((int32, float64)), as Numba's constructor
+                elements = self.parenthesised_list()
+                self.expect(")")
+                return ("tuple", elements)
+            elements = self.list(")")
+            self.expect(")")
+            return ("tuple", elements)
+        if name in ("optional", "Optional", "OptionalType") and self.peek("("):
+            self.expect("(")  # Numba's optional(int32), printed OptionalType(int32)
+            inner = self.type()
+            self.expect(")")
+            return ("optional", inner)
         if name == "Record" and self.peek("("):
             return self.record()
         # Numba's pointers: CPointer(uint8), voidptr, and as Numba prints
@@ -475,6 +488,9 @@ def _text(description):
         if any(p is None for p in parts):
             return None
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if kind == "optional":
+        inner = _text(description[1])
+        return None if inner is None else f"optional({inner})"
     return None
 
 
