@@ -1,8 +1,10 @@
 // The host lowering's fitted block function (LowerHost.h): the index checks
 // of K.thread's stores (tidal.bounds.fault, and debug mode's checks) that a
-// whole block passes when the launch's block is small enough: `buf[tid]`
-// with `buf` of 256 elements when ntid.x <= 256. Their failure path calls
-// the runtime, and that call keeps the whole region's thread loop scalar.
+// whole block passes when the launch's block is small enough or lies inside
+// the array: `buf[tid]` with `buf` of 256 elements when ntid.x <= 256,
+// `out[cuda.grid(1)]` when (ctaid.x + 1) * ntid.x <= out.shape[0]. Their
+// failure path calls the runtime, and that call keeps the whole region's
+// thread loop scalar.
 //
 // The block function as built keeps every check. The conditions under which
 // a block passes some of them are recorded in !tidal.block.conditions; the
@@ -28,10 +30,11 @@ namespace {
 
 using namespace llvm::PatternMatch;
 
-// What makes a check pass for every thread of a block: ntid.d <= Extent.
+// What makes a check pass for every thread of a block.
 struct BlockCondition {
   unsigned Dimension;
-  uint64_t Extent = 0;
+  uint64_t Extent = 0;      // ntid.d <= Extent (a constant extent), or
+  int ParameterNumber = -1; // (ctaid.d + 1) * ntid.d <= the kernel's parameter
 };
 
 // A check of K.thread that a condition implies, and its branch.
@@ -63,11 +66,46 @@ std::optional<unsigned> threadIndexOf(Value *V, Argument *const ThreadIndex[3]) 
   return std::nullopt;
 }
 
+// True if V is the load of ctx->Field[Dimension] in K.thread.
+bool isContextField(Value *V, Argument *Context, ContextField Field, unsigned Dimension) {
+  auto *Load = dyn_cast<LoadInst>(V);
+  auto *Address = Load ? dyn_cast<GetElementPtrInst>(Load->getPointerOperand()) : nullptr;
+  if (!Address || Address->getPointerOperand() != Context ||
+      Address->getSourceElementType() != getContextType(V->getContext()) ||
+      Address->getNumIndices() != 3)
+    return false;
+  auto *FieldIndex = dyn_cast<ConstantInt>(Address->getOperand(2));
+  auto *DimensionIndex = dyn_cast<ConstantInt>(Address->getOperand(3));
+  return FieldIndex && DimensionIndex && FieldIndex->getZExtValue() == Field &&
+         DimensionIndex->getZExtValue() == Dimension;
+}
+
+// The dimension d if V is cuda.grid's zext(ctaid.d) * zext(ntid.d) +
+// zext(tid.d) (i64: never negative, never wrapping).
+std::optional<unsigned> gridIndexOf(Value *V, Argument *Context,
+                                    Argument *const ThreadIndex[3]) {
+  Value *Left, *Right;
+  if (!V->getType()->isIntegerTy(64) || !match(V, m_Add(m_Value(Left), m_Value(Right))))
+    return std::nullopt;
+  for (auto [Thread, Base] : {std::pair(Left, Right), std::pair(Right, Left)}) {
+    std::optional<unsigned> Dimension = threadIndexOf(Thread, ThreadIndex);
+    Value *BlockIndex, *BlockDim;
+    if (!Dimension || !isa<ZExtInst>(Thread) ||
+        !match(Base, m_c_Mul(m_ZExt(m_Value(BlockIndex)), m_ZExt(m_Value(BlockDim)))))
+      continue;
+    if (isContextField(BlockIndex, Context, BlockIndexField, *Dimension) &&
+        isContextField(BlockDim, Context, BlockDimField, *Dimension))
+      return Dimension;
+  }
+  return std::nullopt;
+}
+
 // The checks of K.thread (a branch to a block that calls the bounds hook,
 // taken when index u>= extent) whose passing a block condition implies.
 SmallVector<ImpliedCheck, 8> findImpliedChecks(const LoweredKernel &Lowered) {
   Function &Thread = Lowered.Thread;
   const unsigned Parameters = Lowered.Kernel.arg_size();
+  Argument *Context = Thread.getArg(Parameters);
   Argument *const ThreadIndex[3] = {Thread.getArg(Parameters + 4), Thread.getArg(Parameters + 5),
                                     Thread.getArg(Parameters + 6)};
   static const uint32_t MaxBlockDim[3] = {TIDAL_MAX_BLOCK_DIM_X, TIDAL_MAX_BLOCK_DIM_Y,
@@ -90,11 +128,17 @@ SmallVector<ImpliedCheck, 8> findImpliedChecks(const LoweredKernel &Lowered) {
     if (Compare->getPredicate() != (FailsWhenTrue ? ICmpInst::ICMP_UGE : ICmpInst::ICMP_ULT))
       continue;
     Value *Index = withoutNegativeWrap(Compare->getOperand(0));
+    Value *Extent = Compare->getOperand(1);
     std::optional<BlockCondition> Condition;
-    if (auto *Constant = dyn_cast<ConstantInt>(Compare->getOperand(1))) {
+    if (auto *Constant = dyn_cast<ConstantInt>(Extent)) {
       std::optional<unsigned> Dimension = threadIndexOf(Index, ThreadIndex);
       if (Dimension && Constant->getValue().ult(MaxBlockDim[*Dimension]))
-        Condition = BlockCondition{*Dimension, Constant->getZExtValue()};
+        Condition = BlockCondition{*Dimension, Constant->getZExtValue(), -1};
+    } else if (auto *Parameter = dyn_cast<Argument>(Extent)) {
+      // an array's extent, a parameter of the kernel
+      std::optional<unsigned> Dimension = gridIndexOf(Index, Context, ThreadIndex);
+      if (Dimension && Parameter->getArgNo() < Parameters && Extent->getType()->isIntegerTy(64))
+        Condition = BlockCondition{*Dimension, 0, int(Parameter->getArgNo())};
     }
     if (Condition)
       Checks.push_back({Branch, FailsWhenTrue, *Condition});
@@ -102,14 +146,14 @@ SmallVector<ImpliedCheck, 8> findImpliedChecks(const LoweredKernel &Lowered) {
   return Checks;
 }
 
-// One condition per dimension: the largest constant extent (the checks of
-// smaller ones stay).
+// One condition per dimension and kind: the largest constant extent (the
+// checks of smaller ones stay), every parameter.
 SmallVector<BlockCondition, 4> mergeConditions(ArrayRef<ImpliedCheck> Checks) {
   SmallVector<BlockCondition, 4> Conditions;
   for (const ImpliedCheck &Check : Checks) {
     const BlockCondition &C = Check.Condition;
     auto Same = find_if(Conditions, [&](BlockCondition &Other) {
-      return Other.Dimension == C.Dimension;
+      return Other.Dimension == C.Dimension && Other.ParameterNumber == C.ParameterNumber;
     });
     if (Same == Conditions.end())
       Conditions.push_back(C);
@@ -121,7 +165,8 @@ SmallVector<BlockCondition, 4> mergeConditions(ArrayRef<ImpliedCheck> Checks) {
 
 bool isImplied(const BlockCondition &C, ArrayRef<BlockCondition> Conditions) {
   return any_of(Conditions, [&](const BlockCondition &Taken) {
-    return Taken.Dimension == C.Dimension && C.Extent >= Taken.Extent;
+    return Taken.Dimension == C.Dimension && Taken.ParameterNumber == C.ParameterNumber &&
+           C.Extent >= Taken.Extent;
   });
 }
 
@@ -149,10 +194,13 @@ SmallVector<LoadInst *, 4> blockDimLoads(Function &F, Value *Context, unsigned D
 // trip counts LLVM then knows to be short (a 16x16 tile's loops).
 void narrowBlockDims(Function &F, Value *Context, ArrayRef<BlockCondition> Conditions) {
   MDBuilder Ranges(F.getContext());
-  for (const BlockCondition &C : Conditions)
+  for (const BlockCondition &C : Conditions) {
+    if (C.ParameterNumber >= 0)
+      continue;
     for (LoadInst *Load : blockDimLoads(F, Context, C.Dimension))
       Load->setMetadata(LLVMContext::MD_range,
                         Ranges.createRange(APInt(32, 1), APInt(32, C.Extent + 1)));
+  }
 }
 
 // Moves Entry's static allocas (the uniform slots, ...) to the front of New,
@@ -178,7 +226,8 @@ void recordBlockConditions(const LoweredKernel &Lowered, StringRef BlockName) {
         Context, {MDString::get(Context, BlockName),
                   ConstantAsMetadata::get(ConstantInt::get(I32, C.Dimension)),
                   ConstantAsMetadata::get(ConstantInt::get(I64, C.Extent)),
-                  ConstantAsMetadata::get(ConstantInt::get(I32, -1, /*IsSigned=*/true))}));
+                  ConstantAsMetadata::get(
+                      ConstantInt::get(I32, C.ParameterNumber, /*IsSigned=*/true))}));
   LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName() << "': " << Checks.size()
                     << " checks that a block passes under conditions: recorded for "
                     << TIDAL_FITTED_BLOCK_PREFIX << Lowered.Kernel.getName() << "\n");
@@ -241,11 +290,27 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
   Argument *Params = Entry->getArg(0), *BlockContext = Entry->getArg(1);
   const char *Dims[3] = {"x", "y", "z"};
   Value *Fits = nullptr;
+  Type *Pointer = B.getPtrTy(), *I64 = B.getInt64Ty();
   for (const BlockCondition &C : Conditions) {
     Value *BlockDim = loadContextField(B, BlockContext, BlockDimField, C.Dimension,
                                        Twine("fit.ntid.") + Dims[C.Dimension]);
-    Value *Within = B.CreateICmpULE(BlockDim, B.getInt32(uint32_t(C.Extent)),
-                                    Twine("ntid.") + Dims[C.Dimension] + ".fits");
+    Value *Within;
+    if (C.ParameterNumber < 0) {
+      Within = B.CreateICmpULE(BlockDim, B.getInt32(uint32_t(C.Extent)),
+                               Twine("ntid.") + Dims[C.Dimension] + ".fits");
+    } else {
+      // the block's last index below the parameter, as the block function
+      // reads it: params[i] points at it
+      Argument *Parameter = Lowered.Kernel.getArg(C.ParameterNumber);
+      Value *Slot = B.CreateConstInBoundsGEP1_64(Pointer, Params, C.ParameterNumber);
+      Value *Extent = B.CreateAlignedLoad(I64, B.CreateAlignedLoad(Pointer, Slot, Align(8)),
+                                          Align(8), "fit." + Parameter->getName());
+      Value *BlockIndex = loadContextField(B, BlockContext, BlockIndexField, C.Dimension,
+                                           Twine("fit.ctaid.") + Dims[C.Dimension]);
+      Value *End = B.CreateNUWMul(B.CreateNUWAdd(B.CreateZExt(BlockIndex, I64), B.getInt64(1)),
+                                  B.CreateZExt(BlockDim, I64));
+      Within = B.CreateICmpULE(End, Extent, Parameter->getName() + ".fits");
+    }
     Fits = Fits ? B.CreateAnd(Fits, Within, "fits") : Within;
   }
   BasicBlock *Other = BasicBlock::Create(Context, "general", Entry);

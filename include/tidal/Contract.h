@@ -27,9 +27,11 @@ inline constexpr const char *MarkerPrefix = "tidal.";
 inline constexpr const char *KernelsMetadataName = "tidal.kernels";
 inline constexpr const char *RunAloneMetadataName = "tidal.run.alone";
 // After the host lowering: !{!"__tidal_block_K", i32 dimension, i64 extent,
-// i32 -1} per condition under which a block of K passes some of its checks
-// (ntid.dimension <= extent), all of which the fitted block function's
-// blocks meet (docs/cpu-target.md, "Blocks that pass their checks").
+// i32 parameter} per condition under which a block of K passes some of its
+// checks (parameter -1: ntid.dimension <= extent; else (ctaid.dimension + 1)
+// * ntid.dimension <= K's parameter, an array's extent), all of which the
+// fitted block function tests per block (docs/cpu-target.md, "Blocks that
+// pass their checks").
 inline constexpr const char *BlockConditionsMetadataName = "tidal.block.conditions";
 // Instruction metadata: !{!"file:line:col"} on a marker call, set by the
 // frontend when the module has no debug locations, for the reports that

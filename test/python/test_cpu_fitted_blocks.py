@@ -8,6 +8,7 @@ faults. The cuda target has no such thing: these tests are the cpu
 target's."""
 
 import ast
+import gc
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,16 @@ from targets import on_targets
 
 def fitted_count():
     return _tidal.live_code()["cpu_fitted_block_functions"]
+
+
+@pytest.fixture(autouse=True)
+def no_collection_during_the_test():
+    # The count is of fitted block functions alive: earlier tests' kernels,
+    # collected in the middle of a test, would lower it.
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
 
 
 def make_reduction():
@@ -201,3 +212,49 @@ def test_a_cache_hit_builds_the_fitted_block_function_at_its_launch(target, tmp_
         assert done.returncode == 0, done.stderr
         results.append(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
     assert results == [(0, 1, True), (1, 1, True)]
+
+
+@on_targets("cpu")
+def test_blocks_inside_the_array_skip_the_check_and_the_others_keep_it(target):
+    # Without debug=True: `out[i]` is checked against out's length, which the
+    # guard on x does not imply. Blocks that lie inside out run the fitted
+    # block function, without the check; the block that reaches past it runs
+    # the block function, and its thread whose index is out's length gets
+    # the IndexError.
+    @cuda.jit
+    def saxpy_into(a, x, y, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = a * x[i] + y[i]
+
+    x = np.arange(1000, dtype=np.float32)
+    y = np.ones(1000, np.float32)
+    out = np.zeros(1000, np.float32)
+    before = fitted_count()
+    saxpy_into[8, 128](np.float32(2), x, y, out)  # blocks 0..6 fitted, 7 not
+    np.testing.assert_array_equal(out, 2 * x + 1)
+    assert fitted_count() == before + 1
+    # only block 5 (indices 640..767, guarded below 720) reaches past 700
+    short = np.zeros(700, np.float32)
+    with pytest.raises(IndexError) as info:
+        saxpy_into[6, 128](np.float32(2), x[:720], y[:720], short)
+    message = str(info.value)
+    assert message.startswith("index 700 is out of bounds for axis 0 with size 700 in kernel "
+                              "'saxpy_into' at "), message
+    assert "thread (60, 0, 0) of block (5, 0, 0)" in message, message
+    np.testing.assert_array_equal(short[:640], 2 * x[:640] + 1)
+
+
+@on_targets("cpu")
+def test_a_launch_whose_first_block_passes_the_array_builds_nothing(target):
+    @cuda.jit
+    def fill(out):
+        i = cuda.grid(1)
+        if i < 10:
+            out[i] = i
+
+    before = fitted_count()
+    out = np.zeros(10, np.float32)
+    fill[1, 32](out)  # 32 threads > 10 elements: no block lies inside out
+    np.testing.assert_array_equal(out, np.arange(10))
+    assert fitted_count() == before

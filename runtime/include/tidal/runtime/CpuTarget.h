@@ -108,14 +108,15 @@ std::string hostDescription();
 
 // A condition under which every thread of a block of a kernel passes some
 // of its checks (the lowering's !tidal.block.conditions): the launch's
-// ntid[Dimension] <= Extent. Such a kernel has a fitted block function,
+// ntid[Dimension] <= Extent, or, with a Parameter, (ctaid[Dimension] + 1) *
+// ntid[Dimension] <= that (flattened) i64 parameter. Such a kernel has a fitted block function,
 // which CpuModule::addFitted compiles (docs/cpu-target.md, "Blocks that
 // pass their checks").
 struct CpuBlockCondition {
   std::string BlockName; // TIDAL_BLOCK_PREFIX<kernel>
   uint32_t Dimension = 0;
   uint64_t Extent = 0;
-  int32_t Parameter = -1; // -1: a constant extent
+  int32_t Parameter = -1; // -1: a constant extent; else params[Parameter] is the extent
 };
 
 // Whether a launch of blocks of Block threads meets every condition of
