@@ -8,6 +8,8 @@
 //   markParallelAccesses  LowerHostSyncPoints.cpp  -> the access group
 //   createBlockFunction,  LowerHostRounds.cpp      LoweredKernel -> __tidal_block_K
 //   addAloneVariant
+//   recordBlockConditions LowerHostBlockShape.cpp  !tidal.block.conditions, or with
+//   addFittedBlockFunction                         tidal.host.fitted: the fitted one
 // with the analyses (uniformity, loop order: LowerHostUniformity.cpp) and
 // the small shared pieces (loops, context loads, hooks: LowerHostSupport.cpp).
 // EntryValues holds what K.thread's entry computes for every stage.
