@@ -239,6 +239,10 @@ using namespace host_lowering;
 bool lowerHost(Module &M) {
   SmallVector<Function *, 8> Kernels = getKernels(M);
   bool Debug = isDebugModule(M);
+  // The runtime's second lowering, for the fitted block functions.
+  const auto *FittedFlag =
+      mdconst::extract_or_null<ConstantInt>(M.getModuleFlag(HostFittedFlag));
+  bool Fitted = FittedFlag && !FittedFlag->isZero();
 
   // 0. Half-precision fma, rounded once (expandHalfFma).
   bool ExpandedFma = expandHalfFma(M);
@@ -291,9 +295,14 @@ bool lowerHost(Module &M) {
         markParallelAccesses(*Thread.Thread, Markers.SerialisedAtomics);
     LoweredKernel Stages{*Kernel, *Thread.Thread, Markers,
                          Frame,   ThreadAccesses, Debug};
-    createBlockFunction(Stages, BlockName);
-    addAloneVariant(Stages, BlockName);
-    addStaticSharedBytes(M, Kernel->getName(), Markers.StaticSharedBytes);
+    if (Fitted) {
+      addFittedBlockFunction(Stages, BlockName);
+    } else {
+      createBlockFunction(Stages, BlockName);
+      addAloneVariant(Stages, BlockName);
+      recordBlockConditions(Stages, BlockName);
+      addStaticSharedBytes(M, Kernel->getName(), Markers.StaticSharedBytes);
+    }
     Lowered.insert(Kernel);
     ++NumKernelsLowered;
   }

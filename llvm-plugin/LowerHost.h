@@ -8,6 +8,8 @@
 //   markParallelAccesses  LowerHostSyncPoints.cpp  -> the access group
 //   createBlockFunction,  LowerHostRounds.cpp      LoweredKernel -> __tidal_block_K
 //   addAloneVariant
+//   recordBlockConditions LowerHostBlockShape.cpp  !tidal.block.conditions, or with
+//   addFittedBlockFunction                         tidal.host.fitted: the fitted one
 // with the analyses (uniformity, loop order: LowerHostUniformity.cpp) and
 // the small shared pieces (loops, context loads, hooks: LowerHostSupport.cpp).
 // EntryValues holds what K.thread's entry computes for every stage.
@@ -301,12 +303,19 @@ struct LoweredKernel {
 // void @Name(ptr %params, ptr %ctx): every thread of the block, in rounds.
 Function *createBlockFunction(const LoweredKernel &Lowered, const Twine &Name);
 
-// Where K.thread checks a thread index against constant extents: Block
-// (as createBlockFunction built it) becomes the choice, by the launch's block
-// size, between its copy for blocks within those extents (.small, whose
-// block-size loads carry that range, so LLVM drops the checks the block
-// passes) and its copy for any block (.any) (LowerHostBlockShape.cpp).
-void addBlockShapeVariant(const LoweredKernel &Lowered, Function &Block);
+// Where K.thread has checks that a whole block passes when the launch's
+// block meets a condition (LowerHostBlockShape.cpp): the conditions, as
+// !tidal.block.conditions entries for BlockName, which the runtime tests at
+// a launch.
+void recordBlockConditions(const LoweredKernel &Lowered, StringRef BlockName);
+
+// In a module with the flag tidal.host.fitted: instead of BlockName, the
+// fitted block function (TIDAL_FITTED_BLOCK_PREFIX "K"), which tests the
+// conditions per block and runs a block function over a copy of K.thread
+// without the checks they imply, else calls BlockName (declared here,
+// defined by the module lowered without the flag). Nothing for a kernel
+// without such checks.
+void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &BlockName);
 
 // For a kernel with global atomics: __tidal_block_K dispatches between the
 // block function `BlockName` (renamed .atomic) and a copy for launches that

@@ -1,16 +1,26 @@
-// The host lowering's block-shape variant (LowerHost.h): where K.thread
-// checks an index that is a thread index against a constant extent
-// (`buf[tid] = ...` with `buf` of 256 elements), __tidal_block_K runs a copy
-// of its block function whose block-size loads carry the range that a block
-// no larger than those extents has, when the launch's block is that small.
-// LLVM then proves the checks of the thread loops true and vectorises
-// regions that a call in the failure path kept scalar (docs/cpu-target.md,
-// "Blocks no larger than the kernel's arrays").
+// The host lowering's fitted block function (LowerHost.h): the index checks
+// of K.thread's stores (tidal.bounds.fault, and debug mode's checks) that a
+// whole block passes when the launch's block is small enough or lies inside
+// the array: `buf[tid]` with `buf` of 256 elements when ntid.x <= 256,
+// `out[cuda.grid(1)]` when (ctaid.x + 1) * ntid.x <= out.shape[0]. Their
+// failure path calls the runtime, and that call keeps the whole region's
+// thread loop scalar.
+//
+// The block function as built keeps every check. The conditions under which
+// a block passes some of them are recorded in !tidal.block.conditions; the
+// runtime tests them at a launch and, at the first launch that meets them,
+// lowers the kernel again with the module flag tidal.host.fitted, which
+// makes this file build `__tidal_fitted_block_K` instead: the conditions
+// tested per block, then a block function over a copy of K.thread whose
+// implied checks are constant (vectorised by O3), else a call of
+// `__tidal_block_K`, where a thread past an array gets its IndexError
+// (docs/cpu-target.md, "Blocks that pass their checks").
 
 #include "LowerHost.h"
 #include "tidal/Contract.h"
 
 #include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/PatternMatch.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #define DEBUG_TYPE "tidal-lower-host"
@@ -18,28 +28,89 @@
 namespace tidal::host_lowering {
 namespace {
 
-// The thread-index dimension that V is (through casts and the select that
-// wraps a negative index), or none.
-std::optional<unsigned> threadIndexDimension(Value *V, Argument *const ThreadIndex[3],
-                                             unsigned Depth = 0) {
-  if (Depth > 4)
-    return std::nullopt;
+using namespace llvm::PatternMatch;
+
+// What makes a check pass for every thread of a block.
+struct BlockCondition {
+  unsigned Dimension;
+  uint64_t Extent = 0;      // ntid.d <= Extent (a constant extent), or
+  int ParameterNumber = -1; // (ctaid.d + 1) * ntid.d <= the kernel's parameter
+};
+
+// A check of K.thread that a condition implies, and its branch.
+struct ImpliedCheck {
+  BranchInst *Branch;
+  bool FailsWhenTrue;
+  BlockCondition Condition;
+};
+
+// V without the wrap of a negative index (`i < 0 ? i + n : i`), whose
+// condition never holds for the non-negative values matched below.
+Value *withoutNegativeWrap(Value *V) {
+  Value *Index;
+  if (match(V, m_Select(m_SpecificICmp(ICmpInst::ICMP_SLT, m_Value(Index), m_Zero()),
+                        m_Value(), m_Deferred(Index))))
+    return Index;
+  return V;
+}
+
+// The dimension d if V is thread index d of K.thread (an i32 below 1024),
+// possibly extended.
+std::optional<unsigned> threadIndexOf(Value *V, Argument *const ThreadIndex[3]) {
+  Value *Inner = V;
+  if (!match(V, m_ZExtOrSExt(m_Value(Inner))))
+    Inner = V;
   for (unsigned Dimension = 0; Dimension < 3; ++Dimension)
-    if (V == ThreadIndex[Dimension])
+    if (Inner == ThreadIndex[Dimension])
       return Dimension;
-  if (auto *Cast = dyn_cast<CastInst>(V))
-    return threadIndexDimension(Cast->getOperand(0), ThreadIndex, Depth + 1);
-  if (auto *Select = dyn_cast<SelectInst>(V)) // tid < 0 ? tid + n : tid
-    return threadIndexDimension(Select->getFalseValue(), ThreadIndex, Depth + 1);
   return std::nullopt;
 }
 
-// For each dimension, the largest extent E of a bounds check of K.thread
-// that fails when that thread index is E or more (0: none): a block with
-// ntid <= E passes every such check of E.
-std::array<uint64_t, 3> checkedThreadIndexExtents(Function &Thread,
-                                                  Argument *const ThreadIndex[3]) {
-  std::array<uint64_t, 3> Extents{0, 0, 0};
+// True if V is the load of ctx->Field[Dimension] in K.thread.
+bool isContextField(Value *V, Argument *Context, ContextField Field, unsigned Dimension) {
+  auto *Load = dyn_cast<LoadInst>(V);
+  auto *Address = Load ? dyn_cast<GetElementPtrInst>(Load->getPointerOperand()) : nullptr;
+  if (!Address || Address->getPointerOperand() != Context ||
+      Address->getSourceElementType() != getContextType(V->getContext()) ||
+      Address->getNumIndices() != 3)
+    return false;
+  auto *FieldIndex = dyn_cast<ConstantInt>(Address->getOperand(2));
+  auto *DimensionIndex = dyn_cast<ConstantInt>(Address->getOperand(3));
+  return FieldIndex && DimensionIndex && FieldIndex->getZExtValue() == Field &&
+         DimensionIndex->getZExtValue() == Dimension;
+}
+
+// The dimension d if V is cuda.grid's zext(ctaid.d) * zext(ntid.d) +
+// zext(tid.d) (i64: never negative, never wrapping).
+std::optional<unsigned> gridIndexOf(Value *V, Argument *Context,
+                                    Argument *const ThreadIndex[3]) {
+  Value *Left, *Right;
+  if (!V->getType()->isIntegerTy(64) || !match(V, m_Add(m_Value(Left), m_Value(Right))))
+    return std::nullopt;
+  for (auto [Thread, Base] : {std::pair(Left, Right), std::pair(Right, Left)}) {
+    std::optional<unsigned> Dimension = threadIndexOf(Thread, ThreadIndex);
+    Value *BlockIndex, *BlockDim;
+    if (!Dimension || !isa<ZExtInst>(Thread) ||
+        !match(Base, m_c_Mul(m_ZExt(m_Value(BlockIndex)), m_ZExt(m_Value(BlockDim)))))
+      continue;
+    if (isContextField(BlockIndex, Context, BlockIndexField, *Dimension) &&
+        isContextField(BlockDim, Context, BlockDimField, *Dimension))
+      return Dimension;
+  }
+  return std::nullopt;
+}
+
+// The checks of K.thread (a branch to a block that calls the bounds hook,
+// taken when index u>= extent) whose passing a block condition implies.
+SmallVector<ImpliedCheck, 8> findImpliedChecks(const LoweredKernel &Lowered) {
+  Function &Thread = Lowered.Thread;
+  const unsigned Parameters = Lowered.Kernel.arg_size();
+  Argument *Context = Thread.getArg(Parameters);
+  Argument *const ThreadIndex[3] = {Thread.getArg(Parameters + 4), Thread.getArg(Parameters + 5),
+                                    Thread.getArg(Parameters + 6)};
+  static const uint32_t MaxBlockDim[3] = {TIDAL_MAX_BLOCK_DIM_X, TIDAL_MAX_BLOCK_DIM_Y,
+                                          TIDAL_MAX_BLOCK_DIM_Z};
+  SmallVector<ImpliedCheck, 8> Checks;
   for (Instruction &I : instructions(Thread)) {
     auto *Call = dyn_cast<CallInst>(&I);
     Function *Callee = Call ? Call->getCalledFunction() : nullptr;
@@ -48,32 +119,65 @@ std::array<uint64_t, 3> checkedThreadIndexExtents(Function &Thread,
     BasicBlock *Failure = Call->getParent();
     BasicBlock *Check = Failure->getSinglePredecessor();
     auto *Branch = Check ? dyn_cast<BranchInst>(Check->getTerminator()) : nullptr;
-    if (!Branch || !Branch->isConditional())
+    auto *Compare = Branch && Branch->isConditional()
+                        ? dyn_cast<ICmpInst>(Branch->getCondition()) : nullptr;
+    if (!Compare || Branch->getSuccessor(0) == Branch->getSuccessor(1))
       continue;
-    auto *Compare = dyn_cast<ICmpInst>(Branch->getCondition());
-    auto *Extent = Compare ? dyn_cast<ConstantInt>(Compare->getOperand(1)) : nullptr;
-    if (!Extent || Extent->getValue().getActiveBits() > 32)
+    bool FailsWhenTrue = Branch->getSuccessor(0) == Failure;
+    // failure when index u>= extent: taken for uge, not taken for ult
+    if (Compare->getPredicate() != (FailsWhenTrue ? ICmpInst::ICMP_UGE : ICmpInst::ICMP_ULT))
       continue;
-    // failure when index u>= E (taken) or when !(index u< E) (not taken)
-    bool FailsAtOrAbove =
-        (Compare->getPredicate() == ICmpInst::ICMP_UGE && Branch->getSuccessor(0) == Failure) ||
-        (Compare->getPredicate() == ICmpInst::ICMP_ULT && Branch->getSuccessor(1) == Failure);
-    if (!FailsAtOrAbove)
-      continue;
-    if (std::optional<unsigned> Dimension =
-            threadIndexDimension(Compare->getOperand(0), ThreadIndex))
-      Extents[*Dimension] = std::max(Extents[*Dimension], Extent->getZExtValue());
+    Value *Index = withoutNegativeWrap(Compare->getOperand(0));
+    Value *Extent = Compare->getOperand(1);
+    std::optional<BlockCondition> Condition;
+    if (auto *Constant = dyn_cast<ConstantInt>(Extent)) {
+      std::optional<unsigned> Dimension = threadIndexOf(Index, ThreadIndex);
+      if (Dimension && Constant->getValue().ult(MaxBlockDim[*Dimension]))
+        Condition = BlockCondition{*Dimension, Constant->getZExtValue(), -1};
+    } else if (auto *Parameter = dyn_cast<Argument>(Extent)) {
+      // an array's extent, a parameter of the kernel
+      std::optional<unsigned> Dimension = gridIndexOf(Index, Context, ThreadIndex);
+      if (Dimension && Parameter->getArgNo() < Parameters && Extent->getType()->isIntegerTy(64))
+        Condition = BlockCondition{*Dimension, 0, int(Parameter->getArgNo())};
+    }
+    if (Condition)
+      Checks.push_back({Branch, FailsWhenTrue, *Condition});
   }
-  return Extents;
+  return Checks;
 }
 
-// The loads of ctx->block_dim[Dimension] in F.
-SmallVector<LoadInst *, 4> blockDimLoads(Function &F, unsigned Dimension) {
+// One condition per dimension and kind: the largest constant extent (the
+// checks of smaller ones stay), every parameter.
+SmallVector<BlockCondition, 4> mergeConditions(ArrayRef<ImpliedCheck> Checks) {
+  SmallVector<BlockCondition, 4> Conditions;
+  for (const ImpliedCheck &Check : Checks) {
+    const BlockCondition &C = Check.Condition;
+    auto Same = find_if(Conditions, [&](BlockCondition &Other) {
+      return Other.Dimension == C.Dimension && Other.ParameterNumber == C.ParameterNumber;
+    });
+    if (Same == Conditions.end())
+      Conditions.push_back(C);
+    else
+      Same->Extent = std::max(Same->Extent, C.Extent);
+  }
+  return Conditions;
+}
+
+bool isImplied(const BlockCondition &C, ArrayRef<BlockCondition> Conditions) {
+  return any_of(Conditions, [&](const BlockCondition &Taken) {
+    return Taken.Dimension == C.Dimension && Taken.ParameterNumber == C.ParameterNumber &&
+           C.Extent >= Taken.Extent;
+  });
+}
+
+// The loads of ctx->block_dim[Dimension] in F, whose context pointer is
+// Context.
+SmallVector<LoadInst *, 4> blockDimLoads(Function &F, Value *Context, unsigned Dimension) {
   SmallVector<LoadInst *, 4> Loads;
   for (Instruction &I : instructions(F)) {
     auto *Load = dyn_cast<LoadInst>(&I);
     auto *Address = Load ? dyn_cast<GetElementPtrInst>(Load->getPointerOperand()) : nullptr;
-    if (!Address || Address->getPointerOperand() != F.getArg(1) ||
+    if (!Address || Address->getPointerOperand() != Context ||
         Address->getSourceElementType() != getContextType(F.getContext()) ||
         Address->getNumIndices() != 3)
       continue;
@@ -86,88 +190,134 @@ SmallVector<LoadInst *, 4> blockDimLoads(Function &F, unsigned Dimension) {
   return Loads;
 }
 
+// The block sizes that Conditions allow, as the range of F's loads of them:
+// trip counts LLVM then knows to be short (a 16x16 tile's loops).
+void narrowBlockDims(Function &F, Value *Context, ArrayRef<BlockCondition> Conditions) {
+  MDBuilder Ranges(F.getContext());
+  for (const BlockCondition &C : Conditions) {
+    if (C.ParameterNumber >= 0)
+      continue;
+    for (LoadInst *Load : blockDimLoads(F, Context, C.Dimension))
+      Load->setMetadata(LLVMContext::MD_range,
+                        Ranges.createRange(APInt(32, 1), APInt(32, C.Extent + 1)));
+  }
+}
+
+// Moves Entry's static allocas (the uniform slots, ...) to the front of New,
+// which becomes the function's entry block, so that they stay static.
+void moveStaticAllocas(BasicBlock &Entry, BasicBlock &New) {
+  for (Instruction &I : make_early_inc_range(Entry))
+    if (auto *Alloca = dyn_cast<AllocaInst>(&I); Alloca && Alloca->isStaticAlloca())
+      Alloca->moveBefore(New, New.end());
+}
+
 } // namespace
 
-void addBlockShapeVariant(const LoweredKernel &Lowered, Function &Block) {
-  Function &Thread = Lowered.Thread;
-  const unsigned First = Lowered.Kernel.arg_size() + 4; // after ctx, shared, frame, uniforms
-  Argument *const ThreadIndex[3] = {Thread.getArg(First), Thread.getArg(First + 1),
-                                    Thread.getArg(First + 2)};
-  std::array<uint64_t, 3> Extents = checkedThreadIndexExtents(Thread, ThreadIndex);
-  static const uint32_t MaxBlockDim[3] = {TIDAL_MAX_BLOCK_DIM_X, TIDAL_MAX_BLOCK_DIM_Y,
-                                          TIDAL_MAX_BLOCK_DIM_Z};
-  bool Narrower = false;
-  for (unsigned Dimension = 0; Dimension < 3; ++Dimension) {
-    if (Extents[Dimension] >= MaxBlockDim[Dimension])
-      Extents[Dimension] = 0;
-    Narrower |= Extents[Dimension] != 0;
-  }
-  if (!Narrower)
+void recordBlockConditions(const LoweredKernel &Lowered, StringRef BlockName) {
+  SmallVector<ImpliedCheck, 8> Checks = findImpliedChecks(Lowered);
+  if (Checks.empty())
     return;
-
-  // 1. The block function as built, and its copy for small blocks, whose
-  //    block-size loads say so.
-  Module &M = *Block.getParent();
+  Module &M = *Lowered.Thread.getParent();
   LLVMContext &Context = M.getContext();
-  const std::string Name = Block.getName().str();
-  ValueToValueMapTy WideMap, SmallMap;
-  Function *Wide = CloneFunction(&Block, WideMap);
-  Wide->setName(Name + ".any");
-  Wide->setLinkage(GlobalValue::InternalLinkage);
-  Function *Small = CloneFunction(&Block, SmallMap);
-  Small->setName(Name + ".small");
-  Small->setLinkage(GlobalValue::InternalLinkage);
-  // Compile time: the copy for any block stays a function of its own,
-  // compiled for size (its regions stay scalar, as the checks kept them
-  // before this variant existed).
-  Wide->addFnAttr(Attribute::NoInline);
-  Wide->addFnAttr(Attribute::OptimizeForSize);
-  Wide->addFnAttr(Attribute::MinSize);
-  MDBuilder Ranges(Context);
-  for (unsigned Dimension = 0; Dimension < 3; ++Dimension)
-    if (Extents[Dimension])
-      for (LoadInst *Load : blockDimLoads(*Small, Dimension))
-        Load->setMetadata(LLVMContext::MD_range,
-                          Ranges.createRange(APInt(32, 1), APInt(32, Extents[Dimension] + 1)));
-  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName()
-                    << "': checks of thread indices against extents (" << Extents[0]
-                    << ", " << Extents[1] << ", " << Extents[2] << "): "
-                    << Small->getName() << " for blocks within them\n");
+  NamedMDNode *Table = M.getOrInsertNamedMetadata(BlockConditionsMetadataName);
+  Type *I32 = Type::getInt32Ty(Context), *I64 = Type::getInt64Ty(Context);
+  for (const BlockCondition &C : mergeConditions(Checks))
+    Table->addOperand(MDNode::get(
+        Context, {MDString::get(Context, BlockName),
+                  ConstantAsMetadata::get(ConstantInt::get(I32, C.Dimension)),
+                  ConstantAsMetadata::get(ConstantInt::get(I64, C.Extent)),
+                  ConstantAsMetadata::get(
+                      ConstantInt::get(I32, C.ParameterNumber, /*IsSigned=*/true))}));
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName() << "': " << Checks.size()
+                    << " checks that a block passes under conditions: recorded for "
+                    << TIDAL_FITTED_BLOCK_PREFIX << Lowered.Kernel.getName() << "\n");
+}
 
-  // 2. Block becomes the choice between them, by the launch's block size.
-  DISubprogram *Scope = Block.getSubprogram(); // debug mode: the calls' scope
-  Block.deleteBody();
-  Block.setSubprogram(Scope);
-  IRBuilder<> B(BasicBlock::Create(Context, "entry", &Block));
-  if (Scope)
-    B.SetCurrentDebugLocation(DILocation::get(Context, Scope->getScopeLine(), 0, Scope));
-  Argument *Params = Block.getArg(0), *BlockContext = Block.getArg(1);
-  Value *Fits = nullptr;
-  const char *Names[3] = {"ntid.x", "ntid.y", "ntid.z"};
-  for (unsigned Dimension = 0; Dimension < 3; ++Dimension) {
-    if (!Extents[Dimension])
+void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &BlockName) {
+  SmallVector<ImpliedCheck, 8> Checks = findImpliedChecks(Lowered);
+  if (Checks.empty())
+    return;
+  SmallVector<BlockCondition, 4> Conditions = mergeConditions(Checks);
+
+  // 1. K.thread without the checks that the conditions imply.
+  Function &Thread = Lowered.Thread;
+  Module &M = *Thread.getParent();
+  LLVMContext &Context = M.getContext();
+  ValueToValueMapTy Map;
+  // The copy's accesses stay in the access group that the thread loops
+  // declare parallel (a distinct node, which cloning would copy).
+  if (Lowered.ThreadAccesses)
+    Map.MD()[Lowered.ThreadAccesses].reset(Lowered.ThreadAccesses);
+  Function *Fitted = CloneFunction(&Thread, Map);
+  Fitted->setName(Thread.getName() + ".fitted");
+  unsigned Dropped = 0;
+  for (const ImpliedCheck &Check : Checks) {
+    if (!isImplied(Check.Condition, Conditions))
       continue;
-    Value *Within = B.CreateICmpULE(
-        loadContextField(B, BlockContext, BlockDimField, Dimension, Names[Dimension]),
-        B.getInt32(uint32_t(Extents[Dimension])), Twine(Names[Dimension]) + ".fits");
+    cast<BranchInst>(Map[Check.Branch])
+        ->setCondition(ConstantInt::getBool(Context, !Check.FailsWhenTrue));
+    ++Dropped;
+  }
+  narrowBlockDims(*Fitted, Fitted->getArg(Lowered.Kernel.arg_size()), Conditions);
+
+  // 2. Its block function (and the copy for launches that run alone, for
+  //    global atomics), under the fitted name.
+  const std::string Name =
+      TIDAL_FITTED_BLOCK_PREFIX + BlockName.substr(sizeof(TIDAL_BLOCK_PREFIX) - 1);
+  LoweredKernel FittedLowered{Lowered.Kernel, *Fitted,
+                              Lowered.Markers, Lowered.Frame,
+                              Lowered.ThreadAccesses, Lowered.Debug};
+  Function *Built = createBlockFunction(FittedLowered, Name);
+  addAloneVariant(FittedLowered, Name);
+  Function *Entry = M.getFunction(Name);
+  for (Function *F : {Built, M.getFunction(Name + ".alone")})
+    if (F)
+      narrowBlockDims(*F, F->getArg(1), Conditions);
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName() << "': " << Dropped
+                    << " checks that a block passes under " << Conditions.size()
+                    << " conditions: " << Name << "\n");
+
+  // 3. Its entry first tests the conditions; a block that does not meet them
+  //    runs the block function as built (another module's, linked by name).
+  Function *General = cast<Function>(
+      M.getOrInsertFunction(BlockName, Entry->getFunctionType()).getCallee());
+  BasicBlock &Body = Entry->getEntryBlock();
+  BasicBlock *Test = BasicBlock::Create(Context, "fits.test", Entry, &Body);
+  moveStaticAllocas(Body, *Test);
+  IRBuilder<> B(Test);
+  if (DISubprogram *Scope = Entry->getSubprogram())
+    B.SetCurrentDebugLocation(DILocation::get(Context, Scope->getScopeLine(), 0, Scope));
+  Argument *Params = Entry->getArg(0), *BlockContext = Entry->getArg(1);
+  const char *Dims[3] = {"x", "y", "z"};
+  Value *Fits = nullptr;
+  Type *Pointer = B.getPtrTy(), *I64 = B.getInt64Ty();
+  for (const BlockCondition &C : Conditions) {
+    Value *BlockDim = loadContextField(B, BlockContext, BlockDimField, C.Dimension,
+                                       Twine("fit.ntid.") + Dims[C.Dimension]);
+    Value *Within;
+    if (C.ParameterNumber < 0) {
+      Within = B.CreateICmpULE(BlockDim, B.getInt32(uint32_t(C.Extent)),
+                               Twine("ntid.") + Dims[C.Dimension] + ".fits");
+    } else {
+      // the block's last index below the parameter, as the block function
+      // reads it: params[i] points at it
+      Argument *Parameter = Lowered.Kernel.getArg(C.ParameterNumber);
+      Value *Slot = B.CreateConstInBoundsGEP1_64(Pointer, Params, C.ParameterNumber);
+      Value *Extent = B.CreateAlignedLoad(I64, B.CreateAlignedLoad(Pointer, Slot, Align(8)),
+                                          Align(8), "fit." + Parameter->getName());
+      Value *BlockIndex = loadContextField(B, BlockContext, BlockIndexField, C.Dimension,
+                                           Twine("fit.ctaid.") + Dims[C.Dimension]);
+      Value *End = B.CreateNUWMul(B.CreateNUWAdd(B.CreateZExt(BlockIndex, I64), B.getInt64(1)),
+                                  B.CreateZExt(BlockDim, I64));
+      Within = B.CreateICmpULE(End, Extent, Parameter->getName() + ".fits");
+    }
     Fits = Fits ? B.CreateAnd(Fits, Within, "fits") : Within;
   }
-  BasicBlock *RunSmall = BasicBlock::Create(Context, "small", &Block);
-  BasicBlock *RunAny = BasicBlock::Create(Context, "any", &Block);
-  B.CreateCondBr(Fits, RunSmall, RunAny);
-  B.SetInsertPoint(RunAny);
-  B.CreateCall(Wide, {Params, BlockContext})->setTailCall();
+  BasicBlock *Other = BasicBlock::Create(Context, "general", Entry);
+  B.CreateCondBr(Fits, &Body, Other);
+  B.SetInsertPoint(Other);
+  B.CreateCall(General, {Params, BlockContext})->setTailCall();
   B.CreateRetVoid();
-  B.SetInsertPoint(RunSmall);
-  CallInst *CallSmall = B.CreateCall(Small, {Params, BlockContext});
-  B.CreateRetVoid();
-  // 3. The small copy inlined now, whatever its size: what proves the checks
-  //    is the branch above, which then dominates the copy's loops. (A
-  //    function of its own, its narrower loads would be merged by O3 with
-  //    those of the inlined K.thread, whose range is any block's.)
-  InlineFunctionInfo Inlining;
-  if (InlineFunction(*CallSmall, Inlining).isSuccess())
-    Small->eraseFromParent();
 }
 
 } // namespace tidal::host_lowering

@@ -872,9 +872,7 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
 } // namespace
 
 Function *createBlockFunction(const LoweredKernel &Lowered, const Twine &Name) {
-  Function *Block = BlockFunctionBuilder(Lowered).build(Name);
-  addBlockShapeVariant(Lowered, *Block);
-  return Block;
+  return BlockFunctionBuilder(Lowered).build(Name);
 }
 
 void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName) {

@@ -32,6 +32,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -157,15 +158,20 @@ public:
 
   // Adds M to a new JITDylib and compiles it, returning the dylib and the
   // addresses of BlockNames.
+  // LinksAgainst: a JITDylib whose definitions M's declarations may name
+  // (a fitted block function's module, CpuModule::addFitted).
   orc::JITDylib &compile(orc::ThreadSafeModule Module,
                          const std::vector<std::string> &BlockNames,
                          llvm::StringMap<TidalBlockFunction> &Addresses,
-                         llvm::StringMap<uint64_t> &StaticShared) {
+                         llvm::StringMap<uint64_t> &StaticShared,
+                         orc::JITDylib *LinksAgainst = nullptr) {
     const std::string ModuleName = Module.withModuleDo(
         [](llvm::Module &M) { return M.getModuleIdentifier(); });
     return link(
         ModuleName,
         [&](orc::JITDylib &Dylib) {
+          if (LinksAgainst)
+            Dylib.addToLinkOrder(*LinksAgainst);
           return Jit->addIRModule(Dylib, std::move(Module));
         },
         BlockNames, Addresses, StaticShared);
@@ -358,9 +364,24 @@ std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() { return createHo
 
 namespace {
 std::atomic<uint64_t> LiveCpuModules{0};
+std::atomic<uint64_t> LiveFittedBlockFunctions{0};
 } // namespace
 
 uint64_t liveCpuModuleCount() { return LiveCpuModules.load(std::memory_order_relaxed); }
+uint64_t liveFittedBlockFunctionCount() {
+  return LiveFittedBlockFunctions.load(std::memory_order_relaxed);
+}
+
+bool blockConditionsHold(const std::vector<CpuBlockCondition> &Conditions, Dim3 Block,
+                         void **Params) {
+  for (const CpuBlockCondition &C : Conditions) {
+    uint64_t Extent = C.Parameter < 0 ? C.Extent
+                                      : *static_cast<const uint64_t *>(Params[C.Parameter]);
+    if (C.Dimension > 2 || Block[C.Dimension] > Extent)
+      return false;
+  }
+  return !Conditions.empty();
+}
 
 struct CpuModule::Impl {
   orc::JITDylib *Dylib = nullptr;
@@ -368,8 +389,22 @@ struct CpuModule::Impl {
   llvm::StringMap<uint64_t> StaticSharedBytes; // by block function name
   std::vector<TidalBlockFunction> RunAlone; // registered with the pool
   bool Watched = false; // debug mode: the pool's watchdog watches its launches
+  std::vector<CpuBlockCondition> Conditions;
+  // The fitted block functions built so far (addFitted), each in a JITDylib
+  // of its own that links against Dylib.
+  std::vector<orc::JITDylib *> FittedDylibs;
+  llvm::StringMap<TidalBlockFunction> FittedFunctions; // by fitted symbol
 
   ~Impl() {
+    for (const auto &Entry : FittedFunctions) {
+      forgetBlockFunctionName(Entry.second);
+      CpuThreadPool::process().setRunsAlone(Entry.second, false);
+      CpuThreadPool::process().setWatched(Entry.second, false);
+    }
+    for (orc::JITDylib *Fitted : FittedDylibs) {
+      HostJit::get().remove(*Fitted);
+      LiveFittedBlockFunctions.fetch_sub(1, std::memory_order_relaxed);
+    }
     for (const auto &Entry : BlockFunctions)
       forgetBlockFunctionName(Entry.second);
     for (TidalBlockFunction Fn : RunAlone)
@@ -447,10 +482,9 @@ void makeHalfSignOperationsExact(llvm::Function &F) {
   }
 }
 
-// What compile() and emitObject() check and note about a module before
-// codegen: it verifies, every large frame probes the stack, and its block
-// functions, those that run alone and its debug flag are read.
-CpuObject prepareModule(llvm::Module &M) {
+// What every module gets before codegen: it verifies, and every large frame
+// probes the stack.
+void prepareCode(llvm::Module &M) {
   const std::string ModuleName = M.getModuleIdentifier();
   std::string VerifierMessage;
   llvm::raw_string_ostream VerifierStream(VerifierMessage);
@@ -466,6 +500,14 @@ CpuObject prepareModule(llvm::Module &M) {
       F.addFnAttr("probe-stack", "inline-asm");
   for (llvm::Function &F : M)
     makeHalfSignOperationsExact(F);
+}
+
+// What compile() and emitObject() check and note about a module before
+// codegen: prepareCode, and its block functions, those that run alone,
+// their block conditions and its debug flag are read.
+CpuObject prepareModule(llvm::Module &M) {
+  const std::string ModuleName = M.getModuleIdentifier();
+  prepareCode(M);
 
   CpuObject Prepared;
   for (const llvm::Function &F : M)
@@ -495,6 +537,26 @@ CpuObject prepareModule(llvm::Module &M) {
       if (auto *F = llvm::mdconst::dyn_extract_or_null<llvm::Function>(
               Entry->getOperand(0)))
         Prepared.AloneNames.push_back(F->getName().str());
+
+  // Kernels with a fitted block function, built at a launch (addFitted).
+  if (llvm::NamedMDNode *Table = M.getNamedMetadata(BlockConditionsMetadataName))
+    for (llvm::MDNode *Entry : Table->operands()) {
+      auto *Block = Entry->getNumOperands() == 4
+                        ? llvm::dyn_cast<llvm::MDString>(Entry->getOperand(0)) : nullptr;
+      auto *Dimension = Block ? llvm::mdconst::dyn_extract<llvm::ConstantInt>(
+                                    Entry->getOperand(1)) : nullptr;
+      auto *Extent = Block ? llvm::mdconst::dyn_extract<llvm::ConstantInt>(
+                                 Entry->getOperand(2)) : nullptr;
+      auto *Parameter = Block ? llvm::mdconst::dyn_extract<llvm::ConstantInt>(
+                                    Entry->getOperand(3)) : nullptr;
+      if (!Dimension || !Extent || !Parameter)
+        throw RuntimeError("module '" + ModuleName + "' has a malformed !" +
+                           BlockConditionsMetadataName + " entry");
+      Prepared.Conditions.push_back({Block->getString().str(),
+                                     uint32_t(Dimension->getZExtValue()),
+                                     Extent->getZExtValue(),
+                                     int32_t(Parameter->getSExtValue())});
+    }
 
   // Debug mode (the frontend's module flag): launches are watched.
   const auto *Debug =
@@ -533,6 +595,7 @@ CpuModule::compile(std::unique_ptr<llvm::Module> M,
   State->Dylib = &HostJit::get().compile(
       orc::ThreadSafeModule(std::move(M), std::move(Context)), Prepared.BlockNames,
       State->BlockFunctions, State->StaticSharedBytes);
+  State->Conditions = Prepared.Conditions;
   registerBlockFunctions(*State, Prepared);
   return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
 }
@@ -561,8 +624,48 @@ std::unique_ptr<CpuModule> CpuModule::load(const CpuObject &Object,
                        Jit.dataLayout().getStringRepresentation() + "'");
   State->Dylib = &Jit.load(Object.Object, Name, Object.BlockNames, State->BlockFunctions,
                            State->StaticSharedBytes);
+  State->Conditions = Object.Conditions;
   registerBlockFunctions(*State, Object);
   return std::unique_ptr<CpuModule>(new CpuModule(std::move(State)));
+}
+
+std::vector<CpuBlockCondition>
+CpuModule::blockConditions(const std::string &KernelName) const {
+  std::vector<CpuBlockCondition> Out;
+  for (const CpuBlockCondition &C : I->Conditions)
+    if (C.BlockName == TIDAL_BLOCK_PREFIX + KernelName)
+      Out.push_back(C);
+  return Out;
+}
+
+TidalBlockFunction CpuModule::addFitted(std::unique_ptr<llvm::Module> M,
+                                        std::unique_ptr<llvm::LLVMContext> Context,
+                                        const std::string &KernelName) {
+  if (!M || !Context || &M->getContext() != Context.get())
+    throw RuntimeError("CpuModule::addFitted needs a module and the context that owns it");
+  const std::string Symbol = TIDAL_FITTED_BLOCK_PREFIX + KernelName;
+  TidalBlockFunction General = blockFunction(KernelName);
+  const llvm::Function *Defined = M->getFunction(Symbol);
+  if (!Defined || Defined->isDeclaration())
+    throw RuntimeError("the fitted module of kernel '" + KernelName + "' defines no '" +
+                       Symbol + "'");
+  prepareCode(*M);
+  llvm::StringMap<TidalBlockFunction> Addresses;
+  llvm::StringMap<uint64_t> Unused;
+  orc::JITDylib &Dylib =
+      HostJit::get().compile(orc::ThreadSafeModule(std::move(M), std::move(Context)),
+                             {Symbol}, Addresses, Unused, I->Dylib);
+  I->FittedDylibs.push_back(&Dylib);
+  LiveFittedBlockFunctions.fetch_add(1, std::memory_order_relaxed);
+  TidalBlockFunction Fitted = Addresses[Symbol];
+  I->FittedFunctions[Symbol] = Fitted;
+  // Known to the pool as the kernel's own block function is.
+  setBlockFunctionName(Fitted, KernelName);
+  if (I->Watched)
+    CpuThreadPool::process().setWatched(Fitted, true);
+  if (std::find(I->RunAlone.begin(), I->RunAlone.end(), General) != I->RunAlone.end())
+    CpuThreadPool::process().setRunsAlone(Fitted, true);
+  return Fitted;
 }
 
 uint64_t CpuModule::staticSharedBytes(const std::string &KernelName) const {

@@ -26,6 +26,13 @@ inline constexpr const char *MarkerPrefix = "tidal.";
 // host thread (docs/cpu-target.md, "Launches that run alone").
 inline constexpr const char *KernelsMetadataName = "tidal.kernels";
 inline constexpr const char *RunAloneMetadataName = "tidal.run.alone";
+// After the host lowering: !{!"__tidal_block_K", i32 dimension, i64 extent,
+// i32 parameter} per condition under which a block of K passes some of its
+// checks (parameter -1: ntid.dimension <= extent; else (ctaid.dimension + 1)
+// * ntid.dimension <= K's parameter, an array's extent), all of which the
+// fitted block function tests per block (docs/cpu-target.md, "Blocks that
+// pass their checks").
+inline constexpr const char *BlockConditionsMetadataName = "tidal.block.conditions";
 // Instruction metadata: !{!"file:line:col"} on a marker call, set by the
 // frontend when the module has no debug locations, for the reports that
 // name a call (a divergent barrier on the cpu target).
@@ -36,6 +43,10 @@ inline constexpr const char *FlushDenormalsFlag = "tidal.ftz";
 inline constexpr const char *PreciseDivisionFlag = "tidal.prec-div";
 inline constexpr const char *PreciseSqrtFlag = "tidal.prec-sqrt";
 inline constexpr const char *DebugFlag = "tidal.debug";
+// Set by the runtime, not the frontend: tidal-lower-host builds each
+// kernel's fitted block function (TIDAL_FITTED_BLOCK_PREFIX) instead of its
+// block function.
+inline constexpr const char *HostFittedFlag = "tidal.host.fitted";
 // fastmath=True: float32 math functions with a fast libdevice variant
 // (cos sin tan exp exp10 log log2 log10 pow) call it (__nv_fast_cosf, ...).
 inline constexpr const char *FastFunctionsFlag = "tidal.fast-functions";

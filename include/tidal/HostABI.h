@@ -40,6 +40,11 @@ typedef void (*TidalBlockFunction)(void **params, TidalBlockContext *ctx);
 
 #define TIDAL_BLOCK_PREFIX "__tidal_block_"
 
+// The same entry for blocks that pass some of K's checks by their shape,
+// built at the first launch that can use it (a module of its own that calls
+// TIDAL_BLOCK_PREFIX "K" for the other blocks; docs/cpu-target.md).
+#define TIDAL_FITTED_BLOCK_PREFIX "__tidal_fitted_block_"
+
 // For each kernel K, tidal-lower-host also defines the constant
 // `i64 TIDAL_STATIC_SHARED_PREFIX "K"`: the bytes of static shared memory of
 // a block (its shared arrays, aligned), which the launch checks the dynamic

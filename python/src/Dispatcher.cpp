@@ -182,6 +182,7 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
     }
     Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
     Spec->CpuStaticSharedBytes = Spec->Cpu->staticSharedBytes(Spec->KernelName);
+    Spec->FitConditions = Spec->Cpu->blockConditions(Spec->KernelName);
     dumpStages(*this, *Spec, /*Cuda=*/false, 0);
   }
   saveSpecialization(*this, *Spec, Object ? &*Object : nullptr);

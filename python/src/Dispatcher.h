@@ -43,6 +43,12 @@ struct Specialization {
   std::unique_ptr<runtime::CpuModule> Cpu;
   TidalBlockFunction Block = nullptr;
   uint64_t CpuStaticSharedBytes = 0; // a block's static shared memory (cpu target)
+  // cpu target: the conditions under which its blocks pass some checks
+  // (none: it has no fitted block function), and that function once a
+  // launch built it, or that its build failed (FittedBlocks.h).
+  std::vector<runtime::CpuBlockCondition> FitConditions;
+  TidalBlockFunction Fitted = nullptr;
+  bool FittedFailed = false;
   unsigned ParamCount = 0; // flattened
   // It links foreign code (ForeignLinking.h), whose files the disk cache's
   // key does not cover: never saved to the disk cache.

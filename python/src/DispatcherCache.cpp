@@ -8,6 +8,7 @@
 #include "Errors.h"
 #include "ModuleParts.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace tidal::binding {
@@ -32,6 +33,31 @@ std::vector<std::string> splitLines(const std::string &Text) {
   size_t Start = 0;
   for (size_t End; (End = Text.find('\n', Start)) != std::string::npos; Start = End + 1)
     Out.push_back(Text.substr(Start, End - Start));
+  return Out;
+}
+
+// Block conditions as "<block name> <dimension> <extent> <parameter>" lines.
+std::string conditionsText(const std::vector<runtime::CpuBlockCondition> &Conditions) {
+  std::string Out;
+  for (const runtime::CpuBlockCondition &C : Conditions)
+    Out += C.BlockName + " " + std::to_string(C.Dimension) + " " + std::to_string(C.Extent) +
+           " " + std::to_string(C.Parameter) + "\n";
+  return Out;
+}
+
+std::vector<runtime::CpuBlockCondition> conditionsFromText(const std::string &Text) {
+  std::vector<runtime::CpuBlockCondition> Out;
+  for (const std::string &Line : splitLines(Text)) {
+    runtime::CpuBlockCondition C;
+    char Name[256];
+    unsigned long long Extent;
+    if (std::sscanf(Line.c_str(), "%255s %u %llu %d", Name, &C.Dimension, &Extent,
+                    &C.Parameter) != 4)
+      throw std::invalid_argument("malformed block condition '" + Line + "'");
+    C.BlockName = Name;
+    C.Extent = Extent;
+    Out.push_back(std::move(C));
+  }
   return Out;
 }
 
@@ -132,9 +158,11 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
       Object.AloneNames = splitLines(field(*E, "alone_names"));
       Object.Watched = field(*E, "watched") == "1";
       Object.DataLayout = optionalField(*E, "data_layout");
+      Object.Conditions = conditionsFromText(optionalField(*E, "block_conditions"));
       Spec->Cpu = runtime::CpuModule::load(Object, "cached." + Spec->KernelName);
       Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
       Spec->CpuStaticSharedBytes = Spec->Cpu->staticSharedBytes(Spec->KernelName);
+      Spec->FitConditions = Spec->Cpu->blockConditions(Spec->KernelName);
     }
     return Spec;
   } catch (const std::exception &Error) {
@@ -156,6 +184,9 @@ void saveSpecialization(const DispatcherState &D, const Specialization &S,
     E.emplace_back("alone_names", joinLines(Object->AloneNames));
     E.emplace_back("watched", Object->Watched ? "1" : "0");
     E.emplace_back("data_layout", Object->DataLayout);
+    // The fitted block functions are not cached: a launch that can use one
+    // builds it from the marker IR, as after compile().
+    E.emplace_back("block_conditions", conditionsText(Object->Conditions));
   }
   saveEntry(D, targetName(D.Target), S.ArgTypes, E);
 }

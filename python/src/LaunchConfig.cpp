@@ -6,6 +6,7 @@
 #include "ArgumentTyping.h"
 #include "Dispatcher.h"
 #include "Errors.h"
+#include "FittedBlocks.h"
 #include "LaunchPlan.h"
 #include "PerformanceWarnings.h"
 
@@ -302,13 +303,16 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
           warnImplicitCopyOnce(D);
           break;
         }
-    if (Execute) // a failed check in the kernel is a KernelError, rethrown with the GIL
+    if (Execute) { // a failed check in the kernel is a KernelError, rethrown with the GIL
+      TidalBlockFunction Block =
+          cpuBlockFunctionFor(D, *Plan.Spec, Config->Block, Packed->Params);
       withoutGIL([&] {
         // A kernel that uses cuda.cg.this_grid() runs all its blocks at once.
         (Plan.Spec->Cooperative ? runtime::launchCooperativeOnCpu : runtime::launchOnCpu)(
-            Plan.Spec->Block, Config->Grid, Config->Block, Packed->Params,
+            Block, Config->Grid, Config->Block, Packed->Params,
             static_cast<size_t>(Config->SharedBytes));
       });
+    }
     Py_RETURN_NONE;
   });
 }

@@ -82,19 +82,23 @@ PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
   });
 }
 
-// live_code(): {"cpu_modules": n, "cuda_modules": n}, the compiled modules
-// alive now (debug counters of the runtime: a dropped kernel's go).
+// live_code(): {"cpu_modules": n, "cpu_fitted_block_functions": n,
+// "cuda_modules": n}, the compiled modules and the cpu target's fitted block
+// functions alive now (debug counters of the runtime: a dropped kernel's go).
 PyObject *module_live_code(PyObject *, PyObject *) {
-  return Py_BuildValue("{sKsK}", "cpu_modules",
+  return Py_BuildValue("{sKsKsK}", "cpu_modules",
                        static_cast<unsigned long long>(runtime::liveCpuModuleCount()),
+                       "cpu_fitted_block_functions",
+                       static_cast<unsigned long long>(runtime::liveFittedBlockFunctionCount()),
                        "cuda_modules",
                        static_cast<unsigned long long>(runtime::liveCudaModuleCount()));
 }
 
 PyMethodDef CompilerMethods[] = {
     {"live_code", module_live_code, METH_NOARGS,
-     "live_code(): {'cpu_modules': n, 'cuda_modules': n}, the compiled modules alive now "
-     "(the JIT's on the cpu target, the driver's on the cuda target)."},
+     "live_code(): {'cpu_modules': n, 'cpu_fitted_block_functions': n, 'cuda_modules': n}, "
+     "the compiled modules alive now (the JIT's on the cpu target, the driver's on the cuda "
+     "target) and the cpu target's fitted block functions built by launches."},
     {"compile_ptx_timed", module_compile_ptx_timed, METH_VARARGS,
      "compile_ptx_timed(function, signature, sm=75): (ptx, {stage: seconds})."},
     {"parse_signature", module_parse_signature, METH_O,

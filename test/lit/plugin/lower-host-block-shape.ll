@@ -1,42 +1,82 @@
-; Block-shape variant (LowerHostBlockShape.cpp): a store into a 256-element
-; shared array at the thread index is checked (tidal.bounds.fault, the
-; frontend's check of every store). With any block size the check stays in
-; the thread loop, and its call keeps the loop scalar; so __tidal_block_K
-; chooses, by the launch's block size, between a copy of the block function
-; for blocks of at most 256 threads along x, where LLVM proves the check
-; true and vectorises the loop, and the block function for any block, where
-; a thread past the array still gets its IndexError.
+; Fitted block functions (LowerHostBlockShape.cpp): a store into a
+; 256-element shared array at the thread index is checked
+; (tidal.bounds.fault, the frontend's check of every store). The check stays
+; in the thread loop of the block function, and its call keeps the loop
+; scalar. The lowering records the condition under which a whole block
+; passes it (ntid.x <= 256; for a cuda.grid index checked against a
+; parameter, the block's last index below it) in !tidal.block.conditions and builds nothing
+; more; the runtime lowers the module again with the flag tidal.host.fitted
+; at the first launch that meets it, and then the lowering builds
+; __tidal_fitted_block_K instead: the condition per block, then the block
+; function over a copy of K.thread without the check (vectorised), else a
+; call of __tidal_block_K, where a thread past the array gets its IndexError.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-host -S %s | FileCheck %s --check-prefix=LOWER
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-host -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3 -S %s | FileCheck %s --check-prefix=HOST
+; RUN: sed 's/^; FITTED-FLAG: //' %s | opt -load-pass-plugin=%plugin -passes=tidal-lower-host -S | FileCheck %s --check-prefix=FITTED
+; RUN: sed 's/^; FITTED-FLAG: //' %s | opt -load-pass-plugin=%plugin -passes=tidal-host -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3 -S | FileCheck %s --check-prefix=FITTED-HOST
 
+; Without the flag: one block function per kernel, checks kept; fill's
+; condition recorded.
 ; LOWER-LABEL: define void @__tidal_block_fill(
-; LOWER:         %ntid.x = load i32, ptr %ntid.x.addr, align 4, !range [[ANY:![0-9]+]]
-; LOWER-NEXT:    %ntid.x.fits = icmp ule i32 %ntid.x, 256
-; LOWER-NEXT:    br i1 %ntid.x.fits, label %small, label %any
-; LOWER:       small:
-; LOWER:         load i32, ptr {{.*}}, !range [[SMALL:![0-9]+]]
+; LOWER-NOT:     fits
 ; LOWER:         call i32 @fill.thread(
-; LOWER:       any:
-; LOWER-NEXT:    tail call void @__tidal_block_fill.any(ptr %params, ptr %ctx)
-; The copy for any block: a function of its own, compiled for size.
-; LOWER-LABEL: define internal void @__tidal_block_fill.any(
-; LOWER-SAME:    #[[SIZE:[0-9]+]]
-; LOWER:         load i32, ptr {{.*}}, !range [[ANY]]
-; LOWER:         call i32 @fill.thread(
+; LOWER-LABEL: define void @__tidal_block_grid_store(
+; LOWER-NOT:     fits
+; LOWER-LABEL: define void @__tidal_block_by_block(
+; LOWER-NOT:     __tidal_fitted_block
+; LOWER:       !tidal.block.conditions = !{[[FILL:![0-9]+]], [[GRID:![0-9]+]]}
+; LOWER:       [[FILL]] = !{!"__tidal_block_fill", i32 0, i64 256, i32 -1}
+; grid_store's: (ctaid.x + 1) * ntid.x <= its parameter 1, %n.
+; LOWER:       [[GRID]] = !{!"__tidal_block_grid_store", i32 0, i64 0, i32 1}
 
 ; HOST-LABEL: define void @__tidal_block_fill(
-; HOST:          icmp ult i32 %ntid.x{{.*}}, 257
-; HOST:          store <8 x float>
-; HOST-LABEL: define internal {{.*}}void @__tidal_block_fill.any(
 ; HOST:          call void @__tidal_cpu_bounds_error(
+; HOST:          ret void
 
-; No thread index is checked (the index is the block's): no variant.
-; LOWER-LABEL: define void @__tidal_block_by_block(
-; LOWER-NOT:     small:
-; LOWER:         ret void
-; LOWER:       attributes #[[SIZE]] = { minsize noinline optsize }
-; LOWER:       [[ANY]] = !{i32 1, i32 1025}
-; LOWER:       [[SMALL]] = !{i32 1, i32 257}
+; With the flag: fill's fitted block function only, whose entry tests the
+; block size. No block function, nothing for by_block (no thread index in
+; its check: the index is the block's).
+; FITTED-NOT:    define void @__tidal_block_
+; FITTED-LABEL: define internal i32 @fill.thread.fitted(
+; FITTED:         br i1 false, label %fault, label %store
+; FITTED-LABEL: define void @__tidal_fitted_block_fill(
+; FITTED-NEXT:  fits.test:
+; FITTED:         %fit.ntid.x = load i32
+; FITTED-NEXT:    %ntid.x.fits = icmp ule i32 %fit.ntid.x, 256
+; FITTED-NEXT:    br i1 %ntid.x.fits, label %entry, label %general
+; FITTED:       general:
+; FITTED-NEXT:    tail call void @__tidal_block_fill(ptr %params, ptr %ctx)
+; FITTED-NEXT:    ret void
+; FITTED:       declare void @__tidal_block_fill(ptr, ptr)
+; `out[ctaid.x * ntid.x + tid.x]` checked against %n: the block's last
+; index, (ctaid.x + 1) * ntid.x - 1, below %n.
+; FITTED-LABEL: define internal i32 @grid_store.thread.fitted(
+; FITTED:         br i1 false, label %fault, label %store
+; FITTED-LABEL: define void @__tidal_fitted_block_grid_store(
+; FITTED:         %fit.ntid.x = load i32
+; FITTED:         %fit.n = load i64, ptr
+; FITTED:         %fit.ctaid.x = load i32
+; FITTED:         [[NEXT:%.+]] = add nuw i64 {{%.+}}, 1
+; FITTED:         [[END:%.+]] = mul nuw i64 [[NEXT]],
+; FITTED-NEXT:    %n.fits = icmp ule i64 [[END]], %fit.n
+; FITTED-NEXT:    br i1 %n.fits, label %entry, label %general
+; FITTED:       general:
+; FITTED-NEXT:    tail call void @__tidal_block_grid_store(ptr %params, ptr %ctx)
+; FITTED:       declare void @__tidal_block_grid_store(ptr, ptr)
+; FITTED-NOT:   __tidal_fitted_block_by_block
+; FITTED-NOT:   !tidal.block.conditions
+
+; After tidal-host: no check left where the block fits, and its loop is
+; vectorised.
+; FITTED-HOST-LABEL: define void @__tidal_fitted_block_fill(
+; FITTED-HOST:         icmp ult i32 %fit.ntid.x, 257
+; FITTED-HOST-NOT:     call void @__tidal_cpu_bounds_error(
+; FITTED-HOST:         store <8 x float>
+; FITTED-HOST:         tail call void @__tidal_block_fill(
+; FITTED-HOST-LABEL: define void @__tidal_fitted_block_grid_store(
+; FITTED-HOST-NOT:     call void @__tidal_cpu_bounds_error(
+; FITTED-HOST:         store <8 x float>
+; FITTED-HOST:         tail call void @__tidal_block_grid_store(
 
 @where = private constant [16 x i8] c"kernel 'fill'..\00"
 
@@ -62,6 +102,27 @@ store:
   ret void
 }
 
+define void @grid_store(ptr %out, i64 %n) {
+entry:
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %tid64 = zext i32 %tid to i64
+  %bid64 = zext i32 %bid to i64
+  %bdim64 = zext i32 %bdim to i64
+  %base = mul i64 %bid64, %bdim64
+  %i = add i64 %base, %tid64
+  %outside = icmp uge i64 %i, %n
+  br i1 %outside, label %fault, label %store
+fault:
+  call void @tidal.bounds.fault(ptr @where, i64 %i, i64 %n, i32 0)
+  br label %store
+store:
+  %op = getelementptr float, ptr %out, i64 %i
+  store float 2.0, ptr %op
+  ret void
+}
+
 define void @by_block(ptr %out) {
 entry:
   %bid = call i32 @tidal.ctaid.x()
@@ -79,10 +140,15 @@ store:
 
 declare i32 @tidal.tid.x()
 declare i32 @tidal.ctaid.x()
+declare i32 @tidal.ntid.x()
 declare void @tidal.syncthreads()
 declare ptr @tidal.shared.array(i64, i64)
 declare void @tidal.bounds.fault(ptr, i64, i64, i32)
 
-!tidal.kernels = !{!0, !1}
+!tidal.kernels = !{!0, !1, !2}
 !0 = !{ptr @fill}
-!1 = !{ptr @by_block}
+!1 = !{ptr @grid_store}
+!2 = !{ptr @by_block}
+
+; FITTED-FLAG: !llvm.module.flags = !{!100}
+; FITTED-FLAG: !100 = !{i32 1, !"tidal.host.fitted", i32 1}

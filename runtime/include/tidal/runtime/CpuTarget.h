@@ -106,6 +106,25 @@ std::unique_ptr<llvm::TargetMachine> createHostTargetMachine();
 // part of a disk cache key that says which machine code runs here.
 std::string hostDescription();
 
+// A condition under which every thread of a block of a kernel passes some
+// of its checks (the lowering's !tidal.block.conditions): the launch's
+// ntid[Dimension] <= Extent, or, with a Parameter, (ctaid[Dimension] + 1) *
+// ntid[Dimension] <= that (flattened) i64 parameter. Such a kernel has a fitted block function,
+// which CpuModule::addFitted compiles (docs/cpu-target.md, "Blocks that
+// pass their checks").
+struct CpuBlockCondition {
+  std::string BlockName; // TIDAL_BLOCK_PREFIX<kernel>
+  uint32_t Dimension = 0;
+  uint64_t Extent = 0;
+  int32_t Parameter = -1; // -1: a constant extent; else params[Parameter] is the extent
+};
+
+// Whether a launch of blocks of Block threads meets every condition of
+// Conditions (all of one kernel's), as its first block: the launches for
+// which the fitted block function is worth having. Params as launchOnCpu's.
+bool blockConditionsHold(const std::vector<CpuBlockCondition> &Conditions, Dim3 Block,
+                         void **Params);
+
 // A host-lowered module compiled to an object file for this host, with what
 // loading it needs to know (the disk cache stores these; docs/cache.md).
 struct CpuObject {
@@ -114,6 +133,7 @@ struct CpuObject {
   std::vector<std::string> AloneNames; // block functions that run alone
   bool Watched = false;                // debug mode: launches are watched
   std::string DataLayout;              // the module's (the host's); empty: unknown
+  std::vector<CpuBlockCondition> Conditions; // of every kernel, in the module's order
 };
 
 // Owns one compiled module: a JITDylib of the process-wide LLJIT, released
@@ -143,6 +163,18 @@ public:
   // The static shared bytes of a block of KernelName (0 when the module
   // does not say: modules written by hand).
   uint64_t staticSharedBytes(const std::string &KernelName) const;
+  // KernelName's block conditions (none: it has no fitted block function).
+  std::vector<CpuBlockCondition> blockConditions(const std::string &KernelName) const;
+  // Compiles M, the kernels' module lowered again with the module flag
+  // tidal.host.fitted (its data layout and triple as compile()'s), into a
+  // JITDylib of its own that links against this module's, and returns
+  // KernelName's fitted block function (TIDAL_FITTED_BLOCK_PREFIX), known to
+  // the pool as the kernel's block function is (name, watchdog, alone).
+  // Released with this module. Not thread-safe against itself for one
+  // module: the caller builds each kernel's once. Throws RuntimeError.
+  TidalBlockFunction addFitted(std::unique_ptr<llvm::Module> M,
+                               std::unique_ptr<llvm::LLVMContext> Context,
+                               const std::string &KernelName);
 
   struct Impl; // the JITDylib and its block functions (CpuTarget.cpp)
 
@@ -154,6 +186,8 @@ private:
 // How many CpuModules live now (their code is in the JIT): a debug
 // counter, which tests read to see that dropped kernels free their code.
 uint64_t liveCpuModuleCount();
+// How many fitted block functions (CpuModule::addFitted) live now.
+uint64_t liveFittedBlockFunctionCount();
 
 // Runs `Fn` for every block of `Grid`, blocks spread over the worker pool
 // (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order

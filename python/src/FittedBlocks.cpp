@@ -1,0 +1,68 @@
+// The cpu target's fitted block functions (docs/cpu-target.md, "Blocks that
+// pass their checks"): a kernel whose lowering recorded block conditions
+// gets, at its first launch that meets them, its marker IR lowered again
+// with the module flag tidal.host.fitted and JIT-compiled beside its block
+// function; that launch and the later ones that meet the conditions run it.
+// compile() builds only the block function, so a kernel that is compiled
+// and never launched (or never with a fitting block) pays nothing for it.
+#include "FittedBlocks.h"
+
+#include "Compiler.h"
+#include "Errors.h"
+
+#include "tidal/Contract.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <stdexcept>
+
+namespace tidal::binding {
+
+namespace {
+
+// The fitted block function of S, built now (S.MarkerIR, lowered as
+// compile() lowers it, with the dispatcher's passes).
+TidalBlockFunction buildFitted(const DispatcherState &D, Specialization &S) {
+  auto Context = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic Diagnostic;
+  std::unique_ptr<llvm::Module> M = llvm::parseAssemblyString(S.MarkerIR, Diagnostic, *Context);
+  if (!M)
+    throw std::runtime_error("internal error: cannot re-read marker IR: " +
+                             Diagnostic.getMessage().str());
+  M->setModuleIdentifier(S.KernelName + ".fitted");
+  M->addModuleFlag(llvm::Module::Error, HostFittedFlag, 1);
+  frontend::lowerForHost(*M, &D.Passes);
+  return S.Cpu->addFitted(std::move(M), std::move(Context), S.KernelName);
+}
+
+} // namespace
+
+TidalBlockFunction cpuBlockFunctionFor(const DispatcherState &D, Specialization &S,
+                                       const runtime::Dim3 &Block, void **Params) {
+  if (S.FitConditions.empty() || S.FittedFailed ||
+      !runtime::blockConditionsHold(S.FitConditions, Block, Params))
+    return S.Block;
+  if (S.Fitted)
+    return S.Fitted;
+  // Built with the GIL held, as compile() compiles: a launch of this kernel
+  // on another thread waits for it; launches already running are not held.
+  try {
+    S.Fitted = buildFitted(D, S);
+  } catch (const std::exception &Error) {
+    // The block function runs every block correctly: this launch and the
+    // later ones use it, and the failure is said once.
+    S.FittedFailed = true;
+    if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "tidal: kernel '%s' runs without its fitted block function on the "
+                         "cpu target, whose compile failed: %s",
+                         D.Name.c_str(), Error.what()) < 0)
+      throw frontend::PythonErrorSet();
+    return S.Block;
+  }
+  return S.Fitted;
+}
+
+} // namespace tidal::binding
