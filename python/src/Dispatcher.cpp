@@ -7,6 +7,7 @@
 #include "Compiler.h"
 #include "DispatcherCache.h"
 #include "Errors.h"
+#include "FittedBlocks.h"
 #include "ForeignLinking.h"
 #include "LaunchConfig.h"
 #include "LaunchPlan.h"
@@ -183,6 +184,7 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
     Spec->Block = Spec->Cpu->blockFunction(Spec->KernelName);
     Spec->CpuStaticSharedBytes = Spec->Cpu->staticSharedBytes(Spec->KernelName);
     Spec->FitConditions = Spec->Cpu->blockConditions(Spec->KernelName);
+    Spec->FittedAfterThreads = fittedBlockThreshold();
     dumpStages(*this, *Spec, /*Cuda=*/false, 0);
   }
   saveSpecialization(*this, *Spec, Object ? &*Object : nullptr);

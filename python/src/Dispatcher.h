@@ -49,6 +49,11 @@ struct Specialization {
   std::vector<runtime::CpuBlockCondition> FitConditions;
   TidalBlockFunction Fitted = nullptr;
   bool FittedFailed = false;
+  // Threads of the fitting launches so far, and how many there must be
+  // before the fitted block function is built (TIDAL_CPU_FITTED_THREADS when
+  // compiled; FittedBlocks.h).
+  uint64_t FittingThreads = 0;
+  uint64_t FittedAfterThreads = 0;
   unsigned ParamCount = 0; // flattened
   // It links foreign code (ForeignLinking.h), whose files the disk cache's
   // key does not cover: never saved to the disk cache.

@@ -17,6 +17,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace tidal::binding {
@@ -40,13 +41,30 @@ TidalBlockFunction buildFitted(const DispatcherState &D, Specialization &S) {
 
 } // namespace
 
+uint64_t fittedBlockThreshold() {
+  const char *Text = std::getenv("TIDAL_CPU_FITTED_THREADS");
+  if (!Text || !*Text)
+    return uint64_t(1) << 20;
+  char *End = nullptr;
+  unsigned long long Value = std::strtoull(Text, &End, 10);
+  if (*End || Text[0] == '-')
+    throw std::invalid_argument("TIDAL_CPU_FITTED_THREADS must be a number of threads (0 or "
+                                "more), not '" + std::string(Text) + "'");
+  return Value;
+}
+
 TidalBlockFunction cpuBlockFunctionFor(const DispatcherState &D, Specialization &S,
-                                       const runtime::Dim3 &Block, void **Params) {
+                                       const runtime::Dim3 &Grid, const runtime::Dim3 &Block,
+                                       void **Params) {
   if (S.FitConditions.empty() || S.FittedFailed ||
       !runtime::blockConditionsHold(S.FitConditions, Block, Params))
     return S.Block;
   if (S.Fitted)
     return S.Fitted;
+  uint64_t Threads = uint64_t(Grid[0]) * Grid[1] * Grid[2] * Block[0] * Block[1] * Block[2];
+  S.FittingThreads += Threads;
+  if (S.FittingThreads < S.FittedAfterThreads)
+    return S.Block;
   // Built with the GIL held, as compile() compiles: a launch of this kernel
   // on another thread waits for it; launches already running are not held.
   try {

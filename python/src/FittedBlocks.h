@@ -7,12 +7,22 @@
 
 namespace tidal::binding {
 
-// The block function a launch of S with blocks of Block threads and the
-// packed Params runs: S's fitted block function when the launch meets its
-// block conditions (built now, at the first such launch), else S.Block.
-// Call with the GIL held.
+// The block function a launch of S over Grid blocks of Block threads with
+// the packed Params runs: S's fitted block function when the launch meets
+// its block conditions and S's fitting launches, this one included, have
+// run at least S.FittedAfterThreads threads (built now, at the first such
+// launch), else S.Block. Call with the GIL held.
 TidalBlockFunction cpuBlockFunctionFor(const DispatcherState &D, Specialization &S,
-                                       const runtime::Dim3 &Block, void **Params);
+                                       const runtime::Dim3 &Grid, const runtime::Dim3 &Block,
+                                       void **Params);
+
+// How many threads a kernel's fitting launches run before its fitted block
+// function is built: TIDAL_CPU_FITTED_THREADS (0: at the first fitting
+// launch), by default 2^20, so that kernels launched a few times over small
+// arrays (a test suite, a notebook's checks) never pay for the second
+// compile, and a kernel that does real work builds it within its first
+// launches.
+uint64_t fittedBlockThreshold();
 
 } // namespace tidal::binding
 

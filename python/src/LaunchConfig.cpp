@@ -305,7 +305,7 @@ PyObject *launch(LaunchConfigObject *Config, PyObject *const *Args, size_t N, bo
         }
     if (Execute) { // a failed check in the kernel is a KernelError, rethrown with the GIL
       TidalBlockFunction Block =
-          cpuBlockFunctionFor(D, *Plan.Spec, Config->Block, Packed->Params);
+          cpuBlockFunctionFor(D, *Plan.Spec, Config->Grid, Config->Block, Packed->Params);
       withoutGIL([&] {
         // A kernel that uses cuda.cg.this_grid() runs all its blocks at once.
         (Plan.Spec->Cooperative ? runtime::launchCooperativeOnCpu : runtime::launchOnCpu)(

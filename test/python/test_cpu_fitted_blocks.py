@@ -26,6 +26,14 @@ def fitted_count():
 
 
 @pytest.fixture(autouse=True)
+def fitted_at_the_first_fitting_launch(monkeypatch):
+    # These tests launch small grids: build the fitted block function at the
+    # first fitting launch, not after 2^20 threads (the default, which
+    # test_the_fitted_function_waits_for_enough_work checks).
+    monkeypatch.setenv("TIDAL_CPU_FITTED_THREADS", "0")
+
+
+@pytest.fixture(autouse=True)
 def no_collection_during_the_test():
     # The count is of fitted block functions alive: earlier tests' kernels,
     # collected in the middle of a test, would lower it.
@@ -137,7 +145,8 @@ def run_program(source, threads=1):
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(source)], capture_output=True,
                           text=True, timeout=120,
                           env=python_environment(TIDAL_TARGET="cpu",
-                                                 TIDAL_CPU_THREADS=str(threads)))
+                                                 TIDAL_CPU_THREADS=str(threads),
+                                                 TIDAL_CPU_FITTED_THREADS="0"))
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -203,7 +212,7 @@ def test_a_cache_hit_builds_the_fitted_block_function_at_its_launch(target, tmp_
         print(repr((sum(stats.cache_hits.values()), _tidal.live_code()["cpu_fitted_block_functions"],
                     bool((out == x + (x.astype(int) ^ 1)).all()))))
     """
-    environment = {"TIDAL_CACHE_DIR": str(tmp_path / "cache")}
+    environment = {"TIDAL_CACHE_DIR": str(tmp_path / "cache"), "TIDAL_CPU_FITTED_THREADS": "0"}
     results = []
     for _ in range(2):
         done = subprocess.run([sys.executable, "-c", textwrap.dedent(program)],
@@ -258,3 +267,33 @@ def test_a_launch_whose_first_block_passes_the_array_builds_nothing(target):
     fill[1, 32](out)  # 32 threads > 10 elements: no block lies inside out
     np.testing.assert_array_equal(out, np.arange(10))
     assert fitted_count() == before
+
+
+@on_targets("cpu")
+def test_the_fitted_function_waits_for_enough_work(target, monkeypatch):
+    # By default the fitted block function is built once the kernel's fitting
+    # launches have run 2^20 threads: small launches run the block function
+    # and build nothing; the launch that reaches 2^20 builds it and runs it.
+    monkeypatch.delenv("TIDAL_CPU_FITTED_THREADS")
+    block_sums = make_reduction()
+    before = fitted_count()
+    x = np.arange(1 << 18, dtype=np.float32) % 7
+    for launch in range(4):  # 2^18 threads each
+        sums = np.zeros(1024, np.float32)
+        block_sums[1024, 256](x, sums)
+        np.testing.assert_array_equal(sums, x.reshape(1024, 256).sum(axis=1))
+        assert fitted_count() == before + (launch == 3)
+    # The threshold is the one in force when the kernel is compiled.
+    monkeypatch.setenv("TIDAL_CPU_FITTED_THREADS", str(1 << 12))
+    other = make_reduction()
+    other[8, 256](np.ones(2048, np.float32), np.zeros(8, np.float32))  # 2048 threads
+    assert fitted_count() == before + 1
+    other[8, 256](np.ones(2048, np.float32), np.zeros(8, np.float32))  # 4096: built
+    assert fitted_count() == before + 2
+
+
+@on_targets("cpu")
+def test_a_threshold_that_is_not_a_number_is_an_error(target, monkeypatch):
+    monkeypatch.setenv("TIDAL_CPU_FITTED_THREADS", "lots")
+    with pytest.raises(Exception, match="TIDAL_CPU_FITTED_THREADS must be a number of threads"):
+        make_reduction().compile("void(float32[::1], float32[::1])")
