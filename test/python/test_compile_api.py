@@ -8,14 +8,13 @@ forceinline; launch_bounds in the PTX. test_compile_ptx.py has the PTX of
 kernels and device functions and the older options."""
 
 import inspect
-import os
 import re
 import shutil
 import subprocess
 import warnings
-from pathlib import Path
 
 import pytest
+from ptxas_tool import assert_ptxas_accepts
 
 from tidal import cuda, float32, int16, int32, int64, uint32, void
 from tidal.errors import InvalidConfigWarning
@@ -31,20 +30,6 @@ def empty():
     pass
 
 
-def _ptxas():
-    home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
-    path = Path(home) / "bin" / "ptxas"
-    return path if path.is_file() else None
-
-
-def assert_ptxas_accepts(ptx, tmp_path, sm):
-    if _ptxas() is None:
-        return
-    path = tmp_path / "compiled.ptx"
-    path.write_text(ptx)
-    proc = subprocess.run([str(_ptxas()), f"-arch=sm_{sm}", "-c", str(path), "-o", os.devnull],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
 
 
 # numba-cuda's signatures (numba_cuda/numba/cuda/compiler.py): every

@@ -7,11 +7,10 @@ where a CUDA toolkit is found; Numba's errors."""
 import math
 import os
 import re
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from ptxas_tool import assert_ptxas_accepts
 
 from tidal import cuda, float32, float64, int64, uint32, void
 from tidal.errors import TypingError
@@ -33,20 +32,6 @@ def root(x, y, z, d):
     return math.sqrt((x * y + z) / d)
 
 
-def _ptxas():
-    home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
-    path = Path(home) / "bin" / "ptxas"
-    return path if path.is_file() else None
-
-
-def assert_ptxas_accepts(ptx, tmp_path, sm):
-    if _ptxas() is None:
-        return
-    path = tmp_path / "compiled.ptx"
-    path.write_text(ptx)
-    proc = subprocess.run([str(_ptxas()), f"-arch=sm_{sm}", "-c", str(path), "-o", os.devnull],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
 
 
 def test_kernel(target, tmp_path):
