@@ -280,3 +280,40 @@ def test_a_fatal_error_in_llvms_own_parser_is_told_apart_from_a_crash(tmp_path):
     outcome, detail = run_driver([("tidal-lower-host", duplicated)])[0]
     assert outcome == "llvm-parser-fatal", detail
     assert "module flag identifiers must be unique" in detail
+
+
+# --- inputs the frontend fuzzer found ------------------------------------------
+
+def test_instcombine_in_a_kernels_passes_does_not_stop_the_process(target):
+    # Found by the frontend fuzzer (seed 5, input 350: the corpus kernel with
+    # extra passes, its loop's bound mutated to range(False)): `instcombine`
+    # in -passes text is LLVM's instcombine<verify-fixpoint>, which ended the
+    # interpreter with "LLVM ERROR: Instruction Combining did not reach a
+    # fixpoint after 1 iterations". A user's instcombine runs without that check.
+    import numpy as np
+    from tidal import cuda
+    import tidal.compiler as compiler
+
+    @cuda.jit(passes={"after-lowering": "instcombine"})
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            acc = 0.0
+            for k in range(False):
+                acc += x[(i + k) % x.size] * k
+            out[i] = acc + 1.0
+
+    out = np.full(64, -1.0)
+    kernel[2, 32](np.arange(64.0), out)
+    target.assert_result("kernel", out, np.ones(64))
+    text = compiler.pipeline_text(target.name, passes={
+        "after-lowering": "function(instcombine,instcombine<max-iterations=2>)"})
+    assert "function(instcombine<no-verify-fixpoint>,instcombine<no-verify-fixpoint;" \
+           "max-iterations=2>)" in text
+    # A name that only contains it is left alone.
+    assert "aggressive-instcombine," in compiler.pipeline_text(
+        target.name, passes={"after-lowering": "aggressive-instcombine"}) + ","
+    # Asking for the check is an error, not the end of the process.
+    checked = cuda.jit(passes={"after-lowering": "instcombine<verify-fixpoint>"})(kernel.py_func)
+    with pytest.raises(RuntimeError, match=r"instcombine<verify-fixpoint> ends the process"):
+        checked[2, 32](np.arange(64.0), out)
