@@ -69,8 +69,8 @@ def kernel(x):
 
 
 def test_mutants_are_python_and_deterministic():
-    first = [fuzz_frontend.mutate(source, random.Random(7)) for source, _ in corpus.KERNELS]
-    second = [fuzz_frontend.mutate(source, random.Random(7)) for source, _ in corpus.KERNELS]
+    first = [fuzz_frontend.mutate(source, random.Random(7)) for source, *_ in corpus.KERNELS]
+    second = [fuzz_frontend.mutate(source, random.Random(7)) for source, *_ in corpus.KERNELS]
     assert first == second
     for mutant in first:
         if mutant is not None:
@@ -122,6 +122,20 @@ def serve_by_name(name):
         try:
             while True:
                 time.sleep(0.01)
+        except KeyboardInterrupt:
+            return "interrupted", "", True
+    if name == "slow-compile":  # its launch begins late, then ends at once
+        time.sleep(0.6)
+        import workers
+        workers.progress(phase="launch")
+        return "ok", str(os.getpid()), True
+    if name in ("endless-launch", "spinning-launch"):  # stops at SIGINT, as a kernel does
+        import workers
+        workers.progress(phase="launch")
+        try:
+            while True:
+                if name == "endless-launch":
+                    time.sleep(0.01)
         except KeyboardInterrupt:
             return "interrupted", "", True
     if name == "deaf":  # ignores SIGINT too: a hang
@@ -200,6 +214,68 @@ def test_a_worker_interrupted_or_deaf_is_replaced():
     assert len({answers[n][1] for n in ("ok1", "ok2", "ok3")}) == 3
     for name in ("ok1", "ok2", "ok3"):
         assert answers[name][0] == "ok"
+
+
+def test_the_launch_limit_runs_from_the_launch():
+    # A compile slower than the launch limit is not interrupted (the 10^5 run
+    # of the last round counted kernels that compiled slowly on a loaded
+    # machine as endless); a launch that does not end is, launch_seconds
+    # after it began.
+    import time
+    import workers
+    answers = {}
+    started = time.monotonic()
+    workers.run([(n, n) for n in ["slow-compile", "endless-launch"]], serve_by_name, 1, 0.3,
+                5.0, lambda name, outcome, text: answers.__setitem__(name, outcome),
+                compile_seconds=5.0)
+    assert answers == {"slow-compile": "ok", "endless-launch": "interrupted"}
+    assert time.monotonic() - started < 4.0
+
+
+def test_a_launch_is_interrupted_at_its_cpu_limit():
+    # An endless kernel spins the cpu target's threads: its CPU time, not the
+    # wall clock (long on a loaded machine), is what it costs.
+    import time
+    import workers
+    answers = {}
+    started = time.monotonic()
+    workers.run([("spinning-launch", "spinning-launch")], serve_by_name, 1, 60.0, 5.0,
+                lambda name, outcome, text: answers.__setitem__(name, outcome),
+                compile_seconds=5.0, launch_cpu_seconds=0.2)
+    assert answers == {"spinning-launch": "interrupted"}
+    assert time.monotonic() - started < 30.0
+
+
+def test_timings_count_each_outcome():
+    import workers
+    timings = workers.Timings()
+    workers.run([(n, n) for n in ["ok1", "ran1", "abort"]], serve_by_name, 1, 5.0, 5.0,
+                lambda *_: None, timings=timings)
+    assert {k: v["inputs"] for k, v in timings.outcomes.items()} == {"ok": 2, "crash": 1}
+    assert timings.replaced == 2  # after the kernel that ran, and after the crash
+    assert "workers replaced 2" in "\n".join(timings.report(1))
+
+
+def test_the_corpus_kernels_run_as_they_are(tmp_path):
+    # Each unmutated kernel of the corpus compiles and runs on the cpu target:
+    # a corpus kernel that does not would only ever give rejected mutants.
+    import numpy as np
+    from tidal.cuda.target import use_target
+    with use_target("cpu"):
+        for number, (source, arguments, *_) in enumerate(corpus.KERNELS):
+            path = write(tmp_path, f"corpus_{number}.py", source)
+            outcome, text, _ = fuzz_frontend.run_kernel_file(path, arguments)
+            assert outcome == "ok", (number, text)
+
+
+def test_a_kernels_bad_passes_text_is_rejected_not_unlocated(tmp_path):
+    path = write(tmp_path, "passes.py", """
+@cuda.jit(passes={'after-lowering': 'no-such-pass'})
+def kernel(x):
+    x[cuda.grid(1)] = 2.0
+""")
+    outcome, text = fuzz_frontend.run_one(path, ones)
+    assert outcome == "rejected" and "no-such-pass" in text, text
 
 
 def test_workers_run_at_once_and_answer_every_input():
