@@ -393,3 +393,20 @@ def test_instcombine_in_a_kernels_passes_does_not_stop_the_process(target):
     checked = cuda.jit(passes={"after-lowering": "instcombine<verify-fixpoint>"})(kernel.py_func)
     with pytest.raises(RuntimeError, match=r"instcombine<verify-fixpoint> ends the process"):
         checked[2, 32](np.arange(64.0), out)
+
+
+def test_a_marker_retyped_to_float16_is_an_unknown_marker_not_bad_ir(tmp_path):
+    # The marker fuzzer's float16 form of a float marker's call (cuda.fp16's
+    # functions are float32 markers): IR that parses and verifies, refused by
+    # the plugin's marker check, on both lowerings.
+    inputs = dict(fuzz_markers.lit_inputs())
+    text = next(fuzz_markers.retype_marker(inputs["lower-math-libdevice.ll"], random.Random(seed))
+                for seed in range(100)
+                if ".f16(half" in fuzz_markers.retype_marker(inputs["lower-math-libdevice.ll"],
+                                                             random.Random(seed)))
+    path = tmp_path / "half.ll"
+    path.write_text(text)
+    answers = run_driver([("tidal-lower-host", path), ("tidal-lower-nvptx", path)])
+    for outcome, detail in answers:
+        assert outcome == "rejected" and "unknown marker 'tidal.math." in detail, detail
+        assert ".f16'" in detail
