@@ -422,3 +422,14 @@ def test_split_file_lit_tests_give_one_seed_per_module(tmp_path):
     native.write_text(inputs["lower-math.ll:native.ll"])
     assert run_driver([("tidal-lower-host", native)])[0][0] == "ok"
     assert "lower-cache-hints.ll" in inputs and "lower-host-cache-hints.ll" in inputs
+
+
+def test_a_code_object_of_bad_data_is_refused_where_it_is_made(target):
+    # Found by the frontend fuzzer (seed 28, input 4611: link=[cuda.CUSource(1e+308)]):
+    # the TypeError came from the launch, with no line of the user's to show.
+    from tidal import cuda
+    for kind in (cuda.CUSource, cuda.PTXSource):
+        with pytest.raises(TypeError, match=rf"{kind.__name__} data must be str or bytes "
+                                            r"\(or a StringIO/BytesIO\), not float"):
+            kind(1e308)
+    assert cuda.CUSource(b"int x;").data == b"int x;"
