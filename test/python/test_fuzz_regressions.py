@@ -433,3 +433,19 @@ def test_a_code_object_of_bad_data_is_refused_where_it_is_made(target):
                                             r"\(or a StringIO/BytesIO\), not float"):
             kind(1e308)
     assert cuda.CUSource(b"int x;").data == b"int x;"
+
+
+def test_an_error_in_linked_cuda_cpp_is_located_there(tmp_path):
+    # The frontend fuzzer (seed 28, input 45079: link=[cuda.CUSource(b'bytes')])
+    # counted Clang's error, located in the CUSource ("<unnamed-cu>:1:1: CUDA
+    # C++: unknown type name 'bytes'"), as unlocated: it looked for a .py line.
+    path = write(tmp_path, "cusource.py", """
+@cuda.jit(link=[cuda.CUSource(b'bytes')])
+def kernel(x):
+    x[cuda.grid(1)] = twice(1)
+
+
+twice = cuda.declare_device('twice', 'int32(int32)')
+""")
+    outcome, text = fuzz_frontend.run_one(path, ones)
+    assert outcome == "rejected" and "<unnamed-cu>:1:1: CUDA C++" in text, text

@@ -334,13 +334,17 @@ def mutate(source, rng):
 # --- running one mutant in a forked process --------------------------------
 
 LOCATION = re.compile(r"\.py:\d+")
+# A CUDA C++ error of linked code (a .cu file or a cuda.CUSource, by its
+# name): located in that code.
+FOREIGN_LOCATION = re.compile(r"^\S+:\d+:\d+: CUDA C\+\+", re.M)
 
 
 def classify(error):
     import tidal.errors
     text = f"{type(error).__name__}: {error}"
     if isinstance(error, tidal.errors.CompileError):
-        return ("rejected" if LOCATION.search(str(error)) else "unlocated"), text
+        located = LOCATION.search(str(error)) or FOREIGN_LOCATION.search(str(error))
+        return ("rejected" if located else "unlocated"), text
     if isinstance(error, KeyboardInterrupt):
         return "interrupted", text
     if isinstance(error, (IndexError, AssertionError, ZeroDivisionError, OverflowError)):
