@@ -69,8 +69,8 @@ def kernel(x):
 
 
 def test_mutants_are_python_and_deterministic():
-    first = [fuzz_frontend.mutate(source, random.Random(7)) for source, _ in corpus.KERNELS]
-    second = [fuzz_frontend.mutate(source, random.Random(7)) for source, _ in corpus.KERNELS]
+    first = [fuzz_frontend.mutate(source, random.Random(7)) for source, *_ in corpus.KERNELS]
+    second = [fuzz_frontend.mutate(source, random.Random(7)) for source, *_ in corpus.KERNELS]
     assert first == second
     for mutant in first:
         if mutant is not None:
@@ -122,6 +122,20 @@ def serve_by_name(name):
         try:
             while True:
                 time.sleep(0.01)
+        except KeyboardInterrupt:
+            return "interrupted", "", True
+    if name == "slow-compile":  # its launch begins late, then ends at once
+        time.sleep(0.6)
+        import workers
+        workers.progress(phase="launch")
+        return "ok", str(os.getpid()), True
+    if name in ("endless-launch", "spinning-launch"):  # stops at SIGINT, as a kernel does
+        import workers
+        workers.progress(phase="launch")
+        try:
+            while True:
+                if name == "endless-launch":
+                    time.sleep(0.01)
         except KeyboardInterrupt:
             return "interrupted", "", True
     if name == "deaf":  # ignores SIGINT too: a hang
@@ -202,6 +216,68 @@ def test_a_worker_interrupted_or_deaf_is_replaced():
         assert answers[name][0] == "ok"
 
 
+def test_the_launch_limit_runs_from_the_launch():
+    # A compile slower than the launch limit is not interrupted (the 10^5 run
+    # of the last round counted kernels that compiled slowly on a loaded
+    # machine as endless); a launch that does not end is, launch_seconds
+    # after it began.
+    import time
+    import workers
+    answers = {}
+    started = time.monotonic()
+    workers.run([(n, n) for n in ["slow-compile", "endless-launch"]], serve_by_name, 1, 0.3,
+                5.0, lambda name, outcome, text: answers.__setitem__(name, outcome),
+                compile_seconds=5.0)
+    assert answers == {"slow-compile": "ok", "endless-launch": "interrupted"}
+    assert time.monotonic() - started < 4.0
+
+
+def test_a_launch_is_interrupted_at_its_cpu_limit():
+    # An endless kernel spins the cpu target's threads: its CPU time, not the
+    # wall clock (long on a loaded machine), is what it costs.
+    import time
+    import workers
+    answers = {}
+    started = time.monotonic()
+    workers.run([("spinning-launch", "spinning-launch")], serve_by_name, 1, 60.0, 5.0,
+                lambda name, outcome, text: answers.__setitem__(name, outcome),
+                compile_seconds=5.0, launch_cpu_seconds=0.2)
+    assert answers == {"spinning-launch": "interrupted"}
+    assert time.monotonic() - started < 30.0
+
+
+def test_timings_count_each_outcome():
+    import workers
+    timings = workers.Timings()
+    workers.run([(n, n) for n in ["ok1", "ran1", "abort"]], serve_by_name, 1, 5.0, 5.0,
+                lambda *_: None, timings=timings)
+    assert {k: v["inputs"] for k, v in timings.outcomes.items()} == {"ok": 2, "crash": 1}
+    assert timings.replaced == 2  # after the kernel that ran, and after the crash
+    assert "workers replaced 2" in "\n".join(timings.report(1))
+
+
+def test_the_corpus_kernels_run_as_they_are(tmp_path):
+    # Each unmutated kernel of the corpus compiles and runs on the cpu target:
+    # a corpus kernel that does not would only ever give rejected mutants.
+    import numpy as np
+    from tidal.cuda.target import use_target
+    with use_target("cpu"):
+        for number, (source, arguments, *_) in enumerate(corpus.KERNELS):
+            path = write(tmp_path, f"corpus_{number}.py", source)
+            outcome, text, _ = fuzz_frontend.run_kernel_file(path, arguments)
+            assert outcome == "ok", (number, text)
+
+
+def test_a_kernels_bad_passes_text_is_rejected_not_unlocated(tmp_path):
+    path = write(tmp_path, "passes.py", """
+@cuda.jit(passes={'after-lowering': 'no-such-pass'})
+def kernel(x):
+    x[cuda.grid(1)] = 2.0
+""")
+    outcome, text = fuzz_frontend.run_one(path, ones)
+    assert outcome == "rejected" and "no-such-pass" in text, text
+
+
 def test_workers_run_at_once_and_answer_every_input():
     answers = run_requests([f"ok{i}" for i in range(12)] + ["abort"], serve_by_name, jobs=3)
     assert len(answers) == 13
@@ -280,3 +356,96 @@ def test_a_fatal_error_in_llvms_own_parser_is_told_apart_from_a_crash(tmp_path):
     outcome, detail = run_driver([("tidal-lower-host", duplicated)])[0]
     assert outcome == "llvm-parser-fatal", detail
     assert "module flag identifiers must be unique" in detail
+
+
+# --- inputs the frontend fuzzer found ------------------------------------------
+
+def test_instcombine_in_a_kernels_passes_does_not_stop_the_process(target):
+    # Found by the frontend fuzzer (seed 5, input 350: the corpus kernel with
+    # extra passes, its loop's bound mutated to range(False)): `instcombine`
+    # in -passes text is LLVM's instcombine<verify-fixpoint>, which ended the
+    # interpreter with "LLVM ERROR: Instruction Combining did not reach a
+    # fixpoint after 1 iterations". A user's instcombine runs without that check.
+    import numpy as np
+    from tidal import cuda
+    import tidal.compiler as compiler
+
+    @cuda.jit(passes={"after-lowering": "instcombine"})
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            acc = 0.0
+            for k in range(False):
+                acc += x[(i + k) % x.size] * k
+            out[i] = acc + 1.0
+
+    out = np.full(64, -1.0)
+    kernel[2, 32](np.arange(64.0), out)
+    target.assert_result("kernel", out, np.ones(64))
+    text = compiler.pipeline_text(target.name, passes={
+        "after-lowering": "function(instcombine,instcombine<max-iterations=2>)"})
+    assert "function(instcombine<no-verify-fixpoint>,instcombine<no-verify-fixpoint;" \
+           "max-iterations=2>)" in text
+    # A name that only contains it is left alone.
+    assert "aggressive-instcombine," in compiler.pipeline_text(
+        target.name, passes={"after-lowering": "aggressive-instcombine"}) + ","
+    # Asking for the check is an error, not the end of the process.
+    checked = cuda.jit(passes={"after-lowering": "instcombine<verify-fixpoint>"})(kernel.py_func)
+    with pytest.raises(RuntimeError, match=r"instcombine<verify-fixpoint> ends the process"):
+        checked[2, 32](np.arange(64.0), out)
+
+
+def test_a_marker_retyped_to_float16_is_an_unknown_marker_not_bad_ir(tmp_path):
+    # The marker fuzzer's float16 form of a float marker's call (cuda.fp16's
+    # functions are float32 markers): IR that parses and verifies, refused by
+    # the plugin's marker check, on both lowerings.
+    inputs = dict(fuzz_markers.lit_inputs())
+    text = next(fuzz_markers.retype_marker(inputs["lower-math-libdevice.ll"], random.Random(seed))
+                for seed in range(100)
+                if ".f16(half" in fuzz_markers.retype_marker(inputs["lower-math-libdevice.ll"],
+                                                             random.Random(seed)))
+    path = tmp_path / "half.ll"
+    path.write_text(text)
+    answers = run_driver([("tidal-lower-host", path), ("tidal-lower-nvptx", path)])
+    for outcome, detail in answers:
+        assert outcome == "rejected" and "unknown marker 'tidal.math." in detail, detail
+        assert ".f16'" in detail
+
+
+def test_split_file_lit_tests_give_one_seed_per_module(tmp_path):
+    # lower-math.ll (every math marker) is cut by split-file into modules
+    # whose definitions clash as one file: whole, it never parsed, and the
+    # marker fuzzer's mutants of it were all rejected by LLVM's parser.
+    inputs = dict(fuzz_markers.lit_inputs())
+    assert "lower-math.ll" not in inputs
+    native = tmp_path / "native.ll"
+    native.write_text(inputs["lower-math.ll:native.ll"])
+    assert run_driver([("tidal-lower-host", native)])[0][0] == "ok"
+    assert "lower-cache-hints.ll" in inputs and "lower-host-cache-hints.ll" in inputs
+
+
+def test_a_code_object_of_bad_data_is_refused_where_it_is_made(target):
+    # Found by the frontend fuzzer (seed 28, input 4611: link=[cuda.CUSource(1e+308)]):
+    # the TypeError came from the launch, with no line of the user's to show.
+    from tidal import cuda
+    for kind in (cuda.CUSource, cuda.PTXSource):
+        with pytest.raises(TypeError, match=rf"{kind.__name__} data must be str or bytes "
+                                            r"\(or a StringIO/BytesIO\), not float"):
+            kind(1e308)
+    assert cuda.CUSource(b"int x;").data == b"int x;"
+
+
+def test_an_error_in_linked_cuda_cpp_is_located_there(tmp_path):
+    # The frontend fuzzer (seed 28, input 45079: link=[cuda.CUSource(b'bytes')])
+    # counted Clang's error, located in the CUSource ("<unnamed-cu>:1:1: CUDA
+    # C++: unknown type name 'bytes'"), as unlocated: it looked for a .py line.
+    path = write(tmp_path, "cusource.py", """
+@cuda.jit(link=[cuda.CUSource(b'bytes')])
+def kernel(x):
+    x[cuda.grid(1)] = twice(1)
+
+
+twice = cuda.declare_device('twice', 'int32(int32)')
+""")
+    outcome, text = fuzz_frontend.run_one(path, ones)
+    assert outcome == "rejected" and "<unnamed-cu>:1:1: CUDA C++" in text, text

@@ -9,6 +9,9 @@ import time
 
 # Outcomes that fail a run: the process died of a signal, or did not answer.
 FAILING = ("crash", "hang")
+# A line of counts so far after this many inputs (long runs: a log to follow,
+# and counts that an interrupted run leaves).
+PROGRESS_EVERY = 5000
 
 
 def parse_arguments(description, default_count, extra=None):
@@ -43,7 +46,9 @@ class Tally:
         self.examples = {}
         self.start = time.monotonic()
         os.makedirs(options.out, exist_ok=True)
+        Tally.current = self
 
+    current = None  # the run's tally, for main_guard
     def out_of_time(self):
         return self.options.seconds and time.monotonic() - self.start >= self.options.seconds
 
@@ -51,6 +56,9 @@ class Tally:
         """Counts an outcome; writes the reproducer of a failing one (or an
         unlocated error) to the output folder."""
         self.counts[outcome] += 1
+        total = sum(self.counts.values())
+        if total % PROGRESS_EVERY == 0 and total < self.options.count:
+            print(f"{self.name}: {self.summary()}", flush=True)
         if outcome in FAILING or outcome == "unlocated":
             path = os.path.join(self.options.out,
                                 f"{self.name}-{outcome}-seed{self.options.seed}-{index}{suffix}")
@@ -59,13 +67,17 @@ class Tally:
             self.examples.setdefault(outcome, []).append((path, text))
             print(f"{self.name}: {outcome} on input {index}: {text[:300]} ({path})", flush=True)
 
-    def finish(self):
-        """Prints the summary; the exit status is 1 on a crash or a hang (and,
-        with --strict, on an unlocated error)."""
+    def summary(self):
         seconds = time.monotonic() - self.start
         total = sum(self.counts.values())
         parts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        print(f"{self.name}: {total} inputs in {seconds:.1f} s (seed {self.options.seed}): {parts}",
+        return f"{total} inputs in {seconds:.1f} s (seed {self.options.seed}): {parts}"
+
+    def finish(self, stopped=False):
+        """Prints the summary; the exit status is 1 on a crash or a hang (and,
+        with --strict, on an unlocated error). stopped: the run was
+        interrupted (Ctrl-C) before its end."""
+        print(f"{self.name}: {self.summary()}" + (" (stopped by SIGINT)" if stopped else ""),
               flush=True)
         failing = [k for k in FAILING if self.counts[k]]
         if self.counts["unlocated"] and self.options.strict:
@@ -78,7 +90,10 @@ class Tally:
 
 
 def main_guard(main):
+    """Runs main; on Ctrl-C, the counts so far are printed, then exit 130."""
     try:
         sys.exit(main())
     except KeyboardInterrupt:
+        if Tally.current is not None:
+            Tally.current.finish(stopped=True)
         sys.exit(130)

@@ -174,6 +174,149 @@ def depth(n):
         return 0
     return 1 + depth(n - 1)
 """, lambda np: (np.arange(64, dtype=np.int64), np.zeros(64, np.int64))),
+    # NumPy ufuncs: on numbers, and with an out array (one thread writes it).
+    ("""
+@cuda.jit
+def kernel(x, y, out, row):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = np.maximum(np.sin(x[i]), np.add(x[i], y[i])) + np.sqrt(np.absolute(y[i]))
+        out[i] += np.power(np.float32(x[i]), 2) - np.floor_divide(x[i], 0.25)
+    if i == 0:
+        np.multiply(y[:4], 2.0, row)
+        np.add(row, x[4:8], row)
+""", lambda np: (np.linspace(-3, 3, 64), np.ones(64), np.zeros(64), np.zeros(4))),
+    # Cache-hinted loads and stores, of a 1-D and a 2-D array.
+    ("""
+@cuda.jit
+def kernel(a, m, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        v = cuda.ldcg(a, i) + cuda.ldca(a, (i + 1) % a.size) + cuda.ldcv(a, 0)
+        w = cuda.ldcs(m, (i % 4, i // 16)) * cuda.ldlu(m, (0, 3))
+        cuda.stcs(out, i, v * w)
+        if i % 8 == 0:
+            cuda.stcg(out, i, cuda.ldcg(out, i) + 1)
+            cuda.stwt(out, (i + 1,), 2.5)
+            cuda.stwb(out, i + 2, 7)
+""", lambda np: (np.arange(64, dtype=np.float32), np.ones((4, 4), np.float32),
+                 np.zeros(64, np.float32))),
+    # Array methods: a.T, reshape, item, ravel, a.dtype as a dtype.
+    ("""
+@cuda.jit
+def kernel(a, flat, out):
+    tmp = cuda.local.array(4, a.dtype)
+    grid = flat.reshape(4, -1)
+    square = flat.reshape((4, 4))
+    i = cuda.grid(1)
+    if i < out.size:
+        tmp[i % 4] = a.T[i % 3, i % 2]
+        out[i] = tmp[i % 4] + grid[i % 4, 1] + flat[i % 16:i % 16 + 1].item()
+        out[i] += flat.ravel()[i % flat.size] * a.dtype.type(2) + square.T[1, 2]
+        out[i] += a.itemsize + a.nbytes + grid.shape[1]
+""", lambda np: (np.arange(6, dtype=np.float64).reshape(2, 3), np.arange(16.0), np.zeros(64))),
+    # Tuple variables as indices, and variables whose type changes.
+    ("""
+@cuda.jit
+def kernel(m, out):
+    i = cuda.grid(1)
+    row = i % 8
+    at = (row, i // 8)
+    v = 0
+    if i < 64:
+        v = m[at] * 2
+        v = v + 0.5
+        out[at] = v
+    corner = (0, 0)
+    if i == 0:
+        n = 3
+        n = n * 1.5
+        out[corner] = n + len(at)
+""", lambda np: (np.arange(64, dtype=np.int32).reshape(8, 8), np.zeros((8, 8)))),
+    # Device functions with defaults, keyword arguments and several signatures.
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = scale(x[i]) + scale(x[i], 3.0) + scale(x[i], shift=1) + both(x[i], 2.0)
+        out[i] += both(i, 3) + scale(both(x[i], x[i]), factor=0.5, shift=-1)
+
+
+@cuda.jit(device=True)
+def scale(v, factor=2.0, shift=0):
+    return v * factor + shift
+
+
+@cuda.jit(["int64(int64, int64)", "float64(float64, float64)"], device=True)
+def both(a, b):
+    return a * b + 1
+""", lambda np: (np.linspace(0, 8, 64), np.zeros(64))),
+    # print of numbers, tuples and dim3 (the workers' output goes nowhere).
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i == 0:
+        print((1, 2.5), cuda.blockDim, cuda.gridDim.x)
+        print('at', (x[0], (i, True)), cuda.threadIdx, cuda.blockIdx)
+    if i < out.size:
+        out[i] = x[i]
+""", lambda np: (np.arange(64, dtype=np.float64), np.zeros(64))),
+    # Captured device arrays (by reference) and a captured host array (a constant).
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] + TABLE[i % 8] * HOST[i % 4] + GRID[i % 2, i % 3]
+        if i == 0:
+            TABLE[0] = 1.0
+
+
+TABLE = cuda.to_device(np.arange(8, dtype=np.float64))
+GRID = cuda.to_device(np.ones((2, 3), dtype=np.float32))
+HOST = np.arange(4.0)
+""", lambda np: (np.arange(64, dtype=np.float64), np.zeros(64))),
+    # Extra passes at the pipeline's points.
+    ("""
+@cuda.jit(passes={'after-lowering': 'instcombine', 'after-frontend': 'function(sroa,early-cse)'})
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        acc = 0.0
+        for k in range(4):
+            acc += x[(i + k) % x.size] * k
+        out[i] = acc
+""", lambda np: (np.arange(64, dtype=np.float64), np.zeros(64))),
+    # fp16's math functions (computed in float32, rounded to float16).
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        h = x[i]
+        a = cuda.fp16.habs(h)
+        v = cuda.fp16.hsin(h) + cuda.fp16.hcos(h) - cuda.fp16.htanh(h)
+        v = cuda.fp16.hadd(v, cuda.fp16.hexp(cuda.fp16.hmul(h, np.float16(0.5))))
+        v = cuda.fp16.hfma(cuda.fp16.hsqrt(a), cuda.fp16.hlog(cuda.fp16.hadd(a, np.float16(1))), v)
+        out[i] = cuda.fp16.hmax(cuda.fp16.hfloor(v), cuda.fp16.hrint(cuda.fp16.hexp2(h)))
+""", lambda np: (np.linspace(-4, 4, 64).astype(np.float16), np.zeros(64, np.float16))),
+    # CUDA C++ linked from memory (cuda.CUSource; compiled by Clang: few of these).
+    ("""
+@cuda.jit(link=[cuda.CUSource('extern "C" __device__ int twice(int *r, int x) { *r = 2 * x; return 0; }')])
+def kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = twice(x[i]) + twice(i)
+
+
+twice = cuda.declare_device("twice", "int32(int32)")
+""", lambda np: (np.arange(64, dtype=np.int32), np.zeros(64, np.int32)), 0.1),
 ]
+
+# How often each kernel is picked, relative to the others (a third element
+# of its entry; 1 without).
+WEIGHTS = [entry[2] if len(entry) > 2 else 1.0 for entry in KERNELS]
 
 PRELUDE = "import cmath\nimport math\nimport numpy as np\nfrom numpy import float32, float64, int32, int64\nfrom tidal import cuda\n"

@@ -30,6 +30,8 @@ import workers  # noqa: E402
 # LAUNCH_SECONDS (--launch-seconds) is interrupted: mostly endless loops, which
 # spin the cpu target's threads meanwhile, so this bounds their cost.
 LAUNCH_SECONDS = 2    # then SIGINT
+COMPILE_SECONDS = 20  # load and compile, before the launch starts; then SIGINT
+LAUNCH_CPU_SECONDS = 0.25  # CPU time of a launch (its threads together); then SIGINT
 ANSWER_SECONDS = 30   # after SIGINT (a compile still running answers when done), then a hang
 
 # --- mutations: each changes one node of the tree, or returns False -------
@@ -53,6 +55,20 @@ UNSUPPORTED = [
     "cuda.fp16.hadd(x, 1)", "cuda.fp16.hdiv(np.float16(1), np.float16(0))",
     "cuda.fp16.hmax(np.float16(1), 2.0)", "np.float16(1e10)", "kernel(x, out)",
     "(lambda: 1)()", "cuda.fp16.hsqrt(np.float16(-1))",
+    # This round's constructs: ufuncs, cache hints, array methods, fp16
+    # functions, tuple indices, print.
+    "np.sin(x)", "np.add(x, 1.0, x)", "np.frexp(1.0)", "np.logaddexp(1.0, 2.0)",
+    "np.add(1, 2, out=x)", "np.sin(np.float16(1))", "np.left_shift(1.5, 2)",
+    "np.greater(1j, 2j)", "np.remainder(7, 0)", "np.sqrt(x, out)",
+    "cuda.ldcg(x, 2**40)", "cuda.ldcg(x, (0, 0))", "cuda.ldca(1.0, 0)", "cuda.ldcs(x, 0.5)",
+    "cuda.stcs(x, 0, 'a')", "cuda.stcg(x, -1, 1)", "cuda.ldlu(x, True)", "cuda.ldcv(x, -65)",
+    "x.T[0]", "x.reshape(-1, -1)", "x.reshape(3, 5)", "x.T.reshape(-1)", "x.item()",
+    "x.copy()", "x.astype(np.int32)", "x.ravel()[0]", "x.dtype.type(1.5)",
+    "cuda.local.array(4, x.dtype)", "x.flatten()", "x[::2].ravel()", "x.reshape(())",
+    "cuda.fp16.hsin(1.0)", "cuda.fp16.hexp(np.float16(1e4))", "cuda.fp16.hlog(np.float16(-1))",
+    "cuda.fp16.hrsqrt(np.float16(0))", "cuda.fp16.hsin(x)", "cuda.fp16.hexp10(1)",
+    "print((1, (2, 3.5)), cuda.threadIdx)", "(1, 2.5)[cuda.threadIdx.x % 2]", "x[(0,)]",
+    "x[(0, 0, 0)]", "x[(cuda.threadIdx.x, 1)]",
 ]
 UNSUPPORTED_STATEMENTS = [
     "try:\n    pass\nexcept Exception:\n    pass", "with open('f') as f:\n    pass",
@@ -62,6 +78,9 @@ UNSUPPORTED_STATEMENTS = [
     "while True:\n    pass", "return 1", "async def f():\n    pass", "x = 1",
     "cuda.syncthreads()", "first_use = first_use + 1", "kernel(x, out)",
     "if cuda.threadIdx.x % 3 == 1:\n    return",
+    "fz_v = 1\nfz_v = (1, 2)", "fz_v = 1.5\nfz_v = None", "fz_v = x\nfz_v = 2",
+    "print(cuda.gridDim, (1, 2.5), cuda.threadIdx.x)", "np.sin(x, x)",
+    "cuda.stcs(x, cuda.grid(1), 1)",
 ]
 
 
@@ -206,15 +225,92 @@ def exit_threads(tree, rng):
     return True
 
 
-def toggle_debug(kernel, rng):
-    kernel.decorator_list = [ast.parse(
-        "cuda.jit(debug=True)" if rng.random() < 0.7 else "cuda.jit", mode="eval").body]
+# The kernel's decorator: debug=True mostly (its checks), extra passes at the
+# pipeline's points (real ones, and texts that are not pipelines).
+DECORATORS = [
+    "cuda.jit(debug=True)", "cuda.jit(debug=True)", "cuda.jit(debug=True)", "cuda.jit",
+    "cuda.jit(passes={'after-lowering': 'instcombine'})",
+    "cuda.jit(passes={'after-frontend': 'function(sroa,gvn)', 'after-lowering': 'loop-unroll'})",
+    "cuda.jit(passes={'after-lowering': 'no-such-pass'})",
+    "cuda.jit(passes={'after-frontend': 'function(instcombine'})",
+    "cuda.jit(passes={'after-lowering': 'instcombine'}, debug=True)",
+    "cuda.jit(fastmath=True)", "cuda.jit(opt=False)", "cuda.jit(lineinfo=True)",
+]
+
+
+def change_decorator(kernel, rng):
+    kernel.decorator_list = [ast.parse(rng.choice(DECORATORS), mode="eval").body]
+    return True
+
+
+def retype_variable(tree, rng):
+    """A variable assigned again with a value of another type (Numba unifies
+    numbers; a tuple, None or an array after a number is a TypingError)."""
+    candidates = [(owner, field, i) for owner, field in statement_lists(tree)
+                  for i, statement in enumerate(getattr(owner, field))
+                  if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                  and isinstance(statement.targets[0], ast.Name)]
+    if not candidates:
+        return False
+    owner, field, index = rng.choice(candidates)
+    name = getattr(owner, field)[index].targets[0].id
+    value = rng.choice([f"{name} * 1.5", f"({name}, 1)", "True", "np.float16(1)", "None",
+                        f"complex({name})", f"np.int8({name})", "(1, 2.5)", f"-{name}"])
+    getattr(owner, field).insert(index + 1, ast.parse(f"{name} = {value}").body[0])
+    return True
+
+
+SIMPLE_STATEMENTS = (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)
+
+
+def tuple_index(tree, rng):
+    """An index made a variable first (x[i, j] -> at = (i, j); x[at])."""
+    candidates = [(owner, field, i, node) for owner, field in statement_lists(tree)
+                  for i, statement in enumerate(getattr(owner, field))
+                  if isinstance(statement, SIMPLE_STATEMENTS)
+                  for node in ast.walk(statement)
+                  if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice)]
+    if not candidates:
+        return False
+    owner, field, index, node = rng.choice(candidates)
+    index_value = node.slice
+    if not isinstance(index_value, ast.Tuple) and rng.random() < 0.5:
+        index_value = ast.Tuple(elts=[index_value], ctx=ast.Load())  # x[(i,)]
+    getattr(owner, field).insert(index, ast.Assign(targets=[ast.Name("fz_at", ast.Store())],
+                                                   value=index_value))
+    node.slice = ast.Name("fz_at", ast.Load())
+    return True
+
+
+# Names that mean kindred things; a call swapped within its family keeps its
+# shape or not (another arity, another argument kind).
+FAMILIES = [
+    ["ldca", "ldcg", "ldcs", "ldlu", "ldcv"],
+    ["stcg", "stcs", "stwb", "stwt"],
+    ["sin", "cos", "sqrt", "exp", "log", "absolute", "negative", "floor", "rint", "isnan",
+     "add", "multiply", "maximum", "arctan2", "power", "floor_divide", "remainder",
+     "left_shift", "logical_and", "frexp", "modf", "logaddexp"],
+    ["hsin", "hcos", "htanh", "hexp", "hexp2", "hexp10", "hlog", "hlog2", "hlog10", "hsqrt",
+     "hrsqrt", "hrcp", "hceil", "hfloor", "htrunc", "hrint", "habs", "hneg", "hadd", "hmul",
+     "hfma", "hmax", "hmin_nan", "heq", "hlt"],
+    ["T", "reshape", "ravel", "item", "copy", "flatten", "astype", "transpose", "dtype",
+     "itemsize", "nbytes", "shape", "size", "ndim", "strides"],
+]
+
+
+def swap_function(tree, rng):
+    candidates = [(node, family) for node in nodes_of(tree, ast.Attribute)
+                  for family in FAMILIES if node.attr in family]
+    if not candidates:
+        return False
+    node, family = rng.choice(candidates)
+    node.attr = rng.choice(family)
     return True
 
 
 MUTATIONS = [swap_operator, delete_statement, duplicate_statement, move_statement,
              change_literal, change_dtype, swap_names, insert_unsupported, exit_threads,
-             toggle_debug]
+             change_decorator, retype_variable, tuple_index, swap_function]
 
 
 def mutate(source, rng):
@@ -238,13 +334,17 @@ def mutate(source, rng):
 # --- running one mutant in a forked process --------------------------------
 
 LOCATION = re.compile(r"\.py:\d+")
+# A CUDA C++ error of linked code (a .cu file or a cuda.CUSource, by its
+# name): located in that code.
+FOREIGN_LOCATION = re.compile(r"^\S+:\d+:\d+: CUDA C\+\+", re.M)
 
 
 def classify(error):
     import tidal.errors
     text = f"{type(error).__name__}: {error}"
     if isinstance(error, tidal.errors.CompileError):
-        return ("rejected" if LOCATION.search(str(error)) else "unlocated"), text
+        located = LOCATION.search(str(error)) or FOREIGN_LOCATION.search(str(error))
+        return ("rejected" if located else "unlocated"), text
     if isinstance(error, KeyboardInterrupt):
         return "interrupted", text
     if isinstance(error, (IndexError, AssertionError, ZeroDivisionError, OverflowError)):
@@ -253,6 +353,8 @@ def classify(error):
         return "rejected", text  # an exception the kernel raised, located as Numba's are
     if isinstance(error, RuntimeError) and "faulted" in str(error):
         return "fault", text  # a wild access reported, the process alive
+    if "(from the kernel's passes=)" in str(error):
+        return "rejected", text  # names the kernel, its passes= text and the point
     if isinstance(error, (TypeError, ValueError)) and LOCATION.search(str(error)) is None \
             and "argument" in str(error):
         return "rejected", text  # arguments that no longer match the mutant
@@ -263,14 +365,19 @@ def run_kernel_file(path, arguments):
     """Runs one mutant (in a worker): (outcome, text, clean). Clean: no kernel
     ran, so the worker may take another input; a kernel that ran may have
     written out of bounds unnoticed (an unchecked launch, as on a GPU) and
-    damaged the worker's heap, which a later input would then be blamed for."""
+    damaged the worker's heap, which a later input would then be blamed for.
+    The kernel is compiled for the arguments' types first, then launched
+    (the launch finds it compiled): the worker tells the fuzzer when the
+    launch starts (workers.progress), from which its short time limit runs."""
     import importlib.util
+    import time
     import warnings
     import numpy as np
     import tidal.errors
     # A mutant's warnings (debug=True with opt=True, small grids, host
     # arrays) are not outcomes: they would only clutter make check.
     warnings.simplefilter("ignore")
+    started, started_cpu = time.monotonic(), time.process_time()
     try:
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         module = importlib.util.module_from_spec(spec)
@@ -280,11 +387,34 @@ def run_kernel_file(path, arguments):
         return (*classify(error), False)
     except BaseException as error:  # noqa: BLE001 - Python's own error, before tidal
         return "not a kernel", f"{type(error).__name__}: {error}", True
+    loaded, loaded_cpu = time.monotonic(), time.process_time()
+    launched_cpu = None
     try:
-        kernel[2, 32](*arguments(np))
+        values = arguments(np)
+        compile_first(kernel, values)
+        launched_cpu = time.process_time()
+        workers.progress(phase="launch", load=loaded - started, compile=time.monotonic() - loaded,
+                         **{"load cpu": loaded_cpu - started_cpu,
+                            "compile cpu": launched_cpu - loaded_cpu})
+        kernel[2, 32](*values)
     except BaseException as error:  # noqa: BLE001 - everything is an outcome
         return (*classify(error), isinstance(error, tidal.errors.CompileError))
+    finally:
+        now = time.process_time()
+        workers.progress(**({"launch cpu": now - launched_cpu} if launched_cpu is not None else
+                            {"compile cpu": now - loaded_cpu}))
     return "ok", "", False
+
+
+def compile_first(kernel, values):
+    """Compiles kernel for the types of values, as its launch would, if it is
+    a kernel of tidal's whose arguments have types; anything else is left to
+    the launch, which raises what it raises."""
+    try:
+        types = kernel._argument_types(values)
+    except BaseException:  # noqa: BLE001 - not a dispatcher, or an argument without a type
+        return
+    kernel.compile(types)
 
 
 def warm_up():
@@ -299,8 +429,18 @@ def warm_up():
     warm.compile("void(float64[::1])")
 
 
+_quiet = False
+
+
 def run_input(request):
-    """A worker's request: a mutant file and the corpus kernel it came from."""
+    """A worker's request: a mutant file and the corpus kernel it came from.
+    What kernels print (print() of the corpus and of mutants) goes nowhere."""
+    global _quiet
+    if not _quiet:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        _quiet = True
     return run_kernel_file(request["path"], corpus.KERNELS[request["kernel"]][1])
 
 
@@ -308,7 +448,8 @@ def run_one(path, arguments):
     """Runs one file in a worker of its own: (outcome, text)."""
     answers = []
     workers.run([(path, {})], lambda _: run_kernel_file(path, arguments), 1, LAUNCH_SECONDS,
-                ANSWER_SECONDS, lambda _, outcome, text: answers.append((outcome, text)))
+                ANSWER_SECONDS, lambda _, outcome, text: answers.append((outcome, text)),
+                compile_seconds=COMPILE_SECONDS)
     return answers[0]
 
 
@@ -316,7 +457,7 @@ def inputs(options, rng, work, tally):
     """The mutants ((index, text, path), request), the same for a seed
     whatever the jobs (a mutant that is not Python is only counted)."""
     for index in range(options.count):
-        kernel = rng.randrange(len(corpus.KERNELS))
+        kernel = rng.choices(range(len(corpus.KERNELS)), corpus.WEIGHTS)[0]
         mutant = mutate(corpus.KERNELS[kernel][0], rng)
         if mutant is None:
             tally.counts["not python"] += 1
@@ -328,11 +469,21 @@ def inputs(options, rng, work, tally):
         yield (index, text, path), {"path": path, "kernel": kernel}
 
 
+def options_of(parser):
+    parser.add_argument("--launch-seconds", type=float, default=LAUNCH_SECONDS,
+                        help="SIGINT a kernel this long after its launch started")
+    parser.add_argument("--compile-seconds", type=float, default=COMPILE_SECONDS,
+                        help="SIGINT a mutant whose load and compile take longer")
+    parser.add_argument("--launch-cpu-seconds", type=float, default=LAUNCH_CPU_SECONDS,
+                        help="SIGINT a kernel whose launch has used this much CPU time "
+                             "(0: no such limit)")
+    parser.add_argument("--timings", action="store_true",
+                        help="print where the time went, per outcome")
+
+
 def main():
-    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100, extra=lambda p:
-                                     p.add_argument("--launch-seconds", type=float,
-                                                    default=LAUNCH_SECONDS,
-                                                    help="SIGINT a mutant after this long"))
+    options = common.parse_arguments(__doc__.splitlines()[0], default_count=100,
+                                     extra=options_of)
     sys.path.insert(0, os.path.join(os.path.abspath(options.build), "python"))
     # Endless mutants are stopped with SIGINT. A shell starts a background
     # job with SIGINT ignored, and Python then keeps ignoring it: every
@@ -340,6 +491,9 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.environ["TIDAL_TARGET"] = "cpu"
     os.environ.setdefault("TIDAL_CPU_THREADS", "2")
+    # CUDA C++ that mutants link (cuda.CUSource) is cached here, not in the
+    # user's cache folder.
+    os.environ.setdefault("TIDAL_CACHE_DIR", os.path.join(os.path.abspath(options.out), "cache"))
     import numpy  # noqa: F401 - imported once, before the forks
     import tidal.cuda  # noqa: F401
     import tidal.errors  # noqa: F401
@@ -364,8 +518,12 @@ def main():
         if os.path.exists(path):  # a crash after the answer comes second
             os.unlink(path)
 
+    timings = workers.Timings() if options.timings else None
     workers.run(items(), run_input, options.jobs, options.launch_seconds, ANSWER_SECONDS,
-                on_result)
+                on_result, compile_seconds=options.compile_seconds,
+                launch_cpu_seconds=options.launch_cpu_seconds or None, timings=timings)
+    if timings:
+        print("\n".join(timings.report(options.jobs)), flush=True)
     return tally.finish()
 
 

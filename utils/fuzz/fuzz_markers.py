@@ -5,7 +5,7 @@ input, --jobs at once, as `opt-19 -load-pass-plugin=build/lib/TidalPasses.so
 -passes=... -disable-output` would run them; --opt runs opt-19 itself, one
 process per input, to compare). Inputs: mutations of the marker calls of
 test/lit/plugin/*.ll (extreme constants, swapped markers, deleted and
-duplicated lines) and, one in ten, random IR from `llvm-stress-19` (its
+duplicated lines, markers of another element type: float16 among them) and, one in ten, random IR from `llvm-stress-19` (its
 function listed as a kernel; made in batches, several processes at once).
 Outcomes:
   ok / rejected   lowered, or refused with a diagnostic (opt's exit status 1)
@@ -42,13 +42,22 @@ MARKER_CALL = re.compile(r"@tidal\.[\w.]+")
 INTEGER_ARGUMENT = re.compile(r"\b(i\d+) (-?\d+)\b")
 
 
+SPLIT_FILE_PART = re.compile(r"^;--- (\S+)$", re.M)
+
+
 def lit_inputs():
+    """(name, text) of each module of test/lit/plugin/*.ll that calls a
+    marker: a file that split-file cuts (`;--- part.ll` lines) gives one per
+    part (as a whole, its modules' definitions clash and it never parses)."""
     inputs = []
     for path in sorted(glob.glob(os.path.join(ROOT, "test", "lit", "plugin", "*.ll"))):
         with open(path) as f:
             text = f.read()
-        if "@tidal." in text:
-            inputs.append((os.path.basename(path), text))
+        name = os.path.basename(path)
+        parts = SPLIT_FILE_PART.split(text)
+        modules = ([(name, text)] if len(parts) == 1 else
+                   [(f"{name}:{part}", body) for part, body in zip(parts[1::2], parts[2::2])])
+        inputs += [(module, body) for module, body in modules if "@tidal." in body]
     return inputs
 
 
@@ -107,6 +116,45 @@ def exit_before_barrier(text, rng):
     return "\n".join(lines)
 
 
+MARKER_SUFFIX = re.compile(r"(@tidal\.[\w.]+?)\.(f16|f32|f64|i8|i16|i32|i64|u32|u64)\b")
+SUFFIXES = ["f16", "f32", "f64", "i8", "i16", "i32", "i64", "u32", "u64"]
+FLOAT_CALL = re.compile(r"^(\s*)(%[\w.]+) = call (float|double) (@tidal\.[\w.]+)\.(f32|f64)"
+                        r"\(((?:(?:float|double) [^,()]+)(?:, (?:float|double) [^,()]+)*)\)\s*$")
+
+
+def retype_marker(text, rng):
+    """A marker of another element type: either its name's type suffix
+    changed everywhere (call and declaration; the types no longer match the
+    name), or a float marker's call made a float16 one (its operands
+    truncated to half, its result extended back: cuda.fp16's functions are
+    float32 markers, so a .f16 marker is one the frontend never writes)."""
+    lines = text.split("\n")
+    calls = [i for i, line in enumerate(lines) if FLOAT_CALL.match(line)]
+    if calls and rng.random() < 0.5:
+        index = rng.choice(calls)
+        indent, result, kind, name, _, arguments = FLOAT_CALL.match(lines[index]).groups()
+        replacement, halves = [], []
+        for number, argument in enumerate(arguments.split(", ")):
+            argument_kind, value = argument.split(" ", 1)
+            half = f"%fz.h{index}.{number}"
+            replacement.append(f"{indent}{half} = fptrunc {argument_kind} {value} to half")
+            halves.append(f"half {half}")
+        replacement += [f"{indent}{result}.fz = call half {name}.f16({', '.join(halves)})",
+                        f"{indent}{result} = fpext half {result}.fz to {kind}"]
+        lines[index:index + 1] = replacement
+        declaration = f"declare half {name}.f16({', '.join(['half'] * len(halves))})"
+        if declaration not in lines:
+            lines.append(declaration)
+        return "\n".join(lines)
+    names = sorted({match.group(0) for match in MARKER_SUFFIX.finditer(text)})
+    if not names:
+        return text
+    old = rng.choice(names)
+    stem = MARKER_SUFFIX.match(old).group(1)
+    new = f"{stem}.{rng.choice(SUFFIXES)}"
+    return re.sub(re.escape(old) + r"\b", new, text)
+
+
 def stress_spec(rng):
     return rng.randrange(1 << 30), rng.choice([10, 50, 200])
 
@@ -138,6 +186,8 @@ def generate(options, rng, inputs, markers):
                 name, original = rng.choice(inputs)
                 if rng.random() < 0.1:
                     original = exit_before_barrier(original, rng)
+                if rng.random() < 0.1:
+                    original = retype_marker(original, rng)
                 batch.append((index, f"mutant of test/lit/plugin/{name}",
                               mutate_markers(original, rng, markers)))
         specs = [spec for _, spec, text in batch if text is None]

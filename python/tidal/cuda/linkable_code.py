@@ -39,6 +39,11 @@ class LinkableCode:
             raise NotImplementedError(
                 "tidal links code objects without numba-cuda's setup_callback, "
                 "teardown_callback and nrt options")
+        # Checked here, where the traceback shows the line that made it (at
+        # the link, the error would come from the launch).
+        if not isinstance(data, (str, bytes, bytearray, memoryview, io.StringIO, io.BytesIO)):
+            raise TypeError(f"{type(self).__name__} data must be str or bytes (or a StringIO/"
+                            f"BytesIO), not {type(data).__name__}")
         self._name = name
         self._data = data
         self.setup_callback = setup_callback
