@@ -511,8 +511,11 @@ def main():
 
     def on_result(item, outcome, message):
         index, text, path = item
+        # Every line of the message commented (Clang's run over several), so
+        # that the reproducer runs as written.
+        summary = "\n# ".join(message[:200].splitlines())
         header = (f"# fuzz_frontend.py seed {options.seed} input {index}: {outcome}: "
-                  f"{message[:200]}\n# launched as kernel[2, 32] on the corpus arguments of "
+                  f"{summary}\n# launched as kernel[2, 32] on the corpus arguments of "
                   f"the kernel it came from\n")
         tally.record(outcome, index, message, header + text, ".py")
         if os.path.exists(path):  # a crash after the answer comes second
