@@ -173,8 +173,11 @@ def test_cffi_and_ctypes_pointers_as_launch_arguments(target):
 
 def test_carray_and_farray_over_a_pointer_parameter(target):
     # numba-cuda's test_array.py::test_carray / test_farray: a 1-element view
-    # of a float32 pointer, updated in place.
-    for launches, cfarray in enumerate((cuda.carray, cuda.farray), start=1):
+    # of a float32 pointer, updated in place; imported from where numba-cuda
+    # has them.
+    from tidal.cuda.np.numpy_support import carray, farray
+    assert (carray, farray) == (cuda.carray, cuda.farray)
+    for launches, cfarray in enumerate((carray, farray), start=1):
         @cuda.jit(types.void(types.CPointer(types.float32)))
         def add(a_ptr):
             a = cfarray(a_ptr, (1,), dtype=cuda.float32)
