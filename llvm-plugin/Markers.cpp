@@ -34,6 +34,7 @@ enum SuffixSet : uint8_t {
   NoSuffix = 0,
   SuffixI32 = 1 << 0, SuffixI64 = 1 << 1, SuffixU32 = 1 << 2,
   SuffixU64 = 1 << 3, SuffixF32 = 1 << 4, SuffixF64 = 1 << 5,
+  SuffixF16 = 1 << 6,
   SignedInteger = SuffixI32 | SuffixI64,
   UnsignedInteger = SuffixU32 | SuffixU64,
   AnyInteger = SignedInteger | UnsignedInteger,
@@ -79,7 +80,7 @@ const MarkerRow &getRow(MarkerKind Kind) {
 }
 
 // Suffix names in MarkerSuffix order (None first).
-constexpr const char *SuffixNames[] = {"", "i32", "i64", "u32", "u64", "f32", "f64"};
+constexpr const char *SuffixNames[] = {"", "i32", "i64", "u32", "u64", "f32", "f64", "f16"};
 
 uint8_t suffixBit(MarkerSuffix Suffix) {
   return Suffix == MarkerSuffix::None
@@ -110,6 +111,8 @@ Type *getSuffixType(MarkerSuffix Suffix, LLVMContext &Context) {
     return Type::getFloatTy(Context);
   case MarkerSuffix::F64:
     return Type::getDoubleTy(Context);
+  case MarkerSuffix::F16:
+    return Type::getHalfTy(Context);
   case MarkerSuffix::None:
     break;
   }
@@ -186,6 +189,7 @@ MarkerValueKind getValueKind(MarkerSuffix Suffix) {
     return MarkerValueKind::Unsigned;
   case MarkerSuffix::F32:
   case MarkerSuffix::F64:
+  case MarkerSuffix::F16:
     return MarkerValueKind::Float;
   default:
     return MarkerValueKind::Signed;

@@ -32,7 +32,7 @@ enum class MarkerKind : uint8_t {
 };
 
 // The type suffix of a marker name (".u32"); None for the markers without.
-enum class MarkerSuffix : uint8_t { None, I32, I64, U32, U64, F32, F64 };
+enum class MarkerSuffix : uint8_t { None, I32, I64, U32, U64, F32, F64, F16 };
 
 // A marker named by the table: its row and its suffix.
 struct MarkerName {

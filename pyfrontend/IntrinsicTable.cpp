@@ -23,7 +23,8 @@ const std::unordered_map<std::string, const IntrinsicRecord *> &recordsByPath() 
           complexIntrinsics(), libdeviceIntrinsics(), halfIntrinsics(),
           cooperativeIntrinsics(), operatorIntrinsics(), floatPartIntrinsics(),
           vectorTypeIntrinsics(), bfloat16Intrinsics(),
-          fp8Intrinsics(), halfConversionIntrinsics()})
+          fp8Intrinsics(), halfConversionIntrinsics(),
+          pointerIntrinsics()})
       for (const IntrinsicRecord &Record : Family)
         Out.emplace(Record.PythonPath, &Record);
     return Out;

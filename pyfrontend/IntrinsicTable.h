@@ -62,6 +62,7 @@ llvm::ArrayRef<IntrinsicRecord> vectorTypeIntrinsics(); // cuda.float32x4, ...
 llvm::ArrayRef<IntrinsicRecord> bfloat16Intrinsics();   // cuda.bf16.<name>
 llvm::ArrayRef<IntrinsicRecord> fp8Intrinsics();       // cuda.fp8.<name>
 llvm::ArrayRef<IntrinsicRecord> halfConversionIntrinsics(); // cuda.fp16.__float2half_rz, ...
+llvm::ArrayRef<IntrinsicRecord> pointerIntrinsics();   // cuda.carray, cuda.farray (PointerTypes.cpp)
 
 // The record of a Python path; null when there is none.
 const IntrinsicRecord *findIntrinsic(const std::string &PythonPath);

@@ -1,5 +1,5 @@
 // Atomics: cuda.atomic.* on array elements, through the atomic.<op>.<type>
-// markers.
+// markers; cuda.fp16.atomicAdd on a float16 pointer, through atomic.add.f16.
 #include "IntrinsicTable.h"
 
 #include "llvm/IR/Intrinsics.h"
@@ -92,6 +92,33 @@ TypedValue emitAtomicCompareAndSwap(IntrinsicCall &Call, const Type &Result) {
                                              Call.C.llvmType(Result.Dtype), {Ptr, Old, New}));
 }
 
+// cuda.fp16.atomicAdd(address, val): numba-cuda's binding of cuda_fp16.h's
+// atomicAdd(__half *, __half): *address += val atomically, the old value;
+// the address is a CPointer(float16) (a pointer parameter, ffi.from_buffer
+// of a float16 array), val any real number, converted to float16.
+TypedValue typeHalfAtomicAdd(IntrinsicCall &Call) {
+  const std::string Python = Call.Record->PythonPath;
+  bindArguments(Call, Python, {"address", "val"}, 2);
+  const Type &Address = Call.Args[0].T;
+  if (!Address.isPointer() || Address.isVoidPointer() || Address.Dtype != Scalar::Float16)
+    Call.C.typingError(Call.ArgNodes[0],
+                       Python + "() needs a CPointer(float16) (a pointer parameter or "
+                                "ffi.from_buffer() of a float16 array), not " + Address.str());
+  const Type &Value = Call.Args[1].T;
+  if (!Value.isScalar() || isComplex(Value.Dtype))
+    Call.C.typingError(Call.ArgNodes[1], "the value of " + Python +
+                                             "() must be a real number (converted to float16), "
+                                             "not " + Value.str());
+  Call.C.convertedType(Call.Args[1], Type::scalar(Scalar::Float16), Call.ArgNodes[1]);
+  return TypedValue(Type::scalar(Scalar::Float16));
+}
+TypedValue emitHalfAtomicAdd(IntrinsicCall &Call, const Type &Result) {
+  Value *V = Call.C.convert(Call.Args[1], Result, Call.ArgNodes[1]).scalar();
+  return Call.C.makeScalar(Scalar::Float16,
+                           Call.C.callMarker("atomic.add.f16", Call.C.llvmType(Scalar::Float16),
+                                             {Call.Args[0].Parts[0], V}));
+}
+
 } // namespace
 
 llvm::ArrayRef<IntrinsicRecord> atomicIntrinsics() {
@@ -126,6 +153,9 @@ llvm::ArrayRef<IntrinsicRecord> atomicIntrinsics() {
        "cas(ary, idx, old, val): stores val if ary[idx] == old; returns the old value"},
       {"cuda.atomic.compare_and_swap", IntrinsicKind::Function, typeAtomicCompareAndSwap, emitAtomicCompareAndSwap, "atomic.cas",
        "compare_and_swap(ary, old, val): cas on ary[0]"},
+      {"cuda.fp16.atomicAdd", IntrinsicKind::Function, typeHalfAtomicAdd, emitHalfAtomicAdd,
+       "atomic.add", "atomicAdd(address, val): *address += val on a CPointer(float16) atomically; "
+                     "returns the old value"},
   };
   return Records;
 }

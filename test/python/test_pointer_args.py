@@ -2,15 +2,16 @@
 CPointer(T) and voidptr for kernels, launched with an address (an integer:
 a device array's __cuda_array_interface__ pointer), indexed p[i]; cffi's
 ffi.from_buffer(a) in kernels, passed to a foreign function declared with
-a CPointer parameter. The cpu target's addresses are host addresses, the
-cuda target's (over the mock driver) device pointers: the same code reads
-both from the device array."""
+a CPointer parameter; cuda.carray/farray, arrays over a pointer. The cpu
+target's addresses are host addresses, the cuda target's (over the mock
+driver) device pointers: the same code reads both from the device array."""
 
 import numpy as np
 import pytest
 
 from tidal import cuda, types
 from tidal.errors import TypingError
+from source_positions import position_of
 
 cffi = pytest.importorskip("cffi", reason="python3-cffi is a test dependency (utils/setup.sh)")
 
@@ -168,3 +169,76 @@ def test_cffi_and_ctypes_pointers_as_launch_arguments(target):
     cuda.synchronize()
     target.assert_result("fill", np.asarray(a), np.array([10, 11, 12, 13, 20, 21, 22, 23]),
                          launches=2)
+
+
+def test_carray_and_farray_over_a_pointer_parameter(target):
+    # numba-cuda's test_array.py::test_carray / test_farray: a 1-element view
+    # of a float32 pointer, updated in place; imported from where numba-cuda
+    # has them.
+    from tidal.cuda.np.numpy_support import carray, farray
+    assert (carray, farray) == (cuda.carray, cuda.farray)
+    for launches, cfarray in enumerate((carray, farray), start=1):
+        @cuda.jit(types.void(types.CPointer(types.float32)))
+        def add(a_ptr):
+            a = cfarray(a_ptr, (1,), dtype=cuda.float32)
+            a[0] += 1.5
+
+        a = cuda.to_device(np.array([0.25], dtype=np.float32))
+        add[1, 1](address(a))
+        target.assert_result("add", a.copy_to_host(), np.array([1.75], np.float32),
+                             launches=launches)
+
+
+def test_carray_and_farray_shapes_and_orders(target):
+    # A runtime 2-D shape over 6 elements: carray reads them in C order,
+    # farray in Fortran order (the first index moves fastest); an integer
+    # shape is 1-D; a voidptr takes its dtype from the argument.
+    @cuda.jit("void(CPointer(int64), int64, int64, voidptr, int64[:, ::1])")
+    def views(p, rows, columns, raw, out):
+        c = cuda.carray(p, (rows, columns))
+        f = cuda.farray(p, (rows, columns))
+        flat = cuda.carray(raw, rows * columns, np.int64)
+        for i in range(rows):
+            for j in range(columns):
+                out[i, j] = c[i, j] * 100 + f[i, j] * 10 + flat[flat.size - 1 - (i * columns + j)]
+
+    data = cuda.to_device(np.arange(6, dtype=np.int64))
+    out = cuda.device_array((2, 3), np.int64)
+    views[1, 1](address(data), 2, 3, address(data), out)
+    c = np.arange(6).reshape(2, 3)
+    f = np.arange(6).reshape(3, 2).T
+    target.assert_result("views", out.copy_to_host(), c * 100 + f * 10 + c[::-1, ::-1])
+
+
+def test_carray_errors():
+    def mismatched_dtype(p):
+        a = cuda.carray(p, 4, dtype=np.float64)
+        a[0] = 1
+
+    with pytest.raises(TypingError, match=r"cuda\.carray\(\): mismatching dtype 'float64' for "
+                                          r"pointer type 'float32\*'"):
+        cuda.jit("void(CPointer(float32))")(mismatched_dtype)
+
+    def void_without_dtype(p):
+        a = cuda.farray(p, 4)
+        a[0] = 1
+
+    with pytest.raises(TypingError, match=r"cuda\.farray\(\): explicit dtype required for void\* "
+                                          r"argument"):
+        cuda.jit("void(voidptr)")(void_without_dtype)
+
+    def not_a_pointer(a):
+        b = cuda.carray(a, 4)
+        b[0] = 1
+
+    with pytest.raises(TypingError, match=r"pointer argument expected .*got array\(float32") as info:
+        cuda.jit("void(float32[::1])")(not_a_pointer)
+    line, column = position_of(not_a_pointer, "carray(a, 4)")
+    assert (info.value.line, info.value.column) == (line, column + len("carray("))
+
+    def bad_shape(p):
+        b = cuda.carray(p, 4.0)
+        b[0] = 1
+
+    with pytest.raises(TypingError, match=r"cuda\.carray\(\): invalid shape 'float64'"):
+        cuda.jit("void(CPointer(float32))")(bad_shape)

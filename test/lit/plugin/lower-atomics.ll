@@ -24,7 +24,7 @@
 ; DEBUG: tidal-lower-atomics: tidal.atomic.add.i32 in 'add_i32' becomes   %1 = atomicrmw add ptr %p, i32 %v monotonic, align 4
 ; DEBUG: tidal-lower-atomics: tidal.atomic.sub.f32 in 'sub_f32' becomes   %2 = atomicrmw fadd ptr %p, float %1 monotonic, align 4
 ; DEBUG: becomes a compare-exchange loop on NVPTX
-; DEBUG: 33 tidal-lower-atomics - Atomic markers lowered
+; DEBUG: 34 tidal-lower-atomics - Atomic markers lowered
 ; DEBUG:  8 tidal-lower-atomics - Atomics that NVPTX will expand into a compare-exchange loop
 
 ; CHECK-NOT: @tidal.
@@ -32,6 +32,7 @@ declare i32 @tidal.atomic.add.i32(ptr, i32)
 declare i64 @tidal.atomic.add.u64(ptr, i64)
 declare float @tidal.atomic.add.f32(ptr, float)
 declare double @tidal.atomic.add.f64(ptr, double)
+declare half @tidal.atomic.add.f16(ptr, half)
 declare i32 @tidal.atomic.sub.i32(ptr, i32)
 declare float @tidal.atomic.sub.f32(ptr, float)
 declare double @tidal.atomic.sub.f64(ptr, double)
@@ -103,6 +104,17 @@ define void @add_f32(ptr %p, float %v) {
 define void @add_f64(ptr %p, double %v) {
   %old = call double @tidal.atomic.add.f64(ptr %p, double %v)
   store double %old, ptr %p
+  ret void
+}
+
+; atomic.add.f16 (cuda.fp16.atomicAdd): PTX's half add, sm_70 and up
+; CHECK-LABEL: define void @add_f16(
+; CHECK-NEXT:    %old = atomicrmw fadd ptr %p, half %v monotonic, align 2
+; PTX-LABEL: .entry add_f16(
+; PTX:         atom.global.add.noftz.f16
+define void @add_f16(ptr %p, half %v) {
+  %old = call half @tidal.atomic.add.f16(ptr %p, half %v)
+  store half %old, ptr %p
   ret void
 }
 
@@ -386,7 +398,7 @@ define void @cas_shared_u64(ptr %out, i64 %cmp, i64 %v) {
   ret void
 }
 
-!tidal.kernels = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17, !18, !19, !20, !21, !22, !23, !24, !25, !26, !27, !28, !29, !30, !31, !32}
+!tidal.kernels = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17, !18, !19, !20, !21, !22, !23, !24, !25, !26, !27, !28, !29, !30, !31, !32, !33}
 !0 = !{ptr @add_i32}
 !1 = !{ptr @add_u64}
 !2 = !{ptr @add_f32}
@@ -463,6 +475,7 @@ define void @nanmin_i64(ptr %p, i64 %v) {
 !30 = !{ptr @nanmin_f64}
 !31 = !{ptr @nanmax_u32}
 !32 = !{ptr @nanmin_i64}
+!33 = !{ptr @add_f16}
 
 ; The helpers of float max/min (OrderedFloatLoop), appended to the module.
 ; CHECK-LABEL: define internal float @tidal_atomic_ordered_max_f32_p0(ptr %p, float %v)
