@@ -435,6 +435,28 @@ def test_a_code_object_of_bad_data_is_refused_where_it_is_made(target):
     assert cuda.CUSource(b"int x;").data == b"int x;"
 
 
+def test_a_link_entry_of_the_wrong_type_is_refused_at_the_decorator(target):
+    # Found by the frontend fuzzer (seed 29, input 91186: @cuda.jit(link=[np.logaddexp(1.0,
+    # 2.0)])): the TypeError came from the first launch, with no line of the user's to
+    # show. cuda.jit checks the entries' types now; the files are still read at compile.
+    import traceback
+    from tidal import cuda
+    with pytest.raises(TypeError, match=r"link takes file paths \(str or os.PathLike\) and "
+                                        r"code objects .*not float: 2.5") as error:
+        @cuda.jit(link=[cuda.CUSource("int x;"), 2.5])
+        def kernel(x):
+            x[0] = 1
+    frames = traceback.extract_tb(error.tb)
+    assert any(frame.filename == __file__ and "cuda.jit(link=" in frame.line for frame in frames)
+
+    @cuda.jit(link=["not_made_yet.cu"])  # a path is read when the kernel compiles
+    def later(x):
+        x[0] = 1
+
+    with pytest.raises(Exception, match="not_made_yet.cu"):
+        later[1, 1](numpy.zeros(1, numpy.int32))
+
+
 def test_an_error_in_linked_cuda_cpp_is_located_there(tmp_path):
     # The frontend fuzzer (seed 28, input 45079: link=[cuda.CUSource(b'bytes')])
     # counted Clang's error, located in the CUSource ("<unnamed-cu>:1:1: CUDA

@@ -204,6 +204,9 @@ class Dispatcher(NumbaDispatcherAPI, native.Dispatcher):
             raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files: tidal's "
                                "disk cache (cache=True) does not keep kernels that link "
                                "files (link=[...])")
+        if options.get("link"):
+            from .foreign import check_link_entries
+            check_link_entries(options["link"])
         if options.get("cache"):
             from .caching import KernelCache
             self._cache = KernelCache(self)

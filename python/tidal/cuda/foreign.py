@@ -73,6 +73,28 @@ def include_directories(path=None):
     return tuple(f"-I{folder}" for folder in folders)
 
 
+def _link_path(entry):
+    """The path of a link=[...] entry that is not a code object; a TypeError
+    for anything else."""
+    try:
+        return os.fspath(entry)
+    except TypeError:
+        raise TypeError(f"link takes file paths (str or os.PathLike) and code objects "
+                        f"(cuda.CUSource, cuda.PTXSource), not "
+                        f"{type(entry).__name__}: {entry!r}") from None
+
+
+def check_link_entries(link):
+    """link=[...] checked for its entries' types when the kernel is made
+    (cuda.jit), so that a wrong one is an error at the user's decorator,
+    not at the first launch; the files are read when it compiles."""
+    if link is None or isinstance(link, (str, bytes, os.PathLike)):
+        return
+    for entry in link:
+        if not (isinstance(entry, LinkableCode) or (isinstance(entry, tuple) and len(entry) == 4)):
+            _link_path(entry)
+
+
 def _link_item(entry, options=()):
     """One file to link as the C++ half takes it: (kind, name, payload,
     options)."""
@@ -84,12 +106,7 @@ def _link_item(entry, options=()):
             _load_compiler()
             options = include_directories() + tuple(options)
         return item[:3] + (tuple(options),)
-    try:
-        path = os.fspath(entry)
-    except TypeError:
-        raise TypeError(f"link takes file paths (str or os.PathLike) and code objects "
-                        f"(cuda.CUSource, cuda.PTXSource), not "
-                        f"{type(entry).__name__}: {entry!r}") from None
+    path = _link_path(entry)
     extension = os.path.splitext(path)[1].lower()
     kind = _LINK_KINDS.get(extension)
     if kind is None:
