@@ -146,19 +146,24 @@ void removeFromKernelList(Module &M, const SmallPtrSetImpl<Function *> &Lowered)
 }
 
 
+// The calls of M's function Name (none where M has no such function),
+// collected before they are rewritten.
+SmallVector<CallInst *, 8> callsTo(Module &M, StringRef Name) {
+  SmallVector<CallInst *, 8> Calls;
+  if (Function *F = M.getFunction(Name))
+    for (User *U : F->users())
+      if (auto *Call = dyn_cast<CallInst>(U))
+        Calls.push_back(Call);
+  return Calls;
+}
+
 // llvm.fma.f16 (cuda.fp16.hfma; NVPTX's fma.rn.f16) as one float64 fma
 // rounded to half: x86 without AVX512-FP16 would compute it in float and
 // round twice. The float64 fma is exact where it matters (the product of
 // two halves fits; the sum rounds where half cannot tell), so this rounds
 // once, as fma.rn.f16 does.
 bool expandHalfFma(Module &M) {
-  Function *Fma = M.getFunction("llvm.fma.f16");
-  if (!Fma)
-    return false;
-  SmallVector<CallInst *, 8> Calls;
-  for (User *U : Fma->users())
-    if (auto *Call = dyn_cast<CallInst>(U))
-      Calls.push_back(Call);
+  SmallVector<CallInst *, 8> Calls = callsTo(M, "llvm.fma.f16");
   for (CallInst *Call : Calls) {
     IRBuilder<> B(Call);
     Type *Double = B.getDoubleTy();
@@ -180,13 +185,7 @@ bool expandHalfFma(Module &M) {
 // toward the exact value), which the rounding to bfloat16 then rounds
 // correctly.
 bool expandBFloat16Fma(Module &M) {
-  Function *Fma = M.getFunction("llvm.fma.bf16");
-  if (!Fma)
-    return false;
-  SmallVector<CallInst *, 8> Calls;
-  for (User *U : Fma->users())
-    if (auto *Call = dyn_cast<CallInst>(U))
-      Calls.push_back(Call);
+  SmallVector<CallInst *, 8> Calls = callsTo(M, "llvm.fma.bf16");
   for (CallInst *Call : Calls) {
     IRBuilder<> B(Call);
     Type *Double = B.getDoubleTy(), *I64 = B.getInt64Ty();
