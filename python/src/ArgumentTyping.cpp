@@ -10,6 +10,8 @@
 
 #include "tidal/runtime/CudaMemory.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <algorithm>
 
 namespace tidal::binding {
@@ -225,9 +227,9 @@ Type typeFromDescription(PyObject *Description) {
 // can't take it, or false with a Python error set when its
 // __cuda_array_interface__ is not a valid description.
 bool isAddressObject(PyObject *O) {
-  std::string Class = Py_TYPE(O)->tp_name;
-  return Class.rfind("_cffi_backend.", 0) == 0 ? Class.find("CData") != std::string::npos
-                                                : Class == "c_void_p";
+  // On the launch path for every argument that reaches it: no allocation.
+  llvm::StringRef Class = Py_TYPE(O)->tp_name;
+  return Class.starts_with("_cffi_backend.") ? Class.contains("CData") : Class == "c_void_p";
 }
 
 bool addressOf(PyObject *O, uint64_t &Address) {
