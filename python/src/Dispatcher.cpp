@@ -93,15 +93,29 @@ struct StageViews {
   std::string Assembly;
 };
 
+// Runs a lowering (Lower) of a kernel: an error of the kernel's passes=
+// text (PipelineRunner.cpp names it "from the kernel's passes=") is raised
+// located at the kernel's decorator, where the text is written.
+template <typename Lowering> void lowerLocated(const DispatcherState &D, Lowering &&Lower) {
+  try {
+    Lower();
+  } catch (const std::runtime_error &E) {
+    if (D.PassesWhere.empty() ||
+        !llvm::StringRef(E.what()).contains("(from the kernel's passes=)"))
+      throw;
+    throw std::runtime_error(D.PassesWhere + ": " + E.what());
+  }
+}
+
 StageViews stageViews(const DispatcherState &D, const Specialization &S, bool Cuda, unsigned SM) {
   llvm::LLVMContext Ctx;
   std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
   StageViews Views;
   if (Cuda) {
-    lowerForNVPTX(*M, SM, nullptr, &D.Passes, &Views.IR);
+    lowerLocated(D, [&] { lowerForNVPTX(*M, SM, nullptr, &D.Passes, &Views.IR); });
     Views.Assembly = emitPTX(*M, SM);
   } else {
-    lowerForHost(*M, &D.Passes, &Views.IR);
+    lowerLocated(D, [&] { lowerForHost(*M, &D.Passes, &Views.IR); });
     Views.Assembly = emitHostAssembly(*M);
   }
   return Views;
@@ -172,7 +186,7 @@ Specialization &DispatcherState::compile(const std::vector<Type> &Types) {
     Spec->ParamCount += flattenedParameterSizes(T).size();
   std::optional<runtime::CpuObject> Object;
   if (Target == TargetKind::Cpu) {
-    lowerForHost(*KM.Module, &Passes);
+    lowerLocated(*this, [&] { lowerForHost(*KM.Module, &Passes); });
     if (Cache && !Cache.isNone()) {
       // Through an object file, which the cache keeps and a later process
       // links without codegen.
@@ -438,6 +452,19 @@ DispatcherState &state(PyObject *Self) {
 // (self._tidal_options(target): a dict of debug, lineinfo, fastmath,
 // max_registers, max_threads and min_blocks), as everything that compiles
 // needs it.
+// "file.py:line" of a Python function's first line (its decorator's, when
+// it has one); empty when it has no code object.
+std::string sourceLine(PyObject *Function) {
+  PyRef Code = PyRef::borrow(Function).attrOrNull("__code__");
+  if (!Code)
+    return "";
+  PyRef File = Code.attrOrNull("co_filename");
+  PyRef Line = Code.attrOrNull("co_firstlineno");
+  if (!File || !Line)
+    return "";
+  return File.str() + ":" + Line.str();
+}
+
 DispatcherState &configuredState(PyObject *Self) {
   DispatcherState &D = state(Self);
   if (D.Configured)
@@ -479,6 +506,8 @@ DispatcherState &configuredState(PyObject *Self) {
       D.SharedMemoryCarveout = static_cast<int>(PyRef::borrow(Carveout).asLong());
   if (PyObject *Passes = PyDict_GetItemString(Options.get(), "passes"))
     D.Passes = extraPassesFromText(PyRef::borrow(Passes).str());
+  if (!D.Passes.empty() && D.Function && D.Function.get() != Py_None)
+    D.PassesWhere = sourceLine(D.Function.get());
   D.Configured = true;
   return D;
 }
@@ -505,7 +534,7 @@ Specialization::CudaLoaded &cudaKernelOf(const DispatcherState &D, Specializatio
     std::unique_ptr<llvm::Module> M = parseIR(S.MarkerIR, Ctx);
     if (ReadSites) // numbered over the marker IR, as tidal-lower-exceptions does
       S.RaiseSites = raiseSites(*M);
-    lowerForNVPTX(*M, SM, nullptr, &D.Passes);
+    lowerLocated(D, [&] { lowerForNVPTX(*M, SM, nullptr, &D.Passes); });
     PTX = emitPTX(*M, SM);
     savePTX(D, S, SM, *PTX);
     dumpStages(D, S, /*Cuda=*/true, SM);
@@ -636,7 +665,7 @@ PyObject *Dispatcher_inspect(PyObject *Self, PyObject *Args) {
         }
         return List.release();
       }
-      lowerForNVPTX(*M, SM, nullptr, &D.Passes);
+      lowerLocated(D, [&] { lowerForNVPTX(*M, SM, nullptr, &D.Passes); });
       if (Kind == "llvm") {
         std::string Text = moduleText(*M);
         frontend::forgetNVPTXModule(*M, SM);

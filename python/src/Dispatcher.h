@@ -105,6 +105,10 @@ struct DispatcherState {
   // cuda.jit(passes={...}): the kernel's extra passes at the pipelines'
   // points, run after TIDAL_PASSES' (tidal/Pipeline.h).
   ExtraPasses Passes;
+  // Where passes= is written: "file.py:line" of the kernel's decorator (its
+  // code's first line), which errors of that text start with; empty when
+  // the kernel has no passes= or no Python function.
+  std::string PassesWhere;
   // cache=True: the disk cache (a tidal.cuda.caching.KernelCache, read with
   // the options) that compile() and cudaFunctionOf() read and write
   // (DispatcherCache.h); null or None without one.

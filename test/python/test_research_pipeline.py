@@ -89,9 +89,11 @@ def test_unknown_points_stages_and_passes_are_named(target):
     with pytest.raises(TypeError, match=r"must be pipeline text"):
         cuda.jit(passes={"after-lowering": ""})(double)
     kernel = cuda.jit(passes={"after-lowering": "no-such-pass"})(double)
-    with pytest.raises(RuntimeError, match=r"kernel 'double.*pass pipeline 'no-such-pass' at "
-                                           r"after-lowering \(from the kernel's passes=\): "
-                                           r"unknown .*no-such-pass"):
+    # Located at the kernel's first line (its decorator's), where passes= is written.
+    where = re.escape(f"{__file__}:{double.__code__.co_firstlineno}: ")
+    with pytest.raises(RuntimeError, match=where + r".*kernel 'double.*pass pipeline "
+                                           r"'no-such-pass' at after-lowering \(from the "
+                                           r"kernel's passes=\): unknown .*no-such-pass"):
         kernel[1, 32](np.zeros(32, np.float32))
     plain = cuda.jit(double)
     plain.compile(SIG)

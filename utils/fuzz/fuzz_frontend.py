@@ -353,8 +353,6 @@ def classify(error):
         return "rejected", text  # an exception the kernel raised, located as Numba's are
     if isinstance(error, RuntimeError) and "faulted" in str(error):
         return "fault", text  # a wild access reported, the process alive
-    if "(from the kernel's passes=)" in str(error):
-        return "rejected", text  # names the kernel, its passes= text and the point
     if isinstance(error, (TypeError, ValueError)) and LOCATION.search(str(error)) is None \
             and "argument" in str(error):
         return "rejected", text  # arguments that no longer match the mutant
