@@ -3,6 +3,17 @@ the source defining `kernel`, the arguments a function of numpy returning
 the launch's arguments (small arrays, so that a mutated index stays cheap).
 Launched as kernel[2, 32](*arguments)."""
 
+# Arrays whose addresses a kernel gets as CPointer arguments: kept alive
+# for the worker's life (a worker runs at most a few hundred inputs).
+KEPT = []
+
+
+def pointer_arguments(np):
+    target = np.arange(64, dtype=np.float32)
+    KEPT.append(target)
+    return target.ctypes.data, np.zeros(64, np.float32), 64
+
+
 KERNELS = [
     ("""
 @cuda.jit
@@ -302,6 +313,77 @@ def kernel(x, out):
         v = cuda.fp16.hfma(cuda.fp16.hsqrt(a), cuda.fp16.hlog(cuda.fp16.hadd(a, np.float16(1))), v)
         out[i] = cuda.fp16.hmax(cuda.fp16.hfloor(v), cuda.fp16.hrint(cuda.fp16.hexp2(h)))
 """, lambda np: (np.linspace(-4, 4, 64).astype(np.float16), np.zeros(64, np.float16))),
+    # bfloat16: bits in an int16 array read through a view, cuda.bf16's
+    # functions and conversions, a local array of bfloat16.
+    ("""
+@cuda.jit
+def kernel(bits, out):
+    i = cuda.grid(1)
+    if i < bits.size:
+        b = bits.view(bfloat16)[i]
+        t = cuda.local.array(2, bfloat16)
+        t[0] = cuda.bf16.hfma(b, bfloat16(0.5), cuda.bf16.hneg(b))
+        t[1] = cuda.bf16.hmax(cuda.bf16.habs(b), bfloat16(i % 4))
+        v = cuda.bf16.hsqrt(cuda.bf16.habs(t[0])) + math.floor(t[1])
+        if cuda.bf16.hlt(v, bfloat16(2)):
+            v = cuda.bf16.hmul_sat(v, b)
+        out[i] = float32(v) + float32(cuda.bf16.ushort_as_bfloat16(cuda.bf16.bfloat16_as_ushort(b)))
+
+
+bfloat16 = cuda.bfloat16
+""", lambda np: ((np.linspace(-4, 4, 64).astype(np.float32).view(np.uint32) >> 16)
+                 .astype(np.uint16).view(np.int16), np.zeros(64, np.float32))),
+    # fp8: conversions to and from fp8_e4m3/e5m2 and their bits.
+    ("""
+@cuda.jit
+def kernel(x, scaled, bits):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = fp8_e4m3(x[i] * 0.5)
+        w = fp8_e5m2(float32(v) * 64)
+        scaled[i] = float32(v) + float32(w) + float32(fp8_e4m3(bfloat16(x[i])))
+        bits[i] = cvt_float_to_fp8(x[i], saturation_t.SATFINITE, fp8_interpretation_t.E4M3)
+
+
+from tidal.cuda._internal.cuda_fp8 import (
+    fp8_e4m3, fp8_e5m2, cvt_float_to_fp8, saturation_t, fp8_interpretation_t)
+bfloat16 = cuda.bfloat16
+""", lambda np: (np.linspace(-500, 500, 64).astype(np.float32), np.zeros(64, np.float32),
+                 np.zeros(64, np.uint8))),
+    # Pointers: a CPointer parameter launched with an address, read through
+    # it and written through cuda.carray's array over it (checked stores).
+    ("""
+@cuda.jit("void(CPointer(float32), float32[::1], int64)")
+def kernel(p, out, n):
+    i = cuda.grid(1)
+    view = cuda.carray(p, n)
+    if i < n:
+        out[i] = p[i] * 2 + view[n - 1 - i]
+        view[i] = out[i] - p[i]
+
+
+""", lambda np: pointer_arguments(np)),
+    # Optional values, an inner function closing over a local, literal_unroll.
+    ("""
+@cuda.jit
+def kernel(x, out):
+    i = cuda.grid(1)
+    scale = None
+    if i % 2 == 0:
+        scale = 2.0
+
+    def shifted(v):
+        return v + i
+
+    acc = 0.0
+    for c in literal_unroll((1, 2.5, np.float32(3))):
+        acc += shifted(c)
+    if i < x.size:
+        out[i] = x[i] * (1.0 if scale is None else scale) + acc
+
+
+from tidal import literal_unroll
+""", lambda np: (np.arange(64, dtype=np.float64), np.zeros(64, np.float64))),
     # CUDA C++ linked from memory (cuda.CUSource; compiled by Clang: few of these).
     ("""
 @cuda.jit(link=[cuda.CUSource('extern "C" __device__ int twice(int *r, int x) { *r = 2 * x; return 0; }')])

@@ -69,6 +69,14 @@ UNSUPPORTED = [
     "cuda.fp16.hrsqrt(np.float16(0))", "cuda.fp16.hsin(x)", "cuda.fp16.hexp10(1)",
     "print((1, (2, 3.5)), cuda.threadIdx)", "(1, 2.5)[cuda.threadIdx.x % 2]", "x[(0,)]",
     "x[(0, 0, 0)]", "x[(cuda.threadIdx.x, 1)]",
+    # bfloat16, fp8 and pointers misused.
+    "cuda.bf16.hadd(x, 1)", "cuda.bfloat16(x)", "cuda.bf16.hsqrt(1.0)",
+    "cuda.bf16.hdiv(cuda.bfloat16(1), cuda.bfloat16(0))", "cuda.bfloat16(1e39) + 1j",
+    "cuda.local.array(3, cuda.bfloat16)[5]", "x.view(cuda.bfloat16)",
+    "cuda.fp8.fp8_e4m3(x)", "cuda.fp8.fp8_e4m3(1.0) + cuda.fp8.fp8_e5m2(2.0)",
+    "cuda.fp8.fp8_e4m3(1e9)", "float32(cuda.fp8.fp8_e8m0(-1.0))",
+    "cuda.carray(x, 4)", "cuda.carray(1, 4)", "cuda.farray(x, (2, 2))", "cuda.carray(x, -1)",
+    "cuda.fp16.atomicAdd(x, np.float16(1))", "ffi.from_buffer(x)",
 ]
 UNSUPPORTED_STATEMENTS = [
     "try:\n    pass\nexcept Exception:\n    pass", "with open('f') as f:\n    pass",
@@ -293,18 +301,25 @@ FAMILIES = [
     ["hsin", "hcos", "htanh", "hexp", "hexp2", "hexp10", "hlog", "hlog2", "hlog10", "hsqrt",
      "hrsqrt", "hrcp", "hceil", "hfloor", "htrunc", "hrint", "habs", "hneg", "hadd", "hmul",
      "hfma", "hmax", "hmin_nan", "heq", "hlt"],
+    ["hadd", "hsub", "hmul", "hdiv", "hfma", "hneg", "habs", "hmax", "hmin", "hsqrt", "hlt",
+     "heq", "hmul_sat", "hfma_relu", "bfloat16_as_ushort", "ushort_as_bfloat16"],
+    ["fp8_e4m3", "fp8_e5m2", "fp8_e8m0", "bfloat16", "float16"],
+    ["carray", "farray"],
     ["T", "reshape", "ravel", "item", "copy", "flatten", "astype", "transpose", "dtype",
      "itemsize", "nbytes", "shape", "size", "ndim", "strides"],
 ]
 
 
 def swap_function(tree, rng):
-    candidates = [(node, family) for node in nodes_of(tree, ast.Attribute)
-                  for family in FAMILIES if node.attr in family]
+    """An attribute (cuda.bf16.hadd) or a name (fp8_e4m3) swapped within its family."""
+    candidates = [(node, "attr" if isinstance(node, ast.Attribute) else "id", family)
+                  for node in nodes_of(tree, (ast.Attribute, ast.Name))
+                  for family in FAMILIES
+                  if getattr(node, "attr", getattr(node, "id", None)) in family]
     if not candidates:
         return False
-    node, family = rng.choice(candidates)
-    node.attr = rng.choice(family)
+    node, field, family = rng.choice(candidates)
+    setattr(node, field, rng.choice(family))
     return True
 
 
