@@ -439,13 +439,26 @@ FrameLayout makeResumable(ThreadFunction &Thread, EntryValues &Values,
 }
 
 
+// A call of the runtime hook of a failed bounds check or assert.
+static bool isFailureHookCall(const Instruction &I) {
+  auto *Call = dyn_cast<CallInst>(&I);
+  Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+  return Callee && (Callee->getName() == CpuBoundsErrorHook ||
+                    Callee->getName() == CpuAssertFailHook);
+}
+
 // Threads of a round (between two sync points) may run in any order, and
 // two of them touching the same location, one writing, without an atomic is
 // a data race in CUDA: the thread loops may run their iterations in parallel
 // (vectorised) for every plain load and store of K.thread, which go into one
 // access group. A kernel with atomics (also their plain form on shared
 // memory), volatile accesses or calls gets no group: its loops are analysed
-// as usual.
+// as usual. The failure hooks (a failed bounds check or assert) are not such
+// calls: they record the failure in the runtime, never touch the kernel's
+// memory, and end the thread (-2); a loop that still calls one is not
+// vectorised anyway, but the fitted block function's copy, whose implied
+// checks are gone, is then a parallel loop (the reduction's rounds: scalar,
+// behind an always-failing runtime alias check, without this).
 MDNode *markParallelAccesses(Function &Thread,
                              const SmallPtrSetImpl<Instruction *> &SerialisedAtomics) {
   if (!SerialisedAtomics.empty())
@@ -458,7 +471,8 @@ MDNode *markParallelAccesses(Function &Thread,
         return nullptr; // volatile or atomic: leave every thread loop as it is
       Accesses.push_back(&I);
     } else if (I.mayReadOrWriteMemory() &&
-               !(isa<IntrinsicInst>(I) && !I.mayWriteToMemory())) {
+               !(isa<IntrinsicInst>(I) && !I.mayWriteToMemory()) &&
+               !isFailureHookCall(I)) {
       return nullptr; // an atomic, a fence or a call
     }
   }
