@@ -22,7 +22,7 @@
 // `counter < s` (s loop-invariant; or the counter's extension, or
 // `counter == 0`) straight to the latch for the threads past s, and the
 // iterations past s must do nothing: no side effect in the header or the
-// latch, no value of theirs used after the loop, and every phi of the latch
+// latch (assumptions aside), no value of theirs used after the loop, and every phi of the latch
 // keeps, on that edge, the value its header phi had.
 
 #include "PassClasses.h"
@@ -32,6 +32,7 @@
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/PatternMatch.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
@@ -116,7 +117,20 @@ bool knownPositive(Value *S, bool Signed, BasicBlock *Where, DominatorTree &DT,
                    const DataLayout &DL) {
   if (auto *Constant = dyn_cast<ConstantInt>(S))
     return Signed ? Constant->getValue().sge(1) : !Constant->isZero();
-  Value *Zero = ConstantInt::get(S->getType(), 0);
+  // S >= 1 itself, or, for S = X >> C, X >= 2^C (`(s >> 1) > 0` after
+  // InstCombine made the loop's `s > 0` into `s >= 2`).
+  SmallVector<std::tuple<CmpInst::Predicate, Value *, Value *>, 2> Facts;
+  Facts.emplace_back(Signed ? CmpInst::ICMP_SGT : CmpInst::ICMP_UGT, S,
+                     ConstantInt::get(S->getType(), 0));
+  Value *X;
+  const APInt *Shift;
+  unsigned Bits = S->getType()->getIntegerBitWidth();
+  if (match(S, m_LShr(m_Value(X), m_APInt(Shift))) && Shift->ult(Bits))
+    Facts.emplace_back(CmpInst::ICMP_UGE, X,
+                       ConstantInt::get(S->getType(), APInt::getOneBitSet(Bits, Shift->getZExtValue())));
+  else if (match(S, m_AShr(m_Value(X), m_APInt(Shift))) && Shift->ult(Bits - 1))
+    Facts.emplace_back(CmpInst::ICMP_SGE, X,
+                       ConstantInt::get(S->getType(), APInt::getOneBitSet(Bits, Shift->getZExtValue())));
   for (DomTreeNode *Node = DT.getNode(Where); Node && Node->getIDom();
        Node = Node->getIDom()) {
     BasicBlock *Dominator = Node->getIDom()->getBlock();
@@ -124,13 +138,15 @@ bool knownPositive(Value *S, bool Signed, BasicBlock *Where, DominatorTree &DT,
     if (!Branch || !Branch->isConditional() ||
         Branch->getSuccessor(0) == Branch->getSuccessor(1))
       continue;
-    for (unsigned Side : {0u, 1u})
-      if (DT.dominates(BasicBlockEdge(Dominator, Branch->getSuccessor(Side)), Where))
+    for (unsigned Side : {0u, 1u}) {
+      if (!DT.dominates(BasicBlockEdge(Dominator, Branch->getSuccessor(Side)), Where))
+        continue;
+      for (auto &[Predicate, Left, Right] : Facts)
         if (std::optional<bool> Implied = isImpliedCondition(
-                Branch->getCondition(), Signed ? CmpInst::ICMP_SGT : CmpInst::ICMP_UGT, S,
-                Zero, DL, /*LHSIsTrue=*/Side == 0);
+                Branch->getCondition(), Predicate, Left, Right, DL, /*LHSIsTrue=*/Side == 0);
             Implied && *Implied)
           return true;
+    }
   }
   return false;
 }
@@ -178,7 +194,7 @@ Bounded boundLoop(Loop &L, DominatorTree &DT) {
   // The iterations past the bound: the header, then the latch, nothing else.
   for (BasicBlock *Block : {Header, Latch})
     for (Instruction &I : *Block) {
-      if (I.mayHaveSideEffects())
+      if (I.mayHaveSideEffects() && !isa<AssumeInst>(I)) // (an assumption: no effect)
         return Bounded::No;
       auto *Phi = dyn_cast<PHINode>(&I);
       if (Phi && Block == Latch) {

@@ -54,6 +54,36 @@ exit:
   ret void
 }
 
+; The same after InstCombine has made `while s > 0` (s = r >> 1) into
+; `r >= 2`: s >= 1 still known, the test still goes.
+; CHECK-LABEL: define void @__tidal_block_halved(
+; CHECK:       body:
+; CHECK-NEXT:    %t = phi i64 [ 0, %rounds ], [ %next, %latch ]
+; CHECK-NEXT:    %in = icmp ult i64 %t, %s
+; CHECK-NEXT:    br label %work
+define void @__tidal_block_halved(ptr noalias %buf, i64 %n, i64 %r) {
+entry:
+  %s = lshr i64 %r, 1
+  %few = icmp ult i64 %r, 2
+  br i1 %few, label %exit, label %rounds
+rounds:
+  br label %body
+body:
+  %t = phi i64 [ 0, %rounds ], [ %next, %latch ]
+  %in = icmp ult i64 %t, %s
+  br i1 %in, label %work, label %latch
+work:
+  %q = getelementptr float, ptr %buf, i64 %t
+  store float 1.0, ptr %q, !llvm.access.group !0
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
 ; `if t == 0:` (a signed i32 counter, extended): one iteration.
 ; CHECK-LABEL: define void @__tidal_fitted_block_first(
 ; CHECK:         [[ONE:%.*]] = call i32 @llvm.umax.i32(i32 1, i32 1)
