@@ -22,8 +22,8 @@
 // `counter < s` (s loop-invariant; or the counter's extension, or
 // `counter == 0`) straight to the latch for the threads past s, and the
 // iterations past s must do nothing: no side effect in the header or the
-// latch (assumptions aside), no value of theirs used after the loop, and every phi of the latch
-// keeps, on that edge, the value its header phi had.
+// latch (assumptions aside), no value of theirs used after the loop, and
+// every phi of the latch keeps, on that edge, the value its header phi had.
 
 #include "PassClasses.h"
 
@@ -125,7 +125,9 @@ bool knownPositive(Value *S, bool Signed, BasicBlock *Where, DominatorTree &DT,
   Value *X;
   const APInt *Shift;
   unsigned Bits = S->getType()->getIntegerBitWidth();
-  if (match(S, m_LShr(m_Value(X), m_APInt(Shift))) && Shift->ult(Bits))
+  // (a shift by at least 1 for a signed S: the result is then not negative)
+  if (match(S, m_LShr(m_Value(X), m_APInt(Shift))) && Shift->ult(Bits) &&
+      (!Signed || !Shift->isZero()))
     Facts.emplace_back(CmpInst::ICMP_UGE, X,
                        ConstantInt::get(S->getType(), APInt::getOneBitSet(Bits, Shift->getZExtValue())));
   else if (match(S, m_AShr(m_Value(X), m_APInt(Shift))) && Shift->ult(Bits - 1))
