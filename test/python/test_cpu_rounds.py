@@ -78,19 +78,25 @@ def test_only_the_first_thread_writes(target, monkeypatch):
     target.assert_result("first", out, expected)
 
 
-def test_threads_below_a_bound_that_shrinks_below_zero(target, monkeypatch):
-    # The bound s goes 3, 1, -1: threads 0..2, then 0, then none.
-    monkeypatch.setenv("TIDAL_CPU_FITTED_THREADS", "0")
+@pytest.mark.parametrize("fitted_threads", ["0", str(1 << 30)])
+def test_threads_below_a_bound_that_shrinks_below_zero(target, monkeypatch, fitted_threads):
+    # The bound s goes 3, 1, -1: threads 0..2, then 0, then none (a round
+    # whose loop ends at max(s, 1) = 1 thread, whose test must stay).
+    monkeypatch.setenv("TIDAL_CPU_FITTED_THREADS", fitted_threads)
 
     @cuda.jit
     def rounds(out):
+        buf = cuda.shared.array(8, float32)
         tid = cuda.threadIdx.x
+        buf[tid] = 0
+        cuda.syncthreads()
         s = 3
         while s > -3:
             if tid < s:
-                out[tid] += 1
+                buf[tid] += 1
             cuda.syncthreads()
             s -= 2
+        out[tid] = buf[tid]
 
     out = np.zeros(8, np.float32)
     rounds[1, 8](out)
