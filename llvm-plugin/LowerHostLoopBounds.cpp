@@ -9,9 +9,9 @@
 // whose iterations past s do nothing. Vectorised as it is, every round runs
 // all ntid.x threads with masked loads and stores, and the masked lanes of
 // `buf[tid + s]` reach past the shared array, into the guard pages after
-// the block's shared memory (docs/cpu-target.md, "Faults"), which costs a
-// microcode assist per load on this machine's cores: the reduction took
-// twice as long as the scalar loop. Here the loop's trip count becomes
+// the block's shared memory (docs/cpu-target.md, "Faults"): the reduction
+// took twice as long as the scalar loop (most likely a microcode assist
+// per such load; inferred from the profile). Here the loop's trip count becomes
 // min(ntid.x, max(s, 1)): the rounds cost s thread iterations (128 + 64 +
 // ... + 1 instead of 9 x 256), unmasked; `if tid == 0:` one iteration.
 //
