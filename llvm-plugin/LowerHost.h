@@ -163,9 +163,24 @@ Function *getWarpBitsFunction(Module &M);
 
 // Block-uniform values of `Thread` (LowerHostUniformity.cpp); with
 // `Controlled`, also the blocks that a divergent branch controls.
+// With `ReadsUniformMemory`, the loads it accepts are uniform too (the
+// block's uniform slots, which change only between rounds).
 SmallPtrSet<const Value *, 32>
 findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
-                  SmallPtrSet<const BasicBlock *, 32> *Controlled = nullptr);
+                  SmallPtrSet<const BasicBlock *, 32> *Controlled = nullptr,
+                  function_ref<bool(const LoadInst &)> ReadsUniformMemory = nullptr);
+
+// For each resume point r of the resumable K.thread (0, the start, then
+// each sync point): true if every thread of a round from r that does not
+// fail returns the same value (the same next sync point, or all finish):
+// every divergent branch reachable from r leads to one return value only
+// (the tree reduction's rounds; its `s > 0` is uniform). Such a round
+// needs no per-thread record of where each thread stopped
+// (LowerHostUniformity.cpp).
+SmallVector<bool, 8>
+findUniformOutcomes(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
+                    const Argument *Resume,
+                    function_ref<bool(const LoadInst &)> ReadsUniformMemory);
 
 // True if a thread of `Thread` may return while others of its block go on
 // to one of `SyncPoints` (their calls still in place; one at least a block

@@ -31,6 +31,7 @@ struct BlockFunctionBuilder {
         ThreadAccesses(Lowered.ThreadAccesses) {}
 
   Function *build(const Twine &Name);
+  SmallVector<bool, 8> uniformOutcomes();
   Constant *syncPointNames();
   void emitBarrierError(IRBuilder<> &Builder, Value *BlockContext, Value *Next,
                         Value *Count);
@@ -65,6 +66,37 @@ Constant *BlockFunctionBuilder::syncPointNames() {
   auto *NameArray = ArrayType::get(Pointer, Names.size());
   return new GlobalVariable(M, NameArray, true, GlobalValue::PrivateLinkage,
                             ConstantArray::get(NameArray, Names), TableName);
+}
+
+// For each resume point: whether the threads of a round from there all stop
+// at one point or fail (findUniformOutcomes); a load of a uniform slot's
+// current value reads the same for all of them.
+SmallVector<bool, 8> BlockFunctionBuilder::uniformOutcomes() {
+  const unsigned Parameters = Kernel.arg_size();
+  const Argument *Uniforms = Thread->getArg(Parameters + 3);
+  const Argument *ThreadIndex[3] = {Thread->getArg(Parameters + 4),
+                                    Thread->getArg(Parameters + 5),
+                                    Thread->getArg(Parameters + 6)};
+  auto ReadsUniformSlot = [&](const LoadInst &Load) {
+    APInt Offset(DL.getIndexTypeSizeInBits(Load.getPointerOperandType()), 0);
+    const Value *Base =
+        Load.getPointerOperand()->stripAndAccumulateConstantOffsets(DL, Offset, true);
+    return Base == Uniforms &&
+           any_of(Lowered.Frame.UniformSlots, [&](const FrameLayout::UniformSlot &Slot) {
+             return Offset == Slot.Offset;
+           });
+  };
+  SmallVector<bool, 8> Outcomes =
+      findUniformOutcomes(*Thread, ThreadIndex, Thread->getArg(Parameters + 7),
+                          ReadsUniformSlot);
+  LLVM_DEBUG({
+    dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "': rounds with one outcome:";
+    for (unsigned Point = 0; Point < Outcomes.size(); ++Point)
+      if (Outcomes[Point])
+        dbgs() << " from " << Point;
+    dbgs() << "\n";
+  });
+  return Outcomes;
 }
 
 // Threads at different sync points (or some finished): the runtime reports
@@ -738,6 +770,13 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
   //    round's lowest and highest return values say whether all agree.
   unsigned SyncCount = SyncPoints.size();
   const bool Finishing = Markers.ThreadsMayFinishEarly;
+  // Rounds whose threads all stop at one point (or fail) keep no record of
+  // where each stopped: no next[t], no min/max per thread, only whether one
+  // failed and where the last one stopped. Not in kernels whose threads may
+  // finish early: their rounds read next[t] (finished threads are skipped).
+  SmallVector<bool, 8> UniformOutcome;
+  if (!Finishing)
+    UniformOutcome = uniformOutcomes();
   Value *Next = Builder.CreateInBoundsGEP(
       Builder.getInt8Ty(), FrameMemory,
       Builder.CreateNUWAdd(Builder.getInt64(FrameHeaderBytes),
@@ -745,6 +784,7 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
       "next");
   AllocaInst *Lowest = Builder.CreateAlloca(I32, nullptr, "lowest");
   AllocaInst *Highest = Builder.CreateAlloca(I32, nullptr, "highest");
+  AllocaInst *Failed = Builder.CreateAlloca(Builder.getInt1Ty(), nullptr, "failed");
   BasicBlock *Round = BasicBlock::Create(Context, "round", Block);
   Builder.CreateBr(Round);
   Builder.SetInsertPoint(Round);
@@ -763,9 +803,25 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
         BasicBlock::Create(Context, "from." + Twine(K), Block);
     Switch->addCase(Builder.getInt32(K), Region);
     Builder.SetInsertPoint(Region);
+    const bool Uniform = K < UniformOutcome.size() && UniformOutcome[K];
+    if (Uniform)
+      Builder.CreateStore(Builder.getFalse(), Failed);
     emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
       SmallVector<Value *, 16> ThreadArguments(Arguments);
       ThreadArguments.append({X, Y, Z, Builder.getInt32(K), RoundPhase});
+      if (Uniform) {
+        // Every thread stops where the last one did, unless one failed.
+        CallInst *Reached = Builder.CreateCall(Thread, ThreadArguments, "reached");
+        if (ThreadAccesses)
+          Reached->setMetadata(LLVMContext::MD_access_group, ThreadAccesses);
+        Builder.CreateStore(Reached, Highest);
+        Builder.CreateStore(
+            Builder.CreateOr(Builder.CreateLoad(Builder.getInt1Ty(), Failed),
+                             Builder.CreateICmpSLT(Reached,
+                                                   Builder.getInt32(ThreadFinished))),
+            Failed);
+        return;
+      }
       Value *Linear = Builder.CreateNUWAdd(
           Builder.CreateNUWMul(
               Builder.CreateNUWAdd(Builder.CreateNUWMul(Z, BlockDim[1]), Y),
@@ -795,6 +851,13 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
                                         Builder.CreateLoad(I32, Highest), Reached),
           Highest);
     });
+    if (Uniform) {
+      Value *Last = Builder.CreateLoad(I32, Highest, "reached.last");
+      Builder.CreateStore(
+          Builder.CreateSelect(Builder.CreateLoad(Builder.getInt1Ty(), Failed),
+                               Builder.getInt32(ThreadFailed), Last),
+          Lowest);
+    }
     Builder.CreateBr(Check);
   }
   Check->insertInto(Block);

@@ -7,6 +7,13 @@
 
 #include "LowerHost.h"
 
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/ConstantRange.h"
+#include <map>
+
 #define DEBUG_TYPE "tidal-lower-host"
 
 TIDAL_STATISTIC(NumUniformValues, "Values kept once per block across sync points (uniform slots)");
@@ -43,7 +50,70 @@ struct SyncPointLowerer {
                                   ArrayRef<BasicBlock *> ResumeBlocks,
                                   const SmallPtrSetImpl<const Value *> &Uniform);
   void moveAllocasToFrame();
+  void findCounterRanges();
+
+  // The signed ranges of K.thread's loop counters (integer phis of loop
+  // headers) at each sync point (0-based), known before the sync points
+  // split their loops: ScalarEvolution's range, narrowed by the branches
+  // that lead to the sync point (`i < nctaid.x`). A counter kept across a
+  // barrier (the tiled matmul's `for i in range(bpg)`) is resumed with
+  // assumptions of that range, so that LLVM still knows `tx + (i + 1) *
+  // TILE` is not negative: no wrap of a negative index, contiguous loads
+  // instead of gathers.
+  std::map<std::pair<const Value *, unsigned>, ConstantRange> CounterRanges;
 };
+
+void SyncPointLowerer::findCounterRanges() {
+  Function &F = *Thread.Thread;
+  TargetLibraryInfoImpl Library(Triple(M.getTargetTriple()));
+  TargetLibraryInfo LibraryInfo(Library, &F);
+  AssumptionCache Assumptions(F);
+  DominatorTree Tree(F);
+  LoopInfo Loops(Tree);
+  ScalarEvolution Evolution(F, LibraryInfo, Assumptions, Tree, Loops);
+  SmallVector<std::pair<PHINode *, ConstantRange>, 8> Counters;
+  for (Loop *L : Loops.getLoopsInPreorder())
+    for (PHINode &Phi : L->getHeader()->phis())
+      if (Phi.getType()->isIntegerTy() && Evolution.isSCEVable(Phi.getType()))
+        Counters.emplace_back(&Phi, Evolution.getSignedRange(Evolution.getSCEV(&Phi)));
+  for (auto [Index, Point] : enumerate(Markers.SyncPoints)) {
+    BasicBlock *At = Point.Call->getParent();
+    for (auto &[Phi, Whole] : Counters) {
+      if (!Tree.dominates(Phi->getParent(), At))
+        continue;
+      ConstantRange Range = Whole;
+      // The branches on the way: `Phi pred X` true (or false) on an edge
+      // that dominates the sync point.
+      for (DomTreeNode *Node = Tree.getNode(At); Node && Node->getIDom();
+           Node = Node->getIDom()) {
+        BasicBlock *Dominator = Node->getIDom()->getBlock();
+        auto *Branch = dyn_cast<BranchInst>(Dominator->getTerminator());
+        auto *Compare = Branch && Branch->isConditional()
+                            ? dyn_cast<ICmpInst>(Branch->getCondition())
+                            : nullptr;
+        if (!Compare || Branch->getSuccessor(0) == Branch->getSuccessor(1))
+          continue;
+        CmpInst::Predicate Predicate = Compare->getPredicate();
+        Value *Other = Compare->getOperand(1);
+        if (Compare->getOperand(1) == Phi) {
+          Predicate = CmpInst::getSwappedPredicate(Predicate);
+          Other = Compare->getOperand(0);
+        } else if (Compare->getOperand(0) != Phi) {
+          continue;
+        }
+        for (unsigned Side : {0u, 1u})
+          if (Tree.dominates(BasicBlockEdge(Dominator, Branch->getSuccessor(Side)), At))
+            Range = Range.intersectWith(
+                ConstantRange::makeAllowedICmpRegion(
+                    Side == 0 ? Predicate : CmpInst::getInversePredicate(Predicate),
+                    computeConstantRange(Other, ICmpInst::isSigned(Predicate))),
+                ConstantRange::Signed);
+      }
+      if (!Range.isFullSet() && !Range.isEmptySet() && !Range.isSignWrappedSet())
+        CounterRanges.try_emplace({Phi, unsigned(Index)}, Range);
+    }
+  }
+}
 
 // Before returning at a sync point: what the other threads will need.
 void SyncPointLowerer::storeBeforeSyncPoint(IRBuilder<> &B, const SyncPoint &Point) {
@@ -290,8 +360,18 @@ void SyncPointLowerer::keepValuesAcrossSyncPoints(
     Updater.AddAvailableValue(Definition, V);
     for (unsigned K : LiveAt) {
       IRBuilder<> B(&*ResumeBlocks[K]->getFirstInsertionPt());
-      Updater.AddAvailableValue(
-          ResumeBlocks[K], B.CreateAlignedLoad(T, ReadAt, Alignment, V->getName() + ".resumed"));
+      LoadInst *Resumed =
+          B.CreateAlignedLoad(T, ReadAt, Alignment, V->getName() + ".resumed");
+      // Assumptions, not !range: SROA promotes the uniform slots and drops
+      // a load's range (and InstCombine drops assumptions a range implies).
+      if (auto Range = CounterRanges.find({V, K}); Range != CounterRanges.end()) {
+        const APInt &Low = Range->second.getSignedMin(), &High = Range->second.getSignedMax();
+        if (!Low.isMinSignedValue())
+          B.CreateAssumption(B.CreateICmpSGE(Resumed, B.getInt(Low)));
+        if (!High.isMaxSignedValue())
+          B.CreateAssumption(B.CreateICmpSLE(Resumed, B.getInt(High)));
+      }
+      Updater.AddAvailableValue(ResumeBlocks[K], Resumed);
     }
     SmallVector<Use *, 8> Rewrite;
     for (Use &U : V->uses())
@@ -381,6 +461,7 @@ FrameLayout makeResumable(ThreadFunction &Thread, EntryValues &Values,
     return Layout;
   SyncPointLowerer Work(Thread, Values, Markers, Layout);
   LLVMContext &Context = Work.Context;
+  Work.findCounterRanges(); // before the sync points split the loops
   // Warps run their rounds at different times: a value of the block would
   // need more than one pending copy, so with warp rounds every value is kept
   // per thread.
@@ -439,13 +520,26 @@ FrameLayout makeResumable(ThreadFunction &Thread, EntryValues &Values,
 }
 
 
+// A call of the runtime hook of a failed bounds check or assert.
+static bool isFailureHookCall(const Instruction &I) {
+  auto *Call = dyn_cast<CallInst>(&I);
+  Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+  return Callee && (Callee->getName() == CpuBoundsErrorHook ||
+                    Callee->getName() == CpuAssertFailHook);
+}
+
 // Threads of a round (between two sync points) may run in any order, and
 // two of them touching the same location, one writing, without an atomic is
 // a data race in CUDA: the thread loops may run their iterations in parallel
 // (vectorised) for every plain load and store of K.thread, which go into one
 // access group. A kernel with atomics (also their plain form on shared
 // memory), volatile accesses or calls gets no group: its loops are analysed
-// as usual.
+// as usual. The failure hooks (a failed bounds check or assert) are not such
+// calls: they record the failure in the runtime, never touch the kernel's
+// memory, and end the thread (-2); a loop that still calls one is not
+// vectorised anyway, but the fitted block function's copy, whose implied
+// checks are gone, is then a parallel loop (the reduction's rounds: scalar,
+// behind an always-failing runtime alias check, without this).
 MDNode *markParallelAccesses(Function &Thread,
                              const SmallPtrSetImpl<Instruction *> &SerialisedAtomics) {
   if (!SerialisedAtomics.empty())
@@ -458,7 +552,8 @@ MDNode *markParallelAccesses(Function &Thread,
         return nullptr; // volatile or atomic: leave every thread loop as it is
       Accesses.push_back(&I);
     } else if (I.mayReadOrWriteMemory() &&
-               !(isa<IntrinsicInst>(I) && !I.mayWriteToMemory())) {
+               !(isa<IntrinsicInst>(I) && !I.mayWriteToMemory()) &&
+               !isa<AssumeInst>(I) && !isFailureHookCall(I)) {
       return nullptr; // an atomic, a fence or a call
     }
   }

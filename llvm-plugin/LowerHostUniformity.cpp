@@ -149,7 +149,8 @@ bool prefersYInnermost(Function &Thread, Argument *X, Argument *Y) {
 // only some threads of a block may run).
 SmallPtrSet<const Value *, 32>
 findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
-                  SmallPtrSet<const BasicBlock *, 32> *Controlled) {
+                  SmallPtrSet<const BasicBlock *, 32> *Controlled,
+                  function_ref<bool(const LoadInst &)> ReadsUniformMemory) {
   // The joins of divergent branches, without the paths into failures (a
   // failed bounds check or assert returns ThreadFailed or is unreachable):
   // a failing thread stops its block at the end of the round, so a branch
@@ -212,7 +213,8 @@ findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArgument
       return false;
     }
     if (auto *Load = dyn_cast<LoadInst>(&I))
-      if (!Load->getMetadata(LLVMContext::MD_invariant_load))
+      if (!Load->getMetadata(LLVMContext::MD_invariant_load) &&
+          !(ReadsUniformMemory && ReadsUniformMemory(*Load)))
         return true; // memory: only the block context is the same for all
     if (isa<AllocaInst>(I) || isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
       return true;
@@ -260,6 +262,95 @@ findUniformValues(Function &Thread, ArrayRef<const Argument *> DivergentArgument
   if (Controlled)
     *Controlled = std::move(ControlledBlocks);
   return Uniform;
+}
+
+SmallVector<bool, 8>
+findUniformOutcomes(Function &Thread, ArrayRef<const Argument *> DivergentArguments,
+                    const Argument *Resume,
+                    function_ref<bool(const LoadInst &)> ReadsUniformMemory) {
+  SwitchInst *Dispatch = nullptr;
+  for (BasicBlock &Block : Thread)
+    if (auto *Switch = dyn_cast<SwitchInst>(Block.getTerminator());
+        Switch && Switch->getCondition() == Resume)
+      Dispatch = Switch;
+  if (!Dispatch)
+    return {};
+  SmallPtrSet<const Value *, 32> Uniform =
+      findUniformValues(Thread, DivergentArguments, nullptr, ReadsUniformMemory);
+  // The return values reachable from each block, failures (-2, unreachable)
+  // left out: none, one (Single), or several (Many); to a fixed point.
+  enum class Reach { None, Single, Many };
+  struct Returns {
+    Reach Kind = Reach::None;
+    int64_t Value = 0;
+  };
+  DenseMap<const BasicBlock *, Returns> Reachable;
+  auto Join = [](Returns &Into, const Returns &From) {
+    if (From.Kind == Reach::None || Into.Kind == Reach::Many)
+      return;
+    if (Into.Kind == Reach::None)
+      Into = From;
+    else if (From.Kind == Reach::Many || From.Value != Into.Value)
+      Into.Kind = Reach::Many;
+  };
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (BasicBlock &Block : Thread) {
+      Returns Now;
+      if (auto *Return = dyn_cast<ReturnInst>(Block.getTerminator())) {
+        auto *Value = dyn_cast_or_null<ConstantInt>(Return->getReturnValue());
+        if (!Value)
+          Now.Kind = Reach::Many;
+        else if (Value->getSExtValue() != ThreadFailed)
+          Now = {Reach::Single, Value->getSExtValue()};
+      }
+      for (BasicBlock *Next : successors(&Block))
+        Join(Now, Reachable.lookup(Next));
+      Returns &Was = Reachable[&Block];
+      if (Now.Kind != Was.Kind || Now.Value != Was.Value) {
+        Was = Now;
+        Changed = true;
+      }
+    }
+  }
+  auto IsDivergent = [&](const Value *Condition) {
+    if (isa<Instruction>(Condition))
+      return !Uniform.contains(Condition);
+    return is_contained(DivergentArguments, Condition);
+  };
+  SmallVector<bool, 8> Outcomes;
+  for (unsigned Point = 0; Point < Dispatch->getNumCases(); ++Point) {
+    ConstantInt *Case = ConstantInt::get(cast<IntegerType>(Resume->getType()), Point);
+    BasicBlock *From = Dispatch->findCaseValue(Case)->getCaseSuccessor();
+    if (From == Dispatch->getDefaultDest()) {
+      Outcomes.push_back(false);
+      continue;
+    }
+    // Threads follow one path until their first divergent branch, from
+    // which they all return one value (or fail).
+    bool Same = true;
+    SmallPtrSet<const BasicBlock *, 32> Seen;
+    SmallVector<const BasicBlock *, 16> Work{From};
+    while (Same && !Work.empty()) {
+      const BasicBlock *Block = Work.pop_back_val();
+      if (!Seen.insert(Block).second)
+        continue;
+      const Instruction *Terminator = Block->getTerminator();
+      const Value *Condition = nullptr;
+      if (auto *Branch = dyn_cast<BranchInst>(Terminator); Branch && Branch->isConditional())
+        Condition = Branch->getCondition();
+      else if (auto *Switch = dyn_cast<SwitchInst>(Terminator))
+        Condition = Switch->getCondition();
+      else if (!isa<BranchInst, ReturnInst, UnreachableInst>(Terminator))
+        Same = false; // an invoke, an indirect branch: not followed
+      if (Condition && IsDivergent(Condition) &&
+          Reachable.lookup(Block).Kind == Reach::Many)
+        Same = false;
+      append_range(Work, successors(Block));
+    }
+    Outcomes.push_back(Same);
+  }
+  return Outcomes;
 }
 
 bool mayFinishBeforeSyncPoint(Function &Thread,

@@ -90,6 +90,14 @@ namespace pass_names {
 #include "Passes.def"
 void addNVPTXOptimisation(llvm::PassBuilder &PB, llvm::ModulePassManager &MPM);
 
+// tidal-bound-thread-loops (LowerHostLoopBounds.cpp): a function pass that
+// O3 runs at the vectoriser's start (registerTidalPasses): the thread loops
+// of the block functions end at their body's block-uniform bound.
+struct BoundThreadLoopsPass : llvm::PassInfoMixin<BoundThreadLoopsPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &FAM);
+  static llvm::StringRef name() { return "tidal-bound-thread-loops"; }
+};
+
 } // namespace tidal
 
 #endif

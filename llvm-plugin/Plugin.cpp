@@ -109,6 +109,21 @@ void registerTidalPasses(PassBuilder &PB) {
             ArrayRef<PassBuilder::PipelineElement>) {
         return addModulePasses(PB, Name, MPM);
       });
+  // The block functions' thread loops bounded before O3 vectorises them.
+  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
+    PIC->addClassToPassName(BoundThreadLoopsPass::name(), BoundThreadLoopsPass::name());
+  PB.registerPipelineParsingCallback(
+      [](StringRef Name, FunctionPassManager &FPM, ArrayRef<PassBuilder::PipelineElement>) {
+        if (Name != BoundThreadLoopsPass::name())
+          return false;
+        FPM.addPass(BoundThreadLoopsPass());
+        return true;
+      });
+  PB.registerVectorizerStartEPCallback(
+      [](FunctionPassManager &FPM, OptimizationLevel Level) {
+        if (Level != OptimizationLevel::O0)
+          FPM.addPass(BoundThreadLoopsPass());
+      });
 }
 
 } // namespace tidal

@@ -1,0 +1,237 @@
+; tidal-bound-thread-loops (O3 runs it at the vectoriser's start): a thread
+; loop of a block function whose body runs only for the threads below a
+; loop-invariant bound (`if tid < s:`, `if tid == 0:`) ends at that bound,
+; min(n, max(s, 1)), instead of running every thread with a test (and, once
+; vectorised, masked loads that reach past the shared array).
+; RUN: opt -load-pass-plugin=%plugin -passes='function(tidal-bound-thread-loops)' -S %s | FileCheck %s
+; RUN: opt -load-pass-plugin=%plugin -passes=tidal-host -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3 -S %s | FileCheck %s --check-prefix=HOST
+
+; The tree reduction's round, under its unswitched `while s > 0:`:
+; for t in 0..n: if t < s: buf[t] += buf[t + s]. With s > 0 known there,
+; the test goes too: every iteration of the bounded loop passes it, and the
+; vectorised loop has no mask.
+; CHECK-LABEL: define void @__tidal_block_tree(
+; CHECK:       rounds:
+; CHECK-NEXT:    [[ONE:%.*]] = call i64 @llvm.umax.i64(i64 %s, i64 1)
+; CHECK-NEXT:    [[BOUND:%.*]] = call i64 @llvm.umin.i64(i64 [[ONE]], i64 %n)
+; CHECK:       body:
+; CHECK-NEXT:    %t = phi i64 [ 0, %rounds ], [ %next, %latch ]
+; CHECK-NEXT:    %in = icmp ult i64 %t, %s
+; CHECK-NEXT:    br label %work
+; CHECK:       latch:
+; CHECK-NEXT:    %next = add nuw nsw i64 %t, 1
+; CHECK-NEXT:    %done = icmp eq i64 %next, [[BOUND]]
+; HOST-LABEL: define void @__tidal_block_tree(
+; HOST:          @llvm.umin.i64(
+; HOST-NOT:      masked.load
+; HOST:          load <8 x float>
+; HOST-NOT:      masked.load
+; HOST:        ret void
+define void @__tidal_block_tree(ptr noalias %buf, i64 %n, i64 %s) {
+entry:
+  %positive = icmp sgt i64 %s, 0
+  br i1 %positive, label %rounds, label %exit
+rounds:
+  br label %body
+body:
+  %t = phi i64 [ 0, %rounds ], [ %next, %latch ]
+  %in = icmp ult i64 %t, %s
+  br i1 %in, label %work, label %latch
+work:
+  %far = add i64 %t, %s
+  %p = getelementptr float, ptr %buf, i64 %far
+  %q = getelementptr float, ptr %buf, i64 %t
+  %a = load float, ptr %p, !llvm.access.group !0
+  %b = load float, ptr %q, !llvm.access.group !0
+  %sum = fadd float %a, %b
+  store float %sum, ptr %q, !llvm.access.group !0
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %body, !llvm.loop !1
+exit:
+  ret void
+}
+
+; The same after InstCombine has made `while s > 0` (s = r >> 1) into
+; `r >= 2`: s >= 1 still known, the test still goes.
+; CHECK-LABEL: define void @__tidal_block_halved(
+; CHECK:       body:
+; CHECK-NEXT:    %t = phi i64 [ 0, %rounds ], [ %next, %latch ]
+; CHECK-NEXT:    %in = icmp ult i64 %t, %s
+; CHECK-NEXT:    br label %work
+define void @__tidal_block_halved(ptr noalias %buf, i64 %n, i64 %r) {
+entry:
+  %s = lshr i64 %r, 1
+  %few = icmp ult i64 %r, 2
+  br i1 %few, label %exit, label %rounds
+rounds:
+  br label %body
+body:
+  %t = phi i64 [ 0, %rounds ], [ %next, %latch ]
+  %in = icmp ult i64 %t, %s
+  br i1 %in, label %work, label %latch
+work:
+  %q = getelementptr float, ptr %buf, i64 %t
+  store float 1.0, ptr %q, !llvm.access.group !0
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
+; `if t == 0:` (a signed i32 counter, extended): one iteration.
+; CHECK-LABEL: define void @__tidal_fitted_block_first(
+; CHECK:         [[ONE:%.*]] = call i32 @llvm.umax.i32(i32 1, i32 1)
+; CHECK:         [[BOUND:%.*]] = call i32 @llvm.umin.i32(i32 [[ONE]], i32 %n)
+; CHECK:         %done = icmp ult i32 %next, [[BOUND]]
+define void @__tidal_fitted_block_first(ptr %out, i32 %n) {
+entry:
+  br label %body
+body:
+  %t = phi i32 [ 0, %entry ], [ %next, %latch ]
+  %first = icmp eq i32 %t, 0
+  br i1 %first, label %work, label %latch
+work:
+  store i32 7, ptr %out
+  br label %latch
+latch:
+  %next = add nuw i32 %t, 1
+  %done = icmp ult i32 %next, %n
+  br i1 %done, label %body, label %exit
+exit:
+  ret void
+}
+
+; A signed test of the sign-extended counter, inverted (`t >= s` skips).
+; CHECK-LABEL: define void @__tidal_block_signed(
+; CHECK:         [[ONE:%.*]] = call i64 @llvm.smax.i64(i64 %s, i64 1)
+; CHECK:         [[WIDE:%.*]] = zext i32 %n to i64
+; CHECK:         [[MIN:%.*]] = call i64 @llvm.umin.i64(i64 [[ONE]], i64 [[WIDE]])
+; CHECK:         [[BOUND:%.*]] = trunc i64 [[MIN]] to i32
+; CHECK:         br i1 %past, label %latch, label %work
+; CHECK:         %done = icmp eq i32 %next, [[BOUND]]
+define void @__tidal_block_signed(ptr %out, i32 %n, i64 %s) {
+entry:
+  br label %body
+body:
+  %t = phi i32 [ 0, %entry ], [ %next, %latch ]
+  %wide = sext i32 %t to i64
+  %past = icmp sge i64 %wide, %s
+  br i1 %past, label %latch, label %work
+work:
+  %p = getelementptr i32, ptr %out, i64 %wide
+  store i32 1, ptr %p
+  br label %latch
+latch:
+  %next = add nuw nsw i32 %t, 1
+  %done = icmp eq i32 %next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
+; Left alone: the threads past s still do something (a store in the latch).
+; CHECK-LABEL: define void @__tidal_block_latch_store(
+; CHECK-NOT:     umin
+; CHECK:       ret void
+define void @__tidal_block_latch_store(ptr %out, ptr %next.state, i64 %n, i64 %s) {
+entry:
+  br label %body
+body:
+  %t = phi i64 [ 0, %entry ], [ %next, %latch ]
+  %in = icmp ult i64 %t, %s
+  br i1 %in, label %work, label %latch
+work:
+  %p = getelementptr i32, ptr %out, i64 %t
+  store i32 1, ptr %p
+  br label %latch
+latch:
+  %r = getelementptr i32, ptr %next.state, i64 %t
+  store i32 2, ptr %r
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
+; Left alone: a value of the skipped iterations is used after the loop.
+; CHECK-LABEL: define i64 @__tidal_block_live_out(
+; CHECK-NOT:     umin
+; CHECK:       ret i64
+define i64 @__tidal_block_live_out(ptr %out, i64 %n, i64 %s) {
+entry:
+  br label %body
+body:
+  %t = phi i64 [ 0, %entry ], [ %next, %latch ]
+  %in = icmp ult i64 %t, %s
+  br i1 %in, label %work, label %latch
+work:
+  %p = getelementptr i32, ptr %out, i64 %t
+  store i32 1, ptr %p
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  %last = phi i64 [ %next, %latch ]
+  ret i64 %last
+}
+
+; Left alone: a bound that changes in the loop, and a function that is not
+; a block function.
+; CHECK-LABEL: define void @__tidal_block_variant(
+; CHECK-NOT:     umin
+; CHECK:       ret void
+define void @__tidal_block_variant(ptr %out, ptr %bounds, i64 %n) {
+entry:
+  br label %body
+body:
+  %t = phi i64 [ 0, %entry ], [ %next, %latch ]
+  %bp = getelementptr i64, ptr %bounds, i64 %t
+  %s = load i64, ptr %bp
+  %in = icmp ult i64 %t, %s
+  br i1 %in, label %work, label %latch
+work:
+  %p = getelementptr i32, ptr %out, i64 %t
+  store i32 1, ptr %p
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
+; CHECK-LABEL: define void @other(
+; CHECK-NOT:     umin
+; CHECK:       ret void
+define void @other(ptr %out, i64 %n, i64 %s) {
+entry:
+  br label %body
+body:
+  %t = phi i64 [ 0, %entry ], [ %next, %latch ]
+  %in = icmp ult i64 %t, %s
+  br i1 %in, label %work, label %latch
+work:
+  %p = getelementptr i32, ptr %out, i64 %t
+  store i32 1, ptr %p
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
+!0 = distinct !{}
+!1 = distinct !{!1, !2}
+!2 = !{!"llvm.loop.parallel_accesses", !0}
