@@ -115,7 +115,6 @@ DISubprogram *addSubprogram(Function &Kernel, Function &F, IRBuilder<> &Builder)
 void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition> Conditions,
                             const std::string &FittedName) {
   Function &Kernel = Fitted.Kernel;
-  Function &Thread = Fitted.Thread;
   const unsigned Parameters = Kernel.arg_size();
   std::string Problem;
   if (!Fitted.Markers.SyncPoints.empty())
@@ -124,18 +123,29 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
     Problem = "it uses shared memory";
   else if (Fitted.Frame.SlotBytes || Fitted.Frame.UniformBytes)
     Problem = "it keeps values in a frame";
-  else if (any_of(instructions(Thread),
+  else if (any_of(instructions(Fitted.Thread),
                   [](Instruction &I) { return isa<AtomicRMWInst, AtomicCmpXchgInst>(I); }))
     Problem = "it has atomics";
+  // 1. A copy of the fitted K.thread without the checks it passes, if
+  //    nothing in it tells the blocks of a run apart.
+  Function *Copy = nullptr;
   if (Problem.empty()) {
-    dropFoldedChecks(Thread);
-    Problem = whyNotCoarsenable(Thread, Parameters);
+    ValueToValueMapTy Map;
+    if (Fitted.ThreadAccesses) // the same access group as the loops declare
+      Map.MD()[Fitted.ThreadAccesses].reset(Fitted.ThreadAccesses);
+    Copy = CloneFunction(&Fitted.Thread, Map);
+    Copy->setName(Kernel.getName() + ".thread.coarse");
+    dropFoldedChecks(*Copy);
+    Problem = whyNotCoarsenable(*Copy, Parameters);
   }
   if (!Problem.empty()) {
+    if (Copy)
+      Copy->eraseFromParent();
     LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "': not coarsened: " << Problem
                       << "\n");
     return;
   }
+  Function &Thread = *Copy;
 
   Module &M = *Thread.getParent();
   LLVMContext &Context = M.getContext();
@@ -155,7 +165,7 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
   IRBuilder<> B(BasicBlock::Create(Context, "entry", Coarse));
   addSubprogram(Kernel, *Coarse, B);
 
-  // 1. The parameter values: params[i] points at the i-th.
+  // 2. The parameter values: params[i] points at the i-th.
   SmallVector<Value *, 16> Arguments;
   for (Argument &Parameter : Kernel.args()) {
     Value *Slot = B.CreateConstInBoundsGEP1_64(Pointer, Params, Parameter.getArgNo());
@@ -163,7 +173,7 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
     Arguments.push_back(B.CreateLoad(Parameter.getType(), Address, Parameter.getName()));
   }
 
-  // 2. How many leading blocks of the run pass the conditions: those of x
+  // 3. How many leading blocks of the run pass the conditions: those of x
   //    per block ((ctaid.x + 1) * ntid.x <= n: blocks below n / ntid.x),
   //    the others alike for the whole row.
   const char *Dims[3] = {"x", "y", "z"};
@@ -200,7 +210,7 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
   BasicBlock *Done = BasicBlock::Create(Context, "done", Coarse);
   B.CreateCondBr(B.CreateICmpEQ(Blocks, B.getInt32(0)), Done, Run);
 
-  // 3. for tid.z, for tid.y, for t < blocks * ntid.x: the fitted K.thread
+  // 4. for tid.z, for tid.y, for t < blocks * ntid.x: the fitted K.thread
   //    (y innermost for kernels whose accesses are contiguous along y).
   B.SetInsertPoint(Run);
   Value *Wide[3] = {B.CreateNUWMul(Blocks, BlockDim[0], "ntid.x.coarse"), BlockDim[1],
