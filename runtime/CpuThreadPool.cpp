@@ -36,6 +36,9 @@ constexpr uint64_t WorkersInsideMask = AdmitsWorkers - 1;
 constexpr uint64_t MaxBlocksPerLaunch = uint64_t(1) << 62;
 // The longest run of consecutive blocks a participant takes at once.
 constexpr uint64_t MaxBlocksPerTake = 64;
+// With a coarsened block function, whose x loop is as long as the part of
+// the run in a grid row: longer runs.
+constexpr uint64_t MaxCoarseBlocksPerTake = 1024;
 
 // Blocks run by coarsened block functions since the process started.
 std::atomic<uint64_t> CoarsenedBlocks{0};
@@ -392,6 +395,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
   const std::atomic<bool> &Failed = Failure->Failed;
   const std::atomic<bool> &Interrupted = Interrupt.Interrupted;
   const uint64_t Participants = ParticipantCount;
+  const uint64_t MaxTake = Coarse ? MaxCoarseBlocksPerTake : MaxBlocksPerTake;
   for (;;) {
     // 1. Take the next run of consecutive blocks: about an eighth of each
     //    participant's share of what is left, so that the counter's cache
@@ -405,7 +409,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
       // A cooperative launch has a thread per block: one block at a time.
       Count = LaunchCooperative ? 1
                                 : std::clamp<uint64_t>((BlockCount - First) / (8 * Participants),
-                                                       1, MaxBlocksPerTake);
+                                                       1, MaxTake);
     } while (!NextBlock.compare_exchange_weak(First, First + Count,
                                               std::memory_order_relaxed));
     // 2. Run them in order, the block index stepped without divisions; a
