@@ -10,6 +10,7 @@
 //   addAloneVariant
 //   recordBlockConditions LowerHostBlockShape.cpp  !tidal.block.conditions, or with
 //   addFittedBlockFunction                         tidal.host.fitted: the fitted one
+//   addCoarseBlockFunction LowerHostCoarsen.cpp    and beside it the coarsened one
 // with the analyses (uniformity, loop order: LowerHostUniformity.cpp) and
 // the small shared pieces (loops, context loads, hooks: LowerHostSupport.cpp).
 // EntryValues holds what K.thread's entry computes for every stage.

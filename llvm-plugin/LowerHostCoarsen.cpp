@@ -233,6 +233,31 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
   Ran->addIncoming(B.getInt32(0), &Coarse->getEntryBlock());
   Ran->addIncoming(Blocks, LoopsDone);
   B.CreateRet(Ran);
+
+  // 5. The fitted entry runs its one block through it too (count 1), else
+  //    the block function as built: one copy of the kernel's body in the
+  //    fitted module, not two, for a cheaper build.
+  Function *Entry = M.getFunction(FittedName);
+  Function *General = M.getFunction(TIDAL_BLOCK_PREFIX + Kernel.getName().str());
+  if (Entry && General) {
+    Entry->deleteBody();
+    Argument *EntryParams = Entry->getArg(0), *EntryContext = Entry->getArg(1);
+    IRBuilder<> E(BasicBlock::Create(Context, "entry", Entry));
+    addSubprogram(Kernel, *Entry, E);
+    CallInst *One = E.CreateCall(Coarse, {EntryParams, EntryContext, E.getInt32(1)});
+    One->setIsNoInline(); // a copy of the body inlined here would undo the saving
+    Value *Fits = E.CreateICmpNE(One, E.getInt32(0), "fits");
+    BasicBlock *Done = BasicBlock::Create(Context, "done", Entry);
+    BasicBlock *Other = BasicBlock::Create(Context, "general", Entry);
+    E.CreateCondBr(Fits, Done, Other);
+    E.SetInsertPoint(Done);
+    E.CreateRetVoid();
+    E.SetInsertPoint(Other);
+    E.CreateCall(General, {EntryParams, EntryContext})->setTailCall();
+    E.CreateRetVoid();
+    if (Fitted.Thread.use_empty())
+      Fitted.Thread.eraseFromParent();
+  }
   ++NumCoarsened;
   LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Kernel.getName() << "': " << Name << ", "
                     << (YInnermost ? "y" : "x") << " innermost\n");

@@ -13,6 +13,16 @@
 
 ; LOWER-NOT: __tidal_coarse_block_
 
+; grid_copy's fitted entry runs its one block through the coarsened function
+; (count 1), else the block function: no second copy of the kernel's body.
+; COARSE-NOT:   @grid_copy.thread.fitted(
+; COARSE-LABEL: define void @__tidal_fitted_block_grid_copy(
+; COARSE-NEXT:  entry:
+; COARSE-NEXT:    [[RAN:%.+]] = call i32 @__tidal_coarse_block_grid_copy(ptr %params, ptr %ctx, i32 1)
+; COARSE-NEXT:    %fits = icmp ne i32 [[RAN]], 0
+; COARSE-NEXT:    br i1 %fits, label %done, label %general
+; COARSE:       general:
+; COARSE-NEXT:    tail call void @__tidal_block_grid_copy(ptr %params, ptr %ctx)
 ; grid_copy: the linear loop over the run's threads.
 ; COARSE-LABEL: define internal i32 @grid_copy.thread.coarse(
 ; COARSE-NOT:     __tidal_cpu_bounds_error
