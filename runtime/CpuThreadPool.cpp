@@ -387,7 +387,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
       if (Blocks)
         CoarsenedBlocks.fetch_add(Blocks, std::memory_order_relaxed);
     }
-  } Count{Coarsened};
+  } AddCoarsened{Coarsened};
   void **const Params = LaunchParams;
   const uint64_t BlockCount = LaunchBlockCount;
   const uint64_t GridX = LaunchGrid[0];
