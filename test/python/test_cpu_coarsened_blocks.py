@@ -6,6 +6,7 @@ loop as long as the run. The results are the kernel's whatever the block
 shape and grid (checked on every target); the counts, failures and faults
 are the cpu target's."""
 
+import gc
 import subprocess
 import sys
 import textwrap
@@ -130,6 +131,19 @@ def test_a_launch_runs_runs_of_blocks_through_the_coarsened_function(target):
     # Runs of consecutive blocks (short only at the launch's end) of one row.
     ran = live("cpu_coarsened_blocks") - blocks
     assert 512 <= ran <= 1024, ran
+
+
+@on_targets("cpu")
+def test_a_dropped_kernel_frees_its_coarsened_function(target):
+    stencil = make_stencil()
+    gc.collect()
+    functions = live("cpu_coarse_block_functions")
+    a = np.ones((64, 256), np.float32)
+    stencil[(16, 4), (16, 16)](a, np.zeros_like(a))
+    assert live("cpu_coarse_block_functions") == functions + 1
+    del stencil
+    gc.collect()
+    assert live("cpu_coarse_block_functions") == functions
 
 
 @on_targets("cpu")
