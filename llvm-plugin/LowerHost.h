@@ -10,6 +10,7 @@
 //   addAloneVariant
 //   recordBlockConditions LowerHostBlockShape.cpp  !tidal.block.conditions, or with
 //   addFittedBlockFunction                         tidal.host.fitted: the fitted one
+//   addCoarseBlockFunction LowerHostCoarsen.cpp    and beside it the coarsened one
 // with the analyses (uniformity, loop order: LowerHostUniformity.cpp) and
 // the small shared pieces (loops, context loads, hooks: LowerHostSupport.cpp).
 // EntryValues holds what K.thread's entry computes for every stage.
@@ -331,6 +332,28 @@ void recordBlockConditions(const LoweredKernel &Lowered, StringRef BlockName);
 // defined by the module lowered without the flag). Nothing for a kernel
 // without such checks.
 void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &BlockName);
+
+// What makes a check pass for every thread of a block
+// (LowerHostBlockShape.cpp).
+struct BlockCondition {
+  unsigned Dimension;
+  uint64_t Extent = 0;      // ntid.d <= Extent (a constant extent), or
+  int ParameterNumber = -1; // (ctaid.d + 1) * ntid.d <= the kernel's parameter
+};
+
+// The dimension d if V is cuda.grid's zext(ctaid.d) * zext(ntid.d) +
+// zext(tid.d) in K.thread (LowerHostBlockShape.cpp).
+std::optional<unsigned> gridIndexOf(Value *V, Argument *Context,
+                                    Argument *const ThreadIndex[3]);
+
+// In the fitted module, for a kernel without sync points whose only uses of
+// tid.x, ctaid.x and ntid.x are cuda.grid's x index: the coarsened block
+// function TIDAL_COARSE_BLOCK_PREFIX "K", which runs consecutive blocks of a
+// row of the grid as one block `count` times as wide (LowerHostCoarsen.cpp).
+// Fitted is the fitted copy of K.thread, Conditions those it was built under.
+void addCoarseBlockFunction(const LoweredKernel &Fitted,
+                            ArrayRef<BlockCondition> Conditions,
+                            const std::string &FittedName);
 
 // For a kernel with global atomics: __tidal_block_K dispatches between the
 // block function `BlockName` (renamed .atomic) and a copy for launches that

@@ -30,13 +30,6 @@ namespace {
 
 using namespace llvm::PatternMatch;
 
-// What makes a check pass for every thread of a block.
-struct BlockCondition {
-  unsigned Dimension;
-  uint64_t Extent = 0;      // ntid.d <= Extent (a constant extent), or
-  int ParameterNumber = -1; // (ctaid.d + 1) * ntid.d <= the kernel's parameter
-};
-
 // A check of K.thread that a condition implies, and its branch.
 struct ImpliedCheck {
   BranchInst *Branch;
@@ -80,6 +73,8 @@ bool isContextField(Value *V, Argument *Context, ContextField Field, unsigned Di
          DimensionIndex->getZExtValue() == Dimension;
 }
 
+} // namespace
+
 // The dimension d if V is cuda.grid's zext(ctaid.d) * zext(ntid.d) +
 // zext(tid.d) (i64: never negative, never wrapping).
 std::optional<unsigned> gridIndexOf(Value *V, Argument *Context,
@@ -99,6 +94,8 @@ std::optional<unsigned> gridIndexOf(Value *V, Argument *Context,
   }
   return std::nullopt;
 }
+
+namespace {
 
 // The checks of K.thread (a branch to a block that calls the bounds hook,
 // taken when index u>= extent) whose passing a block condition implies.
@@ -318,6 +315,9 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
   B.SetInsertPoint(Other);
   B.CreateCall(General, {Params, BlockContext})->setTailCall();
   B.CreateRetVoid();
+
+  // 4. Runs of consecutive blocks as one wider block, where the kernel allows.
+  addCoarseBlockFunction(FittedLowered, Conditions, Name);
 }
 
 } // namespace tidal::host_lowering

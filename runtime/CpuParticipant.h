@@ -120,6 +120,9 @@ struct alignas(64) CpuThreadPool::Participant {
   // A cooperative launch's grid barrier (CpuCooperativeLaunch.cpp); null
   // in other launches.
   CpuGridBarrier *Grid = nullptr;
+  // While a coarsened block function runs: the blocks it was given (from
+  // Context.block_idx), which a fault report names; 0 otherwise.
+  uint32_t CoarseBlocks = 0;
 };
 
 } // namespace tidal::runtime

@@ -233,10 +233,12 @@ private:
       for (const std::string &Name : BlockNames)
         Lookup.add(Jit->mangleAndIntern(Name));
       // Each kernel's static shared bytes (HostABI.h); absent from modules
-      // written by hand.
+      // written by hand. (Not for a fitted module's entries, whose names
+      // would map to one symbol, which a lookup set must not hold twice.)
       for (const std::string &Name : BlockNames)
-        Lookup.add(Jit->mangleAndIntern(staticSharedSymbol(Name)),
-                   orc::SymbolLookupFlags::WeaklyReferencedSymbol);
+        if (llvm::StringRef(Name).starts_with(TIDAL_BLOCK_PREFIX))
+          Lookup.add(Jit->mangleAndIntern(staticSharedSymbol(Name)),
+                     orc::SymbolLookupFlags::WeaklyReferencedSymbol);
       auto Symbols = Jit->getExecutionSession().lookup(
           orc::makeJITDylibSearchOrder(
               &Dylib, orc::JITDylibLookupFlags::MatchAllSymbols),
@@ -365,11 +367,16 @@ std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() { return createHo
 namespace {
 std::atomic<uint64_t> LiveCpuModules{0};
 std::atomic<uint64_t> LiveFittedBlockFunctions{0};
+std::atomic<uint64_t> LiveCoarseBlockFunctions{0};
 } // namespace
 
 uint64_t liveCpuModuleCount() { return LiveCpuModules.load(std::memory_order_relaxed); }
 uint64_t liveFittedBlockFunctionCount() {
   return LiveFittedBlockFunctions.load(std::memory_order_relaxed);
+}
+
+uint64_t liveCoarseBlockFunctionCount() {
+  return LiveCoarseBlockFunctions.load(std::memory_order_relaxed);
 }
 
 bool blockConditionsHold(const std::vector<CpuBlockCondition> &Conditions, Dim3 Block,
@@ -394,13 +401,16 @@ struct CpuModule::Impl {
   // of its own that links against Dylib.
   std::vector<orc::JITDylib *> FittedDylibs;
   llvm::StringMap<TidalBlockFunction> FittedFunctions; // by fitted symbol
+  uint64_t CoarseCount = 0; // of the fitted ones, those with a coarsened one
 
   ~Impl() {
     for (const auto &Entry : FittedFunctions) {
       forgetBlockFunctionName(Entry.second);
       CpuThreadPool::process().setRunsAlone(Entry.second, false);
       CpuThreadPool::process().setWatched(Entry.second, false);
+      CpuThreadPool::process().setCoarse(Entry.second, nullptr);
     }
+    LiveCoarseBlockFunctions.fetch_sub(CoarseCount, std::memory_order_relaxed);
     for (orc::JITDylib *Fitted : FittedDylibs) {
       HostJit::get().remove(*Fitted);
       LiveFittedBlockFunctions.fetch_sub(1, std::memory_order_relaxed);
@@ -649,12 +659,18 @@ TidalBlockFunction CpuModule::addFitted(std::unique_ptr<llvm::Module> M,
   if (!Defined || Defined->isDeclaration())
     throw RuntimeError("the fitted module of kernel '" + KernelName + "' defines no '" +
                        Symbol + "'");
+  // The coarsened block function beside it, where the kernel has one.
+  const std::string CoarseSymbol = TIDAL_COARSE_BLOCK_PREFIX + KernelName;
+  const llvm::Function *CoarseDefined = M->getFunction(CoarseSymbol);
+  std::vector<std::string> Symbols{Symbol};
+  if (CoarseDefined && !CoarseDefined->isDeclaration())
+    Symbols.push_back(CoarseSymbol);
   prepareCode(*M);
   llvm::StringMap<TidalBlockFunction> Addresses;
   llvm::StringMap<uint64_t> Unused;
   orc::JITDylib &Dylib =
       HostJit::get().compile(orc::ThreadSafeModule(std::move(M), std::move(Context)),
-                             {Symbol}, Addresses, Unused, I->Dylib);
+                             Symbols, Addresses, Unused, I->Dylib);
   I->FittedDylibs.push_back(&Dylib);
   LiveFittedBlockFunctions.fetch_add(1, std::memory_order_relaxed);
   TidalBlockFunction Fitted = Addresses[Symbol];
@@ -665,6 +681,12 @@ TidalBlockFunction CpuModule::addFitted(std::unique_ptr<llvm::Module> M,
     CpuThreadPool::process().setWatched(Fitted, true);
   if (std::find(I->RunAlone.begin(), I->RunAlone.end(), General) != I->RunAlone.end())
     CpuThreadPool::process().setRunsAlone(Fitted, true);
+  if (Symbols.size() > 1) {
+    CpuThreadPool::process().setCoarse(
+        Fitted, reinterpret_cast<TidalCoarseBlockFunction>(Addresses[CoarseSymbol]));
+    LiveCoarseBlockFunctions.fetch_add(1, std::memory_order_relaxed);
+    I->CoarseCount += 1;
+  }
   return Fitted;
 }
 

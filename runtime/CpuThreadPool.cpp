@@ -36,6 +36,12 @@ constexpr uint64_t WorkersInsideMask = AdmitsWorkers - 1;
 constexpr uint64_t MaxBlocksPerLaunch = uint64_t(1) << 62;
 // The longest run of consecutive blocks a participant takes at once.
 constexpr uint64_t MaxBlocksPerTake = 64;
+// With a coarsened block function, whose x loop is as long as the part of
+// the run in a grid row: longer runs.
+constexpr uint64_t MaxCoarseBlocksPerTake = 1024;
+
+// Blocks run by coarsened block functions since the process started.
+std::atomic<uint64_t> CoarsenedBlocks{0};
 
 // How long an idle worker, or a launcher waiting for workers, polls before it
 // sleeps: long enough to catch launches issued back to back.
@@ -169,6 +175,10 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
     Participants[I].DynamicShared.reserve(DynamicSharedBytes);
 
   LaunchFunction = Fn;
+  LaunchCoarse = nullptr;
+  for (const auto &[Function, Coarse] : CoarseFunctions)
+    if (Function == Fn)
+      LaunchCoarse = Coarse;
   LaunchGrid = Grid;
   LaunchBlock = Block;
   LaunchParams = Params;
@@ -241,6 +251,17 @@ void CpuThreadPool::setRunsAlone(TidalBlockFunction Fn, bool Alone) {
                        AloneFunctions.end());
   if (Alone)
     AloneFunctions.push_back(Fn);
+}
+
+uint64_t cpuCoarsenedBlockCount() { return CoarsenedBlocks.load(std::memory_order_relaxed); }
+
+void CpuThreadPool::setCoarse(TidalBlockFunction Fn, TidalCoarseBlockFunction Coarse) {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  CoarseFunctions.erase(std::remove_if(CoarseFunctions.begin(), CoarseFunctions.end(),
+                                       [&](const auto &Entry) { return Entry.first == Fn; }),
+                        CoarseFunctions.end());
+  if (Coarse)
+    CoarseFunctions.emplace_back(Fn, Coarse);
 }
 
 void CpuThreadPool::setWatched(TidalBlockFunction Fn, bool Watched) {
@@ -357,6 +378,16 @@ void CpuThreadPool::runBlocks(Participant &Self) {
   Context.dynamic_shared_bytes = LaunchSharedBytes;
 
   const TidalBlockFunction Function = LaunchFunction;
+  // A cooperative launch runs one block at a time (its grid barriers).
+  const TidalCoarseBlockFunction Coarse = LaunchCooperative ? nullptr : LaunchCoarse;
+  uint64_t Coarsened = 0;
+  struct CountCoarsened {
+    const uint64_t &Blocks;
+    ~CountCoarsened() {
+      if (Blocks)
+        CoarsenedBlocks.fetch_add(Blocks, std::memory_order_relaxed);
+    }
+  } AddCoarsened{Coarsened};
   void **const Params = LaunchParams;
   const uint64_t BlockCount = LaunchBlockCount;
   const uint64_t GridX = LaunchGrid[0];
@@ -364,6 +395,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
   const std::atomic<bool> &Failed = Failure->Failed;
   const std::atomic<bool> &Interrupted = Interrupt.Interrupted;
   const uint64_t Participants = ParticipantCount;
+  const uint64_t MaxTake = Coarse ? MaxCoarseBlocksPerTake : MaxBlocksPerTake;
   for (;;) {
     // 1. Take the next run of consecutive blocks: about an eighth of each
     //    participant's share of what is left, so that the counter's cache
@@ -377,22 +409,37 @@ void CpuThreadPool::runBlocks(Participant &Self) {
       // A cooperative launch has a thread per block: one block at a time.
       Count = LaunchCooperative ? 1
                                 : std::clamp<uint64_t>((BlockCount - First) / (8 * Participants),
-                                                       1, MaxBlocksPerTake);
+                                                       1, MaxTake);
     } while (!NextBlock.compare_exchange_weak(First, First + Count,
                                               std::memory_order_relaxed));
-    // 2. Run them in order, the block index stepped without divisions.
+    // 2. Run them in order, the block index stepped without divisions; a
+    //    kernel with a coarsened block function runs the part of the run in
+    //    each grid row through it, as far as it goes, the rest one by one.
     uint64_t X = First % GridX, Y = First / GridX % GridY, Z = First / GridX / GridY;
-    for (uint64_t Index = First; Index < First + Count; ++Index) {
+    for (uint64_t Index = First; Index < First + Count;) {
       if (Failed.load(std::memory_order_relaxed) ||
           Interrupted.load(std::memory_order_relaxed))
         return;
       Context.block_idx[0] = uint32_t(X);
       Context.block_idx[1] = uint32_t(Y);
       Context.block_idx[2] = uint32_t(Z);
-      Function(Params, &Context);
-      if (Self.Grid)
-        Self.Grid->blockFinished(&Context);
-      if (++X == GridX) {
+      uint64_t Ran = 0;
+      if (Coarse) {
+        const uint64_t InRow = std::min(GridX - X, First + Count - Index);
+        Self.CoarseBlocks = uint32_t(InRow);
+        Ran = InRow > 1 ? Coarse(Params, &Context, uint32_t(InRow)) : 0;
+        Self.CoarseBlocks = 0;
+        Coarsened += Ran;
+      }
+      if (!Ran) {
+        Function(Params, &Context);
+        if (Self.Grid)
+          Self.Grid->blockFinished(&Context);
+        Ran = 1;
+      }
+      Index += Ran;
+      X += Ran;
+      if (X == GridX) {
         X = 0;
         if (++Y == GridY) {
           Y = 0;
@@ -463,6 +510,7 @@ void CpuThreadPool::runBlocksGuarded(Participant &Self) {
     if (Signal != SIGINT)
       recordFault(Self, blockFunctionName(LaunchFunction), Signal, Recovery.Code,
                   Recovery.Address);
+    Self.CoarseBlocks = 0;
     return;
   }
   Recovery.Armed = 1;
@@ -642,8 +690,15 @@ void recordFault(CpuThreadPool::Participant &Self, const std::string &Kernel, in
              std::to_string(StackBytes >> 10) + " KiB stack of the cpu worker; SIGSEGV)";
     std::string Detail = "kernel '" + Kernel + "' faulted: " + What + " at address " +
                          describeAddress(Address);
+    // In a coarsened block function: one of the blocks it was given.
+    const std::string Where =
+        Self.CoarseBlocks > 1
+            ? "in one of the blocks " + describeDims(Block) + " to " +
+                  describeDims({Block[0] + Self.CoarseBlocks - 1, Block[1], Block[2]}) +
+                  " (run together as one wider block: the kernel's threads are independent)"
+            : "in block " + describeDims(Block);
     return KernelError(KernelError::Kind::Fault,
-                       Detail + ", in block " + describeDims(Block) +
+                       Detail + ", " + Where +
                            " (the thread is not known). The process continues; memory the "
                            "kernel wrote before the fault may hold anything",
                        Detail, Block, Dim3{0, 0, 0});

@@ -52,6 +52,11 @@ public:
   // told (TIDAL_CONTEXT_ALONE): for kernels dominated by global atomics.
   void setRunsAlone(TidalBlockFunction Fn, bool Alone);
 
+  // Launches of Fn run the runs of consecutive blocks of a grid row that
+  // they take through Coarse (HostABI.h; null: none), one block at a time
+  // only those that Coarse leaves.
+  void setCoarse(TidalBlockFunction Fn, TidalCoarseBlockFunction Coarse);
+
   // Launches of Fn (a debug-mode kernel) are watched: when one has not
   // finished after watchdogSeconds(), a report on stderr names the kernel
   // and the blocks still running on each host thread (docs/cpu-target.md).
@@ -104,6 +109,9 @@ private:
   size_t LaunchSharedBytes = 0;
   std::vector<TidalBlockFunction> AloneFunctions; // under LaunchMutex
   std::vector<TidalBlockFunction> WatchedFunctions; // under LaunchMutex
+  std::vector<std::pair<TidalBlockFunction, TidalCoarseBlockFunction>>
+      CoarseFunctions; // under LaunchMutex
+  TidalCoarseBlockFunction LaunchCoarse = nullptr; // of LaunchFunction
   // The watchdog thread (started with the first watched launch) and the
   // watched launch in progress (0: none), under WatchMutex.
   std::thread Watchdog;

@@ -44,6 +44,14 @@ typedef void (*TidalBlockFunction)(void **params, TidalBlockContext *ctx);
 // built at the first launch that can use it (a module of its own that calls
 // TIDAL_BLOCK_PREFIX "K" for the other blocks; docs/cpu-target.md).
 #define TIDAL_FITTED_BLOCK_PREFIX "__tidal_fitted_block_"
+// Beside it, for a kernel without sync points that indexes x only through
+// cuda.grid: runs the blocks ctx->block_idx.x .. + count - 1 of one row of
+// the grid (same y and z) as one block count times as wide, the leading
+// ones that pass the fitted function's conditions; returns how many it ran
+// (0: none; the caller runs the rest one by one; docs/cpu-target.md).
+typedef uint32_t (*TidalCoarseBlockFunction)(void **params, TidalBlockContext *ctx,
+                                             uint32_t count);
+#define TIDAL_COARSE_BLOCK_PREFIX "__tidal_coarse_block_"
 
 // For each kernel K, tidal-lower-host also defines the constant
 // `i64 TIDAL_STATIC_SHARED_PREFIX "K"`: the bytes of static shared memory of

@@ -83,15 +83,21 @@ PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
 }
 
 // live_code(): {"cpu_modules": n, "cpu_fitted_block_functions": n,
-// "cuda_modules": n}, the compiled modules and the cpu target's fitted block
-// functions alive now (debug counters of the runtime: a dropped kernel's go).
+// "cuda_modules": n, "cpu_coarse_block_functions": n, "cpu_coarsened_blocks":
+// n}, the compiled modules and the cpu target's fitted and coarsened block
+// functions alive now (debug counters of the runtime: a dropped kernel's
+// go), and the blocks the coarsened ones ran since the process started.
 PyObject *module_live_code(PyObject *, PyObject *) {
-  return Py_BuildValue("{sKsKsK}", "cpu_modules",
+  return Py_BuildValue("{sKsKsKsKsK}", "cpu_modules",
                        static_cast<unsigned long long>(runtime::liveCpuModuleCount()),
                        "cpu_fitted_block_functions",
                        static_cast<unsigned long long>(runtime::liveFittedBlockFunctionCount()),
                        "cuda_modules",
-                       static_cast<unsigned long long>(runtime::liveCudaModuleCount()));
+                       static_cast<unsigned long long>(runtime::liveCudaModuleCount()),
+                       "cpu_coarse_block_functions",
+                       static_cast<unsigned long long>(runtime::liveCoarseBlockFunctionCount()),
+                       "cpu_coarsened_blocks",
+                       static_cast<unsigned long long>(runtime::cpuCoarsenedBlockCount()));
 }
 
 PyMethodDef CompilerMethods[] = {

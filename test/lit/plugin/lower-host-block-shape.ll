@@ -118,8 +118,11 @@ fault:
   call void @tidal.bounds.fault(ptr @where, i64 %i, i64 %n, i32 0)
   br label %store
 store:
+  ; tid.x on its own: not coarsened (lower-host-coarsen.ll), so the fitted
+  ; entry tests the condition itself
+  %lane = uitofp i32 %tid to float
   %op = getelementptr float, ptr %out, i64 %i
-  store float 2.0, ptr %op
+  store float %lane, ptr %op
   ret void
 }
 

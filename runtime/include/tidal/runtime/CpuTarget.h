@@ -188,6 +188,10 @@ private:
 uint64_t liveCpuModuleCount();
 // How many fitted block functions (CpuModule::addFitted) live now.
 uint64_t liveFittedBlockFunctionCount();
+// How many of them have a coarsened block function beside them, and how
+// many blocks those ran since the process started (docs/cpu-target.md).
+uint64_t liveCoarseBlockFunctionCount();
+uint64_t cpuCoarsenedBlockCount();
 
 // Runs `Fn` for every block of `Grid`, blocks spread over the worker pool
 // (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order
