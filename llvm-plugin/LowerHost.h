@@ -322,6 +322,11 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
 // run alone (.alone).
 void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName);
 
+// After addAloneVariant: if every global atomic of the kernel may go to a
+// private copy of its array per host thread, the kernel's entry in
+// !tidal.private.atomics (LowerHostPrivateAtomics.cpp).
+void recordPrivateAtomics(const LoweredKernel &Lowered, const std::string &BlockName);
+
 
 } // namespace tidal::host_lowering
 

@@ -84,9 +84,13 @@ PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
 
 // live_code(): {"cpu_modules": n, "cpu_fitted_block_functions": n,
 // "cuda_modules": n}, the compiled modules and the cpu target's fitted block
-// functions alive now (debug counters of the runtime: a dropped kernel's go).
+// functions alive now (debug counters of the runtime: a dropped kernel's go);
+// and "cpu_privatised_launches": n, the launches so far that privatised
+// their atomics.
 PyObject *module_live_code(PyObject *, PyObject *) {
-  return Py_BuildValue("{sKsKsK}", "cpu_modules",
+  return Py_BuildValue("{sKsKsKsK}", "cpu_privatised_launches",
+                       static_cast<unsigned long long>(runtime::privatisedLaunchCount()),
+                       "cpu_modules",
                        static_cast<unsigned long long>(runtime::liveCpuModuleCount()),
                        "cpu_fitted_block_functions",
                        static_cast<unsigned long long>(runtime::liveFittedBlockFunctionCount()),
