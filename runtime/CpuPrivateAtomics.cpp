@@ -181,7 +181,7 @@ bool planPrivateLaunch(const CpuPrivatePlan &Plan, void **Params, PrivateLaunch 
   uint64_t Total = 0;
   for (const CpuPrivateArray &Array : Plan.Arrays) {
     char *Data = *static_cast<char **>(Params[Array.Data]);
-    int64_t Low = 0, High = 0, WidestStride = 0;
+    int64_t Low = 0, High = 0, NarrowestStride = 0; // of dimensions with 2 or more
     bool Empty = false;
     for (uint32_t D = 0; D < Array.Dimensions; ++D) {
       const int64_t Shape = *static_cast<int64_t *>(Params[Array.Data + 1 + D]);
@@ -197,7 +197,9 @@ bool planPrivateLaunch(const CpuPrivatePlan &Plan, void **Params, PrivateLaunch 
         return false;
       if (Array.Combine && Stride % int64_t(Array.ElementBytes) != 0)
         return false;
-      WidestStride = std::max(WidestStride, Stride < 0 ? -Stride : Stride);
+      const int64_t Step = Stride < 0 ? -Stride : Stride;
+      if (Shape > 1 && Step && (!NarrowestStride || Step < NarrowestStride))
+        NarrowestStride = Step;
     }
     if (Empty) {
       if (Array.Combine) // no element to privatise (every index fails its check)
@@ -214,9 +216,9 @@ bool planPrivateLaunch(const CpuPrivatePlan &Plan, void **Params, PrivateLaunch 
           {Array.Data, Array.Combine, Array.ElementBytes, Data + Low, Bytes, uint64_t(-Low)});
       Ranges.push_back({Address + Low, Address + High + Array.ElementBytes});
     } else {
-      // Its element size is not known here: at least 16 bytes (complex128)
-      // or its widest stride past its last element's start.
-      Others.push_back({Address + Low, Address + High + std::max<int64_t>(16, WidestStride)});
+      // Its element size is not known here: its narrowest stride (elements
+      // do not overlap), or 16 bytes (complex128) for a single element.
+      Others.push_back({Address + Low, Address + High + (NarrowestStride ? NarrowestStride : 16)});
     }
   }
   if (Launch.Targets.empty())
