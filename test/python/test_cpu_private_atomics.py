@@ -7,10 +7,16 @@ end; others run on one host thread. The results are the atomics' on every
 target; tidal._tidal.live_code()["cpu_privatised_launches"] counts the
 launches that privatised (cpu target only)."""
 
+import ast
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
 from tidal import _tidal, cuda
+from child_processes import python_environment
 from targets import on_targets
 
 
@@ -241,3 +247,93 @@ def test_an_index_error_names_the_thread_and_keeps_the_updates_that_ran(target, 
     bins[:] = 0
     checked_histogram[blocks, block](x, bins)
     np.testing.assert_array_equal(bins, np.bincount(x, minlength=nbins))
+
+
+@on_targets("cpu")
+def test_a_kernel_from_the_disk_cache_is_privatised(target, tmp_path):
+    (tmp_path / "cached_histogram.py").write_text(textwrap.dedent("""
+        from tidal import cuda
+
+        @cuda.jit(cache=True)
+        def histogram(x, bins):
+            i = cuda.grid(1)
+            if i < x.size:
+                cuda.atomic.add(bins, x[i], 1)
+    """))
+    program = f"""
+        import sys
+        import numpy as np
+        sys.path.insert(0, {str(tmp_path)!r})
+        from tidal import _tidal
+        import cached_histogram
+        x = np.arange(100_000) % 50
+        bins = np.zeros(50, np.int64)
+        cached_histogram.histogram[400, 256](x, bins)
+        stats = cached_histogram.histogram.stats
+        print(repr((sum(stats.cache_hits.values()), _tidal.live_code()["cpu_privatised_launches"],
+                    bool((bins == 2000).all()))))
+    """
+    results = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(program)],
+                              capture_output=True, text=True, timeout=120,
+                              env=python_environment(TIDAL_TARGET="cpu", TIDAL_CPU_THREADS="2",
+                                                     TIDAL_CACHE_DIR=str(tmp_path / "cache")))
+        assert done.returncode == 0, done.stderr
+        results.append(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+    assert results == [(0, 1, True), (1, 1, True)]
+
+
+@on_targets("cpu")
+def test_ctrl_c_interrupts_a_privatised_launch_and_keeps_its_counts(target):
+    program = """
+        import os, signal, threading
+        import numpy as np
+        from tidal import _tidal, cuda
+
+        @cuda.jit
+        def count_then_spin(flag, bins):
+            # bins only gets atomics: privatised. Thread 0 of block 0 counts
+            # once, then waits for a flag nobody sets.
+            cuda.atomic.add(bins, cuda.threadIdx.x % 4, 1)
+            if cuda.blockIdx.x == 0:
+                while flag[0] == 0:
+                    pass
+
+        def press_ctrl_c_until(done):
+            while not done.wait(0.5):
+                os.kill(os.getpid(), signal.SIGINT)
+
+        flag = np.zeros(1, np.int32)
+        bins = np.zeros(4, np.int64)
+        done = threading.Event()
+        threading.Thread(target=press_ctrl_c_until, args=(done,)).start()
+        try:
+            count_then_spin[64, 32](flag, bins)
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted")
+        done.set()
+        # Whole blocks add as much to every bin; the interrupted thread's
+        # one count is in bins[0] only if its copy was combined.
+        print(_tidal.live_code()["cpu_privatised_launches"], bins[0] - bins[1],
+              int(bins[1] == bins[2] == bins[3] > 0))
+
+        @cuda.jit
+        def histogram(x, bins):
+            i = cuda.grid(1)
+            if i < x.size:
+                cuda.atomic.add(bins, x[i], 1)
+
+        bins[:] = 0
+        histogram[100, 100](np.arange(10_000) % 4, bins)
+        print(bins.tolist())
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(program)],
+                          capture_output=True, text=True, timeout=120,
+                          env=python_environment(TIDAL_TARGET="cpu", TIDAL_CPU_THREADS="2"))
+    assert done.returncode == 0, done.stderr
+    # Interrupted; what the blocks that ran counted reached the array, the
+    # interrupted one's too; the copies were clean for the next launch.
+    assert done.stdout.splitlines() == ["interrupted", "1 1 1", "[2500, 2500, 2500, 2500]"], (
+        done.stdout + done.stderr)
