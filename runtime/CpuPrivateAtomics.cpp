@@ -251,11 +251,11 @@ struct PrivateCopies::Copy {
 PrivateCopies::PrivateCopies() = default;
 PrivateCopies::~PrivateCopies() = default;
 
-void **PrivateCopies::begin(const PrivateLaunch &Launch, void **Params) {
+void PrivateCopies::prepare(const PrivateLaunch &Launch) {
   while (Copies.size() < Launch.Targets.size())
     Copies.push_back(std::make_unique<Copy>());
   DataPointers.resize(Launch.Targets.size());
-  Parameters.assign(Params, Params + Launch.Parameters);
+  Parameters.reserve(Launch.Parameters);
   for (size_t K = 0; K < Launch.Targets.size(); ++K) {
     const PrivateLaunch::Target &Target = Launch.Targets[K];
     Copy &C = *Copies[K];
@@ -267,8 +267,14 @@ void **PrivateCopies::begin(const PrivateLaunch &Launch, void **Params) {
       C.ElementBytes = Target.ElementBytes;
       C.fill();
     }
-    DataPointers[K] = static_cast<char *>(C.Buffer.data()) + Target.DataAt;
-    Parameters[Target.Data] = &DataPointers[K];
+  }
+}
+
+void **PrivateCopies::begin(const PrivateLaunch &Launch, void **Params) {
+  Parameters.assign(Params, Params + Launch.Parameters); // reserved: no allocation
+  for (size_t K = 0; K < Launch.Targets.size(); ++K) {
+    DataPointers[K] = static_cast<char *>(Copies[K]->Buffer.data()) + Launch.Targets[K].DataAt;
+    Parameters[Launch.Targets[K].Data] = &DataPointers[K];
   }
   Active = true;
   return Parameters.data();

@@ -71,8 +71,13 @@ class PrivateCopies {
 public:
   PrivateCopies();
   ~PrivateCopies();
-  // The parameters this participant's blocks get: Params with each
-  // privatised array's data pointer moved to its copy.
+  // On the launching thread, before the launch starts: a copy per array of
+  // Launch, sized and holding the identity (throws RuntimeError when memory
+  // runs out).
+  void prepare(const PrivateLaunch &Launch);
+  // At the participant's first block (no allocation): the parameters its
+  // blocks get, Params with each privatised array's data pointer moved to
+  // its copy.
   void **begin(const PrivateLaunch &Launch, void **Params);
   // Adds what the copies hold to the arrays (atomically: other participants
   // run blocks or combine meanwhile) and restores the identity. A fault in

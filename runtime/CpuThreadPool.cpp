@@ -220,6 +220,12 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
     for (const auto &[Function, Plan] : PrivateFunctions)
       if (Function == Fn) {
         LaunchPrivatised = planPrivateLaunch(Plan, Params, LaunchPrivate);
+        try {
+          for (unsigned I = 0; LaunchPrivatised && I < ParticipantCount; ++I)
+            Participants[I].Private.prepare(LaunchPrivate);
+        } catch (const RuntimeError &) {
+          LaunchPrivatised = false; // no memory for the copies: alone, as before
+        }
         LaunchAlone = !LaunchPrivatised;
         if (LaunchPrivatised)
           countPrivatisedLaunch();
