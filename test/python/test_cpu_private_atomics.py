@@ -8,6 +8,7 @@ target; tidal._tidal.live_code()["cpu_privatised_launches"] counts the
 launches that privatised (cpu target only)."""
 
 import ast
+import gc
 import subprocess
 import sys
 import textwrap
@@ -337,3 +338,36 @@ def test_ctrl_c_interrupts_a_privatised_launch_and_keeps_its_counts(target):
     # interrupted one's too; the copies were clean for the next launch.
     assert done.stdout.splitlines() == ["interrupted", "1 1 1", "[2500, 2500, 2500, 2500]"], (
         done.stdout + done.stderr)
+
+
+@on_targets("cpu")
+def test_a_fitted_block_function_is_privatised_too(target, monkeypatch):
+    # y[i]'s check is passed by every block that lies inside y: the first
+    # launch builds the fitted block function (test_cpu_fitted_blocks.py),
+    # which gets the plan of the kernel's block function.
+    monkeypatch.setenv("TIDAL_CPU_FITTED_THREADS", "0")
+
+    @cuda.jit
+    def double_and_count(x, y, bins):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = x[i] * 2
+            cuda.atomic.add(bins, x[i], 1)
+
+    n = 100_000
+    x = np.arange(n) % 50
+    y = np.zeros(n, np.int64)
+    bins = np.zeros(50, np.int64)
+    gc.collect()  # earlier tests' fitted functions, collected midway, would change the count
+    gc.disable()
+    try:
+        fitted = _tidal.live_code()["cpu_fitted_block_functions"]
+        for launch in range(1, 3):
+            before = privatised_launches()
+            double_and_count[(n + 127) // 128, 128](x, y, bins)
+            expect_privatised(target, before, True)
+            assert _tidal.live_code()["cpu_fitted_block_functions"] == fitted + 1
+            np.testing.assert_array_equal(bins, np.full(50, 2000 * launch))
+            np.testing.assert_array_equal(y, 2 * x)
+    finally:
+        gc.enable()
