@@ -16,7 +16,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tidal import _tidal, cuda
+from tidal import _tidal, cuda, int64
 from child_processes import python_environment
 from targets import on_targets
 
@@ -371,3 +371,31 @@ def test_a_fitted_block_function_is_privatised_too(target, monkeypatch):
             np.testing.assert_array_equal(y, 2 * x)
     finally:
         gc.enable()
+
+
+@cuda.jit
+def block_sums_into_total(x, total):
+    # A tree reduction per block (shared memory, barriers), then one
+    # atomic per block into a global total.
+    buf = cuda.shared.array(256, int64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[tid] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if tid < s:
+            buf[tid] += buf[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        cuda.atomic.add(total, 0, buf[0])
+
+
+def test_a_reduction_with_barriers_into_one_total_is_privatised(target, rng):
+    x = rng.integers(-1000, 1000, 1 << 18)
+    total = np.array([123], np.int64)
+    before = privatised_launches()
+    block_sums_into_total[x.size // 256, 256](x, total)
+    expect_privatised(target, before, True)
+    target.assert_result("block_sums_into_total", total, [123 + x.sum()])
