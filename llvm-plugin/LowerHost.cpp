@@ -299,6 +299,7 @@ bool lowerHost(Module &M) {
     } else {
       createBlockFunction(Stages, BlockName);
       addAloneVariant(Stages, BlockName);
+      recordPrivateAtomics(Stages, BlockName);
       recordBlockConditions(Stages, BlockName);
       addStaticSharedBytes(M, Kernel->getName(), Markers.StaticSharedBytes);
     }

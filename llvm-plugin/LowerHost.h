@@ -360,6 +360,11 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted,
 // run alone (.alone).
 void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName);
 
+// After addAloneVariant: if every global atomic of the kernel may go to a
+// private copy of its array per host thread, the kernel's entry in
+// !tidal.private.atomics (LowerHostPrivateAtomics.cpp).
+void recordPrivateAtomics(const LoweredKernel &Lowered, const std::string &BlockName);
+
 
 } // namespace tidal::host_lowering
 

@@ -139,6 +139,7 @@ void CpuThreadPool::launchCooperative(TidalBlockFunction Fn, Dim3 Grid, Dim3 Blo
   LaunchSharedBytes = DynamicSharedBytes;
   LaunchBlockCount = BlockCount;
   LaunchAlone = false;
+  LaunchPrivatised = false;
   LaunchCooperative = true;
   NextBlock.store(0, std::memory_order_relaxed);
   // SIGINT reaches the launch's block threads (CpuFaults.h) while it runs.

@@ -116,6 +116,7 @@ struct alignas(64) CpuThreadPool::Participant {
   SharedMemoryBuffer DynamicShared; // ctx->dynamic_shared
   SharedMemoryBuffer Shared;        // __tidal_cpu_shared
   SharedMemoryBuffer Frame;         // __tidal_cpu_frame
+  PrivateCopies Private;            // of a privatised launch's arrays
   CpuThreadPool::LaunchFailure *Failure = nullptr;
   // A cooperative launch's grid barrier (CpuCooperativeLaunch.cpp); null
   // in other launches.

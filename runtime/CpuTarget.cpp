@@ -395,6 +395,8 @@ struct CpuModule::Impl {
   llvm::StringMap<TidalBlockFunction> BlockFunctions;
   llvm::StringMap<uint64_t> StaticSharedBytes; // by block function name
   std::vector<TidalBlockFunction> RunAlone; // registered with the pool
+  // Those of RunAlone whose atomics may be privatised, with their plans.
+  std::vector<std::pair<TidalBlockFunction, CpuPrivatePlan>> PrivatePlans;
   bool Watched = false; // debug mode: the pool's watchdog watches its launches
   std::vector<CpuBlockCondition> Conditions;
   // The fitted block functions built so far (addFitted), each in a JITDylib
@@ -407,6 +409,7 @@ struct CpuModule::Impl {
     for (const auto &Entry : FittedFunctions) {
       forgetBlockFunctionName(Entry.second);
       CpuThreadPool::process().setRunsAlone(Entry.second, false);
+      CpuThreadPool::process().setPrivatised(Entry.second, std::nullopt);
       CpuThreadPool::process().setWatched(Entry.second, false);
       CpuThreadPool::process().setCoarse(Entry.second, nullptr);
     }
@@ -417,8 +420,10 @@ struct CpuModule::Impl {
     }
     for (const auto &Entry : BlockFunctions)
       forgetBlockFunctionName(Entry.second);
-    for (TidalBlockFunction Fn : RunAlone)
+    for (TidalBlockFunction Fn : RunAlone) {
       CpuThreadPool::process().setRunsAlone(Fn, false);
+      CpuThreadPool::process().setPrivatised(Fn, std::nullopt);
+    }
     if (Watched)
       for (const auto &Entry : BlockFunctions)
         CpuThreadPool::process().setWatched(Entry.second, false);
@@ -547,6 +552,7 @@ CpuObject prepareModule(llvm::Module &M) {
       if (auto *F = llvm::mdconst::dyn_extract_or_null<llvm::Function>(
               Entry->getOperand(0)))
         Prepared.AloneNames.push_back(F->getName().str());
+  Prepared.PrivateAtomics = privateAtomicsLines(M);
 
   // Kernels with a fitted block function, built at a launch (addFitted).
   if (llvm::NamedMDNode *Table = M.getNamedMetadata(BlockConditionsMetadataName))
@@ -590,6 +596,15 @@ void registerBlockFunctions(CpuModule::Impl &State, const CpuObject &Prepared) {
       CpuThreadPool::process().setRunsAlone(Found->second, true);
       State.RunAlone.push_back(Found->second);
     }
+  for (const std::string &Line : Prepared.PrivateAtomics)
+    if (auto Plan = parsePrivateAtomicsLine(Line))
+      if (auto Found = State.BlockFunctions.find(Plan->first);
+          Found != State.BlockFunctions.end() &&
+          std::find(State.RunAlone.begin(), State.RunAlone.end(), Found->second) !=
+              State.RunAlone.end()) {
+        CpuThreadPool::process().setPrivatised(Found->second, Plan->second);
+        State.PrivatePlans.emplace_back(Found->second, Plan->second);
+      }
 }
 
 } // namespace
@@ -687,6 +702,9 @@ TidalBlockFunction CpuModule::addFitted(std::unique_ptr<llvm::Module> M,
     LiveCoarseBlockFunctions.fetch_add(1, std::memory_order_relaxed);
     I->CoarseCount += 1;
   }
+  for (const auto &[Function, Plan] : I->PrivatePlans)
+    if (Function == General)
+      CpuThreadPool::process().setPrivatised(Fitted, Plan);
   return Fitted;
 }
 

@@ -223,6 +223,24 @@ void CpuThreadPool::launch(TidalBlockFunction Fn, Dim3 Grid, Dim3 Block,
   LaunchAlone = SpareBlocks == 0 || Workers.empty() ||
                 std::find(AloneFunctions.begin(), AloneFunctions.end(), Fn) !=
                     AloneFunctions.end();
+  // Global atomics that may go to private copies: every participant runs
+  // the plain-atomic block function (CpuPrivateAtomics.h).
+  LaunchPrivatised = false;
+  if (LaunchAlone && SpareBlocks != 0 && !Workers.empty() && !PrivateFunctions.empty())
+    for (const auto &[Function, Plan] : PrivateFunctions)
+      if (Function == Fn) {
+        LaunchPrivatised = planPrivateLaunch(Plan, Params, LaunchPrivate);
+        try {
+          for (unsigned I = 0; LaunchPrivatised && I < ParticipantCount; ++I)
+            Participants[I].Private.prepare(LaunchPrivate);
+        } catch (const RuntimeError &) {
+          LaunchPrivatised = false; // no memory for the copies: alone, as before
+        }
+        LaunchAlone = !LaunchPrivatised;
+        if (LaunchPrivatised)
+          countPrivatisedLaunch();
+        break;
+      }
   if (LaunchAlone) {
     {
       EndOfLaunch End{Interrupt};
@@ -262,6 +280,15 @@ void CpuThreadPool::setCoarse(TidalBlockFunction Fn, TidalCoarseBlockFunction Co
                         CoarseFunctions.end());
   if (Coarse)
     CoarseFunctions.emplace_back(Fn, Coarse);
+}
+
+void CpuThreadPool::setPrivatised(TidalBlockFunction Fn, std::optional<CpuPrivatePlan> Plan) {
+  std::lock_guard<std::mutex> Lock(LaunchMutex);
+  PrivateFunctions.erase(std::remove_if(PrivateFunctions.begin(), PrivateFunctions.end(),
+                                        [&](const auto &Entry) { return Entry.first == Fn; }),
+                         PrivateFunctions.end());
+  if (Plan)
+    PrivateFunctions.emplace_back(Fn, std::move(*Plan));
 }
 
 void CpuThreadPool::setWatched(TidalBlockFunction Fn, bool Watched) {
@@ -373,7 +400,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
     Context.block_dim[D] = LaunchBlock[D];
     Context.grid_dim[D] = LaunchGrid[D];
   }
-  Context.flags = LaunchAlone ? TIDAL_CONTEXT_ALONE : 0;
+  Context.flags = LaunchAlone || LaunchPrivatised ? TIDAL_CONTEXT_ALONE : 0;
   Context.dynamic_shared = Self.DynamicShared.data();
   Context.dynamic_shared_bytes = LaunchSharedBytes;
 
@@ -388,7 +415,7 @@ void CpuThreadPool::runBlocks(Participant &Self) {
         CoarsenedBlocks.fetch_add(Blocks, std::memory_order_relaxed);
     }
   } AddCoarsened{Coarsened};
-  void **const Params = LaunchParams;
+  void **Params = LaunchParams;
   const uint64_t BlockCount = LaunchBlockCount;
   const uint64_t GridX = LaunchGrid[0];
   const uint64_t GridY = LaunchGrid[1];
@@ -412,6 +439,9 @@ void CpuThreadPool::runBlocks(Participant &Self) {
                                                        1, MaxTake);
     } while (!NextBlock.compare_exchange_weak(First, First + Count,
                                               std::memory_order_relaxed));
+    // A privatised launch: at the participant's first block, its copies.
+    if (LaunchPrivatised && !Self.Private.active())
+      Params = Self.Private.begin(LaunchPrivate, LaunchParams);
     // 2. Run them in order, the block index stepped without divisions; a
     //    kernel with a coarsened block function runs the part of the run in
     //    each grid row through it, as far as it goes, the rest one by one.
@@ -511,11 +541,41 @@ void CpuThreadPool::runBlocksGuarded(Participant &Self) {
       recordFault(Self, blockFunctionName(LaunchFunction), Signal, Recovery.Code,
                   Recovery.Address);
     Self.CoarseBlocks = 0;
+    combinePrivateCopies(Self);
     return;
   }
   Recovery.Armed = 1;
   runBlocks(Self);
   Recovery.Armed = 0;
+  combinePrivateCopies(Self);
+}
+
+// Also after a failure or an interrupt: the arrays then hold what the
+// blocks that ran did, as without private copies. SIGINT waits until the
+// copies are in (blocked on this thread meanwhile); a fault (an array not in
+// memory, where the atomics themselves would have faulted) is the launch's
+// failure, and the copies are refilled.
+void CpuThreadPool::combinePrivateCopies(Participant &Self) {
+  if (!Self.Private.active())
+    return;
+  FaultRecovery &Recovery = Self.Recovery;
+  sigset_t Interrupt, Previous;
+  sigemptyset(&Interrupt);
+  sigaddset(&Interrupt, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &Interrupt, &Previous);
+  if (sigsetjmp(Recovery.Jump, 0) != 0) {
+    Recovery.Armed = 0;
+    unblockSignal(Recovery.Signal);
+    recordFault(Self, blockFunctionName(LaunchFunction), Recovery.Signal, Recovery.Code,
+                Recovery.Address);
+    Self.Private.reset();
+    pthread_sigmask(SIG_SETMASK, &Previous, nullptr);
+    return;
+  }
+  Recovery.Armed = 1;
+  Self.Private.combine(LaunchPrivate);
+  Recovery.Armed = 0;
+  pthread_sigmask(SIG_SETMASK, &Previous, nullptr);
 }
 
 void CpuThreadPool::wakeWorkers(uint64_t SpareBlocks) {

@@ -6,6 +6,7 @@
 #define TIDAL_RUNTIME_CPUTHREADPOOL_H
 
 #include "CpuFaults.h"
+#include "CpuPrivateAtomics.h"
 #include "tidal/runtime/CpuTarget.h"
 
 #include <atomic>
@@ -56,6 +57,10 @@ public:
   // they take through Coarse (HostABI.h; null: none), one block at a time
   // only those that Coarse leaves.
   void setCoarse(TidalBlockFunction Fn, TidalCoarseBlockFunction Coarse);
+  // Launches of Fn (which runs alone) whose arrays qualify for Plan run on
+  // every participant, each with private copies of Plan's arrays
+  // (CpuPrivateAtomics.h); nothing: forget Fn.
+  void setPrivatised(TidalBlockFunction Fn, std::optional<CpuPrivatePlan> Plan);
 
   // Launches of Fn (a debug-mode kernel) are watched: when one has not
   // finished after watchdogSeconds(), a report on stderr names the kernel
@@ -82,6 +87,9 @@ private:
   // runBlocks with the participant armed for faults and interrupts: a
   // fault in a block function is recorded as the launch's failure.
   void runBlocksGuarded(Participant &Self);
+  // After Self's last block of a privatised launch: its copies into the
+  // arrays (CpuPrivateAtomics.h).
+  void combinePrivateCopies(Participant &Self);
   void watchdogMain();
   void reportSlowLaunch(double Seconds);
 
@@ -112,6 +120,9 @@ private:
   std::vector<std::pair<TidalBlockFunction, TidalCoarseBlockFunction>>
       CoarseFunctions; // under LaunchMutex
   TidalCoarseBlockFunction LaunchCoarse = nullptr; // of LaunchFunction
+  std::vector<std::pair<TidalBlockFunction, CpuPrivatePlan>> PrivateFunctions; // under LaunchMutex
+  bool LaunchPrivatised = false; // participants use private copies (LaunchPrivate)
+  PrivateLaunch LaunchPrivate;
   // The watchdog thread (started with the first watched launch) and the
   // watched launch in progress (0: none), under WatchMutex.
   std::thread Watchdog;

@@ -33,6 +33,23 @@ inline constexpr const char *RunAloneMetadataName = "tidal.run.alone";
 // fitted block function tests per block (docs/cpu-target.md, "Blocks that
 // pass their checks").
 inline constexpr const char *BlockConditionsMetadataName = "tidal.block.conditions";
+// After the host lowering: !{ptr @__tidal_block_K, i32 parameters, !{i32
+// data, i32 dimensions, i32 combine, i32 bytes}...} for a kernel whose global atomics
+// may go to a private copy of their array per host thread (docs/cpu-target.md,
+// "Privatised atomics"): one entry per array parameter of K (data: its
+// pointer's parameter index; shapes and strides follow it), combine a
+// TidalCombine for a privatised array (bytes: its atomics' width), else 0.
+inline constexpr const char *PrivateAtomicsMetadataName = "tidal.private.atomics";
+enum TidalCombine : unsigned {
+  TidalCombineAdd = 1, // add and sub (the copy holds the difference)
+  TidalCombineAnd,
+  TidalCombineOr,
+  TidalCombineXor,
+  TidalCombineMax, // signed
+  TidalCombineMin,
+  TidalCombineUMax,
+  TidalCombineUMin,
+};
 // Instruction metadata: !{!"file:line:col"} on a marker call, set by the
 // frontend when the module has no debug locations, for the reports that
 // name a call (a divergent barrier on the cpu target).

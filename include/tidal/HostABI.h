@@ -16,8 +16,9 @@ extern "C" {
 //   field 1: gridDim   (x, y, z)   -> tidal.nctaid.*
 //   field 2: blockIdx  (x, y, z)   -> tidal.ctaid.*
 //   field 3: flags: TIDAL_CONTEXT_ALONE when no other host thread runs a
-//            block of this launch (global atomics may then be plain
-//            read-modify-writes)
+//            block of this launch, or when the kernel's global atomics go
+//            to this host thread's private copies of their arrays (they
+//            may then be plain read-modify-writes)
 //   field 4: dynamic shared memory of this block (sized at launch)
 //   field 5: its size in bytes
 //   field 6: the runtime's own state for this block (opaque to kernels); the

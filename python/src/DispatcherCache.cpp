@@ -156,6 +156,7 @@ std::unique_ptr<Specialization> loadCachedSpecialization(const DispatcherState &
       Object.Object = field(*E, "object");
       Object.BlockNames = splitLines(field(*E, "block_names"));
       Object.AloneNames = splitLines(field(*E, "alone_names"));
+      Object.PrivateAtomics = splitLines(field(*E, "private_atomics"));
       Object.Watched = field(*E, "watched") == "1";
       Object.DataLayout = optionalField(*E, "data_layout");
       Object.Conditions = conditionsFromText(optionalField(*E, "block_conditions"));
@@ -182,6 +183,7 @@ void saveSpecialization(const DispatcherState &D, const Specialization &S,
     E.emplace_back("object", Object->Object);
     E.emplace_back("block_names", joinLines(Object->BlockNames));
     E.emplace_back("alone_names", joinLines(Object->AloneNames));
+    E.emplace_back("private_atomics", joinLines(Object->PrivateAtomics));
     E.emplace_back("watched", Object->Watched ? "1" : "0");
     E.emplace_back("data_layout", Object->DataLayout);
     // The fitted block functions are not cached: a launch that can use one

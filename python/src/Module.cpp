@@ -86,9 +86,13 @@ PyObject *module_compile_ptx_timed(PyObject *, PyObject *Args) {
 // "cuda_modules": n, "cpu_coarse_block_functions": n, "cpu_coarsened_blocks":
 // n}, the compiled modules and the cpu target's fitted and coarsened block
 // functions alive now (debug counters of the runtime: a dropped kernel's
-// go), and the blocks the coarsened ones ran since the process started.
+// go), and the blocks the coarsened ones ran since the process started;
+// and "cpu_privatised_launches": n, the launches so far that privatised
+// their atomics.
 PyObject *module_live_code(PyObject *, PyObject *) {
-  return Py_BuildValue("{sKsKsKsKsK}", "cpu_modules",
+  return Py_BuildValue("{sKsKsKsKsKsK}", "cpu_privatised_launches",
+                       static_cast<unsigned long long>(runtime::privatisedLaunchCount()),
+                       "cpu_modules",
                        static_cast<unsigned long long>(runtime::liveCpuModuleCount()),
                        "cpu_fitted_block_functions",
                        static_cast<unsigned long long>(runtime::liveFittedBlockFunctionCount()),

@@ -131,6 +131,9 @@ struct CpuObject {
   std::string Object;                  // ELF relocatable object
   std::vector<std::string> BlockNames; // TIDAL_BLOCK_PREFIX<kernel> symbols
   std::vector<std::string> AloneNames; // block functions that run alone
+  // Of those, the ones whose atomics may be privatised, one line each
+  // (runtime/CpuPrivateAtomics.h).
+  std::vector<std::string> PrivateAtomics;
   bool Watched = false;                // debug mode: launches are watched
   std::string DataLayout;              // the module's (the host's); empty: unknown
   std::vector<CpuBlockCondition> Conditions; // of every kernel, in the module's order
@@ -192,6 +195,9 @@ uint64_t liveFittedBlockFunctionCount();
 // many blocks those ran since the process started (docs/cpu-target.md).
 uint64_t liveCoarseBlockFunctionCount();
 uint64_t cpuCoarsenedBlockCount();
+// How many launches ran with private copies of their atomics' arrays
+// (docs/cpu-target.md, "Privatised atomics") since the process started.
+uint64_t privatisedLaunchCount();
 
 // Runs `Fn` for every block of `Grid`, blocks spread over the worker pool
 // (TIDAL_CPU_THREADS workers, default one per core; 1 runs blocks in order
