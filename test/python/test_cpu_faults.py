@@ -14,8 +14,10 @@ import textwrap
 
 import pytest
 
+from build_tree import BUILD
+
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-BUILD_PYTHON = os.path.abspath(os.path.join(ROOT, "build", "python"))
+BUILD_PYTHON = str(BUILD / "python")
 
 PRELUDE = """
 import numpy as np

@@ -11,6 +11,8 @@ import pytest
 import tidal.cuda  # noqa: F401
 import tidal.errors  # noqa: F401
 
+from build_tree import BUILD
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "utils", "fuzz"))
 
@@ -78,7 +80,7 @@ def test_mutants_are_python_and_deterministic():
 
 
 def test_marker_ir_outcomes(tmp_path):
-    plugin = os.path.join(ROOT, "build", "lib", "TidalPasses.so")
+    plugin = str(BUILD / "lib" / "TidalPasses.so")
     if not os.path.exists(plugin):
         pytest.skip("build/lib/TidalPasses.so is not built")
     good = tmp_path / "good.ll"
@@ -275,7 +277,31 @@ def kernel(x):
     x[cuda.grid(1)] = 2.0
 """)
     outcome, text = fuzz_frontend.run_one(path, ones)
-    assert outcome == "rejected" and "no-such-pass" in text, text
+    # Located at the decorator, where passes= is written (file.py:line).
+    assert outcome == "rejected" and "no-such-pass" in text and "passes.py:" in text, text
+
+
+def test_a_kernel_compiled_by_its_decorator_is_classified_as_a_launch_would_be(tmp_path):
+    # Declared signatures compile in the decorator, while the mutant's module
+    # loads: the body's errors must still be located (not counted as "not a
+    # kernel", which the fuzzer's first runs of CPointer kernels did), and a
+    # check of the decorator's own arguments is located by its traceback.
+    body_error = write(tmp_path, "declared.py", """
+@cuda.jit("void(float32[::1])")
+def kernel(x):
+    x[0] = undefined_name
+""")
+    outcome, text, clean = fuzz_frontend.run_kernel_file(body_error, ones)
+    assert (outcome, clean) == ("rejected", True) and "declared.py:" in text, text
+    bad_argument = write(tmp_path, "argument.py", """
+@cuda.jit(-1)
+def kernel(x):
+    x[0] = 1.0
+""")
+    outcome, text, _ = fuzz_frontend.run_kernel_file(bad_argument, ones)
+    assert outcome == "rejected" and "is not a type" in text, text
+    python_error = write(tmp_path, "python.py", "1 / 0\n")
+    assert fuzz_frontend.run_kernel_file(python_error, ones)[0] == "not a kernel"
 
 
 def test_workers_run_at_once_and_answer_every_input():
@@ -287,7 +313,7 @@ def test_workers_run_at_once_and_answer_every_input():
 
 # --- the marker fuzzer's runner (build/bin/tidal-fuzz-lower) -----------------
 
-DRIVER = os.path.join(ROOT, "build", "bin", "tidal-fuzz-lower")
+DRIVER = str(BUILD / "bin" / "tidal-fuzz-lower")
 GOOD_IR = ("define void @kernel(ptr %out) {\n  ret void\n}\n"
            "!tidal.kernels = !{!0}\n!0 = !{ptr @kernel}\n")
 

@@ -9,8 +9,10 @@ import sys
 
 import pytest
 
+from build_tree import BUILD
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD_PYTHON = os.path.join(ROOT, "build", "python")
+BUILD_PYTHON = str(BUILD / "python")
 
 
 @pytest.mark.parametrize("example, says", [

@@ -5,7 +5,6 @@ stage visible, dumps, LLVM's own switches, and the disk cache's key."""
 import os
 import re
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +13,8 @@ from tidal import cuda
 import tidal.compiler as compiler
 from tidal.cuda.target import use_target
 
-BUILD = Path(__file__).resolve().parents[2] / "build"
+from build_tree import BUILD
+
 TEST_PLUGIN = BUILD / "lib" / "TidalTestPassPlugin.so"
 POINTS = ("after-frontend", "after-lowering", "before-optimisation", "after-optimisation",
           "before-codegen")

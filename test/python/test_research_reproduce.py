@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-BUILD = Path(__file__).resolve().parents[2] / "build"
+from build_tree import BUILD
+
 TIDALC = BUILD / "bin" / "tidalc"
 PLUGIN = BUILD / "lib" / "TidalPasses.so"
 LIBDEVICE = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda") / "nvvm/libdevice/libdevice.10.bc"

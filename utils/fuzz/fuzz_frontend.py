@@ -374,6 +374,33 @@ def classify(error):
     return ("rejected" if LOCATION.search(str(error)) else "unlocated"), text
 
 
+def tidal_frames(error):
+    """The frames of error's traceback in tidal's package: (code, line)."""
+    import tidal
+    package = os.path.dirname(tidal.__file__) + os.sep
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code.co_filename.startswith(package):
+            yield frame.tb_frame.f_code, frame.tb_lineno
+        frame = frame.tb_next
+
+
+def raised_in_tidal(error):
+    """Whether error came from tidal's package: raised where the mutant's
+    module called it (a decorator checking its arguments, a host call of a
+    device-only function), which the traceback locates at the user's line."""
+    return any(True for _ in tidal_frames(error))
+
+
+def compiled_by_decorator(error):
+    """Whether error came from compiling a kernel's declared signatures in
+    its decorator (Dispatcher._declare): an error of the kernel's body, which
+    must say where in the body, as a launch's compile error must."""
+    import linecache
+    return any("._declare(" in linecache.getline(code.co_filename, line)
+               for code, line in tidal_frames(error))
+
+
 def run_kernel_file(path, arguments):
     """Runs one mutant (in a worker): (outcome, text, clean). Clean: no kernel
     ran, so the worker may take another input; a kernel that ran may have
@@ -398,7 +425,11 @@ def run_kernel_file(path, arguments):
         kernel = module.kernel
     except KeyboardInterrupt as error:
         return (*classify(error), False)
-    except BaseException as error:  # noqa: BLE001 - Python's own error, before tidal
+    except BaseException as error:  # noqa: BLE001 - Python's own error, or tidal's
+        if compiled_by_decorator(error):  # declared signatures: the body's errors
+            return (*classify(error), True)
+        if raised_in_tidal(error):  # a check of the decorator's arguments or a host
+            return "rejected", f"{type(error).__name__}: {error}", True  # call: at its line
         return "not a kernel", f"{type(error).__name__}: {error}", True
     loaded, loaded_cpu = time.monotonic(), time.process_time()
     launched_cpu = None
@@ -422,7 +453,11 @@ def run_kernel_file(path, arguments):
 def compile_first(kernel, values):
     """Compiles kernel for the types of values, as its launch would, if it is
     a kernel of tidal's whose arguments have types; anything else is left to
-    the launch, which raises what it raises."""
+    the launch, which raises what it raises. A kernel with declared
+    signatures was compiled by its decorator (for those, which its launch
+    converts the arguments to: an address to a CPointer)."""
+    if getattr(kernel, "declared_signatures", ()):
+        return
     try:
         types = kernel._argument_types(values)
     except BaseException:  # noqa: BLE001 - not a dispatcher, or an argument without a type
