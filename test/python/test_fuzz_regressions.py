@@ -300,6 +300,15 @@ def kernel(x):
 """)
     outcome, text, _ = fuzz_frontend.run_kernel_file(bad_argument, ones)
     assert outcome == "rejected" and "is not a type" in text, text
+    # A signature that does not parse fails inside the decorator's compile
+    # (Dispatcher._declare), yet is the decorator's argument (seed 30, 6245).
+    bad_signature = write(tmp_path, "signature.py", """
+@cuda.jit('text')
+def kernel(x):
+    x[0] = 1.0
+""")
+    outcome, text, _ = fuzz_frontend.run_kernel_file(bad_signature, ones)
+    assert outcome == "rejected" and "invalid signature 'text'" in text, text
     python_error = write(tmp_path, "python.py", "1 / 0\n")
     assert fuzz_frontend.run_kernel_file(python_error, ones)[0] == "not a kernel"
 

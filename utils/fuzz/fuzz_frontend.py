@@ -392,6 +392,12 @@ def raised_in_tidal(error):
     return any(True for _ in tidal_frames(error))
 
 
+def bad_signature(error):
+    """A declared signature that does not parse (cuda.jit('text')): an error
+    of the decorator's argument, which its traceback locates."""
+    return isinstance(error, (TypeError, ValueError)) and "signature" in str(error)
+
+
 def compiled_by_decorator(error):
     """Whether error came from compiling a kernel's declared signatures in
     its decorator (Dispatcher._declare): an error of the kernel's body, which
@@ -426,7 +432,7 @@ def run_kernel_file(path, arguments):
     except KeyboardInterrupt as error:
         return (*classify(error), False)
     except BaseException as error:  # noqa: BLE001 - Python's own error, or tidal's
-        if compiled_by_decorator(error):  # declared signatures: the body's errors
+        if compiled_by_decorator(error) and not bad_signature(error):  # the body's errors
             return (*classify(error), True)
         if raised_in_tidal(error):  # a check of the decorator's arguments or a host
             return "rejected", f"{type(error).__name__}: {error}", True  # call: at its line
