@@ -293,6 +293,9 @@ Bounded boundLoop(Loop &L, DominatorTree &DT, LoopInfo &Loops) {
     // Else the loop is entered only when s >= 1 (the one iteration it ran
     // for s < 1 did nothing): cuda.grid's `i < n`, whose last block alone
     // has threads past n, leaves the loop (the histogram, saxpy).
+    // (values of the loop used past it, an outer thread loop's carried
+    // values, get their phi in Exit first)
+    formLCSSA(L, DT, &Loops, nullptr);
     SmallVector<Value *, 4> Before = valuesBeforeTheLoop(Exit, L);
     if (Before.size() != size_t(std::distance(Exit->phis().begin(), Exit->phis().end())))
       return Bounded::Bound;

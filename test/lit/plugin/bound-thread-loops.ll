@@ -327,3 +327,40 @@ latch:
 exit:
   ret void
 }
+
+; A value carried by the outer (y) thread loop through the bounded one, used
+; past it without a phi of its exit (no LCSSA form): it gets one, whose value
+; for a skipped loop is the one the loop started with.
+; CHECK-LABEL: define i64 @__tidal_block_grid_guard_outer(
+; CHECK:         %acc = phi i64 [ 0, %entry ], [ [[CARRIED:%.*]], %inner.end ]
+; CHECK:         br i1 {{%.*}}, label %body, label %inner.end
+; CHECK:       {{^}}inner.end:
+; CHECK-NEXT:    [[CARRIED]] = phi i64 [ %acc, %outer ], [ {{%.*}}, %inner.end.loopexit ]
+define i64 @__tidal_block_grid_guard_outer(i64 %ntid, i64 %ny, i64 %base, i64 %n) {
+entry:
+  br label %outer
+outer:
+  %y = phi i64 [ 0, %entry ], [ %y.next, %inner.end ]
+  %acc = phi i64 [ 0, %entry ], [ %sum.next, %inner.end ]
+  br label %body
+body:
+  %t = phi i64 [ 0, %outer ], [ %next, %latch ]
+  %sum = phi i64 [ %acc, %outer ], [ %sum.next, %latch ]
+  %i = add nuw nsw i64 %base, %t
+  %in = icmp slt i64 %i, %n
+  br i1 %in, label %work, label %latch
+work:
+  %added = add i64 %sum, %i
+  br label %latch
+latch:
+  %sum.next = phi i64 [ %added, %work ], [ %sum, %body ]
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %ntid
+  br i1 %done, label %inner.end, label %body
+inner.end:
+  %y.next = add nuw nsw i64 %y, 1
+  %ydone = icmp eq i64 %y.next, %ny
+  br i1 %ydone, label %exit, label %outer
+exit:
+  ret i64 %sum.next
+}
