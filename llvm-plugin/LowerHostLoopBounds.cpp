@@ -14,13 +14,18 @@
 // per such load; inferred from the profile). Here the loop's trip count becomes
 // min(ntid.x, max(s, 1)): the rounds cost s thread iterations (128 + 64 +
 // ... + 1 instead of 9 x 256), unmasked; `if tid == 0:` one iteration.
+// cuda.grid's guard `base + tid < n` (the add without wrap) is `tid < n -
+// base`, saturated. Where s >= 1 is not known, the loop is entered only for
+// s >= 1 (for s < 1 it ran one iteration that did nothing), so the test
+// goes in every case: the histogram's `i < x.size` costs nothing per thread.
 //
 // Runs at the vectoriser's start (registered in Plugin.cpp). The loop must
 // be an innermost loop with a preheader, one latch that is its only
 // exiting block, a counter from 0 by 1 without wrapping, compared in the
 // latch with a loop-invariant trip count; its header must branch on
-// `counter < s` (s loop-invariant; or the counter's extension, or
-// `counter == 0`) straight to the latch for the threads past s, and the
+// `counter < s` (s loop-invariant; or the counter's extension, plus a
+// loop-invariant offset, or `counter == 0`) straight to the latch for the
+// threads past s, and the
 // iterations past s must do nothing: no side effect in the header or the
 // latch (assumptions aside), no value of theirs used after the loop, and
 // every phi of the latch keeps, on that edge, the value its header phi had.
