@@ -289,6 +289,7 @@ bool lowerHost(Module &M) {
     EntryValues Values(Thread);
     guardLocalArrays(Thread);
     MarkerLowering Markers = lowerMarkers(Thread, Values);
+    splitIndexWraps(*Thread.Thread);
     FrameLayout Frame = makeResumable(Thread, Values, Markers);
     MDNode *ThreadAccesses =
         markParallelAccesses(*Thread.Thread, Markers.SerialisedAtomics);

@@ -2,6 +2,7 @@
 // each a function from what the stage before produced to what it adds:
 //   createThreadFunction  LowerHostMarkers.cpp     Kernel -> ThreadFunction
 //   guardLocalArrays      LowerHostGuards.cpp      local arrays' accesses checked
+//   splitIndexWraps       LowerHostIndexChecks.cpp a negative index wrapped past its check
 //   lowerMarkers          LowerHostMarkers.cpp     -> MarkerLowering (sync points,
 //                                                  rounds, shared bytes)
 //   makeResumable         LowerHostSyncPoints.cpp  -> FrameLayout
@@ -113,7 +114,8 @@ constexpr uint64_t WarpFirstValuePrefix = 24;
 constexpr uint64_t SharedAlignment = 64;
 
 
-// The declaration of a runtime entry point (nounwind).
+// The declaration of a runtime entry point (nounwind; the failure reports
+// cold).
 Function *getHook(Module &M, StringRef Name, Type *Result,
                   ArrayRef<Type *> Parameters, bool VarArg = false);
 
@@ -279,6 +281,10 @@ MarkerLowering lowerMarkers(ThreadFunction &Thread, EntryValues &Values);
 // against the array's size, also without debug mode (LowerHostGuards.cpp:
 // a store past one would overwrite the worker's stack).
 void guardLocalArrays(ThreadFunction &Thread);
+
+// After lowerMarkers: the bounds checks of K.thread test the index as given,
+// and wrap a negative one only when that fails (LowerHostIndexChecks.cpp).
+void splitIndexWraps(Function &Thread);
 
 // Stage 3, makeResumable: the sync points lowered (K.thread returns their
 // number there and resumes after them), the values that live across them

@@ -14,13 +14,18 @@
 // per such load; inferred from the profile). Here the loop's trip count becomes
 // min(ntid.x, max(s, 1)): the rounds cost s thread iterations (128 + 64 +
 // ... + 1 instead of 9 x 256), unmasked; `if tid == 0:` one iteration.
+// cuda.grid's guard `base + tid < n` (the add without wrap) is `tid < n -
+// base`, saturated. Where s >= 1 is not known, the loop is entered only for
+// s >= 1 (for s < 1 it ran one iteration that did nothing), so the test
+// goes in every case: the histogram's `i < x.size` costs nothing per thread.
 //
 // Runs at the vectoriser's start (registered in Plugin.cpp). The loop must
 // be an innermost loop with a preheader, one latch that is its only
 // exiting block, a counter from 0 by 1 without wrapping, compared in the
 // latch with a loop-invariant trip count; its header must branch on
-// `counter < s` (s loop-invariant; or the counter's extension, or
-// `counter == 0`) straight to the latch for the threads past s, and the
+// `counter < s` (s loop-invariant; or the counter's extension, plus a
+// loop-invariant offset, or `counter == 0`) straight to the latch for the
+// threads past s, and the
 // iterations past s must do nothing: no side effect in the header or the
 // latch (assumptions aside), no value of theirs used after the loop, and
 // every phi of the latch keeps, on that edge, the value its header phi had.
@@ -36,6 +41,7 @@
 #include "llvm/IR/PatternMatch.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 
 #define DEBUG_TYPE "tidal-bound-thread-loops"
 
@@ -58,6 +64,9 @@ struct GuardBound {
   Value *Bound = nullptr;
   BasicBlock *Skip = nullptr;
   bool Signed = false;
+  // For `counter + Offset < n` (cuda.grid's `ctaid * ntid + tid < n`): the
+  // bound is n - Offset, saturated (exact: the add does not wrap).
+  Value *Offset = nullptr;
 };
 
 GuardBound guardBound(BranchInst *Guard, PHINode *Counter, const BinaryOperator *Step,
@@ -77,12 +86,35 @@ GuardBound guardBound(BranchInst *Guard, PHINode *Counter, const BinaryOperator 
       return Step->hasNoSignedWrap();
     return false;
   };
-  if (!IsCounter(Left)) {
+  // The counter plus a loop-invariant offset, without wrapping in the
+  // compare's signedness (checked below, once the predicate is known).
+  // Returns the operand that is the offset.
+  auto OffsetOf = [&](Value *V) -> Value * {
+    auto *Add = dyn_cast<BinaryOperator>(V);
+    if (!Add || Add->getOpcode() != Instruction::Add)
+      return nullptr;
+    for (unsigned Side : {0u, 1u})
+      if (IsCounter(Add->getOperand(Side)) && L.isLoopInvariant(Add->getOperand(1 - Side)))
+        return Add->getOperand(1 - Side);
+    return nullptr;
+  };
+  auto IsCounted = [&](Value *V) { return IsCounter(V) || OffsetOf(V); };
+  if (!IsCounted(Left)) {
     std::swap(Left, Right);
     Predicate = CmpInst::getSwappedPredicate(Predicate);
   }
-  if (!IsCounter(Left) || !L.isLoopInvariant(Right))
+  if (!IsCounted(Left) || !L.isLoopInvariant(Right))
     return Result;
+  if (Value *Offset = OffsetOf(Left)) {
+    auto *Add = cast<BinaryOperator>(Left);
+    bool Signed = ICmpInst::isSigned(Predicate);
+    if (!(Predicate == CmpInst::ICMP_ULT || Predicate == CmpInst::ICMP_SLT ||
+          Predicate == CmpInst::ICMP_UGE || Predicate == CmpInst::ICMP_SGE) ||
+        !(Signed ? Add->hasNoSignedWrap() : Add->hasNoUnsignedWrap()))
+      return Result;
+    Result.Offset = Offset;
+    Left = Add->getOperand(Add->getOperand(0) == Offset ? 1 : 0);
+  }
   // Counter itself compared: its own flags must say it never wraps.
   if (Left == Counter && !(ICmpInst::isSigned(Predicate) ? Step->hasNoSignedWrap()
                                                           : Step->hasNoUnsignedWrap()))
@@ -91,11 +123,11 @@ GuardBound guardBound(BranchInst *Guard, PHINode *Counter, const BinaryOperator 
   switch (Predicate) {
   case CmpInst::ICMP_ULT:
   case CmpInst::ICMP_SLT:
-    Result = {Right, False, ICmpInst::isSigned(Predicate)};
+    Result = {Right, False, ICmpInst::isSigned(Predicate), Result.Offset};
     break;
   case CmpInst::ICMP_UGE:
   case CmpInst::ICMP_SGE:
-    Result = {Right, True, ICmpInst::isSigned(Predicate)};
+    Result = {Right, True, ICmpInst::isSigned(Predicate), Result.Offset};
     break;
   case CmpInst::ICMP_EQ:
   case CmpInst::ICMP_NE:
@@ -156,7 +188,28 @@ bool knownPositive(Value *S, bool Signed, BasicBlock *Where, DominatorTree &DT,
 // What a loop got: nothing, a new trip count, or also fewer edges.
 enum class Bounded { No, Bound, BoundAndGuard };
 
-Bounded boundLoop(Loop &L, DominatorTree &DT) {
+// The value each phi of `Exit` would take had the loop been left before its
+// first iteration ran the body: its latch value, where that is a latch phi
+// that keeps its header phi's value on the skipping edge (the header phi's
+// value from the preheader), or loop-invariant. Empty if some phi has none.
+SmallVector<Value *, 4> valuesBeforeTheLoop(BasicBlock *Exit, const Loop &L) {
+  BasicBlock *Header = L.getHeader(), *Latch = L.getLoopLatch(),
+             *Preheader = L.getLoopPreheader();
+  SmallVector<Value *, 4> Values;
+  for (PHINode &Phi : Exit->phis()) {
+    Value *V = Phi.getIncomingValueForBlock(Latch);
+    if (auto *LatchPhi = dyn_cast<PHINode>(V); LatchPhi && LatchPhi->getParent() == Latch)
+      V = LatchPhi->getIncomingValueForBlock(Header);
+    if (auto *HeaderPhi = dyn_cast<PHINode>(V); HeaderPhi && HeaderPhi->getParent() == Header)
+      V = HeaderPhi->getIncomingValueForBlock(Preheader);
+    if (!L.isLoopInvariant(V))
+      return {};
+    Values.push_back(V);
+  }
+  return Values;
+}
+
+Bounded boundLoop(Loop &L, DominatorTree &DT, LoopInfo &Loops) {
   BasicBlock *Header = L.getHeader(), *Latch = L.getLoopLatch(),
              *Preheader = L.getLoopPreheader(), *Exit = L.getExitBlock();
   if (!Latch || !Preheader || !Exit || Latch == Header || L.getExitingBlock() != Latch)
@@ -222,6 +275,10 @@ Bounded boundLoop(Loop &L, DominatorTree &DT) {
       BoundType->getIntegerBitWidth() < CounterType->getIntegerBitWidth())
     return Bounded::No;
   IRBuilder<> Builder(Preheader->getTerminator());
+  if (Bound.Offset)
+    Bound.Bound = Builder.CreateBinaryIntrinsic(
+        Bound.Signed ? Intrinsic::ssub_sat : Intrinsic::usub_sat, Bound.Bound, Bound.Offset,
+        nullptr, "threads.past.offset");
   Value *One = ConstantInt::get(BoundType, 1);
   Value *AtLeastOne = Builder.CreateBinaryIntrinsic(
       Bound.Signed ? Intrinsic::smax : Intrinsic::umax, Bound.Bound, One);
@@ -235,9 +292,29 @@ Bounded boundLoop(Loop &L, DominatorTree &DT) {
   // the body: the guard goes, so that the vectoriser needs no mask.
   BasicBlock *Body = Guard->getSuccessor(0) == Latch ? Guard->getSuccessor(1)
                                                      : Guard->getSuccessor(0);
-  if (Body == Latch ||
-      !knownPositive(Bound.Bound, Bound.Signed, Preheader, DT, Header->getDataLayout()))
+  if (Body == Latch)
     return Bounded::Bound;
+  if (!knownPositive(Bound.Bound, Bound.Signed, Preheader, DT, Header->getDataLayout())) {
+    // Else the loop is entered only when s >= 1 (the one iteration it ran
+    // for s < 1 did nothing): cuda.grid's `i < n`, whose last block alone
+    // has threads past n, leaves the loop (the histogram, saxpy).
+    // (values of the loop used past it, an outer thread loop's carried
+    // values, get their phi in Exit first)
+    formLCSSA(L, DT, &Loops, nullptr);
+    SmallVector<Value *, 4> Before = valuesBeforeTheLoop(Exit, L);
+    if (Before.size() != size_t(std::distance(Exit->phis().begin(), Exit->phis().end())))
+      return Bounded::Bound;
+    Value *Enter = Bound.Signed ? Builder.CreateICmpSGE(Bound.Bound, One, "threads.any")
+                                : Builder.CreateICmpNE(Bound.Bound, ConstantInt::get(BoundType, 0),
+                                                       "threads.any");
+    BranchInst *Entry = cast<BranchInst>(Preheader->getTerminator());
+    BranchInst::Create(Header, Exit, Enter, Entry->getIterator());
+    Entry->eraseFromParent();
+    for (auto [Phi, Value] : zip(Exit->phis(), Before))
+      Phi.addIncoming(Value, Preheader);
+    DT.insertEdge(Preheader, Exit);
+    formDedicatedExitBlocks(&L, &DT, &Loops, nullptr, /*PreserveLCSSA=*/false);
+  }
   Latch->removePredecessor(Header);
   BranchInst::Create(Body, Guard->getIterator());
   Guard->eraseFromParent();
@@ -261,7 +338,7 @@ PreservedAnalyses BoundThreadLoopsPass::run(Function &F, FunctionAnalysisManager
     if (!L->isLoopSimplifyForm() &&
         simplifyLoop(L, &DT, &Loops, nullptr, nullptr, nullptr, false))
       Changed = Bounded::BoundAndGuard; // edges changed
-    Changed = std::max(Changed, boundLoop(*L, DT));
+    Changed = std::max(Changed, boundLoop(*L, DT, Loops));
   }
   if (Changed == Bounded::No)
     return PreservedAnalyses::all();

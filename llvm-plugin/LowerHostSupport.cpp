@@ -139,6 +139,13 @@ Function *getHook(Module &M, StringRef Name, Type *Result,
       Name, FunctionType::get(Result, Parameters, VarArg));
   auto *F = cast<Function>(Callee.getCallee());
   F->addFnAttr(Attribute::NoUnwind);
+  // The failure reports: a thread calls one at most once, on its way out.
+  // Cold, their paths are laid out of the loops and the register allocator
+  // spills around their calls there, not in the hot path (the histogram's
+  // bins pointer was reloaded per element to free a register for the call).
+  if (Name == CpuBoundsErrorHook || Name == CpuAssertFailHook ||
+      Name == CpuBarrierErrorHook || Name == CpuWarpExitErrorHook)
+    F->addFnAttr(Attribute::Cold);
   return F;
 }
 

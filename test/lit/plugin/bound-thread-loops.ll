@@ -2,7 +2,8 @@
 ; loop of a block function whose body runs only for the threads below a
 ; loop-invariant bound (`if tid < s:`, `if tid == 0:`) ends at that bound,
 ; min(n, max(s, 1)), instead of running every thread with a test (and, once
-; vectorised, masked loads that reach past the shared array).
+; vectorised, masked loads that reach past the shared array). Where s >= 1 is
+; not known, the loop is entered only for s >= 1 and the test goes as well.
 ; RUN: opt -load-pass-plugin=%plugin -passes='function(tidal-bound-thread-loops)' -S %s | FileCheck %s
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-host -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3 -S %s | FileCheck %s --check-prefix=HOST
 
@@ -107,13 +108,17 @@ exit:
   ret void
 }
 
-; A signed test of the sign-extended counter, inverted (`t >= s` skips).
+; A signed test of the sign-extended counter, inverted (`t >= s` skips);
+; s >= 1 not known: the loop is skipped for s < 1, its test goes.
 ; CHECK-LABEL: define void @__tidal_block_signed(
 ; CHECK:         [[ONE:%.*]] = call i64 @llvm.smax.i64(i64 %s, i64 1)
 ; CHECK:         [[WIDE:%.*]] = zext i32 %n to i64
 ; CHECK:         [[MIN:%.*]] = call i64 @llvm.umin.i64(i64 [[ONE]], i64 [[WIDE]])
 ; CHECK:         [[BOUND:%.*]] = trunc i64 [[MIN]] to i32
-; CHECK:         br i1 %past, label %latch, label %work
+; CHECK-NEXT:    [[ANY:%.*]] = icmp sge i64 %s, 1
+; CHECK-NEXT:    br i1 [[ANY]], label %body, label %exit
+; CHECK:       body:
+; CHECK:         br label %work
 ; CHECK:         %done = icmp eq i32 %next, [[BOUND]]
 define void @__tidal_block_signed(ptr %out, i32 %n, i64 %s) {
 entry:
@@ -235,3 +240,127 @@ exit:
 !0 = distinct !{}
 !1 = distinct !{!1, !2}
 !2 = !{!"llvm.loop.parallel_accesses", !0}
+
+; cuda.grid's guard, `if base + t < n:` (the histogram's `i < x.size`, saxpy's
+; `i < n`): the bound is n - base, saturated; the loop runs for the block's
+; threads below n and is skipped for a block wholly past n (its test goes).
+; CHECK-LABEL: define void @__tidal_block_grid_guard(
+; CHECK:         [[PAST:%.*]] = call i64 @llvm.ssub.sat.i64(i64 %n, i64 %base)
+; CHECK-NEXT:    [[ONE:%.*]] = call i64 @llvm.smax.i64(i64 [[PAST]], i64 1)
+; CHECK-NEXT:    [[BOUND:%.*]] = call i64 @llvm.umin.i64(i64 [[ONE]], i64 %ntid)
+; CHECK-NEXT:    [[ANY:%.*]] = icmp sge i64 [[PAST]], 1
+; CHECK-NEXT:    br i1 [[ANY]], label %body, label %exit
+; CHECK:       body:
+; CHECK:         br label %work
+; CHECK:         %done = icmp eq i64 %next, [[BOUND]]
+define void @__tidal_block_grid_guard(ptr %out, i64 %ntid, i64 %base, i64 %n) {
+entry:
+  br label %body
+body:
+  %t = phi i64 [ 0, %entry ], [ %next, %latch ]
+  %i = add nuw nsw i64 %base, %t
+  %in = icmp slt i64 %i, %n
+  br i1 %in, label %work, label %latch
+work:
+  %p = getelementptr i32, ptr %out, i64 %i
+  store i32 1, ptr %p
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %ntid
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
+; Unsigned (`i u< n`, the offset on the left): usub.sat, entered for a
+; bound != 0. A value carried around the loop is used after it: skipping the
+; loop gives it its value before the loop.
+; CHECK-LABEL: define i64 @__tidal_block_grid_guard_carried(
+; CHECK:         [[PAST:%.*]] = call i64 @llvm.usub.sat.i64(i64 %n, i64 %base)
+; CHECK:         [[ANY:%.*]] = icmp ne i64 [[PAST]], 0
+; CHECK-NEXT:    br i1 [[ANY]], label %body, label %exit
+; CHECK:       {{^}}exit:
+; CHECK-NEXT:    %sum.out = phi i64 [ 5, %entry ], [ %added, %exit.loopexit ]
+define i64 @__tidal_block_grid_guard_carried(ptr %out, i64 %ntid, i64 %base, i64 %n) {
+entry:
+  br label %body
+body:
+  %t = phi i64 [ 0, %entry ], [ %next, %latch ]
+  %sum = phi i64 [ 5, %entry ], [ %sum.next, %latch ]
+  %i = add nuw i64 %t, %base
+  %in = icmp ult i64 %i, %n
+  br i1 %in, label %work, label %latch
+work:
+  %added = add i64 %sum, %i
+  br label %latch
+latch:
+  %sum.next = phi i64 [ %added, %work ], [ %sum, %body ]
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %ntid
+  br i1 %done, label %exit, label %body
+exit:
+  %sum.out = phi i64 [ %sum.next, %latch ]
+  ret i64 %sum.out
+}
+
+; Left alone: `base + t` may wrap (no nsw for the signed test).
+; CHECK-LABEL: define void @__tidal_block_grid_guard_wraps(
+; CHECK-NOT:     sub.sat
+; CHECK:       ret void
+define void @__tidal_block_grid_guard_wraps(ptr %out, i64 %ntid, i64 %base, i64 %n) {
+entry:
+  br label %body
+body:
+  %t = phi i64 [ 0, %entry ], [ %next, %latch ]
+  %i = add nuw i64 %base, %t
+  %in = icmp slt i64 %i, %n
+  br i1 %in, label %work, label %latch
+work:
+  %p = getelementptr i32, ptr %out, i64 %i
+  store i32 1, ptr %p
+  br label %latch
+latch:
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %ntid
+  br i1 %done, label %exit, label %body
+exit:
+  ret void
+}
+
+; A value carried by the outer (y) thread loop through the bounded one, used
+; past it without a phi of its exit (no LCSSA form): it gets one, whose value
+; for a skipped loop is the one the loop started with.
+; CHECK-LABEL: define i64 @__tidal_block_grid_guard_outer(
+; CHECK:         %acc = phi i64 [ 0, %entry ], [ [[CARRIED:%.*]], %inner.end ]
+; CHECK:         br i1 {{%.*}}, label %body, label %inner.end
+; CHECK:       {{^}}inner.end:
+; CHECK-NEXT:    [[CARRIED]] = phi i64 [ %acc, %outer ], [ {{%.*}}, %inner.end.loopexit ]
+define i64 @__tidal_block_grid_guard_outer(i64 %ntid, i64 %ny, i64 %base, i64 %n) {
+entry:
+  br label %outer
+outer:
+  %y = phi i64 [ 0, %entry ], [ %y.next, %inner.end ]
+  %acc = phi i64 [ 0, %entry ], [ %sum.next, %inner.end ]
+  br label %body
+body:
+  %t = phi i64 [ 0, %outer ], [ %next, %latch ]
+  %sum = phi i64 [ %acc, %outer ], [ %sum.next, %latch ]
+  %i = add nuw nsw i64 %base, %t
+  %in = icmp slt i64 %i, %n
+  br i1 %in, label %work, label %latch
+work:
+  %added = add i64 %sum, %i
+  br label %latch
+latch:
+  %sum.next = phi i64 [ %added, %work ], [ %sum, %body ]
+  %next = add nuw nsw i64 %t, 1
+  %done = icmp eq i64 %next, %ntid
+  br i1 %done, label %inner.end, label %body
+inner.end:
+  %y.next = add nuw nsw i64 %y, 1
+  %ydone = icmp eq i64 %y.next, %ny
+  br i1 %ydone, label %exit, label %outer
+exit:
+  ret i64 %sum.next
+}
