@@ -98,6 +98,14 @@ struct BoundThreadLoopsPass : llvm::PassInfoMixin<BoundThreadLoopsPass> {
   static llvm::StringRef name() { return "tidal-bound-thread-loops"; }
 };
 
+// tidal-vectorise-thread-nests (LowerHostThreadNests.cpp): a function pass
+// that O3 runs at the vectoriser's start after tidal-bound-thread-loops: a
+// thread loop whose body is a loop is marked for the outer-loop vectoriser.
+struct VectoriseThreadNestsPass : llvm::PassInfoMixin<VectoriseThreadNestsPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &FAM);
+  static llvm::StringRef name() { return "tidal-vectorise-thread-nests"; }
+};
+
 } // namespace tidal
 
 #endif

@@ -112,17 +112,26 @@ void registerTidalPasses(PassBuilder &PB) {
   // The block functions' thread loops bounded before O3 vectorises them.
   if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
     PIC->addClassToPassName(BoundThreadLoopsPass::name(), BoundThreadLoopsPass::name());
+  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
+    PIC->addClassToPassName(VectoriseThreadNestsPass::name(), VectoriseThreadNestsPass::name());
   PB.registerPipelineParsingCallback(
       [](StringRef Name, FunctionPassManager &FPM, ArrayRef<PassBuilder::PipelineElement>) {
-        if (Name != BoundThreadLoopsPass::name())
-          return false;
-        FPM.addPass(BoundThreadLoopsPass());
-        return true;
+        if (Name == BoundThreadLoopsPass::name()) {
+          FPM.addPass(BoundThreadLoopsPass());
+          return true;
+        }
+        if (Name == VectoriseThreadNestsPass::name()) {
+          FPM.addPass(VectoriseThreadNestsPass());
+          return true;
+        }
+        return false;
       });
   PB.registerVectorizerStartEPCallback(
       [](FunctionPassManager &FPM, OptimizationLevel Level) {
-        if (Level != OptimizationLevel::O0)
+        if (Level != OptimizationLevel::O0) {
           FPM.addPass(BoundThreadLoopsPass());
+          FPM.addPass(VectoriseThreadNestsPass());
+        }
       });
 }
 
