@@ -32,8 +32,13 @@
 
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/VectorUtils.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 
 #define DEBUG_TYPE "tidal-vectorise-thread-nests"
@@ -102,6 +107,110 @@ PreservedAnalyses VectoriseThreadNestsPass::run(Function &F, FunctionAnalysisMan
     return PreservedAnalyses::all();
   PreservedAnalyses Preserved;
   Preserved.preserveSet<CFGAnalyses>(); // metadata only
+  return Preserved;
+}
+
+} // namespace tidal
+
+// ScalariseSplatInductionsPass: the outer-loop vectoriser widens every
+// value of the inner loop, its counter too: `k` becomes a vector phi whose
+// lanes are all equal (start and step splats), so `tile[k, c]`, the same
+// address in every lane, is loaded by gathers (8 per n-body iteration, and
+// the exit test reads lane 0 back). Here such a phi becomes a scalar phi
+// and its splat; InstCombine, run here on the functions changed, then
+// scalarises what is computed from it and loads a splat address once,
+// broadcast (a gather of `gep %base, splat(i)` with every lane on becomes
+// one load, which InstCombine does only for a plain splat of a pointer).
+// At O3's last extension point, after the vectorisers.
+//
+//   opt -load-pass-plugin=TidalPasses.so -passes=tidal-scalarise-splat-inductions
+namespace tidal {
+namespace {
+
+bool scalariseSplatInduction(PHINode &Phi, Loop &L) {
+  auto *Type = dyn_cast<FixedVectorType>(Phi.getType());
+  BasicBlock *Preheader = L.getLoopPreheader(), *Latch = L.getLoopLatch();
+  if (!Type || !Type->getElementType()->isIntegerTy() || !Preheader || !Latch ||
+      Phi.getNumIncomingValues() != 2)
+    return false;
+  Value *Start = getSplatValue(Phi.getIncomingValueForBlock(Preheader));
+  auto *Next = dyn_cast<BinaryOperator>(Phi.getIncomingValueForBlock(Latch));
+  if (!Start || !Next || Next->getOpcode() != Instruction::Add || Next->getOperand(0) != &Phi)
+    return false;
+  Value *Step = getSplatValue(Next->getOperand(1));
+  if (!Step || !L.isLoopInvariant(Step))
+    return false;
+  IRBuilder<> Builder(&Phi);
+  PHINode *Scalar = Builder.CreatePHI(Type->getElementType(), 2, Phi.getName() + ".scalar");
+  Builder.SetInsertPoint(Next);
+  Value *ScalarNext = Builder.CreateAdd(Scalar, Step, Next->getName() + ".scalar",
+                                        Next->hasNoUnsignedWrap(), Next->hasNoSignedWrap());
+  Scalar->addIncoming(Start, Preheader);
+  Scalar->addIncoming(ScalarNext, Latch);
+  Value *NextSplat = Builder.CreateVectorSplat(Type->getNumElements(), ScalarNext);
+  Builder.SetInsertPoint(Phi.getParent(), Phi.getParent()->getFirstInsertionPt());
+  Value *Splat = Builder.CreateVectorSplat(Type->getNumElements(), Scalar);
+  Next->replaceAllUsesWith(NextSplat);
+  Phi.replaceAllUsesWith(Splat);
+  Next->eraseFromParent();
+  Phi.eraseFromParent();
+  return true;
+}
+
+// A gather whose lanes all read one address (`gep %base, splat(i)`, all
+// lanes on) becomes one load, broadcast; InstCombine folds such a gather
+// only when its pointer is a plain splat, not a GEP of one.
+bool loadSplatGather(IntrinsicInst &Gather) {
+  auto *Address = dyn_cast<GetElementPtrInst>(Gather.getArgOperand(0));
+  auto *Mask = dyn_cast<Constant>(Gather.getArgOperand(2));
+  if (!Address || !Mask || !Mask->isAllOnesValue() || Address->getNumIndices() != 1 ||
+      Address->getPointerOperandType()->isVectorTy() || !isSplatValue(Address->getOperand(1)))
+    return false;
+  IRBuilder<> Builder(&Gather);
+  Value *Index = Builder.CreateExtractElement(Address->getOperand(1), uint64_t(0));
+  Value *Scalar = Builder.CreateGEP(Address->getSourceElementType(),
+                                    Address->getPointerOperand(), Index, "",
+                                    Address->isInBounds());
+  auto *Type = cast<FixedVectorType>(Gather.getType());
+  auto *Alignment = cast<ConstantInt>(Gather.getArgOperand(1));
+  LoadInst *Load = Builder.CreateAlignedLoad(Type->getElementType(), Scalar,
+                                             Align(Alignment->getZExtValue()));
+  Load->copyMetadata(Gather, {LLVMContext::MD_access_group, LLVMContext::MD_tbaa,
+                              LLVMContext::MD_alias_scope, LLVMContext::MD_noalias});
+  Gather.replaceAllUsesWith(Builder.CreateVectorSplat(Type->getNumElements(), Load));
+  Gather.eraseFromParent();
+  return true;
+}
+
+} // namespace
+
+PreservedAnalyses ScalariseSplatInductionsPass::run(Function &F,
+                                                    FunctionAnalysisManager &FAM) {
+  StringRef Name = F.getName();
+  if (!Name.starts_with("__tidal_block_") && !Name.starts_with("__tidal_fitted_block_"))
+    return PreservedAnalyses::all();
+  LoopInfo &Loops = FAM.getResult<LoopAnalysis>(F);
+  bool Changed = false;
+  for (Loop *L : Loops.getLoopsInPreorder())
+    for (PHINode &Phi : make_early_inc_range(L->getHeader()->phis()))
+      Changed |= scalariseSplatInduction(Phi, *L);
+  if (!Changed)
+    return PreservedAnalyses::all();
+  // What is computed from the splats, scalarised (here only, so that the
+  // functions without such a phi, and every other target, are untouched).
+  PreservedAnalyses Preserved;
+  Preserved.preserveSet<CFGAnalyses>();
+  FAM.invalidate(F, Preserved);
+  Preserved.intersect(InstCombinePass().run(F, FAM));
+  bool Loaded = false;
+  for (Instruction &I : make_early_inc_range(instructions(F)))
+    if (auto *Gather = dyn_cast<IntrinsicInst>(&I);
+        Gather && Gather->getIntrinsicID() == Intrinsic::masked_gather)
+      Loaded |= loadSplatGather(*Gather);
+  if (Loaded) {
+    FAM.invalidate(F, Preserved);
+    Preserved.intersect(InstCombinePass().run(F, FAM));
+  }
   return Preserved;
 }
 

@@ -106,6 +106,15 @@ struct VectoriseThreadNestsPass : llvm::PassInfoMixin<VectoriseThreadNestsPass> 
   static llvm::StringRef name() { return "tidal-vectorise-thread-nests"; }
 };
 
+// tidal-scalarise-splat-inductions (LowerHostThreadNests.cpp): after the
+// vectorisers (O3's last extension point), a vector
+// phi whose lanes are all equal (an inner loop's counter widened by the
+// outer-loop vectoriser) becomes a scalar phi and its splat.
+struct ScalariseSplatInductionsPass : llvm::PassInfoMixin<ScalariseSplatInductionsPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &FAM);
+  static llvm::StringRef name() { return "tidal-scalarise-splat-inductions"; }
+};
+
 } // namespace tidal
 
 #endif

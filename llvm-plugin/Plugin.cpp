@@ -112,8 +112,11 @@ void registerTidalPasses(PassBuilder &PB) {
   // The block functions' thread loops bounded before O3 vectorises them.
   if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
     PIC->addClassToPassName(BoundThreadLoopsPass::name(), BoundThreadLoopsPass::name());
-  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
+  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks()) {
     PIC->addClassToPassName(VectoriseThreadNestsPass::name(), VectoriseThreadNestsPass::name());
+    PIC->addClassToPassName(ScalariseSplatInductionsPass::name(),
+                            ScalariseSplatInductionsPass::name());
+  }
   PB.registerPipelineParsingCallback(
       [](StringRef Name, FunctionPassManager &FPM, ArrayRef<PassBuilder::PipelineElement>) {
         if (Name == BoundThreadLoopsPass::name()) {
@@ -122,6 +125,10 @@ void registerTidalPasses(PassBuilder &PB) {
         }
         if (Name == VectoriseThreadNestsPass::name()) {
           FPM.addPass(VectoriseThreadNestsPass());
+          return true;
+        }
+        if (Name == ScalariseSplatInductionsPass::name()) {
+          FPM.addPass(ScalariseSplatInductionsPass());
           return true;
         }
         return false;
@@ -133,6 +140,13 @@ void registerTidalPasses(PassBuilder &PB) {
           FPM.addPass(VectoriseThreadNestsPass());
         }
       });
+  // The lanes of a thread nest's inner counter made one scalar again after
+  // the vectorisers, and what is computed from it scalarised.
+  PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel Level) {
+    if (Level == OptimizationLevel::O0)
+      return;
+    MPM.addPass(createModuleToFunctionPassAdaptor(ScalariseSplatInductionsPass()));
+  });
 }
 
 } // namespace tidal

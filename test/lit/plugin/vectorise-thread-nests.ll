@@ -8,6 +8,10 @@
 ; vectoriser takes (an integer sum) are left alone.
 ; RUN: opt -load-pass-plugin=%plugin -passes='function(tidal-vectorise-thread-nests)' -S %s | FileCheck %s
 ; RUN: opt -load-pass-plugin=%plugin -passes='function(tidal-vectorise-thread-nests,loop-vectorize)' -enable-vplan-native-path -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3 -S %s | FileCheck %s --check-prefix=VECTOR
+; tidal-scalarise-splat-inductions (O3 runs it last) then makes the inner
+; counter, which that vectoriser widens to a vector of equal lanes, one
+; scalar again: tile[k] is one load, broadcast, instead of a gather.
+; RUN: opt -load-pass-plugin=%plugin -passes='function(tidal-vectorise-thread-nests,loop-vectorize,tidal-scalarise-splat-inductions)' -enable-vplan-native-path -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3 -S %s | FileCheck %s --check-prefix=SCALAR
 
 declare float @llvm.sqrt.f32(float)
 declare i64 @llvm.smin.i64(i64, i64)
@@ -17,6 +21,15 @@ declare i64 @llvm.smin.i64(i64, i64)
 ; CHECK:         br i1 %t.done, label %exit, label %thread, !llvm.loop ![[SUMS:[0-9]+]]
 ; VECTOR-LABEL: define void @__tidal_block_sums(
 ; VECTOR:         call <8 x float> @llvm.sqrt.v8f32(
+; SCALAR-LABEL: define void @__tidal_block_sums(
+; SCALAR:       k.loop1:
+; SCALAR-NEXT:    %[[K:.+]] = phi i64 [ 0, %vector.body ], [ %[[K_NEXT:.+]], %k.loop1 ]
+; SCALAR-NEXT:    %[[SUM:.+]] = phi <8 x float>
+; SCALAR-NEXT:    %[[AT:.+]] = getelementptr inbounds float, ptr %tile, i64 %[[K]]
+; SCALAR-NEXT:    %[[TERM:.+]] = load float, ptr %[[AT]], align 4
+; SCALAR-NOT:     masked.gather
+; SCALAR:         %[[K_NEXT]] = add nuw nsw i64 %[[K]], 1
+; SCALAR-NEXT:    icmp eq i64 %[[K_NEXT]], 128
 define void @__tidal_block_sums(ptr noalias %acc, ptr noalias %tile, i64 %n, i64 %m) {
 entry:
   br label %thread
