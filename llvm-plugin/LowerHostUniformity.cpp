@@ -364,8 +364,23 @@ bool mayFinishBeforeSyncPoint(Function &Thread,
   for (const SyncPoint &Point : SyncPoints)
     if (Point.Call)
       SyncBlocks.insert(Point.Call->getParent());
+  SmallPtrSet<const BasicBlock *, 32> Controlled;
   SmallPtrSet<const Value *, 32> Uniform =
-      findUniformValues(Thread, DivergentArguments);
+      findUniformValues(Thread, DivergentArguments, &Controlled);
+  // Every divergent branch joins again (its immediate post-dominator, the
+  // paths into failures left out) before any sync point and before the
+  // end: the threads pass the same sync points and finish together
+  // (n-body's `if i < n:` before its tiles' loop). The walk below would
+  // follow such a branch on past its join.
+  auto FinishesHere = [](const BasicBlock *Block) {
+    auto *Return = dyn_cast<ReturnInst>(Block->getTerminator());
+    auto *Value = Return ? dyn_cast_or_null<ConstantInt>(Return->getReturnValue()) : nullptr;
+    return Value && Value->getSExtValue() == ThreadFinished;
+  };
+  if (none_of(Controlled, [&](const BasicBlock *Block) {
+        return SyncBlocks.contains(Block) || FinishesHere(Block);
+      }))
+    return false;
   auto IsDivergent = [&](const Value *Condition) {
     if (isa<Instruction>(Condition))
       return !Uniform.contains(Condition);

@@ -98,6 +98,23 @@ struct BoundThreadLoopsPass : llvm::PassInfoMixin<BoundThreadLoopsPass> {
   static llvm::StringRef name() { return "tidal-bound-thread-loops"; }
 };
 
+// tidal-vectorise-thread-nests (LowerHostThreadNests.cpp): a function pass
+// that O3 runs at the vectoriser's start after tidal-bound-thread-loops: a
+// thread loop whose body is a loop is marked for the outer-loop vectoriser.
+struct VectoriseThreadNestsPass : llvm::PassInfoMixin<VectoriseThreadNestsPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &FAM);
+  static llvm::StringRef name() { return "tidal-vectorise-thread-nests"; }
+};
+
+// tidal-scalarise-splat-inductions (LowerHostThreadNests.cpp): after the
+// vectorisers (O3's last extension point), a vector
+// phi whose lanes are all equal (an inner loop's counter widened by the
+// outer-loop vectoriser) becomes a scalar phi and its splat.
+struct ScalariseSplatInductionsPass : llvm::PassInfoMixin<ScalariseSplatInductionsPass> {
+  llvm::PreservedAnalyses run(llvm::Function &F, llvm::FunctionAnalysisManager &FAM);
+  static llvm::StringRef name() { return "tidal-scalarise-splat-inductions"; }
+};
+
 } // namespace tidal
 
 #endif

@@ -196,7 +196,15 @@ Error prepareProcessPipelines() {
         if (Error E = loadPassPlugin(Path))
           Fail("TIDAL_PASS_PLUGINS: " + toString(std::move(E)));
     }
-    // 2. LLVM's switches, once per process: libLLVM is shared by every copy
+    // 2. The outer-loop vectoriser (VPlan-native path) on, before
+    // TIDAL_LLVM_ARGS, which may turn it off: it takes only the loops that
+    // ask for it explicitly, which tidal-vectorise-thread-nests marks in
+    // block functions (LowerHostThreadNests.cpp). Its option has no
+    // occurrence counted, so -enable-vplan-native-path=false still parses.
+    if (auto *NativePath = static_cast<cl::opt<bool> *>(
+            cl::getRegisteredOptions().lookup("enable-vplan-native-path")))
+      NativePath->setValue(true);
+    // 3. LLVM's switches, once per process: libLLVM is shared by every copy
     // of this library (the extension's, tidalc's, a plugin's), so the mark
     // is an option in libLLVM's own registry.
     const char *Args = std::getenv("TIDAL_LLVM_ARGS");

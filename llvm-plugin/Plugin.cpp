@@ -112,18 +112,41 @@ void registerTidalPasses(PassBuilder &PB) {
   // The block functions' thread loops bounded before O3 vectorises them.
   if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
     PIC->addClassToPassName(BoundThreadLoopsPass::name(), BoundThreadLoopsPass::name());
+  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks()) {
+    PIC->addClassToPassName(VectoriseThreadNestsPass::name(), VectoriseThreadNestsPass::name());
+    PIC->addClassToPassName(ScalariseSplatInductionsPass::name(),
+                            ScalariseSplatInductionsPass::name());
+  }
   PB.registerPipelineParsingCallback(
       [](StringRef Name, FunctionPassManager &FPM, ArrayRef<PassBuilder::PipelineElement>) {
-        if (Name != BoundThreadLoopsPass::name())
-          return false;
-        FPM.addPass(BoundThreadLoopsPass());
-        return true;
+        if (Name == BoundThreadLoopsPass::name()) {
+          FPM.addPass(BoundThreadLoopsPass());
+          return true;
+        }
+        if (Name == VectoriseThreadNestsPass::name()) {
+          FPM.addPass(VectoriseThreadNestsPass());
+          return true;
+        }
+        if (Name == ScalariseSplatInductionsPass::name()) {
+          FPM.addPass(ScalariseSplatInductionsPass());
+          return true;
+        }
+        return false;
       });
   PB.registerVectorizerStartEPCallback(
       [](FunctionPassManager &FPM, OptimizationLevel Level) {
-        if (Level != OptimizationLevel::O0)
+        if (Level != OptimizationLevel::O0) {
           FPM.addPass(BoundThreadLoopsPass());
+          FPM.addPass(VectoriseThreadNestsPass());
+        }
       });
+  // The lanes of a thread nest's inner counter made one scalar again after
+  // the vectorisers, and what is computed from it scalarised.
+  PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel Level) {
+    if (Level == OptimizationLevel::O0)
+      return;
+    MPM.addPass(createModuleToFunctionPassAdaptor(ScalariseSplatInductionsPass()));
+  });
 }
 
 } // namespace tidal

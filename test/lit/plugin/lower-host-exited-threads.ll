@@ -6,7 +6,9 @@
 ; syncthreads_count/and/or count only the threads that arrived (the block
 ; function stores their number at frame + 4, which `and` compares with).
 ; A kernel whose threads never return early (the tree reduction: the branch
-; on the thread index joins before the barrier) gets the rounds unchanged.
+; on the thread index joins before the barrier; n-body's tiles: every branch
+; on the thread index joins before any barrier and before the end) gets the
+; rounds unchanged.
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-host -S %s | FileCheck %s
 ; RUN: opt -load-pass-plugin=%plugin -passes=tidal-lower-host -debug-only=tidal-lower-host -disable-output %s 2>&1 | FileCheck %s --check-prefix=DEBUG
 
@@ -18,6 +20,7 @@ declare ptr @tidal.shared.array(i64, i64)
 ; DEBUG: 'early_return': a thread may finish while others go on to a sync point: the rounds skip finished threads
 ; DEBUG-NOT: 'reduction': a thread may finish
 ; DEBUG: 'all_arrived': a thread may finish while others go on to a sync point
+; DEBUG-NOT: 'tiles': a thread may finish
 
 ; a[i] = 1 for the threads below 8, after a barrier the others never reach.
 ; CHECK-LABEL: define void @__tidal_block_early_return(
@@ -114,7 +117,56 @@ exit:
   ret void
 }
 
-!tidal.kernels = !{!0, !1, !2}
+!tidal.kernels = !{!0, !1, !2, !3}
 !0 = !{ptr @early_return}
 !1 = !{ptr @reduction}
 !2 = !{ptr @all_arrived}
+!3 = !{ptr @tiles}
+
+; n-body's shape: `if t < n: x = pos[t]` joins before the loop over tiles,
+; whose trip count (n, a parameter) may be 0, so a walk from that branch
+; reaches the end as well as the barriers; but every thread leaves the
+; branch at its join, and the loop's branches are uniform: no thread
+; finishes while another waits, the rounds test no next[t].
+; CHECK-LABEL: define void @__tidal_block_tiles(
+; CHECK-NOT:   finished.skip
+; CHECK-NOT:   round.partial
+; CHECK:       round.diverged:
+; CHECK-NEXT:    call void @__tidal_cpu_barrier_error(
+define void @tiles(ptr %pos, ptr %acc, i32 %n) {
+entry:
+  %buf = call ptr @tidal.shared.array(i64 512, i64 4)
+  %t = call i32 @tidal.tid.x()
+  %t64 = zext i32 %t to i64
+  %inside = icmp ult i32 %t, %n
+  br i1 %inside, label %own, label %start
+own:
+  %p = getelementptr float, ptr %pos, i64 %t64
+  %mine = load float, ptr %p
+  br label %start
+start:
+  %x = phi float [ %mine, %own ], [ 0.0, %entry ]
+  %any = icmp sgt i32 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %base = phi i32 [ 0, %start ], [ %next.base, %loop ]
+  %sum = phi float [ %x, %start ], [ %sum.next, %loop ]
+  %slot = getelementptr float, ptr %buf, i64 %t64
+  store float %sum, ptr %slot
+  call void @tidal.syncthreads()
+  %first = load float, ptr %buf
+  %sum.next = fadd float %sum, %first
+  call void @tidal.syncthreads()
+  %next.base = add i32 %base, 128
+  %more = icmp slt i32 %next.base, %n
+  br i1 %more, label %loop, label %done
+done:
+  %result = phi float [ %x, %start ], [ %sum.next, %loop ]
+  br i1 %inside, label %write, label %exit
+write:
+  %out = getelementptr float, ptr %acc, i64 %t64
+  store float %result, ptr %out
+  br label %exit
+exit:
+  ret void
+}
