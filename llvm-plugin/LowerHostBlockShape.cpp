@@ -14,7 +14,7 @@
 // tested per block, then a block function over a copy of K.thread whose
 // implied checks are constant (vectorised by O3), else a call of
 // `__tidal_block_K`, where a thread past an array gets its IndexError
-// (docs/cpu-target.md, "Blocks that pass their checks").
+// (docs/cpu-speed.md, "Blocks that pass their checks").
 
 #include "LowerHost.h"
 #include "tidal/Contract.h"

@@ -1,4 +1,4 @@
-// TIDAL_PERF_MAP=1 (docs/cpu-target.md, "Profiling"): an ObjectLinkingLayer
+// TIDAL_PERF_MAP=1 (docs/cpu-speed.md, "Profiling"): an ObjectLinkingLayer
 // plugin that appends "<address> <size> <name>" per function of each linked
 // object to /tmp/perf-<pid>.map, the format perf's report reads for JIT code.
 #include "CpuPerfMap.h"

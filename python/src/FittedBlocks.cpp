@@ -1,4 +1,4 @@
-// The cpu target's fitted block functions (docs/cpu-target.md, "Blocks that
+// The cpu target's fitted block functions (docs/cpu-speed.md, "Blocks that
 // pass their checks"): a kernel whose lowering recorded block conditions
 // gets, at its first launch that meets them, its marker IR lowered again
 // with the module flag tidal.host.fitted and JIT-compiled beside its block
