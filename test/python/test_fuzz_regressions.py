@@ -490,6 +490,14 @@ def test_a_link_entry_of_the_wrong_type_is_refused_at_the_decorator(target):
 
     with pytest.raises(Exception, match="not_made_yet.cu"):
         later[1, 1](numpy.zeros(1, numpy.int32))
+    # A suffix tidal does not link is known without the file: refused at the
+    # decorator too (seed 30, input 70783: link=['abc'.upper()]).
+    with pytest.raises(ValueError, match=r"cannot link 'ABC': .*not 'no suffix'") as error:
+        @cuda.jit(link=["abc".upper()])
+        def no_suffix(x):
+            x[0] = 1
+    frames = traceback.extract_tb(error.tb)
+    assert any(frame.filename == __file__ and "cuda.jit(link=" in frame.line for frame in frames)
 
 
 def test_an_error_in_linked_cuda_cpp_is_located_there(tmp_path):

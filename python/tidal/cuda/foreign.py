@@ -92,7 +92,20 @@ def check_link_entries(link):
         return
     for entry in link:
         if not (isinstance(entry, LinkableCode) or (isinstance(entry, tuple) and len(entry) == 4)):
-            _link_path(entry)
+            _link_kind(_link_path(entry))  # a suffix tidal does not link: at the decorator too
+
+
+def _link_kind(path):
+    """The kind of file path is by its suffix; ValueError for one tidal does
+    not link."""
+    extension = os.path.splitext(path)[1].lower()
+    kind = _LINK_KINDS.get(extension)
+    if kind is None:
+        raise ValueError(f"cannot link '{path}': tidal links CUDA C++ (.cu, .cuh), LLVM IR "
+                         f"(.ll, .bc), PTX (.ptx), binaries for the CUDA driver's linker "
+                         f"(.cubin, .fatbin, .o, .a) and tidal's LTO-IR (.ltoir) files, not "
+                         f"'{extension or 'no suffix'}'")
+    return kind
 
 
 def _link_item(entry, options=()):
@@ -107,13 +120,7 @@ def _link_item(entry, options=()):
             options = include_directories() + tuple(options)
         return item[:3] + (tuple(options),)
     path = _link_path(entry)
-    extension = os.path.splitext(path)[1].lower()
-    kind = _LINK_KINDS.get(extension)
-    if kind is None:
-        raise ValueError(f"cannot link '{path}': tidal links CUDA C++ (.cu, .cuh), LLVM IR "
-                         f"(.ll, .bc), PTX (.ptx), binaries for the CUDA driver's linker "
-                         f"(.cubin, .fatbin, .o, .a) and tidal's LTO-IR (.ltoir) files, not "
-                         f"'{extension or 'no suffix'}'")
+    kind = _link_kind(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"cannot link '{path}': no such file")
     if kind in ("cubin", "fatbin", "object", "archive", "ltoir"):
