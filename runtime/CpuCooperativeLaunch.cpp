@@ -21,9 +21,6 @@
 
 namespace tidal::runtime {
 
-// Defined with the runtime entry points (CpuThreadPool.cpp).
-void recordKernelFailure(TidalBlockContext *Context, const std::function<KernelError()> &Make);
-
 namespace {
 
 // CUDA threads of a cooperative launch's blocks together, at most: each

@@ -1,7 +1,8 @@
-// What the pool's participants hold (CpuThreadPool.cpp and the cooperative
-// launches of CpuCooperativeLaunch.cpp): a participant's buffers, the
-// launch's failure record and the grid barrier of a cooperative launch.
-// Private to the runtime.
+// What the pool's participants hold (CpuThreadPool.cpp, the runtime entry
+// points of CpuHooks.cpp and the cooperative launches of
+// CpuCooperativeLaunch.cpp): a participant's buffers, the launch's failure
+// record and the grid barrier of a cooperative launch. Private to the
+// runtime.
 #ifndef TIDAL_RUNTIME_CPUPARTICIPANT_H
 #define TIDAL_RUNTIME_CPUPARTICIPANT_H
 
@@ -9,6 +10,8 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <functional>
+#include <string>
 #include <mutex>
 #include <cstdlib>
 #include <limits>
@@ -21,6 +24,13 @@ constexpr size_t SharedMemoryAlignment = 64;
 
 // The blocks of a launch; throws RuntimeError for an invalid configuration.
 uint64_t countBlocks(const Dim3 &Grid, const Dim3 &Block);
+
+// "(x, y, z)", as errors name a block or a thread.
+std::string describeDims(const Dim3 &D);
+
+// Records the launch's first failure; later ones are dropped. Make runs
+// under the failure's lock, inside a runtime call (CpuHooks.cpp).
+void recordKernelFailure(TidalBlockContext *Context, const std::function<KernelError()> &Make);
 
 // Shared memory (and the threads' frames) of one participant: 64-byte
 // aligned, never null, grown on demand, reused across launches, not zeroed.

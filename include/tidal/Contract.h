@@ -78,7 +78,7 @@ inline constexpr const char *MaxRegistersAttribute = "tidal-maxnreg";
 inline constexpr const char *MaxClusterRankAttribute = "tidal-maxclusterrank";
 
 // The cpu runtime's entry points that host-lowered code calls (declared in
-// HostABI.h, defined in runtime/CpuThreadPool.cpp).
+// HostABI.h, defined in runtime/CpuHooks.cpp).
 inline constexpr const char *CpuSharedHook = "__tidal_cpu_shared";
 inline constexpr const char *CpuFrameHook = "__tidal_cpu_frame";
 inline constexpr const char *CpuBoundsErrorHook = "__tidal_cpu_bounds_error";

@@ -64,7 +64,7 @@ typedef uint32_t (*TidalCoarseBlockFunction)(void **params, TidalBlockContext *c
 #define TIDAL_CONTEXT_ALONE 1u
 
 // The cpu runtime's entry points that host-lowered code calls (defined in
-// runtime/CpuThreadPool.cpp, given to the JIT by name; docs/cpu-target.md).
+// runtime/CpuHooks.cpp, given to the JIT by name; docs/cpu-target.md).
 //   The block's shared memory: StaticBytes (a multiple of 64) of static
 //   shared arrays, then the launch's dynamic shared memory; 64-byte aligned,
 //   filled with 0xFF bytes when Poison (debug mode).
