@@ -69,6 +69,22 @@ PyObject *module_process_passes(PyObject *, PyObject *) {
   return PyUnicode_FromString(processExtraPasses().str().c_str());
 }
 
+// check_passes(passes): None if `passes` is in TIDAL_PASSES' syntax
+// ('point=text;...'), else ValueError saying what is wrong, for cuda.jit to
+// raise at the decorator (the pass names are checked when the kernel's
+// pipeline is built: the plugins that give them may load later).
+PyObject *module_check_passes(PyObject *, PyObject *Args) {
+  const char *Spec;
+  if (!PyArg_ParseTuple(Args, "s", &Spec))
+    return nullptr;
+  llvm::Expected<ExtraPasses> Passes = parseExtraPasses(Spec);
+  if (!Passes) {
+    PyErr_SetString(PyExc_ValueError, llvm::toString(Passes.takeError()).c_str());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 // pipeline_text(target, sm, passes): the exact text of target "cuda" (for
 // sm_<sm>) or "cpu", with TIDAL_PASSES' passes and `passes` (TIDAL_PASSES'
 // syntax) at their points.
@@ -95,6 +111,8 @@ PyMethodDef PipelineMethods[] = {
      "loaded_pass_plugins(): the paths of the loaded pass plugins."},
     {"process_passes", module_process_passes, METH_NOARGS,
      "process_passes(): TIDAL_PASSES as read, 'point=text;...'."},
+    {"check_passes", module_check_passes, METH_VARARGS,
+     "check_passes(passes): ValueError unless passes is 'point=text;...'."},
     {"pipeline_text", module_pipeline_text, METH_VARARGS,
      "pipeline_text(target, sm=75, passes=''): the pipeline text target runs."},
     {nullptr, nullptr, 0, nullptr}};

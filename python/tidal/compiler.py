@@ -48,10 +48,15 @@ def loaded_pass_plugins():
 def passes_text(passes, where="passes"):
     """cuda.jit's passes= option in TIDAL_PASSES' syntax ('point=text;...'):
     a dict of point -> pipeline text (or a list of them, run in order), or a
-    str already in that syntax. ValueError names an unknown point."""
+    str already in that syntax. ValueError names an unknown point, or says
+    what is wrong with the str's syntax."""
     if passes is None:
         return ""
     if isinstance(passes, str):
+        try:
+            _native.check_passes(passes)
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
         return passes
     if not isinstance(passes, dict):
         raise TypeError(f"{where} must be a dict of point -> pipeline text, "

@@ -281,6 +281,18 @@ def kernel(x):
     assert outcome == "rejected" and "no-such-pass" in text and "passes.py:" in text, text
 
 
+def test_a_kernels_malformed_passes_str_is_rejected_at_the_decorator(tmp_path):
+    # Seed 32, input 79035: passes='abc'.upper() was a TypeError at the
+    # first launch, with no line of the user's.
+    path = write(tmp_path, "passes_str.py", """
+@cuda.jit(passes='abc'.upper())
+def kernel(x):
+    x[cuda.grid(1)] = 2.0
+""")
+    outcome, text, _ = fuzz_frontend.run_kernel_file(path, ones)
+    assert outcome == "rejected" and "'ABC' is not point=passes" in text, text
+
+
 def test_a_kernel_compiled_by_its_decorator_is_classified_as_a_launch_would_be(tmp_path):
     # Declared signatures compile in the decorator, while the mutant's module
     # loads: the body's errors must still be located (not counted as "not a

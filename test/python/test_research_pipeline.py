@@ -88,6 +88,19 @@ def test_unknown_points_stages_and_passes_are_named(target):
         cuda.jit(passes={"after-everything": "instcount"})(double)
     with pytest.raises(TypeError, match=r"must be pipeline text"):
         cuda.jit(passes={"after-lowering": ""})(double)
+    # passes= as a str in TIDAL_PASSES' syntax is checked at the decorator
+    # too (found by the frontend fuzzer, seed 32: passes='abc'.upper() was a
+    # TypeError at the first launch, without a line of the user's).
+    with pytest.raises(ValueError, match=r"passes: 'ABC' is not point=passes: the points are "
+                                         r"after-frontend, after-lowering"):
+        cuda.jit(passes="ABC")(double)
+    with pytest.raises(ValueError, match=r"passes: no passes given for after-lowering"):
+        cuda.jit(passes="after-lowering=")(double)
+    named = cuda.jit(passes="after-lowering=function(instnamer)")(double)
+    values = np.arange(32, dtype=np.float32)
+    named[1, 32](values)
+    target.assert_result("double", values, 2 * np.arange(32, dtype=np.float32))
+    assert "%i = " in named.inspect_llvm(SIG, stage="lowered")
     kernel = cuda.jit(passes={"after-lowering": "no-such-pass"})(double)
     # Located at the kernel's first line (its decorator's), where passes= is written.
     where = re.escape(f"{__file__}:{double.__code__.co_firstlineno}: ")
