@@ -175,6 +175,30 @@ def test_extensions_appended_later_and_values_kernels_cannot_take(target):
     assert recorder.seen == [("array(int32, 1d, C)", stream)]
 
 
+@pytest.mark.parametrize("options, error, message", [
+    ({"max_registers": "ABC"}, TypeError, r"max_registers must be an int, not 'ABC'"),
+    ({"max_registers": [32]}, TypeError, r"max_registers must be an int, not \[32\]"),
+    ({"max_registers": -1}, ValueError, r"max_registers must be 0 or more, not -1"),
+    ({"extensions": "ABC"}, TypeError, r"extensions must be a list of objects with a "
+                                       r"prepare_args method .*not 'ABC'"),
+    ({"extensions": [1]}, TypeError, r"extensions must be a list .*not \[1\]"),
+    ({"link": "ABC"}, ValueError, r"cannot link 'ABC': tidal links CUDA C\+\+"),
+])
+def test_bad_options_are_errors_at_the_decorator(target, options, error, message):
+    # Found by the frontend fuzzer's kind of mutation (an option's value
+    # changed): each was an error at the first launch, with no line of the
+    # user's; now cuda.jit raises it, where the option is written.
+    def fill(a):
+        a[cuda.grid(1)] = 5
+
+    with pytest.raises(error, match=message):
+        cuda.jit(**options)(fill)
+    registers = cuda.jit(max_registers=32)(fill)
+    a = np.zeros(4, np.int32)
+    registers[1, 4](a)
+    target.assert_result("fill", a, np.full(4, 5, np.int32))
+
+
 def test_bind_readies_every_compiled_signature(target):
     # Numba's bind(): the declared signatures are loaded on the current device
     # before any launch (the cuda target loads one module per signature, and

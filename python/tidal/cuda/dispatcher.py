@@ -48,6 +48,18 @@ def _check_options(options):
         value = options.get(flag)
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"{flag} must be True or False, not {value!r}")
+    registers = options.get("max_registers")
+    if registers is not None:
+        if isinstance(registers, bool) or not hasattr(registers, "__index__"):
+            raise TypeError(f"max_registers must be an int, not {registers!r}")
+        if registers.__index__() < 0:
+            raise ValueError(f"max_registers must be 0 or more, not {registers!r}")
+    extensions = options.get("extensions")
+    if extensions is not None:
+        if not isinstance(extensions, (list, tuple)) or \
+                not all(callable(getattr(e, "prepare_args", None)) for e in extensions):
+            raise TypeError("extensions must be a list of objects with a prepare_args method "
+                            f"(Numba's argument extensions), not {extensions!r}")
 
 
 def _dims(value, what, kernel):

@@ -88,8 +88,10 @@ def check_link_entries(link):
     """link=[...] checked for its entries' types when the kernel is made
     (cuda.jit), so that a wrong one is an error at the user's decorator,
     not at the first launch; the files are read when it compiles."""
-    if link is None or isinstance(link, (str, bytes, os.PathLike)):
+    if link is None:
         return
+    if isinstance(link, (str, bytes, os.PathLike)):
+        link = [link]  # one file, as link_items takes it
     for entry in link:
         if not (isinstance(entry, LinkableCode) or (isinstance(entry, tuple) and len(entry) == 4)):
             _link_kind(_link_path(entry))  # a suffix tidal does not link: at the decorator too
