@@ -14,11 +14,15 @@
 // tested per block, then a block function over a copy of K.thread whose
 // implied checks are constant (vectorised by O3), else a call of
 // `__tidal_block_K`, where a thread past an array gets its IndexError
-// (docs/cpu-speed.md, "Blocks that pass their checks").
+// (docs/cpu-speed.md, "Blocks that pass their checks"). With the module flag
+// tidal.host.fitted.shape (the runtime's, for blocks of more than one row),
+// the fitted function is also specialised to that block shape: its test
+// requires it, and its reads of the block's size are constants.
 
 #include "LowerHost.h"
 #include "tidal/Contract.h"
 
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/PatternMatch.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -200,6 +204,57 @@ void narrowBlockDims(Function &F, Value *Context, ArrayRef<BlockCondition> Condi
   }
 }
 
+// The block shape the runtime asks the fitted function to be specialised to
+// (the module flag tidal.host.fitted.shape: !{i32 x, i32 y, i32 z}), if
+// any. A flag that is not three sizes of 1 to 1024 is not used.
+std::optional<std::array<uint32_t, 3>> fittedShape(const Module &M) {
+  auto *Node = dyn_cast_or_null<MDNode>(M.getModuleFlag(HostFittedShapeFlag));
+  if (!Node || Node->getNumOperands() != 3)
+    return std::nullopt;
+  std::array<uint32_t, 3> Shape;
+  for (unsigned Dimension = 0; Dimension < 3; ++Dimension) {
+    auto *Size = mdconst::dyn_extract<ConstantInt>(Node->getOperand(Dimension));
+    if (!Size || Size->isZero() || Size->getValue().ugt(1024))
+      return std::nullopt;
+    Shape[Dimension] = uint32_t(Size->getZExtValue());
+  }
+  return Shape;
+}
+
+// F's loads of the block's size, each one constant: Shape's (under the
+// fitted function's test that the block has that shape). LLVM then knows
+// the thread loops' trip counts: a 16-wide row is one vector, with no
+// remainder loop or tests of how many lanes are left.
+void fixBlockDims(Function &F, Value *Context, const std::array<uint32_t, 3> &Shape) {
+  MDBuilder Ranges(F.getContext());
+  for (unsigned Dimension = 0; Dimension < 3; ++Dimension)
+    for (LoadInst *Load : blockDimLoads(F, Context, Dimension))
+      Load->setMetadata(LLVMContext::MD_range,
+                        Ranges.createRange(APInt(32, Shape[Dimension]),
+                                           APInt(32, Shape[Dimension] + 1)));
+}
+
+// F's thread loops (latches whose loop ID declares parallel accesses) are
+// not unrolled: with constant trip counts, LLVM's full unroll runs before
+// the loop vectoriser and leaves straight-line rows that the SLP vectoriser
+// reassembles with gathers (a 16x16 block's tile copy ran 3x slower).
+void keepThreadLoops(Function &F) {
+  LLVMContext &Context = F.getContext();
+  for (BasicBlock &Block : F) {
+    Instruction *Latch = Block.getTerminator();
+    MDNode *LoopID = Latch ? Latch->getMetadata(LLVMContext::MD_loop) : nullptr;
+    if (!LoopID || !findOptionMDForLoopID(LoopID, "llvm.loop.parallel_accesses"))
+      continue;
+    SmallVector<Metadata *, 4> Operands{nullptr};
+    for (unsigned I = 1; I < LoopID->getNumOperands(); ++I)
+      Operands.push_back(LoopID->getOperand(I));
+    Operands.push_back(MDNode::get(Context, MDString::get(Context, "llvm.loop.unroll.disable")));
+    MDNode *Kept = MDNode::getDistinct(Context, Operands);
+    Kept->replaceOperandWith(0, Kept);
+    Latch->setMetadata(LLVMContext::MD_loop, Kept);
+  }
+}
+
 // Moves Entry's static allocas (the uniform slots, ...) to the front of New,
 // which becomes the function's entry block, so that they stay static.
 void moveStaticAllocas(BasicBlock &Entry, BasicBlock &New) {
@@ -256,6 +311,13 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
     ++Dropped;
   }
   narrowBlockDims(*Fitted, Fitted->getArg(Lowered.Kernel.arg_size()), Conditions);
+  // Specialised to one block shape: K.thread's reads of the block's size
+  // too, unless the kernel may be coarsened (addCoarseBlockFunction runs
+  // this copy over wider blocks: only kernels without barriers and shared
+  // memory).
+  const std::optional<std::array<uint32_t, 3>> Shape = fittedShape(M);
+  if (Shape && (!Lowered.Markers.SyncPoints.empty() || Lowered.Markers.UsesShared))
+    fixBlockDims(*Fitted, Fitted->getArg(Lowered.Kernel.arg_size()), *Shape);
 
   // 2. Its block function (and the copy for launches that run alone, for
   //    global atomics), under the fitted name.
@@ -268,8 +330,13 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
   addAloneVariant(FittedLowered, Name);
   Function *Entry = M.getFunction(Name);
   for (Function *F : {Built, M.getFunction(Name + ".alone")})
-    if (F)
+    if (F) {
       narrowBlockDims(*F, F->getArg(1), Conditions);
+      if (Shape) {
+        fixBlockDims(*F, F->getArg(1), *Shape);
+        keepThreadLoops(*F);
+      }
+    }
   LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName() << "': " << Dropped
                     << " checks that a block passes under " << Conditions.size()
                     << " conditions: " << Name << "\n");
@@ -309,6 +376,12 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
       Within = B.CreateICmpULE(End, Extent, Parameter->getName() + ".fits");
     }
     Fits = Fits ? B.CreateAnd(Fits, Within, "fits") : Within;
+  }
+  for (unsigned Dimension = 0; Shape && Dimension < 3; ++Dimension) {
+    Value *BlockDim = loadContextField(B, BlockContext, BlockDimField, Dimension,
+                                       Twine("fit.shape.") + Dims[Dimension]);
+    Fits = B.CreateAnd(Fits, B.CreateICmpEQ(BlockDim, B.getInt32((*Shape)[Dimension])),
+                       "fits");
   }
   BasicBlock *Other = BasicBlock::Create(Context, "general", Entry);
   B.CreateCondBr(Fits, &Body, Other);

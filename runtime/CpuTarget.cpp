@@ -402,16 +402,18 @@ struct CpuModule::Impl {
   // The fitted block functions built so far (addFitted), each in a JITDylib
   // of its own that links against Dylib.
   std::vector<orc::JITDylib *> FittedDylibs;
-  llvm::StringMap<TidalBlockFunction> FittedFunctions; // by fitted symbol
+  // One per block shape that a fitted function was built for (the same
+  // symbol, each in its own JITDylib).
+  std::vector<TidalBlockFunction> FittedFunctions;
   uint64_t CoarseCount = 0; // of the fitted ones, those with a coarsened one
 
   ~Impl() {
-    for (const auto &Entry : FittedFunctions) {
-      forgetBlockFunctionName(Entry.second);
-      CpuThreadPool::process().setRunsAlone(Entry.second, false);
-      CpuThreadPool::process().setPrivatised(Entry.second, std::nullopt);
-      CpuThreadPool::process().setWatched(Entry.second, false);
-      CpuThreadPool::process().setCoarse(Entry.second, nullptr);
+    for (TidalBlockFunction Fitted : FittedFunctions) {
+      forgetBlockFunctionName(Fitted);
+      CpuThreadPool::process().setRunsAlone(Fitted, false);
+      CpuThreadPool::process().setPrivatised(Fitted, std::nullopt);
+      CpuThreadPool::process().setWatched(Fitted, false);
+      CpuThreadPool::process().setCoarse(Fitted, nullptr);
     }
     LiveCoarseBlockFunctions.fetch_sub(CoarseCount, std::memory_order_relaxed);
     for (orc::JITDylib *Fitted : FittedDylibs) {
@@ -689,7 +691,7 @@ TidalBlockFunction CpuModule::addFitted(std::unique_ptr<llvm::Module> M,
   I->FittedDylibs.push_back(&Dylib);
   LiveFittedBlockFunctions.fetch_add(1, std::memory_order_relaxed);
   TidalBlockFunction Fitted = Addresses[Symbol];
-  I->FittedFunctions[Symbol] = Fitted;
+  I->FittedFunctions.push_back(Fitted);
   // Known to the pool as the kernel's own block function is.
   setBlockFunctionName(Fitted, KernelName);
   if (I->Watched)

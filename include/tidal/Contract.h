@@ -64,6 +64,11 @@ inline constexpr const char *DebugFlag = "tidal.debug";
 // kernel's fitted block function (TIDAL_FITTED_BLOCK_PREFIX) instead of its
 // block function.
 inline constexpr const char *HostFittedFlag = "tidal.host.fitted";
+// Beside it, for a launch whose block has more than one row: the block's
+// shape (!{i32 x, i32 y, i32 z}), to which the fitted block function is
+// specialised (its thread loops' trip counts constants; a block of another
+// shape runs the block function as built).
+inline constexpr const char *HostFittedShapeFlag = "tidal.host.fitted.shape";
 // fastmath=True: float32 math functions with a fast libdevice variant
 // (cos sin tan exp exp10 log log2 log10 pow) call it (__nv_fast_cosf, ...).
 inline constexpr const char *FastFunctionsFlag = "tidal.fast-functions";

@@ -44,10 +44,12 @@ struct Specialization {
   TidalBlockFunction Block = nullptr;
   uint64_t CpuStaticSharedBytes = 0; // a block's static shared memory (cpu target)
   // cpu target: the conditions under which its blocks pass some checks
-  // (none: it has no fitted block function), and that function once a
-  // launch built it, or that its build failed (FittedBlocks.h).
+  // (none: it has no fitted block function), and those functions once
+  // launches built them, or that a build failed (FittedBlocks.h): one for
+  // blocks of one row (Dim3 {0, 0, 0} here), and one per shape of the
+  // blocks of more rows, specialised to it.
   std::vector<runtime::CpuBlockCondition> FitConditions;
-  TidalBlockFunction Fitted = nullptr;
+  std::vector<std::pair<runtime::Dim3, TidalBlockFunction>> Fitted;
   bool FittedFailed = false;
   // Threads of the fitting launches so far, and how many there must be
   // before the fitted block function is built (TIDAL_CPU_FITTED_THREADS when

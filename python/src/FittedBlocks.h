@@ -11,7 +11,9 @@ namespace tidal::binding {
 // the packed Params runs: S's fitted block function when the launch meets
 // its block conditions and S's fitting launches, this one included, have
 // run at least S.FittedAfterThreads threads (built now, at the first such
-// launch), else S.Block. Call with the GIL held.
+// launch), else S.Block. A block of more than one row gets a fitted
+// function specialised to its shape (up to 4 shapes per kernel; others run
+// S.Block). Call with the GIL held.
 TidalBlockFunction cpuBlockFunctionFor(const DispatcherState &D, Specialization &S,
                                        const runtime::Dim3 &Grid, const runtime::Dim3 &Block,
                                        void **Params);

@@ -83,6 +83,53 @@ def test_compile_builds_no_fitted_block_function_and_a_fitting_launch_builds_one
 
 
 @on_targets("cpu")
+def test_blocks_of_more_rows_get_a_fitted_function_per_shape(target):
+    # tile[ty, tx] is checked against (16, 17): every block below fits. A
+    # block of more than one row gets a fitted function specialised to its
+    # shape (its thread loops' trip counts constants), up to 4 shapes; blocks
+    # of one row share one; a fifth shape runs the block function.
+    def make():
+        @cuda.jit
+        def transpose(a, out):
+            tile = cuda.shared.array((16, 17), float32)
+            tx = cuda.threadIdx.x
+            ty = cuda.threadIdx.y
+            x = cuda.blockIdx.x * cuda.blockDim.x + tx
+            y = cuda.blockIdx.y * cuda.blockDim.y + ty
+            if y < a.shape[0] and x < a.shape[1]:
+                tile[ty, tx] = a[y, x]
+            cuda.syncthreads()
+            if y < a.shape[0] and x < a.shape[1]:
+                out[x, y] = tile[ty, tx] + ty * 0.0
+        return transpose
+
+    transpose = make()
+    a = np.arange(37 * 29, dtype=np.float32).reshape(37, 29)
+    before = fitted_count()
+
+    def run(block):
+        out = np.zeros((29, 37), np.float32)
+        grid = (-(-29 // block[0]), -(-37 // block[1]))
+        transpose[grid, block](a, out)
+        np.testing.assert_array_equal(out, a.T, err_msg=f"block {block}")
+
+    built = 0
+    for block in ((16, 16), (8, 8), (16, 4), (4, 16)):
+        run(block)
+        built += 1
+        assert fitted_count() == before + built, block
+        run(block)  # again: the same function
+        assert fitted_count() == before + built, block
+    run((8, 4))  # a fifth shape: the block function, checks and all
+    run((16, 1))  # one row: a fitted function for every block of one row
+    run((8, 1))
+    assert fitted_count() == before + built + 1
+    del transpose
+    gc.collect()
+    assert fitted_count() == before
+
+
+@on_targets("cpu")
 def test_a_launch_that_does_not_fit_builds_nothing_and_runs_the_checks(target):
     @cuda.jit
     def guarded_copy(x, out):

@@ -173,8 +173,10 @@ public:
   // JITDylib of its own that links against this module's, and returns
   // KernelName's fitted block function (TIDAL_FITTED_BLOCK_PREFIX), known to
   // the pool as the kernel's block function is (name, watchdog, alone).
+  // A kernel may have several (one per block shape, tidal.host.fitted.shape).
   // Released with this module. Not thread-safe against itself for one
-  // module: the caller builds each kernel's once. Throws RuntimeError.
+  // module: the caller builds each kernel's one at a time. Throws
+  // RuntimeError.
   TidalBlockFunction addFitted(std::unique_ptr<llvm::Module> M,
                                std::unique_ptr<llvm::LLVMContext> Context,
                                const std::string &KernelName);
