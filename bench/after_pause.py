@@ -59,7 +59,7 @@ def main():
                         time.sleep(pause)
                         for n, seconds in enumerate(harness._times(worker, 3, blocks[system])):
                             launches[n].append(seconds)
-                    text = " / ".join(f"{statistics.median(t) * 1e3:.2f}" for t in launches)
+                    text = " / ".join(f"{statistics.median(t) * 1e3:.3f}" for t in launches)
                     print(f"{args.kernel} {args.size} {system:6s} pause {pause * 1e3:4.0f} ms: "
                           f"launches 1/2/3 after it {text} ms", flush=True)
         finally:

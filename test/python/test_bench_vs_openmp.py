@@ -96,3 +96,24 @@ def test_a_kernel_tidal_cannot_run_is_an_error_line_not_a_crash(tmp_path):
             worker.ask("frobnicate")
     finally:
         worker.close()
+
+
+def test_after_pause_times_three_launches_per_system_and_pause():
+    # bench/after_pause.py at a tiny size: each system's result is checked,
+    # then one line per system and pause with three launches' times.
+    import subprocess
+    if ABSENT["openmp"]:
+        pytest.skip(ABSENT["openmp"])
+    script = os.path.join(os.path.dirname(cpu_vs_openmp.__file__), "after_pause.py")
+    run = subprocess.run([sys.executable, script, "saxpy", str(TINY["saxpy"]), "--pauses", "0,1",
+                          "--repeats", "2"], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 4, run.stdout
+    for line, (system, pause) in zip(lines, [("tidal", 0), ("openmp", 0), ("tidal", 1),
+                                             ("openmp", 1)]):
+        words = line.split()
+        assert words[2] == system and words[4] == str(pause), line
+        times = [float(t) for t in line.split("after it ")[1].split(" ms")[0].split(" / ")]
+        assert len(times) == 3 and all(t >= 0 for t in times), line
