@@ -218,6 +218,21 @@ def test_a_worker_interrupted_or_deaf_is_replaced():
         assert answers[name][0] == "ok"
 
 
+def test_a_worker_is_interrupted_when_its_parent_ignores_sigint():
+    # A shell starts a background job with SIGINT ignored, which forked
+    # workers inherited: under `( make check & )` every endless input was a
+    # "hang". The workers set Python's handler themselves.
+    import signal
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        answers = run_requests(["ok1", "endless", "ok2"], serve_by_name,
+                               launch_seconds=0.3, answer_seconds=2.0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert answers["endless"][0] == "interrupted", answers
+    assert answers["ok1"][0] == answers["ok2"][0] == "ok", answers
+
+
 def test_the_launch_limit_runs_from_the_launch():
     # A compile slower than the launch limit is not interrupted (the 10^5 run
     # of the last round counted kernels that compiled slowly on a loaded
