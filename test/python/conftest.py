@@ -13,9 +13,19 @@ saw with `target.driver_calls()`.
 """
 
 import os
+import signal
 import sys
 
 import pytest
+
+# Tests stop endless kernels with SIGINT (the fuzzer's interrupt tests, and
+# Ctrl-C in a cpu launch). A shell starts a background job with SIGINT
+# ignored, Python then keeps ignoring it, and tidal's handler, installed at
+# the first cpu launch, chains to what it found: ignored, launches were
+# never interrupted, and four tests of test_fuzz_regressions.py failed under
+# `( make check & )`. Python's handler first, as in a foreground run.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The package is imported from the build tree (PYTHONPATH=build/python); make
 # `pytest test/python` work without it too.

@@ -539,9 +539,9 @@ def main():
     options = common.parse_arguments(__doc__.splitlines()[0], default_count=100,
                                      extra=options_of)
     sys.path.insert(0, os.path.join(os.path.abspath(options.build), "python"))
-    # Ctrl-C stops the fuzzer, also when a shell started it as a background
-    # job, with SIGINT ignored (its workers set the handler themselves,
-    # workers._serve_forever).
+    # Endless mutants are stopped with SIGINT. A shell starts a background
+    # job with SIGINT ignored, and Python then keeps ignoring it: every
+    # endless mutant was a "hang". The workers need Python's handler.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.environ["TIDAL_TARGET"] = "cpu"
     os.environ.setdefault("TIDAL_CPU_THREADS", "2")

@@ -159,12 +159,6 @@ def _serve_forever(serve, request_read, result_write):
     # dump that faulthandler (pytest enables it) would print is noise there.
     import faulthandler
     faulthandler.disable()
-    # The worker is stopped with SIGINT: Python's handler, whatever the parent
-    # had. A shell starts a background job with SIGINT ignored and Python then
-    # keeps ignoring it, so in a fuzzer or a pytest run started that way every
-    # endless input was a "hang" (the four interrupt tests of
-    # test_fuzz_regressions.py failed under `( make check & )`).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     global _results
     _results = result_write
     status = 0
