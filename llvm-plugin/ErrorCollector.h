@@ -17,7 +17,12 @@ namespace tidal {
 
 // For the lifetime of the object, DS_Error diagnostics of `Context` are
 // appended to `Errors` (one per line) instead of ending the process; the
-// others go to the handler that was there before, which is put back after.
+// warnings that a loop transformation asked for in the loop's metadata was
+// not done ("loop not unrolled", DK_OptimizationFailure) are dropped: every
+// such request in a kernel is tidal's own (a thread loop's unroll count,
+// vectorize.enable on a thread nest), a hint, nothing its user wrote or can
+// act on; the others go to the handler that was there before, which is put
+// back after.
 class ErrorCollector {
   llvm::LLVMContext &Context;
   std::string &Errors;
@@ -34,6 +39,8 @@ class ErrorCollector {
   };
 
   bool handle(const llvm::DiagnosticInfo &Info) {
+    if (Info.getKind() == llvm::DK_OptimizationFailure && Info.getSeverity() != llvm::DS_Error)
+      return true;
     if (Info.getSeverity() != llvm::DS_Error)
       return Previous && Previous->handleDiagnostics(Info);
     Failed = true;

@@ -294,7 +294,8 @@ bool lowerHost(Module &M) {
     MDNode *ThreadAccesses =
         markParallelAccesses(*Thread.Thread, Markers.SerialisedAtomics);
     LoweredKernel Stages{*Kernel, *Thread.Thread, Markers,
-                         Frame,   ThreadAccesses, Debug};
+                         Frame,   ThreadAccesses, Debug,
+                         serialThreadUnroll(*Thread.Thread, ThreadAccesses)};
     if (Fitted) {
       addFittedBlockFunction(Stages, BlockName);
     } else {

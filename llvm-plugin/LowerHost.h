@@ -133,17 +133,26 @@ struct CountedLoop {
 // Emits the loop's head at the builder and leaves the builder in its body.
 CountedLoop beginLoop(IRBuilder<> &Builder, Value *Count, const Twine &Name);
 
-// Closes the loop where the builder is and leaves the builder after it.
-// With AccessGroup, the loop's iterations are declared independent for the
-// memory accesses in that group (llvm.loop.parallel_accesses).
+// How the thread loops of a block function are marked for LLVM's loop
+// passes: AccessGroup, K.thread's plain accesses declared independent across
+// the threads (llvm.loop.parallel_accesses; markParallelAccesses), or,
+// without one, SerialUnroll, the count the innermost loop is unrolled by
+// where it stays scalar (serialThreadUnroll; 0: LLVM's own choice).
+struct ThreadLoopHints {
+  MDNode *AccessGroup = nullptr;
+  unsigned SerialUnroll = 0;
+};
+
+// Closes the loop where the builder is and leaves the builder after it,
+// with Hints' metadata on its latch (SerialUnroll only where Innermost).
 void endLoop(IRBuilder<> &Builder, const CountedLoop &Loop,
-             MDNode *AccessGroup = nullptr);
+             const ThreadLoopHints &Hints = {}, bool Innermost = false);
 
 // Every thread of the block: for tid.z, for tid.y, for tid.x: Body(x, y, z),
 // x innermost; with YInnermost, y innermost instead whenever the block has
 // more than one row (else the x order). Leaves the builder after the loops.
 void emitThreadLoops(IRBuilder<> &Builder, Value *const BlockDim[3],
-                     bool YInnermost, MDNode *AccessGroup,
+                     bool YInnermost, const ThreadLoopHints &Hints,
                      function_ref<void(Value *, Value *, Value *)> Body);
 
 // True if more of `Thread`'s memory accesses are contiguous along tid.y than
@@ -312,6 +321,12 @@ FrameLayout makeResumable(ThreadFunction &Thread, EntryValues &Values,
 MDNode *markParallelAccesses(Function &Thread,
                              const SmallPtrSetImpl<Instruction *> &SerialisedAtomics);
 
+// For a kernel without that group (atomics, calls): how many threads the
+// innermost thread loop runs per iteration where LLVM leaves it scalar, 4
+// for a small K.thread without loops (a histogram's: its loop is a load, a
+// bounds check and an increment), else 0.
+unsigned serialThreadUnroll(const Function &Thread, const MDNode *ThreadAccesses);
+
 // Stage 5: what the block function is built from.
 struct LoweredKernel {
   Function &Kernel;
@@ -320,6 +335,9 @@ struct LoweredKernel {
   const FrameLayout &Frame;
   MDNode *ThreadAccesses; // from markParallelAccesses
   bool Debug;             // debug mode (isDebugModule)
+  unsigned SerialUnroll = 0; // from serialThreadUnroll
+
+  ThreadLoopHints threadLoopHints() const { return {ThreadAccesses, SerialUnroll}; }
 };
 
 // void @Name(ptr %params, ptr %ctx): every thread of the block, in rounds.

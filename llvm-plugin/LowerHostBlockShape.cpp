@@ -325,7 +325,8 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
       TIDAL_FITTED_BLOCK_PREFIX + BlockName.substr(sizeof(TIDAL_BLOCK_PREFIX) - 1);
   LoweredKernel FittedLowered{Lowered.Kernel, *Fitted,
                               Lowered.Markers, Lowered.Frame,
-                              Lowered.ThreadAccesses, Lowered.Debug};
+                              Lowered.ThreadAccesses, Lowered.Debug,
+                              Lowered.SerialUnroll};
   Function *Built = createBlockFunction(FittedLowered, Name);
   addAloneVariant(FittedLowered, Name);
   Function *Entry = M.getFunction(Name);

@@ -219,7 +219,7 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
   Arguments.append({BlockContext, Null, Null, Null});
   const bool YInnermost = prefersYInnermost(Thread, Thread.getArg(Parameters + 4),
                                             Thread.getArg(Parameters + 5));
-  emitThreadLoops(B, Wide, YInnermost, Fitted.ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
+  emitThreadLoops(B, Wide, YInnermost, Fitted.threadLoopHints(), [&](Value *X, Value *Y, Value *Z) {
     SmallVector<Value *, 16> ThreadArguments(Arguments);
     ThreadArguments.append({X, Y, Z, B.getInt32(0), B.getInt32(0)});
     CallInst *Call = B.CreateCall(&Thread, ThreadArguments);

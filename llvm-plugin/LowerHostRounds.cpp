@@ -379,7 +379,7 @@ void BlockFunctionBuilder::emitWarpRounds(IRBuilder<> &Builder, ArrayRef<Value *
     BasicBlock *Region = BasicBlock::Create(Context, "from." + Twine(K), Block);
     Resumes->addCase(Builder.getInt32(K), Region);
     Builder.SetInsertPoint(Region);
-    emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses,
+    emitThreadLoops(Builder, BlockDim, YInnermost, Lowered.threadLoopHints(),
                     [&](Value *X, Value *Y, Value *Z) {
                       SmallVector<Value *, 16> ThreadArguments(Arguments);
                       ThreadArguments.append(
@@ -743,7 +743,7 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
                     << ", " << (YInnermost ? "y" : "x")
                     << " innermost (the loop order of the accesses)\n");
   if (SyncPoints.empty()) {
-    emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
+    emitThreadLoops(Builder, BlockDim, YInnermost, Lowered.threadLoopHints(), [&](Value *X, Value *Y, Value *Z) {
       SmallVector<Value *, 16> ThreadArguments(Arguments);
       ThreadArguments.append({X, Y, Z, Builder.getInt32(0), Builder.getInt32(0)});
       CallInst *Run = Builder.CreateCall(Thread, ThreadArguments);
@@ -806,7 +806,7 @@ Function *BlockFunctionBuilder::build(const Twine &Name) {
     const bool Uniform = K < UniformOutcome.size() && UniformOutcome[K];
     if (Uniform)
       Builder.CreateStore(Builder.getFalse(), Failed);
-    emitThreadLoops(Builder, BlockDim, YInnermost, ThreadAccesses, [&](Value *X, Value *Y, Value *Z) {
+    emitThreadLoops(Builder, BlockDim, YInnermost, Lowered.threadLoopHints(), [&](Value *X, Value *Y, Value *Z) {
       SmallVector<Value *, 16> ThreadArguments(Arguments);
       ThreadArguments.append({X, Y, Z, Builder.getInt32(K), RoundPhase});
       if (Uniform) {
@@ -959,7 +959,8 @@ void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName)
       lowerAtomicCmpXchgInst(Exchange);
   LoweredKernel PlainLowered{Lowered.Kernel,  *Plain,
                              Lowered.Markers, Lowered.Frame,
-                             Lowered.ThreadAccesses, Lowered.Debug};
+                             Lowered.ThreadAccesses, Lowered.Debug,
+                             Lowered.SerialUnroll};
   Function *Alone = createBlockFunction(PlainLowered, BlockName + ".alone");
   LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName()
                     << "': global atomics: " << Alone->getName()

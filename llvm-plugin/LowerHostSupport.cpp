@@ -177,23 +177,43 @@ CountedLoop beginLoop(IRBuilder<> &Builder, Value *Count, const Twine &Name) {
   return {Counter, Condition, Exit};
 }
 
+// The loop ID of a thread loop: its parallel accesses, or its unroll count
+// where it stays scalar. LLVM's vectoriser gives the loops it makes the
+// followup attributes only, so a loop it vectorises anyway (it may, with
+// runtime checks) is not unrolled again after its own interleaving.
+static MDNode *threadLoopID(LLVMContext &Context, const ThreadLoopHints &Hints,
+                            bool Innermost) {
+  auto Option = [&](StringRef Name, Metadata *Value) -> Metadata * {
+    return MDNode::get(Context, {MDString::get(Context, Name), Value});
+  };
+  auto Int = [&](unsigned Value) {
+    return ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(Context), Value));
+  };
+  SmallVector<Metadata *, 4> Operands = {nullptr};
+  if (Hints.AccessGroup) {
+    Operands.push_back(Option("llvm.loop.parallel_accesses", Hints.AccessGroup));
+  } else if (Innermost && Hints.SerialUnroll > 1) {
+    Operands.push_back(Option("llvm.loop.unroll.count", Int(Hints.SerialUnroll)));
+    Operands.push_back(Option(
+        "llvm.loop.vectorize.followup_all",
+        MDNode::get(Context, {MDString::get(Context, "llvm.loop.isvectorized"), Int(1)})));
+  } else {
+    return nullptr;
+  }
+  MDNode *LoopID = MDNode::getDistinct(Context, Operands);
+  LoopID->replaceOperandWith(0, LoopID);
+  return LoopID;
+}
+
 // Closes the loop where the builder is and leaves the builder after it.
-// With AccessGroup, the loop's iterations are declared independent for the
-// memory accesses in that group (llvm.loop.parallel_accesses).
 void endLoop(IRBuilder<> &Builder, const CountedLoop &Loop,
-             MDNode *AccessGroup) {
+             const ThreadLoopHints &Hints, bool Innermost) {
   Value *Next = Builder.CreateNUWAdd(Loop.Counter, Builder.getInt32(1),
                                      Loop.Counter->getName() + ".next");
   Loop.Counter->addIncoming(Next, Builder.GetInsertBlock());
   BranchInst *Latch = Builder.CreateBr(Loop.Condition);
-  if (AccessGroup) {
-    LLVMContext &Context = Builder.getContext();
-    MDNode *Parallel = MDNode::get(
-        Context, {MDString::get(Context, "llvm.loop.parallel_accesses"), AccessGroup});
-    MDNode *LoopID = MDNode::getDistinct(Context, {nullptr, Parallel});
-    LoopID->replaceOperandWith(0, LoopID);
+  if (MDNode *LoopID = threadLoopID(Builder.getContext(), Hints, Innermost))
     Latch->setMetadata(LLVMContext::MD_loop, LoopID);
-  }
   Loop.Exit->insertInto(Builder.GetInsertBlock()->getParent());
   Builder.SetInsertPoint(Loop.Exit);
 }
@@ -202,7 +222,7 @@ void endLoop(IRBuilder<> &Builder, const CountedLoop &Loop,
 // x innermost; with YInnermost, y innermost instead whenever the block has
 // more than one row (else the x order). Leaves the builder after the loops.
 void emitThreadLoops(IRBuilder<> &Builder, Value *const BlockDim[3],
-                     bool YInnermost, MDNode *AccessGroup,
+                     bool YInnermost, const ThreadLoopHints &Hints,
                      function_ref<void(Value *, Value *, Value *)> Body) {
   auto Nest = [&](unsigned Outer, unsigned Middle, unsigned Inner) {
     static const char *Names[3] = {"tid.x", "tid.y", "tid.z"};
@@ -211,7 +231,7 @@ void emitThreadLoops(IRBuilder<> &Builder, Value *const BlockDim[3],
       Loops[Dimension] = beginLoop(Builder, BlockDim[Dimension], Names[Dimension]);
     Body(Loops[0].Counter, Loops[1].Counter, Loops[2].Counter);
     for (unsigned Dimension : {Inner, Middle, Outer})
-      endLoop(Builder, Loops[Dimension], AccessGroup);
+      endLoop(Builder, Loops[Dimension], Hints, Dimension == Inner);
   };
   if (!YInnermost) {
     Nest(2, 1, 0);

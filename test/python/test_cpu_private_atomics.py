@@ -399,3 +399,48 @@ def test_a_reduction_with_barriers_into_one_total_is_privatised(target, rng):
     block_sums_into_total[x.size // 256, 256](x, total)
     expect_privatised(target, before, True)
     target.assert_result("block_sums_into_total", total, [123 + x.sum()])
+
+
+# A kernel with atomics and a small body runs four threads per iteration of
+# its thread loop on the cpu target (test/lit/plugin/lower-host-serial-unroll.ll),
+# then the block's remaining one to three: every block shape counts each
+# thread once, and a failing thread inside a group of four is the one named.
+@pytest.mark.parametrize("block", [1, 3, 5, 127, 255, (7, 3), (2, 3, 5)])
+def test_every_thread_of_an_odd_block_counts_once(target, rng, block):
+    @cuda.jit
+    def count_threads(x, bins):
+        y, z = cuda.threadIdx.y, cuda.threadIdx.z
+        row = cuda.blockDim.x * (y + cuda.blockDim.y * z)
+        t = cuda.blockIdx.x * cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z + row + cuda.threadIdx.x
+        if t < x.size:
+            cuda.atomic.add(bins, x[t], 1)
+            cuda.atomic.add(bins, bins.size - 1, 1)  # every thread once
+
+    shape = block if isinstance(block, tuple) else (block,)
+    threads = int(np.prod(shape))
+    n = 1000 * threads + threads // 2  # the last block part-filled
+    x = rng.integers(0, 16, n)
+    bins = np.zeros(17, np.int64)
+    count_threads[(n + threads - 1) // threads, shape](x, bins)
+    want = np.bincount(x, minlength=17)
+    want[16] += n
+    target.assert_result("count_threads", bins, want)
+
+
+@on_targets("cpu")
+@pytest.mark.parametrize("bad", [0, 2, 5, 6])
+def test_the_failing_thread_of_an_unrolled_group_is_named(target, bad):
+    @cuda.jit
+    def small_histogram(x, bins):
+        i = cuda.grid(1)
+        if i < x.size:
+            cuda.atomic.add(bins, x[i], 1)
+
+    blocks, block = 10, 7
+    x = np.zeros(blocks * block, np.int64)
+    x[4 * block + bad] = 9  # past the 8 bins: thread `bad` of block 4
+    bins = np.zeros(8, np.int32)
+    with pytest.raises(IndexError) as info:
+        small_histogram[blocks, block](x, bins)
+    assert "index 9 is out of bounds for axis 0 with size 8" in str(info.value)
+    assert str(info.value).endswith(f"thread ({bad}, 0, 0) of block (4, 0, 0)")

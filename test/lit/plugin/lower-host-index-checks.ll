@@ -28,11 +28,14 @@
 
 ; Optimised: the thread loop's block for an element loads x[i], compares and
 ; adds; the wrap is in the block taken for k u>= n only. The guard i < x.size
-; bounds the loop (tidal-bound-thread-loops): no test of i in the loop.
+; bounds the loop (tidal-bound-thread-loops): no test of i in the loop,
+; which runs four threads per iteration (lower-host-serial-unroll.ll): the
+; thread's index and the iteration count.
 ; HOST-LABEL: define dso_local void @__tidal_block_histogram(
 ; HOST:          %threads.any = icmp sgt i64 %x.shape.0
 ; HOST:        if.then.i.i:
 ; HOST-NEXT:     phi i64
+; HOST-NEXT:     %niter = phi i64
 ; HOST-NEXT:     getelementptr
 ; HOST-NEXT:     [[X:%.*]] = load i32
 ; HOST-NEXT:     [[K:%.*]] = sext i32 [[X]] to i64
