@@ -151,6 +151,52 @@ define i32 @twice(ptr %result, i32 %x) {
 '''
 
 
+# A loop whose unroll count LLVM cannot honour (its call may not be
+# duplicated): LLVM's "loop not unrolled" warning is not printed; tidal's
+# pipelines drop those warnings, whose hints are tidal's own in kernels.
+NVVM_SUM_TO = r"""
+target triple = "nvptx64-nvidia-cuda"
+define internal i32 @step(i32 %i) noinline noduplicate {
+  %j = add i32 %i, 1
+  ret i32 %j
+}
+define i32 @sum_to(ptr %result, i32 %n) {
+entry:
+  %any = icmp sgt i32 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]
+  %s = phi i32 [ 0, %entry ], [ %s1, %loop ]
+  %i1 = call i32 @step(i32 %i)
+  %s1 = add i32 %s, %i1
+  %more = icmp slt i32 %i1, %n
+  br i1 %more, label %loop, label %done, !llvm.loop !0
+done:
+  %r = phi i32 [ 0, %entry ], [ %s1, %loop ]
+  store i32 %r, ptr %result
+  ret i32 0
+}
+!0 = distinct !{!0, !1}
+!1 = !{!"llvm.loop.unroll.count", i32 4}
+"""
+
+
+def test_a_loop_hint_llvm_cannot_honour_prints_no_warning(target, tmp_path, capfd):
+    sum_to = cuda.declare_device("sum_to", "int32(int32)",
+                                 link=[write(tmp_path, "sum_to.ll", NVVM_SUM_TO)])
+
+    @cuda.jit
+    def triangular(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = sum_to(i)
+
+    out = np.zeros(16, dtype=np.int32)
+    triangular[1, 16](out)
+    target.assert_result("triangular", out, np.arange(16) * (np.arange(16) + 1) // 2)
+    assert "loop not unrolled" not in capfd.readouterr().err
+
+
 def test_declare_device_links_llvm_ir_and_bitcode(target, tmp_path):
     ll = write(tmp_path, "twice.ll", NVVM_TWICE)
     files = [ll]
