@@ -41,7 +41,14 @@ BUILD = os.path.join(common.ROOT, "build", "bench")
 TRIAD_DOUBLES = {False: 1 << 25, True: 1 << 24}  # three arrays of 256 (quick: 128) MiB
 REPLY_TIMEOUT_S = 600
 ROUND_TARGET_S = 0.02  # a system's share of a round: repeat the kernel to about this long
-PAUSE_S = 0.005  # between two systems' turns: the last one's spinning threads go to sleep
+PAUSE_S = 0.005  # between two systems' turns, after the last one's threads went idle
+# A system's threads keep running after its turn: libgomp's (OpenMP's, and
+# njit's "omp" threading layer) spin about 8 ms of CPU after each parallel
+# region (measured here: 7.6-8.9 ms of process CPU time in the 100 ms after
+# a region, the main thread asleep), tidal's workers 0.1 ms. A turn starts
+# once the last turn's process has been idle this long (at most IDLE_LIMIT_S).
+IDLE_QUIET_S = 0.002
+IDLE_LIMIT_S = 0.2
 
 
 def build_openmp(out_dir=BUILD):
@@ -101,6 +108,37 @@ class Worker:
 
     def alive(self):
         return self.process.poll() is None
+
+    def run_time(self):
+        """The CPU time its threads have run, in seconds (the kernel's
+        schedstat, in ns; None where Linux does not keep it)."""
+        folder = f"/proc/{self.process.pid}/task"
+        total = 0
+        try:
+            for task in os.listdir(folder):
+                try:
+                    with open(f"{folder}/{task}/schedstat") as stat:
+                        total += int(stat.read().split()[0])
+                except (FileNotFoundError, ProcessLookupError):
+                    continue  # a thread that has just ended
+        except OSError:
+            return None
+        return total * 1e-9
+
+    def wait_until_idle(self, quiet=IDLE_QUIET_S, limit=IDLE_LIMIT_S):
+        """Returns once no thread of the worker has run for `quiet` seconds
+        (its spinning threads asleep), or after `limit`."""
+        start = last_change = time.perf_counter()
+        ran = self.run_time()
+        while ran is not None:
+            time.sleep(quiet / 4)
+            now, later = time.perf_counter(), self.run_time()
+            if later is None or now - start > limit:
+                return
+            if later - ran > quiet / 20:  # more than a twentieth of the interval
+                last_change, ran = now, later
+            elif now - last_change >= quiet:
+                return
 
     def close(self):
         if self.process.poll() is None:
@@ -181,11 +219,15 @@ def run_kernel(name, size, workers, rounds, folder, log=print, tamper=None):
     for label, worker, block in timed:
         first = _times(worker, 1, block)[0]  # a warm call, and how many fit in a round
         repeats[label] = max(1, min(50, int(ROUND_TARGET_S / max(first, 1e-6))))
+    last = None
     for _ in range(rounds):
         for label, worker, block in timed:
             if "error" in entries[label]:
                 continue
+            if last is not None and last.alive():
+                last.wait_until_idle()
             time.sleep(PAUSE_S)
+            last = worker
             try:
                 samples = _times(worker, repeats[label], block)
             except RuntimeError as error:

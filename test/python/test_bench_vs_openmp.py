@@ -117,3 +117,34 @@ def test_after_pause_times_three_launches_per_system_and_pause():
         assert words[2] == system and words[4] == str(pause), line
         times = [float(t) for t in line.split("after it ")[1].split(" ms")[0].split(" / ")]
         assert len(times) == 3 and all(t >= 0 for t in times), line
+
+
+def test_a_turn_waits_until_the_last_workers_threads_are_idle():
+    # A process whose second thread spins for 0.4 s after it answers, as
+    # libgomp's threads spin after a parallel region: wait_until_idle
+    # returns only after the spinning stopped, and at once for a quiet one.
+    import time
+    spinner = ("import sys, threading, time\n"
+               "def spin():\n"
+               "    end = time.perf_counter() + 0.4\n"
+               "    while time.perf_counter() < end: pass\n"
+               "for line in sys.stdin:\n"
+               "    threading.Thread(target=spin).start()\n"
+               "    print('done', flush=True)\n")
+    worker = cpu_vs_openmp.Worker("spinner", [sys.executable, "-c", spinner])
+    try:
+        if worker.run_time() is None:
+            pytest.skip("this kernel keeps no /proc/PID/task/*/schedstat")
+        worker.ask("go")
+        start = time.perf_counter()
+        worker.wait_until_idle(quiet=0.05, limit=10)
+        waited = time.perf_counter() - start
+        assert 0.3 <= waited < 5, waited
+        ran = worker.run_time()
+        time.sleep(0.1)
+        assert worker.run_time() - ran < 0.01  # idle now
+        start = time.perf_counter()
+        worker.wait_until_idle(quiet=0.05, limit=10)
+        assert time.perf_counter() - start < 1
+    finally:
+        worker.close()
