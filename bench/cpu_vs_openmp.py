@@ -51,6 +51,36 @@ IDLE_QUIET_S = 0.002
 IDLE_LIMIT_S = 0.2
 
 
+def _last_level_cache_bytes(default=32 << 20):
+    """The size of the largest CPU cache Linux lists (sysfs), else `default`."""
+    sizes = []
+    folder = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for index in os.listdir(folder):
+            with open(os.path.join(folder, index, "size")) as text:
+                value = text.read().strip()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(value[-1:], 1)
+            sizes.append(int(value.rstrip("KMG")) * scale)
+    except (OSError, ValueError):
+        pass
+    return max(sizes, default=default)
+
+
+_SWEEP = []
+
+
+def evict_caches():
+    """Writes a buffer twice the size of the last-level cache, so that every
+    turn starts with the caches holding none of its kernel's data. Without
+    it a turn that followed a turn of the same process (tidal's block-shape
+    variants follow each other) found its arrays in the cache, where the
+    others found another process's: the 2048² stencil (32 MiB, this VM's
+    L3) ran 0.55-0.94 ms in OpenMP's warm loop and 1.2-1.4 ms after a pause."""
+    if not _SWEEP:
+        _SWEEP.append(np.zeros(2 * _last_level_cache_bytes() // 8, np.int64))
+    _SWEEP[0] += 1
+
+
 def build_openmp(out_dir=BUILD):
     """Builds bench/openmp/ into out_dir/vs_openmp unless it is newer than its
     sources; returns its path. Raises RuntimeError without g++ or on an error."""
@@ -226,6 +256,7 @@ def run_kernel(name, size, workers, rounds, folder, log=print, tamper=None):
                 continue
             if last is not None and last.alive():
                 last.wait_until_idle()
+            evict_caches()
             time.sleep(PAUSE_S)
             last = worker
             try:

@@ -148,3 +148,14 @@ def test_a_turn_waits_until_the_last_workers_threads_are_idle():
         assert time.perf_counter() - start < 1
     finally:
         worker.close()
+
+
+def test_evict_caches_writes_twice_the_last_level_cache():
+    last_level = cpu_vs_openmp._last_level_cache_bytes()
+    assert last_level >= 1 << 20  # sysfs's largest cache, or the 32 MiB default
+    cpu_vs_openmp._SWEEP.clear()
+    cpu_vs_openmp.evict_caches()
+    cpu_vs_openmp.evict_caches()
+    (sweep,) = cpu_vs_openmp._SWEEP
+    assert sweep.nbytes >= 2 * last_level
+    assert (sweep == 2).all()  # every element written by each call
