@@ -34,11 +34,14 @@ namespace {
 
 using namespace llvm::PatternMatch;
 
-// A check of K.thread that a condition implies, and its branch.
+// A check of K.thread that a condition implies, and its branch; or a
+// comparison of the kernel's own (a guard `if i < n:`) whose outcome the
+// condition decides: Guard, true unless FailsWhenTrue.
 struct ImpliedCheck {
   BranchInst *Branch;
   bool FailsWhenTrue;
   BlockCondition Condition;
+  ICmpInst *Guard = nullptr;
 };
 
 // V without the wrap of a negative index (`i < 0 ? i + n : i`), whose
@@ -143,6 +146,41 @@ SmallVector<ImpliedCheck, 8> findImpliedChecks(const LoweredKernel &Lowered) {
     }
     if (Condition)
       Checks.push_back({Branch, FailsWhenTrue, *Condition});
+  }
+  // The kernel's guards: cuda.grid's index d compared with an integer
+  // parameter n of the kernel (`if i < x.size:`, `if i >= n: return`). A
+  // block with (ctaid.d + 1) * ntid.d <= n (the fitted entry tests it
+  // signed: n >= 0 too) has every thread's index below n, so the guard has
+  // one outcome in it: without it, a guard with an else (the tree
+  // reduction's `buf[tid] = x[i] if i < x.size else 0`) is a masked load
+  // per element in a vectorised loop.
+  for (Instruction &I : instructions(Thread)) {
+    auto *Compare = dyn_cast<ICmpInst>(&I);
+    if (!Compare || Compare->getOperand(0)->getType() != Type::getInt64Ty(Thread.getContext()))
+      continue;
+    // index < n, or n > index (the same, swapped)
+    ICmpInst::Predicate Predicate = Compare->getPredicate();
+    Value *Index = Compare->getOperand(0), *Extent = Compare->getOperand(1);
+    if (isa<Argument>(Index)) {
+      std::swap(Index, Extent);
+      Predicate = ICmpInst::getSwappedPredicate(Predicate);
+    }
+    bool Below; // the outcome for an index below n
+    if (Predicate == ICmpInst::ICMP_SLT || Predicate == ICmpInst::ICMP_ULT)
+      Below = true;
+    else if (Predicate == ICmpInst::ICMP_SGE || Predicate == ICmpInst::ICMP_UGE)
+      Below = false;
+    else
+      continue;
+    auto *Parameter = dyn_cast<Argument>(Extent);
+    if (!Parameter || Parameter->getArgNo() >= Parameters)
+      continue;
+    std::optional<unsigned> Dimension = gridIndexOf(Index, Context, ThreadIndex);
+    if (!Dimension)
+      continue;
+    ImpliedCheck Guard{nullptr, !Below, BlockCondition{*Dimension, 0, int(Parameter->getArgNo())}};
+    Guard.Guard = Compare;
+    Checks.push_back(Guard);
   }
   return Checks;
 }
@@ -306,8 +344,11 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
   for (const ImpliedCheck &Check : Checks) {
     if (!isImplied(Check.Condition, Conditions))
       continue;
-    cast<BranchInst>(Map[Check.Branch])
-        ->setCondition(ConstantInt::getBool(Context, !Check.FailsWhenTrue));
+    Constant *Outcome = ConstantInt::getBool(Context, !Check.FailsWhenTrue);
+    if (Check.Guard)
+      cast<Instruction>(Map[Check.Guard])->replaceAllUsesWith(Outcome);
+    else
+      cast<BranchInst>(Map[Check.Branch])->setCondition(Outcome);
     ++Dropped;
   }
   narrowBlockDims(*Fitted, Fitted->getArg(Lowered.Kernel.arg_size()), Conditions);
@@ -374,7 +415,8 @@ void addFittedBlockFunction(const LoweredKernel &Lowered, const std::string &Blo
                                            Twine("fit.ctaid.") + Dims[C.Dimension]);
       Value *End = B.CreateNUWMul(B.CreateNUWAdd(B.CreateZExt(BlockIndex, I64), B.getInt64(1)),
                                   B.CreateZExt(BlockDim, I64));
-      Within = B.CreateICmpULE(End, Extent, Parameter->getName() + ".fits");
+      // signed: a guard `i < n` with n < 0 holds for no thread
+      Within = B.CreateICmpSLE(End, Extent, Parameter->getName() + ".fits");
     }
     Fits = Fits ? B.CreateAnd(Fits, Within, "fits") : Within;
   }

@@ -193,7 +193,9 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
                                                      B.getInt32(uint32_t(C.Extent))));
       continue;
     }
-    Value *Extent = Arguments[C.ParameterNumber];
+    // at least 0: a guard `i < n` with n < 0 holds for no thread
+    Value *Extent = B.CreateBinaryIntrinsic(Intrinsic::smax, Arguments[C.ParameterNumber],
+                                            B.getInt64(0));
     Value *First = B.CreateZExt(BlockIndex[C.Dimension], I64);
     if (C.Dimension == 0) {
       Value *Limit = B.CreateUDiv(Extent, Width, "blocks.within");

@@ -382,9 +382,10 @@ uint64_t liveCoarseBlockFunctionCount() {
 bool blockConditionsHold(const std::vector<CpuBlockCondition> &Conditions, Dim3 Block,
                          void **Params) {
   for (const CpuBlockCondition &C : Conditions) {
-    uint64_t Extent = C.Parameter < 0 ? C.Extent
-                                      : *static_cast<const uint64_t *>(Params[C.Parameter]);
-    if (C.Dimension > 2 || Block[C.Dimension] > Extent)
+    // a parameter signed, as the fitted entry tests it (a guard's n < 0)
+    int64_t Extent = C.Parameter < 0 ? int64_t(C.Extent)
+                                     : *static_cast<const int64_t *>(Params[C.Parameter]);
+    if (C.Dimension > 2 || int64_t(Block[C.Dimension]) > Extent)
       return false;
   }
   return !Conditions.empty();

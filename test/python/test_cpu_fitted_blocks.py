@@ -344,3 +344,70 @@ def test_a_threshold_that_is_not_a_number_is_an_error(target, monkeypatch):
     monkeypatch.setenv("TIDAL_CPU_FITTED_THREADS", "lots")
     with pytest.raises(Exception, match="TIDAL_CPU_FITTED_THREADS must be a number of threads"):
         make_reduction().compile("void(float32[::1], float32[::1])")
+
+
+# A guard of the kernel's own, cuda.grid's index compared with an integer
+# argument (`if i < n:`), is a condition too (test/lit/plugin/
+# lower-host-block-shape.ll, guarded_load): the fitted copy has no test of
+# it where every thread of the block is below n.
+@on_targets("cpu")
+@pytest.mark.parametrize("n", [1000, 1024, 0, -5, -(1 << 40)])
+def test_a_guard_on_an_argument_is_a_condition_that_holds_only_where_it_should(target, n):
+    @cuda.jit
+    def guarded_copy(x, out, n):
+        i = cuda.grid(1)
+        if i < n:
+            out[i] = x[i] * 2
+        else:
+            if i < out.size:
+                out[i] = -1
+
+    # n = 1000: the blocks below 1000 fit, the 4th (768..1023) does not; n
+    # < 1 (0, negative): no block fits, the guard sends every thread to the
+    # else. The fitted function is built when the first block fits.
+    x = np.arange(2048, dtype=np.float32)
+    out = np.zeros(2048, np.float32)
+    before = fitted_count()
+    guarded_copy[8, 256](x, out, n)
+    want = np.where(np.arange(2048) < n, x * 2, -1).astype(np.float32)
+    np.testing.assert_array_equal(out, want)
+    assert fitted_count() - before == (1 if n >= 256 else 0)
+    # and again, with the fitted function built
+    out[:] = 0
+    guarded_copy[8, 256](x, out, n)
+    np.testing.assert_array_equal(out, want)
+    # a negative n through the fitted function's entry, which tests n signed
+    out[:] = 0
+    guarded_copy[8, 256](x, out, -5)
+    np.testing.assert_array_equal(out, np.full(2048, -1, np.float32))
+
+
+@on_targets("cpu")
+def test_a_guard_with_a_barrier_after_it_keeps_the_exited_threads_out(target):
+    # `if i >= n: return` before a barrier: the threads past n have exited
+    # (CUDA's rule), which blocks below n never see; the last block's
+    # survivors still sum their own part.
+    @cuda.jit
+    def sum_below(x, sums, n):
+        buf = cuda.shared.array(128, float32)
+        tid = cuda.threadIdx.x
+        i = cuda.grid(1)
+        buf[tid] = 0
+        if i >= n:
+            return
+        buf[tid] = x[i]
+        cuda.syncthreads()
+        if tid == 0:
+            total = float32(0)
+            for k in range(128):
+                total += buf[k]
+            sums[cuda.blockIdx.x] = total
+
+    x = np.arange(1024, dtype=np.float32) % 7
+    for n in (1024, 1000, 900):
+        sums = np.full(8, -1, np.float32)
+        sum_below[8, 128](x, sums, n)
+        blocks_with_threads = (n + 127) // 128
+        want = [x[b * 128:min(n, (b + 1) * 128)].sum() for b in range(blocks_with_threads)]
+        np.testing.assert_array_equal(sums[:blocks_with_threads], want)
+        assert (sums[blocks_with_threads:] == -1).all()

@@ -24,10 +24,15 @@
 ; LOWER-NOT:     fits
 ; LOWER-LABEL: define void @__tidal_block_by_block(
 ; LOWER-NOT:     __tidal_fitted_block
-; LOWER:       !tidal.block.conditions = !{[[FILL:![0-9]+]], [[GRID:![0-9]+]]}
+; LOWER-LABEL: define void @__tidal_block_guarded_load(
+; LOWER-NOT:     fits
+; LOWER:       !tidal.block.conditions = !{[[FILL:![0-9]+]], [[GRID:![0-9]+]], [[GUARD:![0-9]+]]}
 ; LOWER:       [[FILL]] = !{!"__tidal_block_fill", i32 0, i64 256, i32 -1}
 ; grid_store's: (ctaid.x + 1) * ntid.x <= its parameter 1, %n.
 ; LOWER:       [[GRID]] = !{!"__tidal_block_grid_store", i32 0, i64 0, i32 1}
+; guarded_load's, from its guard `i < n` alone: the same, with its
+; parameter 2.
+; LOWER:       [[GUARD]] = !{!"__tidal_block_guarded_load", i32 0, i64 0, i32 2}
 
 ; HOST-LABEL: define void @__tidal_block_fill(
 ; HOST:          call void @__tidal_cpu_bounds_error(
@@ -58,11 +63,21 @@
 ; FITTED:         %fit.ctaid.x = load i32
 ; FITTED:         [[NEXT:%.+]] = add nuw i64 {{%.+}}, 1
 ; FITTED:         [[END:%.+]] = mul nuw i64 [[NEXT]],
-; FITTED-NEXT:    %n.fits = icmp ule i64 [[END]], %fit.n
+; FITTED-NEXT:    %n.fits = icmp sle i64 [[END]], %fit.n
 ; FITTED-NEXT:    br i1 %n.fits, label %entry, label %general
 ; FITTED:       general:
 ; FITTED-NEXT:    tail call void @__tidal_block_grid_store(ptr %params, ptr %ctx)
 ; FITTED:       declare void @__tidal_block_grid_store(ptr, ptr)
+; A guard of the kernel's own, `if i < n:` with an else, compares nothing
+; in the fitted copy: every thread of a block that fits is below n. The
+; entry's test is signed, so that n < 0 (no thread below it) is not a fit.
+; FITTED-LABEL: define internal i32 @guarded_load.thread.fitted(
+; FITTED:         %below = icmp slt i64 %i, %n
+; FITTED-NEXT:    br i1 true, label %inside, label %outside
+; FITTED-LABEL: define void @__tidal_fitted_block_guarded_load(
+; FITTED:         %n.fits = icmp sle i64 {{%.+}}, %fit.n
+; FITTED:       general:
+; FITTED-NEXT:    tail call void @__tidal_block_guarded_load(ptr %params, ptr %ctx)
 ; FITTED-NOT:   __tidal_fitted_block_by_block
 ; FITTED-NOT:   !tidal.block.conditions
 
@@ -77,6 +92,16 @@
 ; FITTED-HOST-NOT:     call void @__tidal_cpu_bounds_error(
 ; FITTED-HOST:         store <8 x float>
 ; FITTED-HOST:         tail call void @__tidal_block_grid_store(
+; The guarded load: plain vector loads (no mask for `i < n`), stored to the
+; shared array by a loop, not a call of memcpy (block functions are
+; no-builtin-memcpy).
+; FITTED-HOST-LABEL: define void @__tidal_fitted_block_guarded_load(
+; FITTED-HOST-NOT:     masked.load
+; FITTED-HOST-NOT:     memcpy
+; FITTED-HOST:         load <8 x float>
+; FITTED-HOST-NOT:     masked.load
+; FITTED-HOST-NOT:     memcpy
+; FITTED-HOST:         tail call void @__tidal_block_guarded_load(
 
 @where = private constant [16 x i8] c"kernel 'fill'..\00"
 
@@ -126,6 +151,38 @@ store:
   ret void
 }
 
+; buf[tid] = x[i] if i < n else 0 (the tree reduction's first round), then
+; out[i] = buf[tid] after the barrier, for i < n; checks left out.
+define void @guarded_load(ptr %x, ptr %out, i64 %n) {
+entry:
+  %buf = call ptr @tidal.shared.array(i64 4096, i64 4)
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %tid64 = zext i32 %tid to i64
+  %bid64 = zext i32 %bid to i64
+  %bdim64 = zext i32 %bdim to i64
+  %base = mul i64 %bid64, %bdim64
+  %i = add i64 %base, %tid64
+  %below = icmp slt i64 %i, %n
+  br i1 %below, label %inside, label %outside
+inside:
+  %xp = getelementptr float, ptr %x, i64 %i
+  %v = load float, ptr %xp
+  br label %join
+outside:
+  br label %join
+join:
+  %value = phi float [ %v, %inside ], [ 0.0, %outside ]
+  %slot = getelementptr float, ptr %buf, i64 %tid64
+  store float %value, ptr %slot
+  call void @tidal.syncthreads()
+  %again = load float, ptr %slot
+  %op = getelementptr float, ptr %out, i64 %i
+  store float %again, ptr %op
+  ret void
+}
+
 define void @by_block(ptr %out) {
 entry:
   %bid = call i32 @tidal.ctaid.x()
@@ -148,10 +205,11 @@ declare void @tidal.syncthreads()
 declare ptr @tidal.shared.array(i64, i64)
 declare void @tidal.bounds.fault(ptr, i64, i64, i32)
 
-!tidal.kernels = !{!0, !1, !2}
+!tidal.kernels = !{!0, !1, !2, !3}
 !0 = !{ptr @fill}
 !1 = !{ptr @grid_store}
 !2 = !{ptr @by_block}
+!3 = !{ptr @guarded_load}
 
 ; FITTED-FLAG: !llvm.module.flags = !{!100}
 ; FITTED-FLAG: !100 = !{i32 1, !"tidal.host.fitted", i32 1}

@@ -29,7 +29,8 @@
 ; COARSE-LABEL: define i32 @__tidal_coarse_block_grid_copy(ptr nocapture readonly %params, ptr noalias nocapture readonly %ctx, i32 %count)
 ; COARSE:         %ntid.x = load i32, ptr %ntid.x.addr
 ; COARSE:         %ctaid.x = load i32, ptr %ctaid.x.addr
-; COARSE:         %blocks.within = udiv i64 %n, [[WIDTH:%.+]]
+; COARSE:         [[N:%.+]] = call i64 @llvm.smax.i64(i64 %n, i64 0)
+; COARSE:         %blocks.within = udiv i64 [[N]], [[WIDTH:%.+]]
 ; COARSE:         call i64 @llvm.umin.i64(
 ; COARSE:         %blocks = select i1
 ; COARSE:         br i1 {{%.+}}, label %done, label %run

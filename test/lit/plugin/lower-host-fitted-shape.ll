@@ -37,13 +37,17 @@
 ; SHAPE:       [[KEEP]] = !{!"llvm.loop.unroll.disable"}
 
 ; After tidal-host: the first round, whose 16 x 8 threads copy 128
-; consecutive floats, is one copy of 512 bytes (its size known); the second
-; writes 16-wide rows as two 8-float vectors, with no test of how many
-; threads are left (no remainder loop).
+; consecutive floats, is a loop of 8-float vectors (block functions are
+; "no-builtin-memcpy": no call of libc's memcpy); the second writes 16-wide
+; rows as two 8-float vectors; neither tests how many threads are left (no
+; remainder loop).
 ; SHAPE-HOST-LABEL: define void @__tidal_fitted_block_tile(
 ; SHAPE-HOST-NOT:     call void @__tidal_cpu_bounds_error(
 ; SHAPE-HOST-NOT:     min.iters.check
-; SHAPE-HOST:         call void @llvm.memcpy.p0.p0.i64({{.*}}, i64 512, i1 false)
+; SHAPE-HOST-NOT:     memcpy
+; SHAPE-HOST:         %wide.load = load <8 x float>
+; SHAPE-HOST-NEXT:    getelementptr
+; SHAPE-HOST-NEXT:    store <8 x float> %wide.load
 ; SHAPE-HOST-NOT:     min.iters.check
 ; SHAPE-HOST:         store <8 x float>
 ; SHAPE-HOST-NOT:     min.iters.check

@@ -77,7 +77,7 @@ define i32 @square(i32 %v) {
 ; block_dim (x innermost) call the thread function from its start (resume
 ; point 0), without shared memory or frame (null).
 ; CHECK-LABEL: define void @__tidal_block_all_registers(
-; CHECK-SAME:    ptr nocapture readonly %params, ptr noalias nocapture readonly %ctx) {
+; CHECK-SAME:    ptr nocapture readonly %params, ptr noalias nocapture readonly %ctx) [[BLOCKATTRS:#[0-9]+]] {
 ; CHECK-NEXT:  entry:
 ; CHECK-NEXT:    %out.slot = getelementptr inbounds ptr, ptr %params, i64 0
 ; CHECK-NEXT:    %out.addr = load ptr, ptr %out.slot
@@ -180,6 +180,9 @@ define i32 @linear_index() {
 ; No marker, no kernel list: the block entries are found by name.
 ; CHECK-NOT: @tidal.
 ; CHECK: attributes #[[THREAD]] = { alwaysinline }
+; Block functions keep their copy and fill loops as loops (vectorised), not
+; calls of libc's memcpy, memmove or memset.
+; CHECK: attributes [[BLOCKATTRS]] = { "no-builtin-memcpy" "no-builtin-memmove" "no-builtin-memset" }
 ; CHECK-DAG: ![[BDX]] = !{i32 1, i32 1025}
 ; CHECK-DAG: ![[BDZ]] = !{i32 1, i32 65}
 ; CHECK-DAG: ![[BIX]] = !{i32 0, i32 2147483647}
