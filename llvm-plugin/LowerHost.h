@@ -137,10 +137,13 @@ CountedLoop beginLoop(IRBuilder<> &Builder, Value *Count, const Twine &Name);
 // passes: AccessGroup, K.thread's plain accesses declared independent across
 // the threads (llvm.loop.parallel_accesses; markParallelAccesses), or,
 // without one, SerialUnroll, the count the innermost loop is unrolled by
-// where it stays scalar (serialThreadUnroll; 0: LLVM's own choice).
+// where it stays scalar (serialThreadUnroll; 0: LLVM's own choice); or,
+// with Scalar, neither vectorised nor unrolled (a loop of a few threads:
+// the edges of a coarsened x loop, LowerHostCoarsen.cpp).
 struct ThreadLoopHints {
   MDNode *AccessGroup = nullptr;
   unsigned SerialUnroll = 0;
+  bool Scalar = false;
 };
 
 // Closes the loop where the builder is and leaves the builder after it,

@@ -22,12 +22,94 @@
 #include "LowerHost.h"
 #include "tidal/Contract.h"
 
+#include "llvm/IR/PatternMatch.h"
+
 #define DEBUG_TYPE "tidal-lower-host"
 
 TIDAL_STATISTIC(NumCoarsened, "Kernels given a coarsened block function");
 
 namespace tidal::host_lowering {
 namespace {
+
+using namespace llvm::PatternMatch;
+
+// A comparison of K.thread's x index (cuda.grid's) with a value the run
+// cannot change (a constant, a parameter, a parameter plus a constant):
+// along the x loop it flips once, so it holds on a range of t, `index >= V
+// + Low` for t from V + Low - base, `index < V + High` below V + High -
+// base (base: the run's first index, ctaid.x * ntid.x).
+struct RangeTest {
+  ICmpInst *Compare;
+  bool Lower;        // index >= V + Offset (else index < V + Offset)
+  Value *Parameter;  // V's parameter of K, or null (V a constant)
+  int64_t Offset;    // V's constant, plus what the predicate adds
+};
+
+// V as a parameter of K plus a constant (Parameter null: a constant).
+bool splitValue(Value *V, unsigned Parameters, Value *&Parameter, int64_t &Constant) {
+  Parameter = nullptr;
+  Constant = 0;
+  if (auto *C = dyn_cast<ConstantInt>(V)) {
+    if (C->getBitWidth() > 64)
+      return false;
+    Constant = C->getSExtValue();
+    return true;
+  }
+  Value *Base = V;
+  const APInt *Added;
+  if (match(V, m_Add(m_Value(Base), m_APInt(Added))) && Added->getSignificantBits() <= 32)
+    Constant = Added->getSExtValue();
+  else if (match(V, m_Sub(m_Value(Base), m_APInt(Added))) && Added->getSignificantBits() <= 32)
+    Constant = -Added->getSExtValue();
+  else
+    Base = V;
+  auto *Argument = dyn_cast<llvm::Argument>(Base);
+  if (!Argument || Argument->getArgNo() >= Parameters || !Argument->getType()->isIntegerTy(64))
+    return false;
+  Parameter = Argument;
+  return true;
+}
+
+// The comparisons of Thread's x index that hold on a range of the x loop:
+// the 5-point stencil's `x > 0 and x < m - 1`, tested per lane (64-bit
+// compares and mask arithmetic, as much work per element as the stencil's
+// own) unless the loop is split where they flip.
+SmallVector<RangeTest, 4> rangeTests(Function &Thread, unsigned Parameters) {
+  Argument *Context = Thread.getArg(Parameters);
+  Argument *const ThreadIndex[3] = {Thread.getArg(Parameters + 4), Thread.getArg(Parameters + 5),
+                                    Thread.getArg(Parameters + 6)};
+  SmallVector<RangeTest, 4> Tests;
+  for (Instruction &I : instructions(Thread)) {
+    auto *Compare = dyn_cast<ICmpInst>(&I);
+    if (!Compare || !Compare->isSigned() || Compare->use_empty())
+      continue;
+    Value *Index = Compare->getOperand(0), *Bound = Compare->getOperand(1);
+    ICmpInst::Predicate Predicate = Compare->getPredicate();
+    if (gridIndexOf(Index, Context, ThreadIndex) != 0u) {
+      std::swap(Index, Bound);
+      Predicate = ICmpInst::getSwappedPredicate(Predicate);
+      if (gridIndexOf(Index, Context, ThreadIndex) != 0u)
+        continue;
+    }
+    RangeTest Test{Compare, false, nullptr, 0};
+    if (!splitValue(Bound, Parameters, Test.Parameter, Test.Offset))
+      continue;
+    switch (Predicate) {
+    case ICmpInst::ICMP_SLT: break;                                          // < V
+    case ICmpInst::ICMP_SLE: Test.Offset += 1; break;                        // < V + 1
+    case ICmpInst::ICMP_SGT: Test.Lower = true; Test.Offset += 1; break;     // >= V + 1
+    case ICmpInst::ICMP_SGE: Test.Lower = true; break;                       // >= V
+    default: continue;
+    }
+    // The index is never negative: against a constant of at most 0 the
+    // test has one outcome everywhere (a negative index's wrap, `x < 0`),
+    // which LLVM folds; it bounds no range.
+    if (!Test.Parameter && Test.Offset <= 0)
+      continue;
+    Tests.push_back(Test);
+  }
+  return Tests;
+}
 
 // Folds the branches that the fitted copy made constant and drops what they
 // left unreachable or unused, so that the failure paths of the checks the
@@ -221,13 +303,69 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
   Arguments.append({BlockContext, Null, Null, Null});
   const bool YInnermost = prefersYInnermost(Thread, Thread.getArg(Parameters + 4),
                                             Thread.getArg(Parameters + 5));
-  emitThreadLoops(B, Wide, YInnermost, Fitted.threadLoopHints(), [&](Value *X, Value *Y, Value *Z) {
+  auto RunThread = [&](Function &Copy, Value *X, Value *Y, Value *Z) {
     SmallVector<Value *, 16> ThreadArguments(Arguments);
     ThreadArguments.append({X, Y, Z, B.getInt32(0), B.getInt32(0)});
-    CallInst *Call = B.CreateCall(&Thread, ThreadArguments);
+    CallInst *Call = B.CreateCall(&Copy, ThreadArguments);
     if (Fitted.ThreadAccesses)
       Call->setMetadata(LLVMContext::MD_access_group, Fitted.ThreadAccesses);
-  });
+  };
+  SmallVector<RangeTest, 4> Tests = YInnermost ? SmallVector<RangeTest, 4>()
+                                               : rangeTests(Thread, Parameters);
+  if (Tests.empty()) {
+    emitThreadLoops(B, Wide, YInnermost, Fitted.threadLoopHints(),
+                    [&](Value *X, Value *Y, Value *Z) { RunThread(Thread, X, Y, Z); });
+  } else {
+    // The x loop in three: [0, Low) and [High, n * ntid.x) run the copy as
+    // it is, [Low, High), where every range test holds, a copy with them
+    // true (its loop vectorised without their masks).
+    ValueToValueMapTy Map;
+    if (Fitted.ThreadAccesses)
+      Map.MD()[Fitted.ThreadAccesses].reset(Fitted.ThreadAccesses);
+    Function *Inside = CloneFunction(&Thread, Map);
+    Inside->setName(Thread.getName() + ".inside");
+    // Each test true in the copy, and assumed where it is computed: what
+    // LLVM derived from its branch (x > 0: the index x - 1 is not negative,
+    // no wrap) it then derives from the assumption.
+    for (const RangeTest &Test : Tests) {
+      auto *Compare = cast<Instruction>(Map[Test.Compare]);
+      IRBuilder<> At(Compare->getNextNode());
+      CallInst *Assumed = At.CreateAssumption(Compare);
+      Compare->replaceUsesWithIf(At.getTrue(), [&](Use &U) { return U.getUser() != Assumed; });
+    }
+    Value *First = B.CreateNUWMul(B.CreateZExt(BlockIndex[0], I64), B.CreateZExt(BlockDim[0], I64),
+                                  "x.first");
+    Value *Width = B.CreateZExt(Wide[0], I64);
+    Value *Low = B.getInt64(0), *High = Width;
+    for (const RangeTest &Test : Tests) {
+      // t = V + Offset - First, clamped to [0, n * ntid.x]
+      Value *Bound = B.getInt64(Test.Offset);
+      if (Test.Parameter)
+        Bound = B.CreateAdd(Arguments[cast<Argument>(Test.Parameter)->getArgNo()], Bound);
+      Value *Flip = B.CreateBinaryIntrinsic(
+          Intrinsic::smin, B.CreateBinaryIntrinsic(Intrinsic::smax, B.CreateSub(Bound, First),
+                                                   B.getInt64(0)),
+          Width);
+      if (Test.Lower)
+        Low = B.CreateBinaryIntrinsic(Intrinsic::umax, Low, Flip, nullptr, "x.inside.low");
+      else
+        High = B.CreateBinaryIntrinsic(Intrinsic::umin, High, Flip, nullptr, "x.inside.high");
+    }
+    High = B.CreateBinaryIntrinsic(Intrinsic::umax, High, Low, nullptr, "x.inside.end");
+    Value *Ranges[4] = {B.getInt32(0), B.CreateTrunc(Low, I32), B.CreateTrunc(High, I32), Wide[0]};
+    Value *Once[3] = {B.getInt32(1), Wide[1], Wide[2]};
+    const ThreadLoopHints Hints = Fitted.threadLoopHints();
+    ThreadLoopHints Edges = Hints;
+    Edges.Scalar = true; // a few threads (the stencil's: one at each end of a row)
+    emitThreadLoops(B, Once, false, Hints, [&](Value *, Value *Y, Value *Z) {
+      for (unsigned Part = 0; Part < 3; ++Part) {
+        CountedLoop Each = beginLoop(B, B.CreateSub(Ranges[Part + 1], Ranges[Part]),
+                                     Part == 1 ? "tid.x.inside" : "tid.x.edge");
+        RunThread(Part == 1 ? *Inside : Thread, B.CreateAdd(Ranges[Part], Each.Counter), Y, Z);
+        endLoop(B, Each, Part == 1 ? Hints : Edges, /*Innermost=*/true);
+      }
+    });
+  }
   BasicBlock *LoopsDone = B.GetInsertBlock();
   B.CreateBr(Done);
   B.SetInsertPoint(Done);

@@ -190,7 +190,11 @@ static MDNode *threadLoopID(LLVMContext &Context, const ThreadLoopHints &Hints,
     return ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(Context), Value));
   };
   SmallVector<Metadata *, 4> Operands = {nullptr};
-  if (Hints.AccessGroup) {
+  if (Innermost && Hints.Scalar) {
+    Operands.push_back(Option("llvm.loop.vectorize.enable",
+                              ConstantAsMetadata::get(ConstantInt::getFalse(Context))));
+    Operands.push_back(MDNode::get(Context, MDString::get(Context, "llvm.loop.unroll.disable")));
+  } else if (Hints.AccessGroup) {
     Operands.push_back(Option("llvm.loop.parallel_accesses", Hints.AccessGroup));
   } else if (Innermost && Hints.SerialUnroll > 1) {
     Operands.push_back(Option("llvm.loop.unroll.count", Int(Hints.SerialUnroll)));

@@ -103,6 +103,41 @@ def test_one_dimensional_kernels_match_numpy(target, n, threads, rng):
     target.assert_result("saxpy", out, np.float32(1.5) * x + y, rtol=target.float_rtol)
 
 
+@pytest.mark.parametrize("k", [-3, 0, 1, 7, 250, 10**6])
+@pytest.mark.parametrize("threads", [16, 96])
+def test_tests_of_the_index_against_bounds_match_numpy(target, k, threads, rng):
+    # Comparisons of cuda.grid's index with a constant, a parameter or a
+    # parameter plus a constant, in each form: on the cpu target the
+    # coarsened x loop runs in three parts, the middle one where all of them
+    # hold (test/lit/plugin/lower-host-coarsen.ll, range_tests), so every
+    # index must land on the right side of each.
+    @cuda.jit
+    def bands(x, out, k):
+        i = cuda.grid(1)
+        if i < x.size:
+            v = x[i]
+            if i >= 3 and i <= x.size - 4:
+                v = v * 2
+            if 5 < i:
+                v = v + 1
+            if i < k:
+                v = -v
+            if i > x.size - 2:
+                v = v + 100
+            out[i] = v
+
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    bands[(n + threads - 1) // threads, threads](x, out, k)
+    i = np.arange(n)
+    want = np.where((i >= 3) & (i <= n - 4), x * 2, x)
+    want = np.where(i > 5, want + 1, want)
+    want = np.where(i < k, -want, want)
+    want = np.where(i > n - 2, want + 100, want).astype(np.float32)
+    target.assert_result("bands", out, want)
+
+
 def test_a_kernel_contiguous_along_y_matches_numpy(target, rng):
     # a[i, j] with i, j = cuda.grid(2): contiguous along y (the y-innermost
     # loop order), coarsened along x.

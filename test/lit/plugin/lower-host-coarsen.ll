@@ -47,6 +47,34 @@
 ; COARSE-NOT:   define internal i32 @lane_store.thread.coarse(
 ; COARSE-NOT:   define i32 @__tidal_coarse_block_lane_store(
 ; COARSE-NOT:   define i32 @__tidal_coarse_block_with_barrier(
+; interior tests its index against 0 and n - 1 (a stencil's row): the x
+; loop runs in three parts, [0, low) and [high, width) with the copy as it
+; is, not vectorised (a few threads), and [low, high) with a copy in which
+; both tests are true and assumed; low is where i > 0 starts to hold (1 -
+; the run's first index), high where i < n - 1 stops, both clamped to the
+; run.
+; COARSE-LABEL: define i32 @__tidal_coarse_block_interior(
+; COARSE:         %x.first = mul nuw i64
+; COARSE:         %x.inside.low = call i64 @llvm.umax.i64(i64 0,
+; COARSE:         %x.inside.high = call i64 @llvm.umin.i64(
+; COARSE:         %x.inside.end = call i64 @llvm.umax.i64(i64 %x.inside.high, i64 %x.inside.low)
+; COARSE:         call i32 @interior.thread.coarse(
+; COARSE:         br label %tid.x.edge.cond, !llvm.loop [[EDGE:![0-9]+]]
+; COARSE:         call i32 @interior.thread.coarse.inside(
+; COARSE:         br label %tid.x.inside.cond, !llvm.loop [[INSIDE:![0-9]+]]
+; COARSE:         call i32 @interior.thread.coarse(
+; COARSE:         br label %tid.x.edge.cond{{[0-9]+}}, !llvm.loop [[EDGE2:![0-9]+]]
+; COARSE-LABEL: define internal i32 @interior.thread.coarse.inside(
+; COARSE:         [[LOW:%.+]] = icmp sgt i64 %i, 0
+; COARSE-NEXT:    call void @llvm.assume(i1 [[LOW]])
+; COARSE:         [[HIGH:%.+]] = icmp slt i64 %i, %last
+; COARSE-NEXT:    call void @llvm.assume(i1 [[HIGH]])
+; COARSE-NEXT:    %inside = and i1 true, true
+; COARSE-DAG:   [[EDGE]] = distinct !{[[EDGE]], [[NOVECTOR:![0-9]+]], [[NOUNROLL:![0-9]+]]}
+; COARSE-DAG:   [[NOVECTOR]] = !{!"llvm.loop.vectorize.enable", i1 false}
+; COARSE-DAG:   [[NOUNROLL]] = !{!"llvm.loop.unroll.disable"}
+; COARSE-DAG:   [[INSIDE]] = distinct !{[[INSIDE]], [[PARALLEL:![0-9]+]]}
+; COARSE-DAG:   [[PARALLEL]] = !{!"llvm.loop.parallel_accesses",
 
 ; After tidal-host: the run's loop is vectorised, with no check left.
 ; COARSE-HOST-LABEL: define i32 @__tidal_coarse_block_grid_copy(
@@ -57,6 +85,11 @@
 ; COARSE-HOST-NOT:     call void @__tidal_cpu_bounds_error(
 ; COARSE-HOST:         store <8 x float>
 ; COARSE-HOST-NOT:     call void @__tidal_cpu_bounds_error(
+; COARSE-HOST:       {{^}}}
+; interior's middle part: vector stores of its inside value, no select
+; between the two values per lane.
+; COARSE-HOST-LABEL: define i32 @__tidal_coarse_block_interior(
+; COARSE-HOST:         store <8 x float> <float 1.000000e+00,
 ; COARSE-HOST:       {{^}}}
 
 @where = private constant [16 x i8] c"kernel 'copy'..\00"
@@ -133,10 +166,38 @@ declare i32 @tidal.ntid.x()
 declare void @tidal.syncthreads()
 declare void @tidal.bounds.fault(ptr, i64, i64, i32)
 
-!tidal.kernels = !{!0, !1, !2}
+; out[i] = 1 where 0 < i < n - 1, else 2 (checked against n)
+define void @interior(ptr %out, i64 %n) {
+entry:
+  %tid = call i32 @tidal.tid.x()
+  %bid = call i32 @tidal.ctaid.x()
+  %bdim = call i32 @tidal.ntid.x()
+  %tid64 = zext i32 %tid to i64
+  %bid64 = zext i32 %bid to i64
+  %bdim64 = zext i32 %bdim to i64
+  %base = mul i64 %bid64, %bdim64
+  %i = add i64 %base, %tid64
+  %outside = icmp uge i64 %i, %n
+  br i1 %outside, label %fault, label %store
+fault:
+  call void @tidal.bounds.fault(ptr @where, i64 %i, i64 %n, i32 0)
+  br label %store
+store:
+  %low = icmp sgt i64 %i, 0
+  %last = sub i64 %n, 1
+  %high = icmp slt i64 %i, %last
+  %inside = and i1 %low, %high
+  %value = select i1 %inside, float 1.0, float 2.0
+  %op = getelementptr float, ptr %out, i64 %i
+  store float %value, ptr %op
+  ret void
+}
+
+!tidal.kernels = !{!0, !1, !2, !3}
 !0 = !{ptr @grid_copy}
 !1 = !{ptr @lane_store}
 !2 = !{ptr @with_barrier}
+!3 = !{ptr @interior}
 
 ; FITTED-FLAG: !llvm.module.flags = !{!100}
 ; FITTED-FLAG: !100 = !{i32 1, !"tidal.host.fitted", i32 1}
