@@ -545,3 +545,26 @@ twice = cuda.declare_device('twice', 'int32(int32)')
 """)
     outcome, text = fuzz_frontend.run_one(path, ones)
     assert outcome == "rejected" and "<unnamed-cu>:1:1: CUDA C++" in text, text
+
+
+def test_host_inputs_get_the_fitted_flag_so_the_fitted_lowering_is_fuzzed(tmp_path):
+    # The lit inputs that build fitted and coarsened block functions carry
+    # the flag in a comment only (FITTED-FLAG: lines for sed): their mutants
+    # reached the fitted lowering (folded checks and guards, the split of a
+    # coarsened x loop) only if the fuzzer adds the flag, which it does to
+    # about half of the host inputs that have no module flags.
+    inputs = dict(fuzz_markers.lit_inputs())
+    text, origin = fuzz_markers.with_fitted_flag(inputs["lower-host-coarsen.ll"], random.Random(1))
+    assert "tidal.host.fitted" in origin
+    path = tmp_path / "fitted.ll"
+    path.write_text(text)
+    assert run_driver([("tidal-lower-host", path)])[0][0] == "ok"
+    flagged = text + '\n!llvm.module.flags = !{!7}\n!7 = !{i32 1, !"other", i32 1}\n'
+    assert fuzz_markers.with_fitted_flag(flagged, random.Random(1)) == (flagged, "")
+    seeds = fuzz_markers.lit_inputs()
+    markers = sorted({m for _, seed in seeds for m in fuzz_markers.MARKER_CALL.findall(seed)})
+    host = [origin for _, origin, _, pipeline in fuzz_markers.generate(
+        type("Options", (), {"count": 400})(), random.Random(5), seeds, markers)
+        if pipeline == "tidal-lower-host"]
+    fitted = sum("tidal.host.fitted" in origin for origin in host)
+    assert 0.25 * len(host) < fitted < 0.75 * len(host)

@@ -195,7 +195,28 @@ def generate(options, rng, inputs, markers):
         for number, origin, text in batch:
             if text is None:
                 origin, text = f"llvm-stress --seed={origin[0]} --size={origin[1]}", next(stress)
-            yield number, origin, text, PIPELINES[number % 2]
+            pipeline = PIPELINES[number % 2]
+            if pipeline == "tidal-lower-host" and rng.random() < 0.5:
+                text, fitted = with_fitted_flag(text, rng)
+                origin += fitted
+            yield number, origin, text, pipeline
+
+
+def with_fitted_flag(text, rng):
+    """The text with the module flag tidal.host.fitted (the lowering then
+    builds the fitted and coarsened block functions: their folded checks
+    and guards, the split of a coarsened x loop), and sometimes a block
+    shape to specialise to; as it was if it has module flags already."""
+    if re.search(r"^!llvm\.module\.flags", text, re.M):
+        return text, ""
+    flags = ['!901 = !{i32 1, !"tidal.host.fitted", i32 1}']
+    if rng.random() < 0.3:
+        shape = [rng.choice([1, 2, 8, 16, 32]) for _ in range(3)]
+        flags.append('!902 = !{i32 1, !"tidal.host.fitted.shape", !{i32 %d, i32 %d, i32 %d}}'
+                     % tuple(shape))
+    names = ", ".join(flag.split(" =")[0] for flag in flags)
+    return (text + f"\n!llvm.module.flags = !{{{names}}}\n" + "\n".join(flags) + "\n",
+            " (with tidal.host.fitted" + (", a shape" if len(flags) > 1 else "") + ")")
 
 
 def run_opt(plugin, pipeline, path):
