@@ -2,7 +2,8 @@
 #   make demo    set up, build, run examples/saxpy.py
 #   make check   set up, build, run every test suite (lit, GoogleTest, pytest,
 #                Numba's own CUDA tests against the checked-in expected failures,
-#                and a short fixed-seed round of the fuzzers)
+#                a short fixed-seed round of the fuzzers, and the kernels' tests
+#                with the cpu target's fitted block functions from the first launch)
 # Also: make fuzz (FUZZ_COUNT, FUZZ_SECONDS, FUZZ_SEED, FUZZ_JOBS), make check-asan
 # (AddressSanitizer + UBSan build in build-asan/), make bench.
 PYTHON    := /usr/bin/python3
@@ -27,7 +28,7 @@ ASAN_BUILD   := build-asan
 # must find it when the sanitizer starts ("real___cxa_throw != 0" otherwise).
 ASAN_RUNTIME  = $(shell g++ -print-file-name=libasan.so) $(shell g++ -print-file-name=libstdc++.so.6)
 
-.PHONY: all setup build demo check check-lit check-gtest check-pytest check-fuzz fuzz check-asan clean bench \
+.PHONY: all setup build demo check check-lit check-gtest check-pytest check-fitted check-fuzz fuzz check-asan clean bench \
         numba-suite numba-suite-simulator
 
 all: build
@@ -61,6 +62,8 @@ check: build
 	$(NUMBA_SUITE) || status=1; \
 	echo "== fuzz (a short fixed-seed round; fails on a crash or a hang)"; \
 	$(MAKE) --no-print-directory check-fuzz || status=1; \
+	echo "== pytest, fitted block functions from the first launch (TIDAL_CPU_FITTED_THREADS=0)"; \
+	$(MAKE) --no-print-directory check-fitted || status=1; \
 	echo "== pytest (test/python)"; \
 	PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -q -p no:cacheprovider test/python || status=1; \
 	exit $$status
@@ -73,6 +76,17 @@ check-gtest: build
 
 check-pytest: build
 	@PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -v -p no:cacheprovider test/python
+
+# The kernels' tests again with the cpu target's fitted block functions (and
+# their coarsened ones) built at the first launch that fits, not after 2^20
+# threads: most tests launch fewer, so their kernels otherwise never reach
+# the fitted lowering's folded checks and guards or its split x loops.
+FITTED_TESTS = test_kernels test_semantics test_exited_threads test_warps test_cpu_rounds \
+               test_differential test_reduction test_cooperative_groups test_cpu_private_atomics \
+               test_kernels_transpose test_cpu_thread_nests test_cpu_index_checks
+check-fitted: build
+	@TIDAL_CPU_FITTED_THREADS=0 PYTHONPATH=$(BUILD)/python TIDAL_TARGET=cpu $(PYTHON) -m pytest -q \
+	  -p no:cacheprovider $(foreach t,$(FITTED_TESTS),test/python/$(t).py)
 
 numba-suite: build
 	@$(NUMBA_SUITE)
