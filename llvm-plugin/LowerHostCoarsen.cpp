@@ -33,16 +33,19 @@ namespace {
 
 using namespace llvm::PatternMatch;
 
-// A comparison of K.thread's x index (cuda.grid's) with a value the run
-// cannot change (a constant, a parameter, a parameter plus a constant):
-// along the x loop it flips once, so it holds on a range of t, `index >= V
-// + Low` for t from V + Low - base, `index < V + High` below V + High -
-// base (base: the run's first index, ctaid.x * ntid.x).
+// A comparison of K.thread's x index (cuda.grid's) with a value V the run
+// cannot change (a constant, a parameter, a parameter plus a constant, as
+// K computes it: wrapping): along the x loop it flips once, so it holds on
+// a range of t (x = base + t, base the run's first index, ctaid.x *
+// ntid.x): `x >= V` (`x > V`: x >= V + 1) for t from V - base (+ 1), `x <
+// V` (`x <= V`: x < V + 1) for t below V - base (+ 1), these computed
+// without wrapping.
 struct RangeTest {
   ICmpInst *Compare;
-  bool Lower;        // index >= V + Offset (else index < V + Offset)
+  bool Lower;        // x >= V (+ 1), else x < V (+ 1)
+  bool PlusOne;      // the + 1 (x > V, x <= V)
   Value *Parameter;  // V's parameter of K, or null (V a constant)
-  int64_t Offset;    // V's constant, plus what the predicate adds
+  int64_t Constant;  // V's constant (added to the parameter)
 };
 
 // V as a parameter of K plus a constant (Parameter null: a constant).
@@ -91,20 +94,20 @@ SmallVector<RangeTest, 4> rangeTests(Function &Thread, unsigned Parameters) {
       if (gridIndexOf(Index, Context, ThreadIndex) != 0u)
         continue;
     }
-    RangeTest Test{Compare, false, nullptr, 0};
-    if (!splitValue(Bound, Parameters, Test.Parameter, Test.Offset))
+    RangeTest Test{Compare, false, false, nullptr, 0};
+    if (!splitValue(Bound, Parameters, Test.Parameter, Test.Constant))
       continue;
     switch (Predicate) {
-    case ICmpInst::ICMP_SLT: break;                                          // < V
-    case ICmpInst::ICMP_SLE: Test.Offset += 1; break;                        // < V + 1
-    case ICmpInst::ICMP_SGT: Test.Lower = true; Test.Offset += 1; break;     // >= V + 1
-    case ICmpInst::ICMP_SGE: Test.Lower = true; break;                       // >= V
+    case ICmpInst::ICMP_SLT: break;                                        // x < V
+    case ICmpInst::ICMP_SLE: Test.PlusOne = true; break;                   // x < V + 1
+    case ICmpInst::ICMP_SGT: Test.Lower = Test.PlusOne = true; break;      // x >= V + 1
+    case ICmpInst::ICMP_SGE: Test.Lower = true; break;                     // x >= V
     default: continue;
     }
-    // The index is never negative: against a constant of at most 0 the
-    // test has one outcome everywhere (a negative index's wrap, `x < 0`),
-    // which LLVM folds; it bounds no range.
-    if (!Test.Parameter && Test.Offset <= 0)
+    // The index is never negative: against a constant below 1 (below 0
+    // with the + 1) the test has one outcome everywhere (a negative index's
+    // wrap, `x < 0`), which LLVM folds; it bounds no range.
+    if (!Test.Parameter && Test.Constant < (Test.PlusOne ? 0 : 1))
       continue;
     Tests.push_back(Test);
   }
@@ -338,14 +341,17 @@ void addCoarseBlockFunction(const LoweredKernel &Fitted, ArrayRef<BlockCondition
     Value *Width = B.CreateZExt(Wide[0], I64);
     Value *Low = B.getInt64(0), *High = Width;
     for (const RangeTest &Test : Tests) {
-      // t = V + Offset - First, clamped to [0, n * ntid.x]
-      Value *Bound = B.getInt64(Test.Offset);
+      // t = V - First (+ 1), saturated (V near the ends of int64: x < V
+      // with V = INT64_MIN + 1 holds for no x, not for all), clamped to
+      // [0, n * ntid.x]; V itself as K computes it (its add wraps)
+      Value *V = B.getInt64(Test.Constant);
       if (Test.Parameter)
-        Bound = B.CreateAdd(Arguments[cast<Argument>(Test.Parameter)->getArgNo()], Bound);
-      Value *Flip = B.CreateBinaryIntrinsic(
-          Intrinsic::smin, B.CreateBinaryIntrinsic(Intrinsic::smax, B.CreateSub(Bound, First),
-                                                   B.getInt64(0)),
-          Width);
+        V = B.CreateAdd(Arguments[cast<Argument>(Test.Parameter)->getArgNo()], V);
+      Value *Flip = B.CreateBinaryIntrinsic(Intrinsic::ssub_sat, V, First);
+      if (Test.PlusOne)
+        Flip = B.CreateBinaryIntrinsic(Intrinsic::sadd_sat, Flip, B.getInt64(1));
+      Flip = B.CreateBinaryIntrinsic(
+          Intrinsic::smin, B.CreateBinaryIntrinsic(Intrinsic::smax, Flip, B.getInt64(0)), Width);
       if (Test.Lower)
         Low = B.CreateBinaryIntrinsic(Intrinsic::umax, Low, Flip, nullptr, "x.inside.low");
       else

@@ -103,7 +103,7 @@ def test_one_dimensional_kernels_match_numpy(target, n, threads, rng):
     target.assert_result("saxpy", out, np.float32(1.5) * x + y, rtol=target.float_rtol)
 
 
-@pytest.mark.parametrize("k", [-3, 0, 1, 7, 250, 10**6])
+@pytest.mark.parametrize("k", [-3, 0, 1, 7, 250, 10**6, -(1 << 63), -(1 << 63) + 2, (1 << 63) - 1])
 @pytest.mark.parametrize("threads", [16, 96])
 def test_tests_of_the_index_against_bounds_match_numpy(target, k, threads, rng):
     # Comparisons of cuda.grid's index with a constant, a parameter or a
@@ -122,20 +122,64 @@ def test_tests_of_the_index_against_bounds_match_numpy(target, k, threads, rng):
                 v = v + 1
             if i < k:
                 v = -v
+            if i <= k - 5:
+                v = v + 10
+            if i >= k + 3:
+                v = v + 1000
             if i > x.size - 2:
                 v = v + 100
             out[i] = v
 
     n = 1000
-    x = rng.standard_normal(n).astype(np.float32)
+    x = rng.integers(-50, 50, n).astype(np.float32)  # every sum exact in float32
     out = np.zeros(n, np.float32)
     bands[(n + threads - 1) // threads, threads](x, out, k)
     i = np.arange(n)
     want = np.where((i >= 3) & (i <= n - 4), x * 2, x)
     want = np.where(i > 5, want + 1, want)
     want = np.where(i < k, -want, want)
+    # k - 5 and k + 3 as the kernel computes them: int64, wrapping
+    with np.errstate(over="ignore"):
+        below, above = np.int64(k) - np.int64(5), np.int64(k) + np.int64(3)
+    want = np.where(i <= below, want + 10, want)
+    want = np.where(i >= above, want + 1000, want)
     want = np.where(i > n - 2, want + 100, want).astype(np.float32)
     target.assert_result("bands", out, want)
+
+
+@pytest.mark.parametrize("k", [-(1 << 63) + 10, -(1 << 63) + 5000, (1 << 63) - 10, 500])
+def test_bounds_near_the_ends_of_int64_split_the_run_rightly(target, k, rng):
+    # k - 5 is near INT64_MIN or INT64_MAX without wrapping: where the split
+    # point k - 5 - (the run's first index) overflows, it must saturate (i <=
+    # k - 5 holds for no i when k - 5 is below 0, for every i when it is
+    # huge), not wrap.
+    @cuda.jit
+    def near_ends(x, out, k):
+        i = cuda.grid(1)
+        if i < x.size:
+            v = x[i]
+            if i <= k - 5:
+                v = v + 10
+            out[i] = v
+
+    @cuda.jit
+    def near_ends_below(x, out, k):
+        i = cuda.grid(1)
+        if i < x.size:
+            v = x[i]
+            if i > k + 7:
+                v = v + 1000
+            out[i] = v
+
+    n = 4096
+    x = rng.integers(-50, 50, n).astype(np.float32)
+    i = np.arange(n)
+    out = np.zeros(n, np.float32)
+    near_ends[n // 64, 64](x, out, k)
+    target.assert_result("near_ends", out, np.where(i <= k - 5, x + 10, x).astype(np.float32))
+    near_ends_below[n // 64, 64](x, out, k)
+    target.assert_result("near_ends_below", out,
+                         np.where(i > k + 7, x + 1000, x).astype(np.float32))
 
 
 def test_a_kernel_contiguous_along_y_matches_numpy(target, rng):

@@ -51,10 +51,14 @@
 ; loop runs in three parts, [0, low) and [high, width) with the copy as it
 ; is, not vectorised (a few threads), and [low, high) with a copy in which
 ; both tests are true and assumed; low is where i > 0 starts to hold (1 -
-; the run's first index), high where i < n - 1 stops, both clamped to the
+; the run's first index), high where i < n - 1 stops (n - 1 as the kernel
+; computes it, less the first index), both saturated and clamped to the
 ; run.
 ; COARSE-LABEL: define i32 @__tidal_coarse_block_interior(
 ; COARSE:         %x.first = mul nuw i64
+; i > 0: from t = (0 - first) + 1, saturated (a bound near the ends of int64)
+; COARSE:         [[FROM:%.+]] = call i64 @llvm.ssub.sat.i64(i64 0, i64 %x.first)
+; COARSE-NEXT:    call i64 @llvm.sadd.sat.i64(i64 [[FROM]], i64 1)
 ; COARSE:         %x.inside.low = call i64 @llvm.umax.i64(i64 0,
 ; COARSE:         %x.inside.high = call i64 @llvm.umin.i64(
 ; COARSE:         %x.inside.end = call i64 @llvm.umax.i64(i64 %x.inside.high, i64 %x.inside.low)
