@@ -18,8 +18,9 @@
 // The stages, plain functions with a small struct between each and the
 // next (LowerHost.h): createThreadFunction and lowerMarkers
 // (LowerHostMarkers.cpp), makeResumable and markParallelAccesses
-// (LowerHostSyncPoints.cpp), createBlockFunction and addAloneVariant
-// (LowerHostRounds.cpp); the analyses in LowerHostUniformity.cpp. This file
+// (LowerHostSyncPoints.cpp), createBlockFunction (LowerHostRounds.cpp),
+// addAloneVariant and recordPrivateAtomics (LowerHostPrivateAtomics.cpp);
+// the analyses in LowerHostUniformity.cpp. This file
 // expands half and bfloat16 fma (expandHalfFma, expandBFloat16Fma), inlines
 // what the kernels call and runs the stages over each kernel.
 // `-debug-only=tidal-lower-host` prints their decisions and `-stats` their

@@ -7,8 +7,9 @@
 //                                                  rounds, shared bytes)
 //   makeResumable         LowerHostSyncPoints.cpp  -> FrameLayout
 //   markParallelAccesses  LowerHostSyncPoints.cpp  -> the access group
-//   createBlockFunction,  LowerHostRounds.cpp      LoweredKernel -> __tidal_block_K
-//   addAloneVariant
+//   createBlockFunction   LowerHostRounds.cpp      LoweredKernel -> __tidal_block_K
+//   addAloneVariant,      LowerHostPrivateAtomics.cpp  global atomics: the .alone
+//   recordPrivateAtomics                           variant, !tidal.private.atomics
 //   recordBlockConditions LowerHostBlockShape.cpp  !tidal.block.conditions, or with
 //   addFittedBlockFunction                         tidal.host.fitted: the fitted one
 //   addCoarseBlockFunction LowerHostCoarsen.cpp    and beside it the coarsened one

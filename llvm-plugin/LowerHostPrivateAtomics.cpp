@@ -1,7 +1,9 @@
-// Part of tidal-lower-host: finds the kernels whose global atomics may go
-// to a private copy of their array per host thread (docs/cpu-target.md,
-// "Privatised atomics") and lists them in !tidal.private.atomics, which the
-// runtime reads to run such launches on every core.
+// Part of tidal-lower-host, for kernels with atomics on global memory: the
+// block function's variant for launches that run alone (addAloneVariant,
+// at the end), and the kernels whose global atomics may go to a private
+// copy of their array per host thread (docs/cpu-target.md, "Privatised
+// atomics"), listed in !tidal.private.atomics, which the runtime reads to
+// run such launches on every core.
 //   opt-19 -load-pass-plugin=build/lib/TidalPasses.so -passes=tidal-lower-host in.ll
 //
 // The rule: every atomic of K.thread (atomics on shared memory are plain
@@ -178,5 +180,66 @@ void recordPrivateAtomics(const LoweredKernel &Lowered, const std::string &Block
   M.getOrInsertNamedMetadata(PrivateAtomicsMetadataName)
       ->addOperand(MDNode::get(Context, Operands));
 }
+
+// For a kernel with atomics on global memory: __tidal_block_K runs
+// `.atomic` (the block function as built) or, when the context says that no
+// other host thread runs a block of this launch (TIDAL_CONTEXT_ALONE),
+// `.alone`, the same block function over a copy of K.thread whose atomics
+// are plain read-modify-writes: a locked instruction costs ~2.5 ns and the
+// atomics' cache lines stay in one core either way.
+void addAloneVariant(const LoweredKernel &Lowered, const std::string &BlockName) {
+  Function &Thread = Lowered.Thread;
+  Module &M = *Thread.getParent();
+  LLVMContext &Context = M.getContext();
+  if (none_of(instructions(Thread), [](Instruction &I) {
+        return isa<AtomicRMWInst, AtomicCmpXchgInst>(I);
+      }))
+    return;
+  Function *Atomic = M.getFunction(BlockName);
+  Atomic->setName(BlockName + ".atomic");
+  Atomic->setLinkage(GlobalValue::InternalLinkage);
+  ValueToValueMapTy Map;
+  Function *Plain = CloneFunction(&Thread, Map);
+  Plain->setName(Thread.getName() + ".alone");
+  for (Instruction &I : make_early_inc_range(instructions(*Plain)))
+    if (auto *RMW = dyn_cast<AtomicRMWInst>(&I))
+      lowerAtomicRMWInst(RMW);
+    else if (auto *Exchange = dyn_cast<AtomicCmpXchgInst>(&I))
+      lowerAtomicCmpXchgInst(Exchange);
+  LoweredKernel PlainLowered{Lowered.Kernel,  *Plain,
+                             Lowered.Markers, Lowered.Frame,
+                             Lowered.ThreadAccesses, Lowered.Debug,
+                             Lowered.SerialUnroll};
+  Function *Alone = createBlockFunction(PlainLowered, BlockName + ".alone");
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": '" << Lowered.Kernel.getName()
+                    << "': global atomics: " << Alone->getName()
+                    << " for launches that run alone\n");
+  Alone->setLinkage(GlobalValue::InternalLinkage);
+
+  Function *Dispatch = Function::Create(Atomic->getFunctionType(),
+                                        GlobalValue::ExternalLinkage, BlockName, M);
+  Dispatch->copyAttributesFrom(Atomic);
+  Dispatch->setLinkage(GlobalValue::ExternalLinkage);
+  Argument *Params = Dispatch->getArg(0), *BlockContext = Dispatch->getArg(1);
+  Params->setName("params");
+  BlockContext->setName("ctx");
+  IRBuilder<> B(BasicBlock::Create(Context, "entry", Dispatch));
+  Value *FlagsAddress = B.CreateStructGEP(getContextType(Context), BlockContext, 3);
+  LoadInst *Flags = B.CreateAlignedLoad(B.getInt32Ty(), FlagsAddress, Align(4), "flags");
+  Flags->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(Context, {}));
+  BasicBlock *RunAlone = BasicBlock::Create(Context, "alone", Dispatch);
+  BasicBlock *RunShared = BasicBlock::Create(Context, "shared", Dispatch);
+  B.CreateCondBr(B.CreateICmpNE(B.CreateAnd(Flags, TIDAL_CONTEXT_ALONE), B.getInt32(0)),
+                 RunAlone, RunShared);
+  for (auto [Block, Callee] : {std::pair(RunAlone, Alone), std::pair(RunShared, Atomic)}) {
+    B.SetInsertPoint(Block);
+    B.CreateCall(Callee, {Params, BlockContext})->setTailCall();
+    B.CreateRetVoid();
+  }
+  // The runtime runs such kernels' launches on one host thread (docs).
+  M.getOrInsertNamedMetadata(RunAloneMetadataName)
+      ->addOperand(MDNode::get(Context, {ValueAsMetadata::get(Dispatch)}));
+}
+
 
 } // namespace tidal::host_lowering
