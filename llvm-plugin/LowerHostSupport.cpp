@@ -177,10 +177,11 @@ CountedLoop beginLoop(IRBuilder<> &Builder, Value *Count, const Twine &Name) {
   return {Counter, Condition, Exit};
 }
 
-// The loop ID of a thread loop: its parallel accesses, or its unroll count
-// where it stays scalar. LLVM's vectoriser gives the loops it makes the
-// followup attributes only, so a loop it vectorises anyway (it may, with
-// runtime checks) is not unrolled again after its own interleaving.
+// The loop ID of a thread loop (ThreadLoopHints): left scalar and not
+// unrolled, or its parallel accesses, or its unroll count where it stays
+// scalar. LLVM's vectoriser gives the loops it makes the followup
+// attributes only, so a loop it vectorises anyway (it may, with runtime
+// checks) is not unrolled again after its own interleaving. Null: none.
 static MDNode *threadLoopID(LLVMContext &Context, const ThreadLoopHints &Hints,
                             bool Innermost) {
   auto Option = [&](StringRef Name, Metadata *Value) -> Metadata * {

@@ -159,3 +159,25 @@ def test_evict_caches_writes_twice_the_last_level_cache():
     (sweep,) = cpu_vs_openmp._SWEEP
     assert sweep.nbytes >= 2 * last_level
     assert (sweep == 2).all()  # every element written by each call
+
+
+def test_ab_builds_compares_two_builds_in_alternating_turns():
+    # bench/ab_builds.py at the tiny size, this build against itself: each
+    # build's result is checked, then one line per kernel with both times,
+    # OpenMP's and their ratio.
+    import subprocess
+    if ABSENT["openmp"]:
+        pytest.skip(ABSENT["openmp"])
+    script = os.path.join(os.path.dirname(cpu_vs_openmp.__file__), "ab_builds.py")
+    build = os.path.dirname(cpu_vs_openmp.common.BUILD_PYTHON)
+    run = subprocess.run([sys.executable, script, "--base", build, "--kernels", "saxpy,stencil",
+                          "--rounds", "2", "--column", "3"], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].split() == ["kernel", "size", "this", "base", "OpenMP", "this/base"]
+    assert [line.split()[0] for line in lines[1:]] == ["saxpy", "stencil"]
+    for line in lines[1:]:
+        this, base, openmp, ratio = (float(v) for v in line.split()[2:])
+        # the times are printed to the microsecond: the ratio is this / base within that
+        assert min(this, base, openmp) > 0 and abs(ratio * base - this) <= 0.0005 + 0.001 * ratio
